@@ -1,0 +1,136 @@
+#include "common/server/server_runner.h"
+
+#include <signal.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/health_check_service_interface.h"
+
+namespace sharedos::common::server {
+namespace {
+
+bool IsLoopback(const std::string& host) {
+  return host == "127.0.0.1" || host == "localhost" || host == "::1" || host == "[::1]" ||
+         host.rfind("127.", 0) == 0;
+}
+
+absl::StatusOr<std::string> ReadFile(const std::string& path, const char* what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return absl::FailedPreconditionError(absl::StrCat(what, ": cannot read ", path));
+  }
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+std::string HostForUri(const std::string& host) {
+  if (host.find(':') != std::string::npos && host.front() != '[') {
+    return absl::StrCat("[", host, "]");
+  }
+  return host;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ServerRunner>> ServerRunner::Start(
+    const ServerOptions& options, const std::vector<grpc::Service*>& services) {
+  if (options.port < 0 || options.port > 65535) {
+    return absl::InvalidArgumentError(absl::StrCat("port: out of range: ", options.port));
+  }
+  if (options.host.empty()) {
+    return absl::InvalidArgumentError("host: empty");
+  }
+  const bool tls = !options.tls_cert_file.empty() || !options.tls_key_file.empty();
+  if (tls && (options.tls_cert_file.empty() || options.tls_key_file.empty())) {
+    return absl::InvalidArgumentError("tls: both a certificate and a key file are required");
+  }
+  if (!tls && !IsLoopback(options.host)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "host: plaintext is allowed only on loopback; configure TLS to listen on ", options.host));
+  }
+
+  std::shared_ptr<grpc::ServerCredentials> credentials;
+  if (tls) {
+    absl::StatusOr<std::string> cert = ReadFile(options.tls_cert_file, "tls_cert_file");
+    if (!cert.ok()) return cert.status();
+    absl::StatusOr<std::string> key = ReadFile(options.tls_key_file, "tls_key_file");
+    if (!key.ok()) return key.status();
+    grpc::SslServerCredentialsOptions ssl;
+    ssl.pem_key_cert_pairs.push_back({*key, *cert});
+    credentials = grpc::SslServerCredentials(ssl);
+  } else {
+    credentials = grpc::InsecureServerCredentials();
+  }
+
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+
+  grpc::ServerBuilder builder;
+  int bound_port = 0;
+  builder.AddListeningPort(absl::StrCat(HostForUri(options.host), ":", options.port), credentials,
+                           &bound_port);
+  for (grpc::Service* service : services) builder.RegisterService(service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (server == nullptr || bound_port == 0) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen on ", options.host, ":", options.port));
+  }
+  // The default health service reports the overall server and every registered service.
+  server->GetHealthCheckService()->SetServingStatus(true);
+  return std::unique_ptr<ServerRunner>(
+      new ServerRunner(std::move(server), options.host, bound_port, options.shutdown_grace));
+}
+
+ServerRunner::ServerRunner(std::unique_ptr<grpc::Server> server, std::string host, int port,
+                           absl::Duration grace)
+    : server_(std::move(server)), host_(std::move(host)), port_(port), grace_(grace) {}
+
+ServerRunner::~ServerRunner() {
+  Shutdown();
+  Wait();
+}
+
+std::string ServerRunner::address() const {
+  return absl::StrCat(HostForUri(host_), ":", port_);
+}
+
+void ServerRunner::Shutdown() {
+  // grpc::Server::Shutdown is itself thread-safe and idempotent.
+  server_->GetHealthCheckService()->SetServingStatus(false);
+  server_->Shutdown(std::chrono::system_clock::now() + absl::ToChronoSeconds(grace_));
+}
+
+void ServerRunner::Wait() { server_->Wait(); }
+
+void TerminationSignals::Block() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+int TerminationSignals::Wait() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  int signal_number = 0;
+  while (sigwait(&set, &signal_number) != 0) {
+  }
+  return signal_number;
+}
+
+void ReportListening(const std::string& name, const std::string& address) {
+  std::printf("%s listening on %s\n", name.c_str(), address.c_str());
+  std::fflush(stdout);
+}
+
+}  // namespace sharedos::common::server

@@ -1,0 +1,76 @@
+#ifndef SHAREDOS_COMMON_SERVER_SERVER_RUNNER_H_
+#define SHAREDOS_COMMON_SERVER_SERVER_RUNNER_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "grpcpp/grpcpp.h"
+
+namespace sharedos::common::server {
+
+// Where and how a service listens. Filled from flags in <svc>_main.cc only.
+struct ServerOptions {
+  // Host to bind. Plaintext is allowed only on loopback; TLS needs both files below.
+  std::string host = "127.0.0.1";
+  // 0 picks a free port; the bound port is reported by ServerRunner::port().
+  int port = 0;
+  // PEM files; when both are set the listener uses TLS.
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  // How long in-flight calls may take to finish on shutdown before they are cancelled.
+  absl::Duration shutdown_grace = absl::Seconds(5);
+};
+
+// Starts a gRPC server with the given services plus the standard health service (every
+// registered service reported SERVING) and server reflection, then owns it until shutdown.
+// Thread-safe: Shutdown() may be called from any thread, once or many times.
+class ServerRunner {
+ public:
+  // Errors: INVALID_ARGUMENT (plaintext on a non-loopback host, only one TLS file, bad port),
+  // UNAVAILABLE (the address could not be bound), FAILED_PRECONDITION (TLS files unreadable).
+  static absl::StatusOr<std::unique_ptr<ServerRunner>> Start(
+      const ServerOptions& options, const std::vector<grpc::Service*>& services);
+
+  ~ServerRunner();
+  ServerRunner(const ServerRunner&) = delete;
+  ServerRunner& operator=(const ServerRunner&) = delete;
+
+  // The port actually bound (useful with port 0).
+  int port() const { return port_; }
+  // "host:port" as a client would dial it.
+  std::string address() const;
+  grpc::Server* server() { return server_.get(); }
+
+  // Marks every service NOT_SERVING, lets in-flight calls finish within the grace, then stops.
+  void Shutdown();
+  // Blocks until the server has shut down.
+  void Wait();
+
+ private:
+  ServerRunner(std::unique_ptr<grpc::Server> server, std::string host, int port,
+               absl::Duration grace);
+
+  std::unique_ptr<grpc::Server> server_;
+  std::string host_;
+  int port_;
+  absl::Duration grace_;
+};
+
+// Termination signals (SIGTERM, SIGINT) delivered synchronously: call Block() first thing in
+// main(), before any thread starts, so every thread inherits the mask; then Wait() returns the
+// signal number when one arrives. No async-signal-unsafe code runs in a handler.
+class TerminationSignals {
+ public:
+  static void Block();
+  static int Wait();
+};
+
+// Prints the line tools and tests wait for: "<name> listening on <address>". Flushes stdout.
+void ReportListening(const std::string& name, const std::string& address);
+
+}  // namespace sharedos::common::server
+
+#endif  // SHAREDOS_COMMON_SERVER_SERVER_RUNNER_H_

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Installs everything SharedOS needs to build, run and test on a fresh Debian 12 machine.
+# Idempotent: installs only what is missing (one `apt-get update`, then
+# `apt-get install --no-install-recommends`), then the npm test tools from the committed lock file.
+# Run as root (or with passwordless sudo).
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+debian_packages=(
+  # Build: Debian's Bazel 4 and the system C++ libraries the WORKSPACE links from /usr.
+  bazel-bootstrap pkg-config g++
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  libabsl-dev libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev libssl-dev libpq-dev
+  libcpp-httplib-dev nlohmann-json3-dev libvalijson-dev libgoogle-glog-dev
+  # Tools and tests: the sqlite3 shell (tamper tests, operators), python3 (test summary),
+  # node + npm (buf, the official MCP and gRPC clients).
+  sqlite3 python3 nodejs npm
+)
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+missing=()
+for pkg in "${debian_packages[@]}"; do
+  # A package counts as present when dpkg says it is installed, or its command is already there
+  # (node and npm may come with the machine rather than from Debian).
+  case "$pkg" in
+    nodejs) command -v node >/dev/null 2>&1 && continue ;;
+    npm) command -v npm >/dev/null 2>&1 && continue ;;
+    python3) command -v python3 >/dev/null 2>&1 && continue ;;
+  esac
+  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$pkg")
+  fi
+done
+
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "setup: installing Debian packages: ${missing[*]}"
+  as_root apt-get update -q
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+else
+  echo "setup: Debian packages already installed"
+fi
+
+if [ -f "$root/package-lock.json" ]; then
+  # Reinstall only when the lock changed since the last install.
+  stamp="$root/node_modules/.sharedos-lock.sha256"
+  want="$(sha256sum "$root/package-lock.json" | cut -d' ' -f1)"
+  if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+    echo "setup: installing npm test tools from package-lock.json"
+    (cd "$root" && npm ci --no-audit --no-fund --loglevel=error)
+    echo "$want" > "$stamp"
+  else
+    echo "setup: npm test tools already installed"
+  fi
+fi
+echo "setup: done"
