@@ -1,0 +1,174 @@
+#include "common/server/auth.h"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/crypto/sha256.h"
+#include "nlohmann/json.hpp"
+
+namespace sharedos::common::server {
+namespace {
+
+constexpr absl::string_view kUnauthenticated = "missing or invalid credential";
+
+bool IsLowerHex64(const std::string& s) {
+  if (s.size() != 64) return false;
+  for (char c : s) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
+absl::StatusOr<std::vector<std::string>> StringList(const nlohmann::json& value,
+                                                    const std::string& path) {
+  if (!value.is_array()) return absl::InvalidArgumentError(path + ": must be an array of strings");
+  std::vector<std::string> out;
+  for (size_t i = 0; i < value.size(); ++i) {
+    if (!value[i].is_string() || value[i].get<std::string>().empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(path, "[", i, "]: must be a non-empty string"));
+    }
+    out.push_back(value[i].get<std::string>());
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::string_view RoleName(Role role) {
+  switch (role) {
+    case Role::kAdmin:
+      return "admin";
+    case Role::kService:
+      return "service";
+    case Role::kHost:
+      return "host";
+  }
+  return "unknown";
+}
+
+std::string TokenDigestHex(absl::string_view token) { return common::Sha256Hex(token); }
+
+absl::StatusOr<std::unique_ptr<Authenticator>> Authenticator::FromJson(absl::string_view json) {
+  nlohmann::json root = nlohmann::json::parse(json.begin(), json.end(), nullptr,
+                                              /*allow_exceptions=*/false);
+  if (root.is_discarded() || !root.is_object()) {
+    return absl::InvalidArgumentError("credentials: not a JSON object");
+  }
+  for (const auto& [key, unused] : root.items()) {
+    if (key != "credentials") return absl::InvalidArgumentError("credentials file: unknown key " + key);
+  }
+  if (!root.contains("credentials") || !root["credentials"].is_array()) {
+    return absl::InvalidArgumentError("credentials: must be an array");
+  }
+  std::vector<Entry> entries;
+  std::set<std::string> names, digests;
+  const nlohmann::json& list = root["credentials"];
+  for (size_t i = 0; i < list.size(); ++i) {
+    const std::string path = absl::StrCat("credentials[", i, "]");
+    const nlohmann::json& item = list[i];
+    if (!item.is_object()) return absl::InvalidArgumentError(path + ": must be an object");
+    for (const auto& [key, unused] : item.items()) {
+      if (key != "name" && key != "role" && key != "token_sha256" && key != "scope") {
+        return absl::InvalidArgumentError(absl::StrCat(path, ": unknown field ", key));
+      }
+    }
+    Entry entry;
+    if (!item.contains("name") || !item["name"].is_string() ||
+        item["name"].get<std::string>().empty()) {
+      return absl::InvalidArgumentError(path + ".name: must be a non-empty string");
+    }
+    entry.principal.name = item["name"].get<std::string>();
+    const std::string role = item.value("role", std::string());
+    if (role == "admin") {
+      entry.principal.role = Role::kAdmin;
+    } else if (role == "service") {
+      entry.principal.role = Role::kService;
+    } else if (role == "host") {
+      entry.principal.role = Role::kHost;
+    } else {
+      return absl::InvalidArgumentError(path + ".role: must be admin, service or host");
+    }
+    const std::string digest_hex = item.value("token_sha256", std::string());
+    if (!IsLowerHex64(digest_hex)) {
+      return absl::InvalidArgumentError(path + ".token_sha256: must be 64 lowercase hex digits");
+    }
+    entry.token_digest = digest_hex;
+    if (item.contains("scope")) {
+      if (entry.principal.role != Role::kHost) {
+        return absl::InvalidArgumentError(path + ".scope: only a host credential has a scope");
+      }
+      const nlohmann::json& scope = item["scope"];
+      if (!scope.is_object()) return absl::InvalidArgumentError(path + ".scope: must be an object");
+      for (const auto& [key, unused] : scope.items()) {
+        if (key != "namespaces" && key != "owners") {
+          return absl::InvalidArgumentError(absl::StrCat(path, ".scope: unknown field ", key));
+        }
+      }
+      if (scope.contains("namespaces")) {
+        auto namespaces = StringList(scope["namespaces"], path + ".scope.namespaces");
+        if (!namespaces.ok()) return namespaces.status();
+        entry.principal.scope.namespaces = *std::move(namespaces);
+      }
+      if (scope.contains("owners")) {
+        auto owners = StringList(scope["owners"], path + ".scope.owners");
+        if (!owners.ok()) return owners.status();
+        entry.principal.scope.owners = *std::move(owners);
+      }
+    }
+    if (!names.insert(entry.principal.name).second) {
+      return absl::InvalidArgumentError(path + ".name: duplicate " + entry.principal.name);
+    }
+    if (!digests.insert(entry.token_digest).second) {
+      return absl::InvalidArgumentError(path + ".token_sha256: the same token is listed twice");
+    }
+    entries.push_back(std::move(entry));
+  }
+  return std::unique_ptr<Authenticator>(new Authenticator(std::move(entries)));
+}
+
+absl::StatusOr<std::unique_ptr<Authenticator>> Authenticator::FromFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::FailedPreconditionError("credentials file: cannot read " + path);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return FromJson(buffer.str());
+}
+
+absl::StatusOr<Principal> Authenticator::Authenticate(
+    absl::string_view authorization_header) const {
+  absl::string_view header = absl::StripAsciiWhitespace(authorization_header);
+  constexpr absl::string_view kBearer = "bearer ";
+  if (header.size() <= kBearer.size() ||
+      !absl::StartsWithIgnoreCase(header, kBearer)) {
+    return absl::UnauthenticatedError(kUnauthenticated);
+  }
+  absl::string_view token = absl::StripAsciiWhitespace(header.substr(kBearer.size()));
+  if (token.empty()) return absl::UnauthenticatedError(kUnauthenticated);
+  const std::string presented = common::Sha256Hex(token);
+  // Compare against every entry without stopping early, so timing says nothing about the list.
+  const Entry* match = nullptr;
+  for (const Entry& entry : entries_) {
+    if (common::ConstantTimeEquals(presented, entry.token_digest)) match = &entry;
+  }
+  if (match == nullptr) return absl::UnauthenticatedError(kUnauthenticated);
+  return match->principal;
+}
+
+absl::StatusOr<Principal> Authenticator::Require(absl::string_view authorization_header,
+                                                 std::initializer_list<Role> roles) const {
+  absl::StatusOr<Principal> principal = Authenticate(authorization_header);
+  if (!principal.ok()) return principal.status();
+  for (Role role : roles) {
+    if (principal->role == role) return principal;
+  }
+  return absl::UnauthenticatedError(
+      absl::StrCat("credential of role ", RoleName(principal->role), " may not call this method"));
+}
+
+}  // namespace sharedos::common::server
