@@ -1,0 +1,175 @@
+#include "common/validation/unknown_fields.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/status/status_macros.h"
+#include "common/validation/bounds.h"
+#include "google/protobuf/descriptor.h"
+#include "google/protobuf/unknown_field_set.h"
+
+namespace sharedos::common::validation {
+namespace {
+
+using ::google::protobuf::Descriptor;
+using ::google::protobuf::FieldDescriptor;
+using ::google::protobuf::Message;
+using ::google::protobuf::Reflection;
+
+bool IsStruct(const Descriptor* d) {
+  return d->full_name() == "google.protobuf.Struct";
+}
+bool IsValue(const Descriptor* d) {
+  return d->full_name() == "google.protobuf.Value";
+}
+bool IsListValue(const Descriptor* d) {
+  return d->full_name() == "google.protobuf.ListValue";
+}
+
+// Path of a singular message field. A Value's struct/list payload is the Value
+// itself in JSON.
+std::string SingularPath(const Descriptor* parent, const FieldDescriptor* field,
+                         absl::string_view path) {
+  if (IsValue(parent)) return std::string(path);
+  return FieldPath(path, field->name());
+}
+
+// Path of a repeated field's element. A ListValue's elements are JSON array
+// elements.
+std::string ElementPath(const Descriptor* parent, const FieldDescriptor* field,
+                        absl::string_view path, int index) {
+  if (IsListValue(parent)) return IndexPath(path, index);
+  return IndexPath(FieldPath(path, field->name()), index);
+}
+
+// One map entry, with its key in a comparable form.
+struct MapEntry {
+  const Message* entry;
+  std::string string_key;
+  int64_t signed_key = 0;
+  uint64_t unsigned_key = 0;
+  std::string display_key;
+};
+
+absl::Status Walk(const Message& message, absl::string_view path);
+
+absl::Status WalkMap(const Message& message, const FieldDescriptor* field,
+                     absl::string_view path) {
+  const Reflection* reflection = message.GetReflection();
+  const FieldDescriptor* key_field = field->message_type()->map_key();
+  const FieldDescriptor* value_field = field->message_type()->map_value();
+  const int size = reflection->FieldSize(message, field);
+  std::vector<MapEntry> entries;
+  entries.reserve(size);
+  for (int i = 0; i < size; ++i) {
+    MapEntry e;
+    e.entry = &reflection->GetRepeatedMessage(message, field, i);
+    const Reflection* er = e.entry->GetReflection();
+    switch (key_field->cpp_type()) {
+      case FieldDescriptor::CPPTYPE_STRING:
+        e.string_key = er->GetString(*e.entry, key_field);
+        break;
+      case FieldDescriptor::CPPTYPE_INT32:
+        e.signed_key = er->GetInt32(*e.entry, key_field);
+        break;
+      case FieldDescriptor::CPPTYPE_INT64:
+        e.signed_key = er->GetInt64(*e.entry, key_field);
+        break;
+      case FieldDescriptor::CPPTYPE_UINT32:
+        e.unsigned_key = er->GetUInt32(*e.entry, key_field);
+        break;
+      case FieldDescriptor::CPPTYPE_UINT64:
+        e.unsigned_key = er->GetUInt64(*e.entry, key_field);
+        break;
+      case FieldDescriptor::CPPTYPE_BOOL:
+        e.unsigned_key = er->GetBool(*e.entry, key_field) ? 1 : 0;
+        break;
+      default:
+        break;  // Map keys are integral, bool or string only.
+    }
+    entries.push_back(std::move(e));
+  }
+  std::sort(entries.begin(), entries.end(),
+            [](const MapEntry& a, const MapEntry& b) {
+              if (a.string_key != b.string_key)
+                return a.string_key < b.string_key;
+              if (a.signed_key != b.signed_key)
+                return a.signed_key < b.signed_key;
+              return a.unsigned_key < b.unsigned_key;
+            });
+
+  const std::string map_path = IsStruct(message.GetDescriptor())
+                                   ? std::string(path)
+                                   : FieldPath(path, field->name());
+  for (const MapEntry& e : entries) {
+    std::string entry_path;
+    switch (key_field->cpp_type()) {
+      case FieldDescriptor::CPPTYPE_STRING:
+        entry_path = KeyPath(map_path, e.string_key);
+        break;
+      case FieldDescriptor::CPPTYPE_INT32:
+      case FieldDescriptor::CPPTYPE_INT64:
+        entry_path = absl::StrCat(map_path, "[", e.signed_key, "]");
+        break;
+      case FieldDescriptor::CPPTYPE_BOOL:
+        entry_path =
+            absl::StrCat(map_path, "[", e.unsigned_key ? "true" : "false", "]");
+        break;
+      default:
+        entry_path = absl::StrCat(map_path, "[", e.unsigned_key, "]");
+        break;
+    }
+    // The entry wrapper itself (protobuf normally discards unknown tags there).
+    const auto& unknown = e.entry->GetReflection()->GetUnknownFields(*e.entry);
+    if (!unknown.empty()) {
+      return InvalidArgumentAt(
+          entry_path,
+          absl::StrCat("unknown field ", unknown.field(0).number()));
+    }
+    if (value_field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
+      const Reflection* er = e.entry->GetReflection();
+      RETURN_IF_ERROR(Walk(er->GetMessage(*e.entry, value_field), entry_path));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Walk(const Message& message, absl::string_view path) {
+  const Reflection* reflection = message.GetReflection();
+  const auto& unknown = reflection->GetUnknownFields(message);
+  if (!unknown.empty()) {
+    return InvalidArgumentAt(
+        path, absl::StrCat("unknown field ", unknown.field(0).number()));
+  }
+  const Descriptor* descriptor = message.GetDescriptor();
+  std::vector<const FieldDescriptor*> fields;
+  reflection->ListFields(message, &fields);  // Set fields only, by number.
+  for (const FieldDescriptor* field : fields) {
+    if (field->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE) continue;
+    if (field->is_map()) {
+      RETURN_IF_ERROR(WalkMap(message, field, path));
+    } else if (field->is_repeated()) {
+      const int size = reflection->FieldSize(message, field);
+      for (int i = 0; i < size; ++i) {
+        RETURN_IF_ERROR(Walk(reflection->GetRepeatedMessage(message, field, i),
+                             ElementPath(descriptor, field, path, i)));
+      }
+    } else {
+      RETURN_IF_ERROR(Walk(reflection->GetMessage(message, field),
+                           SingularPath(descriptor, field, path)));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status RejectUnknownFields(const google::protobuf::Message& message,
+                                 absl::string_view path) {
+  return Walk(message, path);
+}
+
+}  // namespace sharedos::common::validation
