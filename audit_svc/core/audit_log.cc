@@ -1,0 +1,275 @@
+#include "audit_svc/core/audit_log.h"
+
+#include <set>
+#include <string>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "audit_svc/core/redaction.h"
+#include "audit_svc/storage/event_codec.h"
+#include "common/crypto/base64url.h"
+#include "common/crypto/sha256.h"
+#include "common/validation/bounds.h"
+#include "common/validation/protocol.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "google/protobuf/util/time_util.h"
+
+namespace sharedos::audit::core {
+namespace {
+
+using ::sharedos::audit::v1::AppendRequest;
+using ::sharedos::audit::v1::AppendResponse;
+using ::sharedos::audit::v1::AuditFilter;
+using ::sharedos::audit::v1::AuditRecord;
+using ::sharedos::audit::v1::QueryRequest;
+using ::sharedos::audit::v1::QueryResponse;
+using ::sharedos::audit::v1::VerifyRequest;
+using ::sharedos::audit::v1::VerifyResponse;
+using ::sharedos::protocol::v1::AuditEvent;
+
+std::string FilterFingerprint(const AuditFilter& filter) {
+  std::string bytes;
+  {
+    google::protobuf::io::StringOutputStream stream(&bytes);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    filter.SerializeToCodedStream(&coded);
+  }
+  return common::Sha256Hex(bytes).substr(0, 16);
+}
+
+// A page token names the last sequence returned and the filter it was issued for, so a token
+// cannot be replayed against another filter (which would skip records silently).
+std::string EncodePageToken(int64_t after_sequence, const AuditFilter& filter) {
+  return common::Base64UrlEncode(absl::StrCat(after_sequence, ":", FilterFingerprint(filter)));
+}
+
+absl::StatusOr<int64_t> DecodePageToken(const std::string& token, const AuditFilter& filter) {
+  if (token.empty()) return 0;
+  absl::StatusOr<std::string> raw = common::Base64UrlDecode(token);
+  std::vector<std::string> parts;
+  if (raw.ok()) parts = absl::StrSplit(*raw, ':');
+  int64_t after = 0;
+  if (!raw.ok() || parts.size() != 2 || !absl::SimpleAtoi(parts[0], &after) || after < 0) {
+    return absl::InvalidArgumentError("page_token: malformed");
+  }
+  if (parts[1] != FilterFingerprint(filter)) {
+    return absl::InvalidArgumentError("page_token: issued for a different filter");
+  }
+  return after;
+}
+
+}  // namespace
+
+AuditLog::AuditLog(std::unique_ptr<storage::AuditStore> store, const common::Clock& clock,
+                   Options options)
+    : store_(std::move(store)), clock_(clock), options_(options) {
+  absl::StatusOr<storage::Head> head = store_->GetHead();
+  if (head.ok()) head_sequence_ = head->sequence;
+  writer_ = std::thread([this] { WriterLoop(); });
+}
+
+AuditLog::~AuditLog() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  writer_.join();
+}
+
+absl::StatusOr<AppendResponse> AuditLog::Append(const AppendRequest& request) {
+  if (request.events_size() == 0) return absl::InvalidArgumentError("events: empty");
+  if (request.events_size() > options_.max_events_per_append) {
+    return absl::InvalidArgumentError(absl::StrCat("events: more than ",
+                                                   options_.max_events_per_append));
+  }
+  // Validate and encode outside the writer: the single writer only links and inserts.
+  std::vector<AuditEvent> events(request.events().begin(), request.events().end());
+  Submission submission;
+  submission.events.reserve(events.size());
+  std::set<std::string> ids;
+  for (size_t i = 0; i < events.size(); ++i) {
+    const std::string path = absl::StrCat("events[", i, "]");
+    absl::Status valid = common::validation::ValidateAuditEvent(&events[i], path);
+    if (!valid.ok()) return valid;
+    absl::Status redacted = CheckRedaction(events[i], path);
+    if (!redacted.ok()) return redacted;
+    if (!ids.insert(events[i].id()).second) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ".id: repeated in this request"));
+    }
+    absl::StatusOr<std::string> json = storage::CanonicalEventJson(events[i]);
+    if (!json.ok()) return json.status();
+    submission.events.push_back({&events[i], *std::move(json)});
+  }
+
+  {
+    absl::MutexLock lock(&mu_);
+    queue_.push_back(&submission);
+    mu_.Await(absl::Condition(&submission.done));
+  }
+  if (!submission.outcome.ok()) return submission.outcome.status();
+  if (!submission.outcome->accepted) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "events[", submission.outcome->conflict_index,
+        "].id: already recorded with different content; nothing of this request was appended"));
+  }
+  AppendResponse response;
+  for (const storage::EventOutcome& outcome : submission.outcome->events) {
+    if (outcome.kind == storage::EventOutcome::Kind::kAppended) {
+      response.set_appended(response.appended() + 1);
+    } else {
+      response.set_duplicates(response.duplicates() + 1);
+    }
+  }
+  response.set_head_sequence(submission.head.sequence);
+  response.set_head_hash(submission.head.hash);
+  return response;
+}
+
+void AuditLog::WriterLoop() {
+  auto has_work = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return stopping_ || !queue_.empty();
+  };
+  while (true) {
+    std::vector<Submission*> group;
+    {
+      absl::MutexLock lock(&mu_);
+      mu_.Await(absl::Condition(&has_work));
+      if (queue_.empty() && stopping_) return;
+      int events = 0;
+      while (!queue_.empty()) {
+        Submission* next = queue_.front();
+        const int size = static_cast<int>(next->events.size());
+        if (!group.empty() && events + size > options_.max_events_per_group) break;
+        group.push_back(next);
+        events += size;
+        queue_.pop_front();
+      }
+    }
+    std::vector<std::vector<storage::PendingEvent>> submissions;
+    submissions.reserve(group.size());
+    for (Submission* s : group) submissions.push_back(s->events);
+    absl::StatusOr<storage::AppendBatchResult> result =
+        store_->Append(submissions, clock_.Now());
+
+    absl::MutexLock lock(&mu_);
+    for (size_t i = 0; i < group.size(); ++i) {
+      if (result.ok()) {
+        group[i]->outcome = result->submissions[i];
+        group[i]->head = result->head;
+      } else {
+        group[i]->outcome = result.status();
+      }
+      group[i]->done = true;
+    }
+    if (result.ok()) head_sequence_ = result->head.sequence;
+  }
+}
+
+absl::Status AuditLog::ValidateFilter(const AuditFilter& filter) {
+  using ::sharedos::protocol::v1::AUDIT_EVENT_TYPE_UNSPECIFIED;
+  using ::sharedos::protocol::v1::AUDIT_OUTCOME_UNSPECIFIED;
+  using ::sharedos::protocol::v1::AUDIT_SOURCE_UNSPECIFIED;
+  if (filter.has_type() && filter.type() == AUDIT_EVENT_TYPE_UNSPECIFIED) {
+    return absl::InvalidArgumentError("filter.type: unspecified");
+  }
+  if (filter.has_outcome() && filter.outcome() == AUDIT_OUTCOME_UNSPECIFIED) {
+    return absl::InvalidArgumentError("filter.outcome: unspecified");
+  }
+  if (filter.has_source() && filter.source() == AUDIT_SOURCE_UNSPECIFIED) {
+    return absl::InvalidArgumentError("filter.source: unspecified");
+  }
+  if (filter.has_actor()) {
+    sharedos::protocol::v1::Address actor = filter.actor();
+    absl::Status valid = common::validation::ValidateAddress(&actor, "filter.actor");
+    if (!valid.ok()) return valid;
+  }
+  if (filter.has_from()) {
+    absl::Status valid = common::validation::CheckTimestamp(filter.from(), "filter.from");
+    if (!valid.ok()) return valid;
+  }
+  if (filter.has_to()) {
+    absl::Status valid = common::validation::CheckTimestamp(filter.to(), "filter.to");
+    if (!valid.ok()) return valid;
+  }
+  if (filter.has_from() && filter.has_to() &&
+      !(google::protobuf::util::TimeUtil::TimestampToNanoseconds(filter.from()) <
+        google::protobuf::util::TimeUtil::TimestampToNanoseconds(filter.to()))) {
+    return absl::InvalidArgumentError("filter.from: must be before filter.to");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<QueryResponse> AuditLog::Query(const QueryRequest& request) {
+  absl::Status valid = ValidateFilter(request.filter());
+  if (!valid.ok()) return valid;
+  if (request.limit() < 0 || request.limit() > options_.max_page_size) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("limit: must be 0..", options_.max_page_size));
+  }
+  const int limit = request.limit() == 0 ? options_.default_page_size : request.limit();
+  absl::StatusOr<int64_t> after = DecodePageToken(request.page_token(), request.filter());
+  if (!after.ok()) return after.status();
+  // One extra record tells whether another page exists.
+  absl::StatusOr<std::vector<AuditRecord>> records =
+      store_->Query(request.filter(), *after, limit + 1);
+  if (!records.ok()) return records.status();
+  QueryResponse response;
+  const bool more = static_cast<int>(records->size()) > limit;
+  if (more) records->resize(limit);
+  for (AuditRecord& record : *records) *response.add_records() = std::move(record);
+  if (more) {
+    response.set_next_page_token(EncodePageToken(
+        response.records(response.records_size() - 1).sequence(), request.filter()));
+  }
+  return response;
+}
+
+absl::StatusOr<VerifyResponse> AuditLog::Verify(const VerifyRequest& request) {
+  std::optional<int64_t> from, to;
+  if (request.has_from_sequence()) {
+    if (request.from_sequence() < 1) return absl::InvalidArgumentError("from_sequence: below 1");
+    from = request.from_sequence();
+  }
+  if (request.has_to_sequence()) {
+    if (request.to_sequence() < 1) return absl::InvalidArgumentError("to_sequence: below 1");
+    to = request.to_sequence();
+  }
+  if (from && to && *from > *to) {
+    return absl::InvalidArgumentError("from_sequence: after to_sequence");
+  }
+  absl::StatusOr<storage::VerifyResult> result = store_->Verify(from, to);
+  if (!result.ok()) return result.status();
+  VerifyResponse response;
+  response.set_ok(result->ok);
+  response.set_checked(result->checked);
+  if (result->first_bad_sequence) response.set_first_bad_sequence(*result->first_bad_sequence);
+  response.set_head_hash(result->head_hash);
+  response.set_detail(result->detail);
+  return response;
+}
+
+absl::StatusOr<std::vector<AuditRecord>> AuditLog::ReadAfter(const AuditFilter& filter,
+                                                             int64_t after_sequence, int limit) {
+  return store_->Query(filter, after_sequence, limit);
+}
+
+int64_t AuditLog::HeadSequence() const {
+  absl::MutexLock lock(&mu_);
+  return head_sequence_;
+}
+
+int64_t AuditLog::WaitForHeadAfter(int64_t sequence, absl::Duration timeout) {
+  absl::MutexLock lock(&mu_);
+  auto passed = [this, sequence]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return head_sequence_ > sequence || stopping_;
+  };
+  mu_.AwaitWithTimeout(absl::Condition(&passed), timeout);
+  return head_sequence_;
+}
+
+}  // namespace sharedos::audit::core

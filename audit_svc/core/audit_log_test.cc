@@ -1,0 +1,211 @@
+#include "audit_svc/core/audit_log.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <thread>
+
+#include "audit_svc/storage/sqlite_audit_store.h"
+#include "common/status/status_matchers.h"
+#include "common/time/clock.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace sharedos::audit::core {
+namespace {
+
+using ::sharedos::audit::v1::AppendRequest;
+using ::sharedos::audit::v1::QueryRequest;
+using ::sharedos::audit::v1::VerifyRequest;
+using ::sharedos::common::IsOk;
+using ::sharedos::common::StatusIs;
+using ::sharedos::protocol::v1::AuditEvent;
+using ::testing::HasSubstr;
+
+AuditEvent MakeEvent(const std::string& id, const std::string& ns = "world") {
+  AuditEvent event;
+  event.set_version("1");
+  event.set_id(id);
+  event.set_type(sharedos::protocol::v1::AUDIT_EVENT_TYPE_TOOL_INVOKED);
+  event.set_outcome(sharedos::protocol::v1::AUDIT_OUTCOME_DENIED);
+  event.mutable_at()->set_seconds(1786438800);
+  event.set_trace_id("trace-1");
+  event.set_namespace_id(ns);
+  event.mutable_actor()->set_agent_id("mallory");
+  event.mutable_authority()->set_human_user_id("alice");
+  event.mutable_owner()->set_human_user_id("alice");
+  event.set_purpose("probe");
+  event.set_reason("tool_unavailable");
+  event.set_source(sharedos::protocol::v1::AUDIT_SOURCE_ENVELOPE);
+  event.set_cause("not_offered");
+  return event;
+}
+
+class AuditLogTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string path =
+        std::string(std::getenv("TEST_TMPDIR")) + "/" +
+        ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".db";
+    std::remove(path.c_str());
+    auto store = storage::SqliteAuditStore::Open(path, {});
+    ASSERT_TRUE(store.ok()) << store.status();
+    log_ = std::make_unique<AuditLog>(*std::move(store), clock_, AuditLog::Options{});
+  }
+
+  AppendRequest Request(std::initializer_list<AuditEvent> events) {
+    AppendRequest request;
+    for (const AuditEvent& e : events) *request.add_events() = e;
+    return request;
+  }
+
+  common::SimulatedClock clock_{absl::FromUnixSeconds(1786438800)};
+  std::unique_ptr<AuditLog> log_;
+};
+
+TEST_F(AuditLogTest, AppendAcknowledgesWithTheNewHead) {
+  auto response = log_->Append(Request({MakeEvent("e1"), MakeEvent("e2")}));
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->appended(), 2);
+  EXPECT_EQ(response->duplicates(), 0);
+  EXPECT_EQ(response->head_sequence(), 2);
+  EXPECT_EQ(response->head_hash().size(), 64u);
+  EXPECT_EQ(log_->HeadSequence(), 2);
+}
+
+TEST_F(AuditLogTest, ARetriedAppendNeverDoublesARecord) {
+  ASSERT_TRUE(log_->Append(Request({MakeEvent("e1")})).ok());
+  auto retried = log_->Append(Request({MakeEvent("e1"), MakeEvent("e2")}));
+  ASSERT_TRUE(retried.ok()) << retried.status();
+  EXPECT_EQ(retried->appended(), 1);
+  EXPECT_EQ(retried->duplicates(), 1);
+  EXPECT_EQ(retried->head_sequence(), 2);
+}
+
+TEST_F(AuditLogTest, AnIdReusedForOtherContentIsRefusedWhole) {
+  ASSERT_TRUE(log_->Append(Request({MakeEvent("e1")})).ok());
+  AuditEvent changed = MakeEvent("e1");
+  changed.set_reason("no_matching_grant");
+  EXPECT_THAT(log_->Append(Request({MakeEvent("e2"), changed})),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("events[1].id: already recorded with different content")));
+  EXPECT_EQ(log_->HeadSequence(), 1);  // e2 was not appended either
+}
+
+TEST_F(AuditLogTest, RejectsInvalidEventsNamingTheField) {
+  AuditEvent bad = MakeEvent("e1");
+  bad.set_version("2");
+  EXPECT_THAT(log_->Append(Request({MakeEvent("e0"), bad})),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("events[1].version")));
+  AuditEvent no_type = MakeEvent("e1");
+  no_type.clear_type();
+  EXPECT_THAT(log_->Append(Request({no_type})),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("events[0].type")));
+  EXPECT_THAT(log_->Append(Request({MakeEvent("same"), MakeEvent("same")})),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("events[1].id: repeated in this request")));
+  EXPECT_THAT(log_->Append(AppendRequest()),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("events: empty")));
+  EXPECT_EQ(log_->HeadSequence(), 0);
+}
+
+TEST_F(AuditLogTest, RefusesRedactedDataAndStoresNothingOfIt) {
+  AuditEvent leaky = MakeEvent("e1");
+  (*leaky.mutable_metadata()->mutable_fields())["arguments"].set_string_value("cat /etc/passwd");
+  EXPECT_THAT(log_->Append(Request({MakeEvent("e0"), leaky})),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("events[1].metadata.arguments")));
+  EXPECT_EQ(log_->HeadSequence(), 0);
+}
+
+TEST_F(AuditLogTest, QueryPagesWithTokensBoundToTheirFilter) {
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(log_->Append(Request({MakeEvent("a" + std::to_string(i), "world-a"),
+                                      MakeEvent("b" + std::to_string(i), "world-b")}))
+                    .ok());
+  }
+  QueryRequest request;
+  request.mutable_filter()->set_namespace_id("world-a");
+  request.set_limit(2);
+  std::vector<std::string> ids;
+  std::string token;
+  do {
+    request.set_page_token(token);
+    auto page = log_->Query(request);
+    ASSERT_TRUE(page.ok()) << page.status();
+    for (const auto& record : page->records()) ids.push_back(record.event().id());
+    token = page->next_page_token();
+  } while (!token.empty());
+  EXPECT_EQ(ids, (std::vector<std::string>{"a0", "a1", "a2", "a3", "a4"}));
+
+  // A token issued for one filter is refused for another.
+  request.set_page_token("");
+  auto first = log_->Query(request);
+  ASSERT_TRUE(first.ok());
+  QueryRequest other;
+  other.mutable_filter()->set_namespace_id("world-b");
+  other.set_page_token(first->next_page_token());
+  EXPECT_THAT(log_->Query(other), StatusIs(absl::StatusCode::kInvalidArgument,
+                                           HasSubstr("page_token: issued for a different filter")));
+  other.set_page_token("!!!");
+  EXPECT_THAT(log_->Query(other),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("page_token: malformed")));
+}
+
+TEST_F(AuditLogTest, QueryRejectsBadFiltersAndLimits) {
+  QueryRequest request;
+  request.set_limit(1001);
+  EXPECT_THAT(log_->Query(request), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("limit")));
+  request.set_limit(10);
+  request.mutable_filter()->set_type(sharedos::protocol::v1::AUDIT_EVENT_TYPE_UNSPECIFIED);
+  EXPECT_THAT(log_->Query(request),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("filter.type")));
+  request.mutable_filter()->clear_type();
+  request.mutable_filter()->mutable_from()->set_seconds(10);
+  request.mutable_filter()->mutable_to()->set_seconds(5);
+  EXPECT_THAT(log_->Query(request),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("filter.from")));
+}
+
+TEST_F(AuditLogTest, ConcurrentWritersAreGroupCommittedIntoOneChain) {
+  constexpr int kThreads = 8;
+  constexpr int kPerThread = 50;
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kPerThread; ++i) {
+        AppendRequest request;
+        *request.add_events() = MakeEvent("t" + std::to_string(t) + "-" + std::to_string(i));
+        if (!log_->Append(request).ok()) ++failures;
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(log_->HeadSequence(), kThreads * kPerThread);
+  auto verify = log_->Verify(VerifyRequest());
+  ASSERT_TRUE(verify.ok());
+  EXPECT_TRUE(verify->ok()) << verify->detail();
+  EXPECT_EQ(verify->checked(), kThreads * kPerThread);
+}
+
+TEST_F(AuditLogTest, VerifyRejectsABadRange) {
+  VerifyRequest request;
+  request.set_from_sequence(0);
+  EXPECT_THAT(log_->Verify(request),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("from_sequence")));
+  request.set_from_sequence(5);
+  request.set_to_sequence(2);
+  EXPECT_THAT(log_->Verify(request),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("after to_sequence")));
+}
+
+TEST_F(AuditLogTest, WaitForHeadAfterReturnsOnceTheHeadMoves) {
+  std::thread writer([this] { ASSERT_TRUE(log_->Append(Request({MakeEvent("late")})).ok()); });
+  const int64_t head = log_->WaitForHeadAfter(0, absl::Seconds(10));
+  writer.join();
+  EXPECT_EQ(head, 1);
+}
+
+}  // namespace
+}  // namespace sharedos::audit::core

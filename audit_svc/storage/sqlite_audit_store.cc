@@ -1,0 +1,353 @@
+#include "audit_svc/storage/sqlite_audit_store.h"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "audit_svc/storage/event_codec.h"
+#include "common/sqlite/migrations.h"
+#include "common/sqlite/transaction.h"
+#include "common/status/status_macros.h"
+#include "google/protobuf/util/time_util.h"
+
+namespace sharedos::audit::storage {
+namespace {
+
+using ::sharedos::audit::v1::AuditFilter;
+using ::sharedos::audit::v1::AuditRecord;
+using ::sharedos::common::sqlite::Database;
+using ::sharedos::common::sqlite::Statement;
+using ::sharedos::common::sqlite::Transaction;
+using ::google::protobuf::util::TimeUtil;
+
+const common::sqlite::Migration kMigrations[] = {
+    {1, R"sql(
+      CREATE TABLE audit_records (
+        sequence INTEGER PRIMARY KEY,
+        event_id TEXT NOT NULL UNIQUE,
+        type INTEGER NOT NULL,
+        outcome INTEGER NOT NULL,
+        namespace_id TEXT NOT NULL,
+        trace_id TEXT NOT NULL,
+        execution_id TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        source INTEGER,
+        actor TEXT NOT NULL,
+        at_micros INTEGER NOT NULL,
+        event_json TEXT NOT NULL,
+        prev_hash TEXT NOT NULL,
+        hash TEXT NOT NULL,
+        recorded_at_micros INTEGER NOT NULL
+      );
+      CREATE INDEX audit_records_by_namespace ON audit_records(namespace_id, sequence);
+      CREATE INDEX audit_records_by_trace ON audit_records(trace_id, sequence);
+      CREATE INDEX audit_records_by_execution ON audit_records(execution_id, sequence);
+      -- The chain's head, kept beside the records so that removing the last records is detected.
+      CREATE TABLE audit_head (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        sequence INTEGER NOT NULL,
+        hash TEXT NOT NULL
+      );
+      INSERT INTO audit_head (id, sequence, hash)
+        VALUES (1, 0, '0000000000000000000000000000000000000000000000000000000000000000');
+    )sql"},
+};
+
+constexpr char kInsertSql[] =
+    "INSERT INTO audit_records (sequence, event_id, type, outcome, namespace_id, trace_id, "
+    "execution_id, reason, source, actor, at_micros, event_json, prev_hash, hash, "
+    "recorded_at_micros) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15) "
+    "ON CONFLICT(event_id) DO NOTHING";
+
+constexpr char kSelectColumns[] =
+    "SELECT sequence, event_id, type, outcome, namespace_id, trace_id, execution_id, reason, "
+    "source, actor, at_micros, event_json, prev_hash, hash, recorded_at_micros FROM audit_records";
+
+absl::Status BindColumns(Statement& insert, int64_t sequence, const std::string& event_id,
+                         const IndexedColumns& columns, absl::string_view json,
+                         absl::string_view prev_hash, absl::string_view hash,
+                         int64_t recorded_at_micros) {
+  RETURN_IF_ERROR(insert.BindInt64(1, sequence));
+  RETURN_IF_ERROR(insert.BindText(2, event_id));
+  RETURN_IF_ERROR(insert.BindInt64(3, columns.type));
+  RETURN_IF_ERROR(insert.BindInt64(4, columns.outcome));
+  RETURN_IF_ERROR(insert.BindText(5, columns.namespace_id));
+  RETURN_IF_ERROR(insert.BindText(6, columns.trace_id));
+  RETURN_IF_ERROR(insert.BindText(7, columns.execution_id));
+  RETURN_IF_ERROR(insert.BindText(8, columns.reason));
+  if (columns.source.has_value()) {
+    RETURN_IF_ERROR(insert.BindInt64(9, *columns.source));
+  } else {
+    RETURN_IF_ERROR(insert.BindNull(9));
+  }
+  RETURN_IF_ERROR(insert.BindText(10, columns.actor));
+  RETURN_IF_ERROR(insert.BindInt64(11, columns.at_micros));
+  RETURN_IF_ERROR(insert.BindText(12, json));
+  RETURN_IF_ERROR(insert.BindText(13, prev_hash));
+  RETURN_IF_ERROR(insert.BindText(14, hash));
+  return insert.BindInt64(15, recorded_at_micros);
+}
+
+// The indexed columns as stored in a row read with kSelectColumns.
+IndexedColumns StoredColumns(const Statement& row) {
+  IndexedColumns columns;
+  columns.type = static_cast<int>(row.ColumnInt64(2));
+  columns.outcome = static_cast<int>(row.ColumnInt64(3));
+  columns.namespace_id = std::string(row.ColumnText(4));
+  columns.trace_id = std::string(row.ColumnText(5));
+  columns.execution_id = std::string(row.ColumnText(6));
+  columns.reason = std::string(row.ColumnText(7));
+  if (!row.ColumnIsNull(8)) columns.source = static_cast<int>(row.ColumnInt64(8));
+  columns.actor = std::string(row.ColumnText(9));
+  columns.at_micros = row.ColumnInt64(10);
+  return columns;
+}
+
+absl::StatusOr<AuditRecord> RecordFromRow(const Statement& row) {
+  AuditRecord record;
+  record.set_sequence(row.ColumnInt64(0));
+  ASSIGN_OR_RETURN(*record.mutable_event(), ParseEventJson(row.ColumnText(11)));
+  record.set_prev_hash(std::string(row.ColumnText(12)));
+  record.set_hash(std::string(row.ColumnText(13)));
+  *record.mutable_recorded_at() = TimeUtil::MicrosecondsToTimestamp(row.ColumnInt64(14));
+  return record;
+}
+
+}  // namespace
+
+const char* SqliteAuditStore::InsertSql() { return kInsertSql; }
+
+absl::StatusOr<std::unique_ptr<SqliteAuditStore>> SqliteAuditStore::Open(
+    const std::string& path, const Options& store_options) {
+  if (path.empty() || path == ":memory:") {
+    return absl::InvalidArgumentError("audit store path: must be a file");
+  }
+  Database::Options options;
+  options.synchronous = store_options.durability == Durability::kFull
+                            ? Database::Synchronous::kFull
+                            : Database::Synchronous::kNormal;
+  ASSIGN_OR_RETURN(std::unique_ptr<Database> writer, Database::Open(path, options));
+  RETURN_IF_ERROR(common::sqlite::Migrate(*writer, kMigrations));
+  if (store_options.max_size_bytes > 0) {
+    ASSIGN_OR_RETURN(Statement page_size, writer->Prepare("PRAGMA page_size"));
+    ASSIGN_OR_RETURN(bool row, page_size.Step());
+    if (!row || page_size.ColumnInt64(0) <= 0) return absl::InternalError("PRAGMA page_size");
+    const int64_t pages = std::max<int64_t>(1, store_options.max_size_bytes / page_size.ColumnInt64(0));
+    // Pragmas take no bound parameters; the value is a number we computed.
+    RETURN_IF_ERROR(writer->Exec(absl::StrCat("PRAGMA max_page_count = ", pages)));
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<Database> reader, Database::Open(path, options));
+  return std::unique_ptr<SqliteAuditStore>(
+      new SqliteAuditStore(std::move(writer), std::move(reader)));
+}
+
+absl::StatusOr<Head> SqliteAuditStore::ReadHead(Database& db) {
+  ASSIGN_OR_RETURN(Statement select, db.Cached("SELECT sequence, hash FROM audit_head WHERE id = 1"));
+  ASSIGN_OR_RETURN(bool row, select.Step());
+  if (!row) return absl::InternalError("audit store: head row missing");
+  Head head;
+  head.sequence = select.ColumnInt64(0);
+  head.hash = std::string(select.ColumnText(1));
+  return head;
+}
+
+absl::StatusOr<AppendBatchResult> SqliteAuditStore::Append(
+    const std::vector<std::vector<PendingEvent>>& submissions, absl::Time recorded_at) {
+  absl::MutexLock lock(&write_mu_);
+  Database& db = *writer_;
+  const int64_t recorded_at_micros = absl::ToUnixMicros(recorded_at);
+  ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db));
+  ASSIGN_OR_RETURN(Head head, ReadHead(db));
+
+  AppendBatchResult result;
+  result.submissions.reserve(submissions.size());
+  for (const std::vector<PendingEvent>& submission : submissions) {
+    // A savepoint per submission: a conflicting id undoes only its own submission.
+    RETURN_IF_ERROR(db.Exec("SAVEPOINT submission"));
+    const Head head_before = head;
+    SubmissionOutcome outcome;
+    outcome.events.reserve(submission.size());
+    for (size_t i = 0; i < submission.size() && outcome.accepted; ++i) {
+      const PendingEvent& pending = submission[i];
+      const std::string hash = ChainHash(head.hash, pending.canonical_json);
+      {
+        ASSIGN_OR_RETURN(Statement insert, db.Cached(kInsertSql));
+        RETURN_IF_ERROR(BindColumns(insert, head.sequence + 1, pending.event->id(),
+                                    DeriveColumns(*pending.event), pending.canonical_json,
+                                    head.hash, hash, recorded_at_micros));
+        RETURN_IF_ERROR(insert.Step().status());
+      }
+      if (db.Changes() == 1) {
+        head.sequence += 1;
+        head.hash = hash;
+        outcome.events.push_back({EventOutcome::Kind::kAppended, head.sequence});
+        continue;
+      }
+      // The id is already stored: the same content is a duplicate, other content a conflict.
+      ASSIGN_OR_RETURN(Statement existing,
+                       db.Cached("SELECT sequence, event_json FROM audit_records WHERE event_id = ?1"));
+      RETURN_IF_ERROR(existing.BindText(1, pending.event->id()));
+      ASSIGN_OR_RETURN(bool found, existing.Step());
+      if (!found) return absl::InternalError("audit store: conflicting id vanished");
+      if (existing.ColumnText(1) == pending.canonical_json) {
+        outcome.events.push_back({EventOutcome::Kind::kDuplicate, existing.ColumnInt64(0)});
+      } else {
+        outcome.accepted = false;
+        outcome.conflict_index = static_cast<int>(i);
+        outcome.events.clear();
+      }
+    }
+    if (outcome.accepted) {
+      RETURN_IF_ERROR(db.Exec("RELEASE submission"));
+    } else {
+      RETURN_IF_ERROR(db.Exec("ROLLBACK TO submission; RELEASE submission"));
+      head = head_before;
+    }
+    result.submissions.push_back(std::move(outcome));
+  }
+  {
+    ASSIGN_OR_RETURN(Statement update,
+                     db.Cached("UPDATE audit_head SET sequence = ?1, hash = ?2 WHERE id = 1"));
+    RETURN_IF_ERROR(update.BindInt64(1, head.sequence));
+    RETURN_IF_ERROR(update.BindText(2, head.hash));
+    RETURN_IF_ERROR(update.Step().status());
+  }
+  RETURN_IF_ERROR(txn.Commit());
+  result.head = std::move(head);
+  return result;
+}
+
+absl::StatusOr<std::vector<AuditRecord>> SqliteAuditStore::Query(const AuditFilter& filter,
+                                                                 int64_t after_sequence,
+                                                                 int limit) {
+  // Only the filter's shape enters the SQL text (so statements are cached per shape); every
+  // value is bound.
+  std::string sql = absl::StrCat(kSelectColumns, " WHERE sequence > ?1");
+  struct Binding {
+    bool is_text;
+    std::string text;
+    int64_t number;
+  };
+  std::vector<Binding> bindings;
+  auto add_text = [&](const char* column, const std::string& value) {
+    bindings.push_back({true, value, 0});
+    absl::StrAppend(&sql, " AND ", column, " = ?", bindings.size() + 1);
+  };
+  auto add_number = [&](const char* column, const char* op, int64_t value) {
+    bindings.push_back({false, "", value});
+    absl::StrAppend(&sql, " AND ", column, " ", op, " ?", bindings.size() + 1);
+  };
+  if (!filter.namespace_id().empty()) add_text("namespace_id", filter.namespace_id());
+  if (!filter.trace_id().empty()) add_text("trace_id", filter.trace_id());
+  if (!filter.execution_id().empty()) add_text("execution_id", filter.execution_id());
+  if (filter.has_type()) add_number("type", "=", filter.type());
+  if (filter.has_outcome()) add_number("outcome", "=", filter.outcome());
+  if (!filter.reason().empty()) add_text("reason", filter.reason());
+  if (filter.has_source()) add_number("source", "=", filter.source());
+  if (filter.has_actor()) add_text("actor", AddressKey(filter.actor()));
+  if (filter.has_from()) {
+    add_number("at_micros", ">=", TimeUtil::TimestampToMicroseconds(filter.from()));
+  }
+  if (filter.has_to()) add_number("at_micros", "<", TimeUtil::TimestampToMicroseconds(filter.to()));
+  bindings.push_back({false, "", limit});
+  absl::StrAppend(&sql, " ORDER BY sequence LIMIT ?", bindings.size() + 1);
+
+  absl::MutexLock lock(&read_mu_);
+  ASSIGN_OR_RETURN(Statement select, reader_->Cached(sql));
+  RETURN_IF_ERROR(select.BindInt64(1, after_sequence));
+  for (size_t i = 0; i < bindings.size(); ++i) {
+    const int index = static_cast<int>(i) + 2;
+    if (bindings[i].is_text) {
+      RETURN_IF_ERROR(select.BindText(index, bindings[i].text));
+    } else {
+      RETURN_IF_ERROR(select.BindInt64(index, bindings[i].number));
+    }
+  }
+  std::vector<AuditRecord> records;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, select.Step());
+    if (!row) break;
+    ASSIGN_OR_RETURN(AuditRecord record, RecordFromRow(select));
+    records.push_back(std::move(record));
+  }
+  return records;
+}
+
+absl::StatusOr<Head> SqliteAuditStore::GetHead() {
+  absl::MutexLock lock(&read_mu_);
+  return ReadHead(*reader_);
+}
+
+absl::StatusOr<VerifyResult> SqliteAuditStore::Verify(std::optional<int64_t> from,
+                                                      std::optional<int64_t> to) {
+  absl::MutexLock lock(&read_mu_);
+  Database& db = *reader_;
+  // One read transaction: a consistent snapshot while the writer goes on.
+  ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db, Transaction::Mode::kDeferred));
+  ASSIGN_OR_RETURN(Head head, ReadHead(db));
+  VerifyResult result;
+  result.head_hash = head.hash;
+  const int64_t first = from.value_or(1);
+  const int64_t last = to.value_or(head.sequence);
+  auto bad = [&result](int64_t sequence, std::string detail) {
+    result.ok = false;
+    result.first_bad_sequence = sequence;
+    result.detail = std::move(detail);
+    return result;
+  };
+  if (last > head.sequence) {
+    return bad(head.sequence + 1,
+               absl::StrCat("range ends at ", last, " beyond the stored head ", head.sequence));
+  }
+
+  // The link into the range: genesis, or the stored hash of the record before it.
+  std::string prev = kGenesisHash;
+  if (first > 1) {
+    ASSIGN_OR_RETURN(Statement before, db.Prepare("SELECT hash FROM audit_records WHERE sequence = ?1"));
+    RETURN_IF_ERROR(before.BindInt64(1, first - 1));
+    ASSIGN_OR_RETURN(bool found, before.Step());
+    if (!found) return bad(first - 1, "record missing");
+    prev = std::string(before.ColumnText(0));
+  }
+
+  ASSIGN_OR_RETURN(Statement rows,
+                   db.Prepare(absl::StrCat(kSelectColumns,
+                                           " WHERE sequence >= ?1 AND sequence <= ?2 ORDER BY sequence")));
+  RETURN_IF_ERROR(rows.BindInt64(1, first));
+  RETURN_IF_ERROR(rows.BindInt64(2, last));
+  int64_t expected = first;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, rows.Step());
+    if (!row) break;
+    const int64_t sequence = rows.ColumnInt64(0);
+    if (sequence != expected) return bad(expected, "record missing");
+    if (rows.ColumnText(12) != prev) return bad(sequence, "prev_hash does not link to the record before");
+    const std::string recomputed = ChainHash(prev, rows.ColumnText(11));
+    if (rows.ColumnText(13) != recomputed) return bad(sequence, "hash does not match the event");
+    absl::StatusOr<sharedos::protocol::v1::AuditEvent> event = ParseEventJson(rows.ColumnText(11));
+    if (!event.ok()) return bad(sequence, "event no longer parses");
+    if (event->id() != rows.ColumnText(1) || !(DeriveColumns(*event) == StoredColumns(rows))) {
+      return bad(sequence, "indexed columns do not match the event");
+    }
+    prev = recomputed;
+    ++result.checked;
+    ++expected;
+  }
+  if (expected <= last) return bad(expected, "record missing");
+  if (last == head.sequence && prev != head.hash && head.sequence > 0) {
+    return bad(head.sequence, "stored head hash does not match the chain");
+  }
+  // Records beyond the stored head were added behind the chain's back.
+  ASSIGN_OR_RETURN(Statement beyond,
+                   db.Prepare("SELECT MIN(sequence) FROM audit_records WHERE sequence > ?1"));
+  RETURN_IF_ERROR(beyond.BindInt64(1, head.sequence));
+  ASSIGN_OR_RETURN(bool has_row, beyond.Step());
+  if (has_row && !beyond.ColumnIsNull(0)) {
+    return bad(beyond.ColumnInt64(0), "record beyond the stored head");
+  }
+  return result;
+}
+
+}  // namespace sharedos::audit::storage
