@@ -1,0 +1,196 @@
+#include "audit_svc/client/audit_client.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "audit_svc/core/redaction.h"
+#include "common/crypto/random.h"
+#include "common/status/grpc_status.h"
+#include "common/validation/protocol.h"
+
+namespace sharedos::audit::client {
+
+namespace v1 = ::sharedos::audit::v1;
+using ::sharedos::protocol::v1::AuditEvent;
+
+absl::StatusOr<std::unique_ptr<AuditClient>> AuditClient::Create(
+    std::unique_ptr<v1::AuditLog::StubInterface> stub, AuditClientOptions options) {
+  if (stub == nullptr) return absl::InvalidArgumentError("audit client: no stub");
+  if (options.outbox_path.empty()) return absl::InvalidArgumentError("audit outbox: path required");
+  if (options.batch_size < 1 || options.batch_size > 1000) {
+    return absl::InvalidArgumentError("audit client batch_size: must be 1..1000");
+  }
+  absl::StatusOr<std::unique_ptr<Outbox>> outbox =
+      Outbox::Open(options.outbox_path, options.max_outbox_events);
+  if (!outbox.ok()) return outbox.status();
+  return std::unique_ptr<AuditClient>(
+      new AuditClient(std::move(stub), *std::move(outbox), std::move(options)));
+}
+
+AuditClient::AuditClient(std::unique_ptr<v1::AuditLog::StubInterface> stub,
+                         std::unique_ptr<Outbox> outbox, AuditClientOptions options)
+    : stub_(std::move(stub)), outbox_(std::move(outbox)), options_(std::move(options)) {
+  shipper_ = std::thread([this] { ShipLoop(); });
+}
+
+AuditClient::~AuditClient() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  shipper_.join();
+}
+
+absl::Status AuditClient::Prepare(AuditEvent& event) const {
+  event.set_version("1");
+  if (event.id().empty()) event.set_id(common::NewUuidV4());
+  absl::Status valid = common::validation::ValidateAuditEvent(&event, "event");
+  if (!valid.ok()) return valid;
+  return core::CheckRedaction(event);
+}
+
+absl::Status AuditClient::AppendNow(const AuditEvent& event) {
+  v1::AppendRequest request;
+  *request.add_events() = event;
+  v1::AppendResponse response;
+  grpc::ClientContext context;
+  context.AddMetadata("authorization", "Bearer " + options_.token);
+  context.set_deadline(absl::ToChronoTime(absl::Now() + options_.append_deadline));
+  grpc::Status status = stub_->Append(&context, request, &response);
+  if (status.ok()) return absl::OkStatus();
+  return absl::UnavailableError(
+      absl::StrCat("audit_unavailable: audit_svc did not take the record (",
+                   absl::StatusCodeToString(common::FromGrpcStatus(status).code()), ")"));
+}
+
+absl::Status AuditClient::RecordPreEffect(AuditEvent event) {
+  absl::Status prepared = Prepare(event);
+  if (!prepared.ok()) return prepared;
+  if (options_.mode == PreEffectMode::kRemote) return AppendNow(event);
+  absl::Status put = outbox_->Put(event);
+  if (!put.ok()) {
+    return absl::UnavailableError(absl::StrCat("audit_unavailable: ", put.message()));
+  }
+  Wake();
+  return absl::OkStatus();
+}
+
+absl::Status AuditClient::RecordPostEffect(AuditEvent event) {
+  absl::Status prepared = Prepare(event);
+  if (!prepared.ok()) {
+    Report(prepared);
+    return prepared;
+  }
+  absl::Status put = outbox_->Put(event);
+  if (!put.ok()) {
+    Report(put);
+    return put;
+  }
+  Wake();
+  return absl::OkStatus();
+}
+
+void AuditClient::Wake() {
+  absl::MutexLock lock(&mu_);
+  ++wakeups_;
+}
+
+void AuditClient::Report(const absl::Status& status) {
+  if (options_.on_error) options_.on_error(status);
+}
+
+bool AuditClient::ShipOnce() {
+  auto batch = outbox_->Peek(options_.batch_size);
+  if (!batch.ok()) {
+    Report(batch.status());
+    return false;
+  }
+  if (batch->empty()) return true;
+  v1::AppendRequest request;
+  for (const auto& [position, event] : *batch) *request.add_events() = event;
+  v1::AppendResponse response;
+  grpc::ClientContext context;
+  context.AddMetadata("authorization", "Bearer " + options_.token);
+  context.set_deadline(absl::ToChronoTime(absl::Now() + options_.append_deadline));
+  grpc::Status status = stub_->Append(&context, request, &response);
+  if (status.ok()) {
+    absl::Status removed = outbox_->RemoveThrough(batch->back().first);
+    if (!removed.ok()) Report(removed);
+    return removed.ok();
+  }
+  if (status.error_code() == grpc::StatusCode::INVALID_ARGUMENT ||
+      status.error_code() == grpc::StatusCode::FAILED_PRECONDITION) {
+    // audit_svc refuses something in the batch outright; retrying would block the queue. Find
+    // the refused event by sending the oldest alone, and set it aside for operators.
+    if (batch->size() == 1) {
+      absl::Status dead = outbox_->DeadLetter(batch->front().first,
+                                              absl::StatusCodeToString(
+                                                  common::FromGrpcStatus(status).code()));
+      Report(absl::InternalError(absl::StrCat(
+          "audit_svc refused an outbox event (", status.error_message(), "); moved to dead letters")));
+      return dead.ok();
+    }
+    v1::AppendRequest single;
+    *single.add_events() = batch->front().second;
+    grpc::ClientContext single_context;
+    single_context.AddMetadata("authorization", "Bearer " + options_.token);
+    single_context.set_deadline(absl::ToChronoTime(absl::Now() + options_.append_deadline));
+    grpc::Status single_status = stub_->Append(&single_context, single, &response);
+    if (single_status.ok()) return outbox_->RemoveThrough(batch->front().first).ok();
+    if (single_status.error_code() == grpc::StatusCode::INVALID_ARGUMENT ||
+        single_status.error_code() == grpc::StatusCode::FAILED_PRECONDITION) {
+      Report(absl::InternalError(absl::StrCat("audit_svc refused an outbox event (",
+                                              single_status.error_message(),
+                                              "); moved to dead letters")));
+      return outbox_->DeadLetter(batch->front().first, "refused").ok();
+    }
+    return false;
+  }
+  return false;  // unreachable, unavailable, deadline: retry with backoff
+}
+
+void AuditClient::ShipLoop() {
+  absl::Duration backoff = options_.min_backoff;
+  int64_t seen_wakeups = 0;
+  while (true) {
+    {
+      absl::MutexLock lock(&mu_);
+      if (stopping_) return;
+    }
+    auto pending = outbox_->Size();
+    if (pending.ok() && *pending > 0) {
+      if (ShipOnce()) {
+        backoff = options_.min_backoff;
+        continue;
+      }
+      // audit_svc away: wait, growing the pause, unless told to stop.
+      absl::MutexLock lock(&mu_);
+      auto stop = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_; };
+      mu_.AwaitWithTimeout(absl::Condition(&stop), backoff);
+      backoff = std::min(backoff * 2, options_.max_backoff);
+      continue;
+    }
+    absl::MutexLock lock(&mu_);
+    auto woken = [this, &seen_wakeups]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return stopping_ || wakeups_ != seen_wakeups;
+    };
+    mu_.AwaitWithTimeout(absl::Condition(&woken), absl::Seconds(1));
+    seen_wakeups = wakeups_;
+  }
+}
+
+bool AuditClient::Flush(absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  while (absl::Now() < deadline) {
+    auto pending = outbox_->Size();
+    if (pending.ok() && *pending == 0) return true;
+    Wake();
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  auto pending = outbox_->Size();
+  return pending.ok() && *pending == 0;
+}
+
+}  // namespace sharedos::audit::client

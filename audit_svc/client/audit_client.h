@@ -1,0 +1,103 @@
+#ifndef SHAREDOS_AUDIT_SVC_CLIENT_AUDIT_CLIENT_H_
+#define SHAREDOS_AUDIT_SVC_CLIENT_AUDIT_CLIENT_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "audit_svc/client/audit_writer.h"
+#include "audit_svc/client/outbox.h"
+#include "sharedos/audit/v1/audit.grpc.pb.h"
+
+namespace sharedos::audit::client {
+
+// Where pre-effect records become durable before the operation proceeds.
+enum class PreEffectMode {
+  // Appended to audit_svc synchronously, within `append_deadline`: the record is in the one log
+  // before the operation runs; costs one round trip per pre-effect record.
+  kRemote,
+  // fsynced into this writer's outbox and shipped from there: no round trip on the hot path, but
+  // the outbox must live on durable storage (in a container: a volume), and a full outbox fails.
+  kLocal,
+};
+
+struct AuditClientOptions {
+  PreEffectMode mode = PreEffectMode::kRemote;
+  // The writer's service credential for audit_svc (sent as "Bearer <token>"; never logged).
+  std::string token;
+  // The durable outbox file.
+  std::string outbox_path;
+  int64_t max_outbox_events = 100000;
+  absl::Duration append_deadline = absl::Seconds(2);
+  int batch_size = 500;
+  absl::Duration min_backoff = absl::Milliseconds(50);
+  absl::Duration max_backoff = absl::Seconds(5);
+  // Told about events audit_svc refused outright (moved to the dead-letter table) and about
+  // post-effect records the outbox could not take. Never receives event content.
+  std::function<void(const absl::Status&)> on_error;
+};
+
+// The AuditWriter every service uses against a running audit_svc. Post-effect records (and, in
+// local mode, pre-effect ones) go to the durable outbox and a shipper thread delivers them in
+// order, in batches, with exponential backoff while audit_svc is away; event ids make delivery
+// exactly-once (audit_svc reports a re-sent id as a duplicate). Thread-safe.
+class AuditClient : public AuditWriter {
+ public:
+  // Errors: UNAVAILABLE (outbox cannot be opened), INVALID_ARGUMENT (options).
+  static absl::StatusOr<std::unique_ptr<AuditClient>> Create(
+      std::unique_ptr<sharedos::audit::v1::AuditLog::StubInterface> stub,
+      AuditClientOptions options);
+  // Stops the shipper; whatever is still in the outbox is delivered by the next start.
+  ~AuditClient() override;
+
+  absl::Status RecordPreEffect(sharedos::protocol::v1::AuditEvent event) override;
+  absl::Status RecordPostEffect(sharedos::protocol::v1::AuditEvent event) override;
+
+  // Blocks until the outbox is empty or `timeout` passes; true when empty. For tests and
+  // orderly shutdown.
+  bool Flush(absl::Duration timeout);
+  absl::StatusOr<int64_t> PendingEvents() { return outbox_->Size(); }
+
+ private:
+  AuditClient(std::unique_ptr<sharedos::audit::v1::AuditLog::StubInterface> stub,
+              std::unique_ptr<Outbox> outbox, AuditClientOptions options);
+
+  // Stamps version and id, and refuses what audit_svc would refuse (so nothing malformed ever
+  // sits in the outbox).
+  absl::Status Prepare(sharedos::protocol::v1::AuditEvent& event) const;
+  absl::Status AppendNow(const sharedos::protocol::v1::AuditEvent& event);
+  void ShipLoop() ABSL_LOCKS_EXCLUDED(mu_);
+  // Delivers one batch; returns false when audit_svc could not be reached.
+  bool ShipOnce();
+  void Wake() ABSL_LOCKS_EXCLUDED(mu_);
+  void Report(const absl::Status& status);
+
+  const std::unique_ptr<sharedos::audit::v1::AuditLog::StubInterface> stub_;
+  const std::unique_ptr<Outbox> outbox_;
+  const AuditClientOptions options_;
+
+  absl::Mutex mu_;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  int64_t wakeups_ ABSL_GUARDED_BY(mu_) = 0;
+  std::thread shipper_;
+};
+
+// An AuditWriter that drops everything: only for `--audit=discard`, chosen explicitly.
+class DiscardAuditWriter : public AuditWriter {
+ public:
+  absl::Status RecordPreEffect(sharedos::protocol::v1::AuditEvent) override {
+    return absl::OkStatus();
+  }
+  absl::Status RecordPostEffect(sharedos::protocol::v1::AuditEvent) override {
+    return absl::OkStatus();
+  }
+};
+
+}  // namespace sharedos::audit::client
+
+#endif  // SHAREDOS_AUDIT_SVC_CLIENT_AUDIT_CLIENT_H_

@@ -1,0 +1,114 @@
+#include "audit_svc/client/outbox.h"
+
+#include "absl/status/status.h"
+#include "common/sqlite/migrations.h"
+#include "common/sqlite/transaction.h"
+#include "common/status/status_macros.h"
+
+namespace sharedos::audit::client {
+namespace {
+
+using ::sharedos::common::sqlite::Database;
+using ::sharedos::common::sqlite::Statement;
+using ::sharedos::common::sqlite::Transaction;
+using ::sharedos::protocol::v1::AuditEvent;
+
+const common::sqlite::Migration kMigrations[] = {
+    {1, R"sql(
+      CREATE TABLE outbox (position INTEGER PRIMARY KEY AUTOINCREMENT, event BLOB NOT NULL);
+      CREATE TABLE dead_letters (
+        position INTEGER PRIMARY KEY, event BLOB NOT NULL, reason TEXT NOT NULL);
+    )sql"},
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Outbox>> Outbox::Open(const std::string& path, int64_t max_events) {
+  if (max_events < 1) return absl::InvalidArgumentError("outbox max_events: must be at least 1");
+  Database::Options options;
+  options.synchronous = Database::Synchronous::kFull;
+  ASSIGN_OR_RETURN(std::unique_ptr<Database> db, Database::Open(path, options));
+  RETURN_IF_ERROR(common::sqlite::Migrate(*db, kMigrations));
+  ASSIGN_OR_RETURN(Statement count, db->Prepare("SELECT COUNT(*) FROM outbox"));
+  ASSIGN_OR_RETURN(bool row, count.Step());
+  const int64_t size = row ? count.ColumnInt64(0) : 0;
+  return std::unique_ptr<Outbox>(new Outbox(std::move(db), max_events, size));
+}
+
+absl::Status Outbox::Put(const AuditEvent& event) {
+  absl::MutexLock lock(&mu_);
+  if (size_ >= max_events_) {
+    return absl::UnavailableError("audit outbox full: audit_svc has not taken events for a while");
+  }
+  std::string bytes;
+  if (!event.SerializeToString(&bytes)) return absl::InternalError("audit event does not serialize");
+  ASSIGN_OR_RETURN(Statement insert, db_->Cached("INSERT INTO outbox (event) VALUES (?1)"));
+  RETURN_IF_ERROR(insert.BindBlob(1, bytes));
+  RETURN_IF_ERROR(insert.Step().status());
+  ++size_;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<std::pair<int64_t, AuditEvent>>> Outbox::Peek(int limit) {
+  absl::MutexLock lock(&mu_);
+  ASSIGN_OR_RETURN(Statement select,
+                   db_->Cached("SELECT position, event FROM outbox ORDER BY position LIMIT ?1"));
+  RETURN_IF_ERROR(select.BindInt64(1, limit));
+  std::vector<std::pair<int64_t, AuditEvent>> events;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, select.Step());
+    if (!row) break;
+    AuditEvent event;
+    absl::string_view bytes = select.ColumnBlob(1);
+    if (!event.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+      return absl::DataLossError("audit outbox: a stored event does not parse");
+    }
+    events.emplace_back(select.ColumnInt64(0), std::move(event));
+  }
+  return events;
+}
+
+absl::Status Outbox::RemoveThrough(int64_t position) {
+  absl::MutexLock lock(&mu_);
+  ASSIGN_OR_RETURN(Statement remove, db_->Cached("DELETE FROM outbox WHERE position <= ?1"));
+  RETURN_IF_ERROR(remove.BindInt64(1, position));
+  RETURN_IF_ERROR(remove.Step().status());
+  size_ -= db_->Changes();
+  return absl::OkStatus();
+}
+
+absl::Status Outbox::DeadLetter(int64_t position, const std::string& reason) {
+  absl::MutexLock lock(&mu_);
+  ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(*db_));
+  {
+    ASSIGN_OR_RETURN(Statement move,
+                     db_->Cached("INSERT INTO dead_letters (position, event, reason) "
+                                 "SELECT position, event, ?2 FROM outbox WHERE position = ?1"));
+    RETURN_IF_ERROR(move.BindInt64(1, position));
+    RETURN_IF_ERROR(move.BindText(2, reason));
+    RETURN_IF_ERROR(move.Step().status());
+  }
+  {
+    ASSIGN_OR_RETURN(Statement remove, db_->Cached("DELETE FROM outbox WHERE position = ?1"));
+    RETURN_IF_ERROR(remove.BindInt64(1, position));
+    RETURN_IF_ERROR(remove.Step().status());
+  }
+  const int64_t removed = db_->Changes();
+  RETURN_IF_ERROR(txn.Commit());
+  size_ -= removed;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int64_t> Outbox::Size() {
+  absl::MutexLock lock(&mu_);
+  return size_;
+}
+
+absl::StatusOr<int64_t> Outbox::DeadLetterSize() {
+  absl::MutexLock lock(&mu_);
+  ASSIGN_OR_RETURN(Statement count, db_->Prepare("SELECT COUNT(*) FROM dead_letters"));
+  ASSIGN_OR_RETURN(bool row, count.Step());
+  return row ? count.ColumnInt64(0) : 0;
+}
+
+}  // namespace sharedos::audit::client

@@ -1,0 +1,55 @@
+#ifndef SHAREDOS_AUDIT_SVC_CLIENT_OUTBOX_H_
+#define SHAREDOS_AUDIT_SVC_CLIENT_OUTBOX_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "common/sqlite/database.h"
+#include "sharedos/protocol/v1/audit.pb.h"
+
+namespace sharedos::audit::client {
+
+// A writer's durable, bounded queue of audit events not yet acknowledged by audit_svc: one
+// SQLite file, synchronous=FULL, so an event Put() returned OK for survives a crash of the
+// writer. Events leave it in the order they entered. Thread-safe.
+class Outbox {
+ public:
+  // Errors: UNAVAILABLE (cannot open the file), INVALID_ARGUMENT (max_events < 1).
+  static absl::StatusOr<std::unique_ptr<Outbox>> Open(const std::string& path, int64_t max_events);
+
+  // Appends durably. Errors: UNAVAILABLE when the outbox holds max_events already ("full") or
+  // the file cannot be written.
+  absl::Status Put(const sharedos::protocol::v1::AuditEvent& event) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Up to `limit` oldest events with their outbox positions.
+  absl::StatusOr<std::vector<std::pair<int64_t, sharedos::protocol::v1::AuditEvent>>> Peek(
+      int limit) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Removes every event at a position ≤ `position` (they were acknowledged).
+  absl::Status RemoveThrough(int64_t position) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Moves one event to the dead-letter table (audit_svc refused it outright; kept for operators).
+  absl::Status DeadLetter(int64_t position, const std::string& reason) ABSL_LOCKS_EXCLUDED(mu_);
+
+  absl::StatusOr<int64_t> Size() ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<int64_t> DeadLetterSize() ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  Outbox(std::unique_ptr<common::sqlite::Database> db, int64_t max_events, int64_t size)
+      : db_(std::move(db)), max_events_(max_events), size_(size) {}
+
+  absl::Mutex mu_;
+  std::unique_ptr<common::sqlite::Database> db_ ABSL_GUARDED_BY(mu_);
+  const int64_t max_events_;
+  int64_t size_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace sharedos::audit::client
+
+#endif  // SHAREDOS_AUDIT_SVC_CLIENT_OUTBOX_H_

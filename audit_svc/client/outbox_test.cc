@@ -1,0 +1,91 @@
+#include "audit_svc/client/outbox.h"
+
+#include <cstdlib>
+
+#include "common/status/status_matchers.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace sharedos::audit::client {
+namespace {
+
+using ::sharedos::common::IsOk;
+using ::sharedos::common::StatusIs;
+using ::sharedos::protocol::v1::AuditEvent;
+using ::testing::HasSubstr;
+
+std::string Path() {
+  std::string path = std::string(std::getenv("TEST_TMPDIR")) + "/" +
+                     ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".outbox";
+  std::remove(path.c_str());
+  return path;
+}
+
+AuditEvent Event(const std::string& id) {
+  AuditEvent event;
+  event.set_id(id);
+  return event;
+}
+
+std::vector<std::string> Ids(Outbox& outbox, int limit) {
+  std::vector<std::string> ids;
+  auto events = outbox.Peek(limit);
+  EXPECT_TRUE(events.ok()) << events.status();
+  for (const auto& [position, event] : *events) ids.push_back(event.id());
+  return ids;
+}
+
+TEST(OutboxTest, KeepsOrderAndRemovesAcknowledgedEvents) {
+  auto outbox = Outbox::Open(Path(), 10);
+  ASSERT_TRUE(outbox.ok()) << outbox.status();
+  for (const char* id : {"a", "b", "c"}) ASSERT_THAT((*outbox)->Put(Event(id)), IsOk());
+  EXPECT_EQ(Ids(**outbox, 10), (std::vector<std::string>{"a", "b", "c"}));
+  auto first_two = (*outbox)->Peek(2);
+  ASSERT_TRUE(first_two.ok());
+  ASSERT_THAT((*outbox)->RemoveThrough((*first_two)[1].first), IsOk());
+  EXPECT_EQ(Ids(**outbox, 10), (std::vector<std::string>{"c"}));
+  EXPECT_EQ(*(*outbox)->Size(), 1);
+}
+
+TEST(OutboxTest, SurvivesReopening) {
+  const std::string path = Path();
+  {
+    auto outbox = Outbox::Open(path, 10);
+    ASSERT_TRUE(outbox.ok());
+    ASSERT_THAT((*outbox)->Put(Event("kept")), IsOk());
+  }
+  auto reopened = Outbox::Open(path, 10);
+  ASSERT_TRUE(reopened.ok());
+  EXPECT_EQ(*(*reopened)->Size(), 1);
+  EXPECT_EQ(Ids(**reopened, 10), (std::vector<std::string>{"kept"}));
+}
+
+TEST(OutboxTest, AFullOutboxRefusesWithUnavailable) {
+  auto outbox = Outbox::Open(Path(), 2);
+  ASSERT_TRUE(outbox.ok());
+  ASSERT_THAT((*outbox)->Put(Event("a")), IsOk());
+  ASSERT_THAT((*outbox)->Put(Event("b")), IsOk());
+  EXPECT_THAT((*outbox)->Put(Event("c")),
+              StatusIs(absl::StatusCode::kUnavailable, HasSubstr("outbox full")));
+  EXPECT_EQ(*(*outbox)->Size(), 2);
+}
+
+TEST(OutboxTest, DeadLettersLeaveTheQueue) {
+  auto outbox = Outbox::Open(Path(), 10);
+  ASSERT_TRUE(outbox.ok());
+  ASSERT_THAT((*outbox)->Put(Event("poison")), IsOk());
+  ASSERT_THAT((*outbox)->Put(Event("fine")), IsOk());
+  auto events = (*outbox)->Peek(1);
+  ASSERT_TRUE(events.ok());
+  ASSERT_THAT((*outbox)->DeadLetter((*events)[0].first, "refused"), IsOk());
+  EXPECT_EQ(Ids(**outbox, 10), (std::vector<std::string>{"fine"}));
+  EXPECT_EQ(*(*outbox)->DeadLetterSize(), 1);
+  EXPECT_EQ(*(*outbox)->Size(), 1);
+}
+
+TEST(OutboxTest, RejectsANonPositiveBound) {
+  EXPECT_THAT(Outbox::Open(Path(), 0).status(), StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
+}  // namespace
+}  // namespace sharedos::audit::client
