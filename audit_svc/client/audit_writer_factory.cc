@@ -1,0 +1,66 @@
+#include "audit_svc/client/audit_writer_factory.h"
+
+#include <fstream>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "audit_svc/client/audit_client.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+
+namespace sharedos::audit::client {
+namespace {
+
+absl::StatusOr<std::string> ReadToken(const std::string& path) {
+  if (path.empty()) return absl::InvalidArgumentError("--audit_token_file: required");
+  std::ifstream in(path);
+  std::string token;
+  if (!in || !std::getline(in, token)) {
+    return absl::FailedPreconditionError("--audit_token_file: cannot read " + path);
+  }
+  token = std::string(absl::StripAsciiWhitespace(token));
+  if (token.empty()) return absl::InvalidArgumentError("--audit_token_file: empty token");
+  return token;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<AuditWriter>> NewAuditWriterOverChannel(
+    const AuditWriterConfig& config, std::shared_ptr<grpc::Channel> channel) {
+  if (config.mode == "discard") return std::unique_ptr<AuditWriter>(new DiscardAuditWriter());
+  AuditClientOptions options;
+  if (config.mode == "remote") {
+    options.mode = PreEffectMode::kRemote;
+  } else if (config.mode == "local") {
+    options.mode = PreEffectMode::kLocal;
+  } else if (config.mode.empty()) {
+    return absl::InvalidArgumentError(
+        "--audit: required (remote or local with --audit_target, or discard to run without an "
+        "audit log)");
+  } else {
+    return absl::InvalidArgumentError("--audit: must be remote, local or discard");
+  }
+  if (config.outbox_path.empty()) return absl::InvalidArgumentError("--audit_outbox: required");
+  absl::StatusOr<std::string> token = ReadToken(config.token_file);
+  if (!token.ok()) return token.status();
+  options.token = *std::move(token);
+  options.outbox_path = config.outbox_path;
+  absl::StatusOr<std::unique_ptr<AuditClient>> client =
+      AuditClient::Create(sharedos::audit::v1::AuditLog::NewStub(std::move(channel)), options);
+  if (!client.ok()) return client.status();
+  return std::unique_ptr<AuditWriter>(*std::move(client));
+}
+
+absl::StatusOr<std::unique_ptr<AuditWriter>> NewAuditWriter(const AuditWriterConfig& config) {
+  if (config.mode != "discard" && !config.mode.empty() && config.target.empty()) {
+    return absl::InvalidArgumentError("--audit_target: required with --audit=" + config.mode);
+  }
+  std::shared_ptr<grpc::Channel> channel;
+  if (config.mode != "discard" && !config.mode.empty()) {
+    channel = grpc::CreateChannel(config.target, grpc::InsecureChannelCredentials());
+  }
+  return NewAuditWriterOverChannel(config, std::move(channel));
+}
+
+}  // namespace sharedos::audit::client

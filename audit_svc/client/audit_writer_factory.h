@@ -1,0 +1,37 @@
+#ifndef SHAREDOS_AUDIT_SVC_CLIENT_AUDIT_WRITER_FACTORY_H_
+#define SHAREDOS_AUDIT_SVC_CLIENT_AUDIT_WRITER_FACTORY_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "audit_svc/client/audit_writer.h"
+#include "grpcpp/channel.h"
+
+namespace sharedos::audit::client {
+
+// How a service's main() chose to write audit (from its --audit* flags).
+struct AuditWriterConfig {
+  // "remote" | "local" | "discard". There is no default: a service without an audit endpoint
+  // refuses to start unless told "discard" explicitly.
+  std::string mode;
+  // audit_svc address (host:port), for remote and local.
+  std::string target;
+  // File holding this service's bearer token for audit_svc (first line, whitespace trimmed).
+  std::string token_file;
+  // The durable outbox file, for remote and local.
+  std::string outbox_path;
+};
+
+// Errors: INVALID_ARGUMENT naming the flag (--audit, --audit_target, --audit_token_file,
+// --audit_outbox) when the configuration is incomplete or unknown; FAILED_PRECONDITION when the
+// token file cannot be read; UNAVAILABLE when the outbox cannot be opened.
+absl::StatusOr<std::unique_ptr<AuditWriter>> NewAuditWriter(const AuditWriterConfig& config);
+
+// The same over an existing channel (sharedosd's in-process channel to its own audit service).
+absl::StatusOr<std::unique_ptr<AuditWriter>> NewAuditWriterOverChannel(
+    const AuditWriterConfig& config, std::shared_ptr<grpc::Channel> channel);
+
+}  // namespace sharedos::audit::client
+
+#endif  // SHAREDOS_AUDIT_SVC_CLIENT_AUDIT_WRITER_FACTORY_H_
