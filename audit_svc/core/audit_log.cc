@@ -103,7 +103,7 @@ absl::StatusOr<AppendResponse> AuditLog::Append(const AppendRequest& request) {
     }
     absl::StatusOr<std::string> json = storage::CanonicalEventJson(events[i]);
     if (!json.ok()) return json.status();
-    submission.events.push_back({&events[i], *std::move(json)});
+    submission.events.push_back({&events[i], *std::move(json), storage::DeriveColumns(events[i])});
   }
 
   {

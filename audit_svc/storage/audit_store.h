@@ -8,6 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "audit_svc/storage/event_codec.h"
 #include "sharedos/audit/v1/audit.pb.h"
 #include "sharedos/protocol/v1/audit.pb.h"
 
@@ -17,11 +18,12 @@ namespace sharedos::audit::storage {
 inline constexpr char kGenesisHash[] =
     "0000000000000000000000000000000000000000000000000000000000000000";
 
-// An event ready to be stored: the validated event and its canonical JSON (computed by the
-// caller, outside the writer, so the single writer only links and inserts).
+// An event ready to be stored: the validated event, its canonical JSON and its indexed columns
+// (computed by the caller, outside the writer, so the single writer only links and inserts).
 struct PendingEvent {
   const sharedos::protocol::v1::AuditEvent* event = nullptr;
   std::string canonical_json;
+  IndexedColumns columns;  // DeriveColumns(*event)
 };
 
 // What happened to one event of an Append batch.

@@ -4,10 +4,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "common/crypto/sha256.h"
-#include "common/json/canonical_json.h"
+#include "common/json/canonical_proto_json.h"
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/time_util.h"
-#include "nlohmann/json.hpp"
 
 namespace sharedos::audit::storage {
 
@@ -15,18 +14,12 @@ using ::sharedos::protocol::v1::Address;
 using ::sharedos::protocol::v1::AuditEvent;
 
 absl::StatusOr<std::string> CanonicalEventJson(const AuditEvent& event) {
-  std::string proto_json;
-  google::protobuf::util::JsonPrintOptions options;
-  options.preserve_proto_field_names = false;
-  options.always_print_primitive_fields = false;
-  auto status = google::protobuf::util::MessageToJsonString(event, &proto_json, options);
-  if (!status.ok()) {
-    return absl::InternalError(absl::StrCat("audit event cannot be printed as JSON: ",
-                                            std::string(status.message())));
+  absl::StatusOr<std::string> json = common::CanonicalProtoJson(event);
+  if (!json.ok()) {
+    return absl::InternalError(
+        absl::StrCat("audit event has no canonical JSON: ", json.status().message()));
   }
-  nlohmann::json parsed = nlohmann::json::parse(proto_json, nullptr, /*allow_exceptions=*/false);
-  if (parsed.is_discarded()) return absl::InternalError("audit event JSON does not parse");
-  return common::CanonicalJson(parsed);
+  return json;
 }
 
 absl::StatusOr<AuditEvent> ParseEventJson(absl::string_view json) {

@@ -13,9 +13,9 @@
 namespace sharedos::audit::storage {
 
 // The event's canonical form, the one the hash chain covers and the store keeps: canonical JSON
-// (code-unit key order, no whitespace; common/json) of the event's proto3 JSON mapping
-// (camelCase names, enum names, RFC 3339 timestamps, int64 as strings). Any reader can
-// recompute a record's hash from this text alone.
+// (code-unit key order, no whitespace) of the event's proto3 JSON mapping (camelCase names, enum
+// names, RFC 3339 timestamps, int64 as strings), written by common/json/canonical_proto_json.
+// Any reader can recompute a record's hash from this text alone.
 // Errors: INTERNAL (the event cannot be printed; it was validated before, so this is a bug).
 absl::StatusOr<std::string> CanonicalEventJson(const sharedos::protocol::v1::AuditEvent& event);
 

@@ -175,7 +175,7 @@ absl::StatusOr<AppendBatchResult> SqliteAuditStore::Append(
       {
         ASSIGN_OR_RETURN(Statement insert, db.Cached(kInsertSql));
         RETURN_IF_ERROR(BindColumns(insert, head.sequence + 1, pending.event->id(),
-                                    DeriveColumns(*pending.event), pending.canonical_json,
+                                    pending.columns, pending.canonical_json,
                                     head.hash, hash, recorded_at_micros));
         RETURN_IF_ERROR(insert.Step().status());
       }

@@ -49,7 +49,8 @@ struct Batch {
   std::vector<PendingEvent> pending;
   void Add(AuditEvent event) {
     events.push_back(std::make_unique<AuditEvent>(std::move(event)));
-    pending.push_back({events.back().get(), *CanonicalEventJson(*events.back())});
+    pending.push_back({events.back().get(), *CanonicalEventJson(*events.back()),
+                       DeriveColumns(*events.back())});
   }
 };
 

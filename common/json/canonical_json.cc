@@ -326,6 +326,15 @@ std::string Sha256HexOfCanonicalJson(const nlohmann::json& value) {
   return Sha256Hex(CanonicalJson(value));
 }
 
+bool AppendJsonStringTo(absl::string_view text, std::string* out) {
+  return AppendJsonString(text, out);
+}
+
+std::u16string Utf16SortKey(absl::string_view text) {
+  bool valid = true;
+  return ToUtf16(text, &valid);
+}
+
 std::string EcmaScriptNumberToString(double value) {
   if (std::isnan(value)) return "NaN";
   if (value == 0) return "0";  // Both zeros.

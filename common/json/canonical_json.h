@@ -45,6 +45,13 @@ absl::StatusOr<std::string> StrictCanonicalJson(const nlohmann::json& value);
 // `hashJson`).
 std::string Sha256HexOfCanonicalJson(const nlohmann::json& value);
 
+// Appends JSON.stringify(text) to *out (the escaping every canonical writer uses). Returns
+// false if `text` is not well-formed UTF-8 (the ill-formed parts are written as U+FFFD).
+bool AppendJsonStringTo(absl::string_view text, std::string* out);
+
+// The key objects are sorted by: `text` as UTF-16 code units (ill-formed parts as U+FFFD).
+std::u16string Utf16SortKey(absl::string_view text);
+
 // Returns `value` formatted as ECMAScript Number::toString does: "NaN",
 // "Infinity" and "-Infinity" for the non-finite values (which JSON.stringify
 // writes as `null`).

@@ -167,8 +167,34 @@ absl::Status Walk(const Message& message, absl::string_view path) {
 
 }  // namespace
 
+namespace {
+
+// The common case — nothing unknown anywhere — answered without building a single path:
+// only set fields are visited, and the path-naming walk runs only when something was found.
+bool AnyUnknownFields(const Message& message) {
+  const Reflection* reflection = message.GetReflection();
+  if (!reflection->GetUnknownFields(message).empty()) return true;
+  std::vector<const FieldDescriptor*> fields;
+  reflection->ListFields(message, &fields);
+  for (const FieldDescriptor* field : fields) {
+    if (field->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE) continue;
+    if (field->is_repeated()) {
+      const int size = reflection->FieldSize(message, field);
+      for (int i = 0; i < size; ++i) {
+        if (AnyUnknownFields(reflection->GetRepeatedMessage(message, field, i))) return true;
+      }
+    } else if (AnyUnknownFields(reflection->GetMessage(message, field))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 absl::Status RejectUnknownFields(const google::protobuf::Message& message,
                                  absl::string_view path) {
+  if (!AnyUnknownFields(message)) return absl::OkStatus();
   return Walk(message, path);
 }
 
