@@ -9,6 +9,7 @@
 // canonical JSON, group commit, hash chaining, duplicate detection — also 1000 per call.
 // durability 0 = normal (WAL, synchronous=NORMAL), 1 = full (fsync per commit).
 // BM_SingleEventLatency/8 has 8 threads each appending single events; it reports p50/p99.
+// BM_PreEffectRecord: one pre-effect record through the client, remote vs local mode.
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,11 +20,15 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "audit_svc/client/audit_client.h"
 #include "audit_svc/core/audit_log.h"
+#include "audit_svc/server/audit_service.h"
 #include "audit_svc/storage/event_codec.h"
 #include "audit_svc/storage/sqlite_audit_store.h"
 #include "benchmark/benchmark.h"
 #include "common/sqlite/database.h"
+#include "common/server/auth.h"
+#include "common/server/server_runner.h"
 #include "common/sqlite/transaction.h"
 #include "common/time/clock.h"
 #include "common/validation/protocol.h"
@@ -241,6 +246,57 @@ BENCHMARK(BM_SingleEventLatency)
     ->Args({8, 1})
     ->UseManualTime()
     ->Iterations(3);
+
+// What one pre-effect record costs a writer, in each mode, against a real audit_svc on
+// loopback (gRPC server with the SQLite store, durability normal): remote = a synchronous
+// Append round trip; local = an fsync into the writer's own outbox (shipped in the background).
+void BM_PreEffectRecord(benchmark::State& state) {
+  const bool local = state.range(0) == 1;
+  auto store = SqliteAuditStore::Open(FreshPath("pre"), {SqliteAuditStore::Durability::kNormal});
+  if (!store.ok()) {
+    state.SkipWithError(store.status().ToString().c_str());
+    return;
+  }
+  AuditLog log(*std::move(store), sharedos::common::RealClock(), AuditLog::Options{});
+  auto authenticator = sharedos::common::server::Authenticator::FromJson(
+      R"({"credentials": [{"name": "w", "role": "service", "token_sha256": ")" +
+      sharedos::common::server::TokenDigestHex("svc") + R"("}]})");
+  sharedos::audit::server::AuditService service(log, **authenticator);
+  auto runner = sharedos::common::server::ServerRunner::Start({}, {&service});
+  if (!runner.ok()) {
+    state.SkipWithError(runner.status().ToString().c_str());
+    return;
+  }
+  sharedos::audit::client::AuditClientOptions options;
+  options.mode = local ? sharedos::audit::client::PreEffectMode::kLocal
+                       : sharedos::audit::client::PreEffectMode::kRemote;
+  options.token = "svc";
+  options.outbox_path = FreshPath("outbox");
+  auto client = sharedos::audit::client::AuditClient::Create(
+      sharedos::audit::v1::AuditLog::NewStub(
+          grpc::CreateChannel((*runner)->address(), grpc::InsecureChannelCredentials())),
+      options);
+  if (!client.ok()) {
+    state.SkipWithError(client.status().ToString().c_str());
+    return;
+  }
+  std::vector<double> latencies_us;
+  for (auto _ : state) {
+    AuditEvent event = MakeEvent(next_id.fetch_add(1));
+    event.clear_id();
+    const absl::Time t0 = absl::Now();
+    if (!(*client)->RecordPreEffect(std::move(event)).ok()) {
+      state.SkipWithError("pre-effect record failed");
+      return;
+    }
+    latencies_us.push_back(absl::ToDoubleMicroseconds(absl::Now() - t0));
+  }
+  (*client)->Flush(absl::Seconds(30));
+  std::sort(latencies_us.begin(), latencies_us.end());
+  state.counters["p50_us"] = latencies_us[latencies_us.size() / 2];
+  state.counters["p99_us"] = latencies_us[latencies_us.size() * 99 / 100];
+}
+BENCHMARK(BM_PreEffectRecord)->ArgName("local")->Arg(0)->Arg(1)->UseRealTime();
 
 // Where an appended event's time goes, per event (the parts of BM_AuditLogAppend's path that run
 // before the writer).
