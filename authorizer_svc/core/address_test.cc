@@ -1,0 +1,42 @@
+#include "authorizer_svc/core/address.h"
+
+#include "authorizer_svc/core/test_builders.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace sharedos::authorizer::core {
+namespace {
+
+using ::sharedos::protocol::v1::Address;
+using ::testing::ElementsAre;
+using testing::Agent;
+using testing::Group;
+using testing::Human;
+using testing::Service;
+
+TEST(AddressTest, EqualityIsKindAndId) {
+  EXPECT_TRUE(AddressEquals(Human("alice"), Human("alice")));
+  EXPECT_FALSE(AddressEquals(Human("alice"), Human("bob")));
+  // Same id, different kind: different principals.
+  EXPECT_FALSE(AddressEquals(Human("alice"), Agent("alice")));
+  EXPECT_FALSE(AddressEquals(Group("x"), Service("x")));
+  EXPECT_TRUE(AddressEquals(Address(), Address()));
+  EXPECT_FALSE(AddressEquals(Address(), Human("")));
+}
+
+TEST(AddressTest, AddressPathIsKindThenId) {
+  EXPECT_THAT(AddressPath(Agent("alice-assistant")), ElementsAre("agent", "alice-assistant"));
+  EXPECT_THAT(AddressPath(Human("alice")), ElementsAre("human", "alice"));
+  EXPECT_THAT(AddressPath(Group("c-1")), ElementsAre("group", "c-1"));
+  EXPECT_THAT(AddressPath(Service("svc")), ElementsAre("service", "svc"));
+}
+
+TEST(AddressTest, OwnerDefaultsToContextOwner) {
+  protocol::v1::ResourceRef resource;
+  EXPECT_TRUE(AddressEquals(OwnerOrDefault(resource, Human("alice")), Human("alice")));
+  *resource.mutable_owner() = Human("bob");
+  EXPECT_TRUE(AddressEquals(OwnerOrDefault(resource, Human("alice")), Human("bob")));
+}
+
+}  // namespace
+}  // namespace sharedos::authorizer::core

@@ -1,0 +1,156 @@
+#include "authorizer_svc/core/resolved_authority.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "authorizer_svc/core/address.h"
+#include "authorizer_svc/core/matching.h"
+#include "common/protocol_json/code_unit_sort.h"
+#include "common/protocol_json/hashes.h"
+#include "common/validation/bounds.h"
+#include "common/validation/limits.h"
+#include "common/validation/protocol.h"
+
+namespace sharedos::authorizer::core {
+namespace {
+
+namespace validation = ::sharedos::common::validation;
+using ::sharedos::protocol::v1::AccessContext;
+using ::sharedos::protocol::v1::Capability;
+using ::sharedos::protocol::v1::CapabilityGrant;
+using ::sharedos::protocol::v1::SCOPE_DESCENDANTS;
+using ::sharedos::protocol::v1::SCOPE_EXACT;
+
+uint32_t Intern(absl::flat_hash_map<std::string, uint32_t>& table, const std::string& value) {
+  return table.try_emplace(value, static_cast<uint32_t>(table.size())).first->second;
+}
+
+std::optional<RejectionReason> ScopeRejection(const CapabilityGrant& grant,
+                                              const AccessContext& context) {
+  if (!AddressEquals(grant.issuer(), context.authority())) return RejectionReason::kIssuer;
+  if (!AddressEquals(grant.subject(), context.actor())) return RejectionReason::kSubject;
+  if (grant.namespace_id() != context.namespace_id()) return RejectionReason::kNamespace;
+  return std::nullopt;
+}
+
+// Interns and indexes every capability that could ever match a request of this context.
+internal::CompiledAuthority Compile(const AccessContext& context, bool context_usable,
+                                    const std::vector<CapabilityGrant>& grants,
+                                    const HostPolicyState& host_policy) {
+  internal::CompiledAuthority compiled;
+  compiled.context_usable = context_usable;
+  if (context_usable) compiled.admitted_ms = *TimestampMillis(context.now());
+  compiled.grants.reserve(grants.size());
+  for (uint32_t g = 0; g < grants.size(); ++g) {
+    const CapabilityGrant& grant = grants[g];
+    internal::CompiledGrant& out = compiled.grants.emplace_back();
+    out.scope_rejection = ScopeRejection(grant, context);
+    out.activity = AssessGrantActivity(grant, context.purpose(), compiled.admitted_ms);
+    out.eligible_at_admission = !out.scope_rejection.has_value() &&
+                                !out.activity.window_closed_at_admission &&
+                                !out.activity.purpose_excluded;
+    out.has_parent = !grant.parent_grant_id().empty();
+    if (grant.constraints().has_max_uses()) out.max_uses = grant.constraints().max_uses();
+
+    for (const Capability& capability : grant.capabilities()) {
+      const auto& resource = capability.resource();
+      // A request's owner is always the context owner once it is valid (§2.5), so a
+      // capability owned by anyone else can never match it.
+      if (resource.has_owner() && !AddressEquals(resource.owner(), context.owner())) continue;
+      if (capability.scope() != SCOPE_EXACT && capability.scope() != SCOPE_DESCENDANTS) continue;
+
+      const uint32_t index = static_cast<uint32_t>(compiled.capabilities.size());
+      internal::CompiledCapability& compiled_capability = compiled.capabilities.emplace_back();
+      compiled_capability.grant = g;
+      compiled_capability.descendants = capability.scope() == SCOPE_DESCENDANTS;
+      compiled_capability.path_begin = static_cast<uint32_t>(compiled.segments.size());
+      compiled_capability.path_size = static_cast<uint32_t>(resource.path_size());
+      for (const std::string& segment : resource.path()) {
+        compiled.segments.push_back(Intern(compiled.segment_ids, segment));
+      }
+      if (!resource.path().empty()) {
+        compiled_capability.first_segment = compiled.segments[compiled_capability.path_begin];
+      }
+
+      const uint32_t ns = Intern(compiled.namespace_ids, resource.namespace_());
+      if (ActionsCover(capability.actions(), kWildcardAction)) {
+        compiled.wildcard[ns].push_back(index);
+        continue;
+      }
+      for (const std::string& action : capability.actions()) {
+        const uint64_t key = (uint64_t{ns} << 32) | Intern(compiled.action_ids, action);
+        std::vector<uint32_t>& list = compiled.by_action[key];
+        if (list.empty() || list.back() != index) list.push_back(index);  // Repeated action.
+      }
+    }
+  }
+  if (host_policy.status() == HostPolicyState::Status::kLoaded) {
+    for (const HostPolicyRule& rule : host_policy.policy().rules) {
+      if (RuleAppliesTo(rule, context)) compiled.rules.push_back(&rule);
+    }
+  }
+  return compiled;
+}
+
+}  // namespace
+
+AuthorityResolution AuthorityResolution::Unavailable(AuthorityCode code, std::string detail) {
+  AuthorityResolution resolution;
+  resolution.code_ = code;
+  resolution.detail_ = std::move(detail);
+  return resolution;
+}
+
+AuthorityResolution AuthorityResolution::Resolve(const AccessContext& context,
+                                                 std::vector<CapabilityGrant> grants,
+                                                 HostPolicyState host_policy) {
+  if (grants.size() > validation::kMaxResolvedGrants) {
+    return Unavailable(AuthorityCode::kGrantLimitExceeded,
+                       absl::StrCat(grants.size(), " grants, more than ",
+                                    validation::kMaxResolvedGrants));
+  }
+  for (size_t i = 0; i < grants.size(); ++i) {
+    absl::Status status =
+        validation::ValidateCapabilityGrant(&grants[i], validation::IndexPath("grants", i));
+    if (!status.ok()) {
+      return Unavailable(AuthorityCode::kInvalidGrantMaterial, std::string(status.message()));
+    }
+  }
+  // The context is judged per decision (invalid_context); a copy is validated here only to
+  // trim it the way grants are trimmed.
+  auto authority = std::shared_ptr<ResolvedAuthority>(new ResolvedAuthority());
+  authority->context_ = context;
+  const bool context_usable =
+      validation::ValidateAccessContext(&authority->context_, "context").ok();
+  if (!context_usable) authority->context_ = context;
+  for (size_t i = 0; i < grants.size(); ++i) {
+    if (std::optional<RejectionReason> mismatch = ScopeRejection(grants[i], authority->context_)) {
+      return Unavailable(AuthorityCode::kGrantScopeMismatch,
+                         absl::StrCat("grants[", i, "] (", grants[i].id(), "): ",
+                                      Name(*mismatch)));
+    }
+  }
+
+  AuthoritySnapshot& snapshot = authority->snapshot_;
+  absl::StatusOr<std::string> hash = common::AuthorityHash(grants);
+  if (!hash.ok()) {
+    return Unavailable(AuthorityCode::kInvalidGrantMaterial, std::string(hash.status().message()));
+  }
+  snapshot.hash = *std::move(hash);
+  snapshot.grant_ids.reserve(grants.size());
+  for (const CapabilityGrant& grant : grants) snapshot.grant_ids.push_back(grant.id());
+  common::SortByCodeUnits(&snapshot.grant_ids);
+  snapshot.grant_count = static_cast<int>(grants.size());
+  snapshot.loaded_at = authority->context_.now();
+
+  authority->grants_ = std::move(grants);
+  authority->host_policy_ = std::move(host_policy);
+  authority->compiled_ = Compile(authority->context_, context_usable, authority->grants_,
+                                 authority->host_policy_);
+
+  AuthorityResolution resolution;
+  resolution.authority_ = std::move(authority);
+  return resolution;
+}
+
+}  // namespace sharedos::authorizer::core

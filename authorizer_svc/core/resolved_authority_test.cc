@@ -1,0 +1,132 @@
+#include "authorizer_svc/core/resolved_authority.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "authorizer_svc/core/test_builders.h"
+#include "common/protocol_json/hashes.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace sharedos::authorizer::core {
+namespace {
+
+using ::sharedos::protocol::v1::CapabilityGrant;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using testing::Agent;
+using testing::Cap;
+using testing::GrantBuilder;
+using testing::Human;
+using testing::MakeContext;
+
+CapabilityGrant Grant(std::string id) {
+  return GrantBuilder(id).WithCapability(Cap("files", {}, {"read"}));
+}
+
+std::vector<CapabilityGrant> Grants(int count) {
+  std::vector<CapabilityGrant> grants;
+  for (int i = 0; i < count; ++i) grants.push_back(Grant(absl::StrCat("g", i)));
+  return grants;
+}
+
+AuthorityResolution Resolve(std::vector<CapabilityGrant> grants) {
+  return AuthorityResolution::Resolve(MakeContext(), std::move(grants),
+                                      HostPolicyState::Absent());
+}
+
+TEST(ResolveAuthorityTest, GrantLimit) {
+  EXPECT_TRUE(Resolve(Grants(256)).resolved());
+  const AuthorityResolution over = Resolve(Grants(257));
+  ASSERT_FALSE(over.resolved());
+  EXPECT_EQ(over.code(), AuthorityCode::kGrantLimitExceeded);
+}
+
+TEST(ResolveAuthorityTest, LimitCheckedBeforeMaterial) {
+  std::vector<CapabilityGrant> grants = Grants(257);
+  grants[0].clear_capabilities();
+  EXPECT_EQ(Resolve(grants).code(), AuthorityCode::kGrantLimitExceeded);
+}
+
+TEST(ResolveAuthorityTest, InvalidMaterial) {
+  std::vector<CapabilityGrant> grants = Grants(3);
+  grants[2].clear_capabilities();
+  const AuthorityResolution resolution = Resolve(grants);
+  ASSERT_FALSE(resolution.resolved());
+  EXPECT_EQ(resolution.code(), AuthorityCode::kInvalidGrantMaterial);
+  EXPECT_THAT(resolution.detail(), HasSubstr("grants[2]"));
+}
+
+TEST(ResolveAuthorityTest, ScopeMismatchFailsClosedNeverFilters) {
+  struct Case {
+    std::string name;
+    CapabilityGrant foreign;
+  };
+  const std::vector<Case> table = {
+      {"namespace", GrantBuilder("x").WithCapability(Cap("files", {}, {"read"})).Namespace("w2")},
+      {"subject",
+       GrantBuilder("x").WithCapability(Cap("files", {}, {"read"})).Subject(Agent("other"))},
+      {"issuer",
+       GrantBuilder("x").WithCapability(Cap("files", {}, {"read"})).Issuer(Human("other"))},
+  };
+  for (const Case& c : table) {
+    std::vector<CapabilityGrant> grants = Grants(2);
+    grants.push_back(c.foreign);
+    const AuthorityResolution resolution = Resolve(grants);
+    ASSERT_FALSE(resolution.resolved()) << c.name;
+    EXPECT_EQ(resolution.code(), AuthorityCode::kGrantScopeMismatch) << c.name;
+    EXPECT_THAT(resolution.detail(), HasSubstr(c.name));
+  }
+}
+
+TEST(ResolveAuthorityTest, MaterialCheckedBeforeScope) {
+  std::vector<CapabilityGrant> grants = Grants(2);
+  grants[0].set_namespace_id("w2");
+  grants[1].clear_issued_at();
+  EXPECT_EQ(Resolve(grants).code(), AuthorityCode::kInvalidGrantMaterial);
+}
+
+TEST(ResolveAuthorityTest, SnapshotOfTheValidatedGrants) {
+  std::vector<CapabilityGrant> grants = {Grant("b"), Grant("a"), Grant("B")};
+  grants[0].mutable_capabilities(0)->set_actions(0, " read ");
+  const AuthorityResolution resolution = Resolve(grants);
+  ASSERT_TRUE(resolution.resolved());
+  const ResolvedAuthority& authority = *resolution.authority();
+  EXPECT_EQ(authority.grants()[0].capabilities(0).actions(0), "read");  // Trimmed.
+  const AuthoritySnapshot& snapshot = authority.snapshot();
+  EXPECT_THAT(snapshot.grant_ids, ElementsAre("B", "a", "b"));  // Code-unit order.
+  EXPECT_EQ(snapshot.grant_count, 3);
+  EXPECT_EQ(snapshot.loaded_at.seconds(), MakeContext().now().seconds());
+  EXPECT_EQ(snapshot.hash, *common::AuthorityHash(authority.grants()));
+  // Same authority in another order: same hash.
+  const AuthorityResolution reordered = Resolve({Grant("a"), Grant("B"), Grant("b")});
+  EXPECT_EQ(reordered.authority()->snapshot().hash, snapshot.hash);
+}
+
+TEST(ResolveAuthorityTest, EmptyAuthorityResolves) {
+  const AuthorityResolution resolution = Resolve({});
+  ASSERT_TRUE(resolution.resolved());
+  EXPECT_EQ(resolution.authority()->snapshot().hash,
+            "4f53cda18c2baa0c0354bb5f9a3ecbe5ed12ab4d8e11ba873c2f11161202b945");
+}
+
+TEST(ResolveAuthorityTest, HoldsTheHostPolicyState) {
+  HostPolicy policy{"v3", {HostPolicyRule{"r1", "files", {}, protocol::v1::SCOPE_DESCENDANTS, {}, {}, {}}}};
+  const AuthorityResolution resolution = AuthorityResolution::Resolve(
+      MakeContext(), Grants(1), HostPolicyState::Loaded(policy));
+  ASSERT_TRUE(resolution.resolved());
+  EXPECT_EQ(resolution.authority()->host_policy().status(), HostPolicyState::Status::kLoaded);
+  EXPECT_EQ(resolution.authority()->host_policy().policy().version, "v3");
+}
+
+TEST(ResolveAuthorityTest, UnavailableCarriesTheInternalCode) {
+  const AuthorityResolution resolution =
+      AuthorityResolution::Unavailable(AuthorityCode::kGrantSourceFailed, "store timeout");
+  EXPECT_FALSE(resolution.resolved());
+  EXPECT_EQ(resolution.code(), AuthorityCode::kGrantSourceFailed);
+  EXPECT_EQ(resolution.detail(), "store timeout");
+}
+
+}  // namespace
+}  // namespace sharedos::authorizer::core
