@@ -163,6 +163,8 @@ absl::StatusOr<AppendBatchResult> SqliteAuditStore::Append(
 
   AppendBatchResult result;
   result.submissions.reserve(submissions.size());
+  // Prepared once per group; Step() resets it after each row, keeping it ready for the next.
+  ASSIGN_OR_RETURN(Statement insert, db.Cached(kInsertSql));
   for (const std::vector<PendingEvent>& submission : submissions) {
     // A savepoint per submission: a conflicting id undoes only its own submission.
     RETURN_IF_ERROR(db.Exec("SAVEPOINT submission"));
@@ -172,13 +174,9 @@ absl::StatusOr<AppendBatchResult> SqliteAuditStore::Append(
     for (size_t i = 0; i < submission.size() && outcome.accepted; ++i) {
       const PendingEvent& pending = submission[i];
       const std::string hash = ChainHash(head.hash, pending.canonical_json);
-      {
-        ASSIGN_OR_RETURN(Statement insert, db.Cached(kInsertSql));
-        RETURN_IF_ERROR(BindColumns(insert, head.sequence + 1, pending.event->id(),
-                                    pending.columns, pending.canonical_json,
-                                    head.hash, hash, recorded_at_micros));
-        RETURN_IF_ERROR(insert.Step().status());
-      }
+      RETURN_IF_ERROR(BindColumns(insert, head.sequence + 1, pending.event->id(), pending.columns,
+                                  pending.canonical_json, head.hash, hash, recorded_at_micros));
+      RETURN_IF_ERROR(insert.Step().status());
       if (db.Changes() == 1) {
         head.sequence += 1;
         head.hash = hash;

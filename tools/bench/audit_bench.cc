@@ -116,8 +116,8 @@ void BM_RawSqliteBatchedInsert(benchmark::State& state) {
     }
     state.ResumeTiming();
     auto txn = sharedos::common::sqlite::Transaction::Begin(**db);
+    auto insert = (*db)->Cached(SqliteAuditStore::InsertSql());
     for (const Row& row : rows) {
-      auto insert = (*db)->Cached(SqliteAuditStore::InsertSql());
       (void)insert->BindInt64(1, ++sequence);
       (void)insert->BindText(2, row.id);
       (void)insert->BindInt64(3, row.columns.type);
