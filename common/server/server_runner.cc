@@ -51,7 +51,7 @@ absl::StatusOr<std::unique_ptr<ServerRunner>> ServerRunner::Start(
   if (tls && (options.tls_cert_file.empty() || options.tls_key_file.empty())) {
     return absl::InvalidArgumentError("tls: both a certificate and a key file are required");
   }
-  if (!tls && !IsLoopback(options.host)) {
+  if (!tls && options.listen && !IsLoopback(options.host)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "host: plaintext is allowed only on loopback; configure TLS to listen on ", options.host));
   }
@@ -74,11 +74,13 @@ absl::StatusOr<std::unique_ptr<ServerRunner>> ServerRunner::Start(
 
   grpc::ServerBuilder builder;
   int bound_port = 0;
-  builder.AddListeningPort(absl::StrCat(HostForUri(options.host), ":", options.port), credentials,
-                           &bound_port);
+  if (options.listen) {
+    builder.AddListeningPort(absl::StrCat(HostForUri(options.host), ":", options.port),
+                             credentials, &bound_port);
+  }
   for (grpc::Service* service : services) builder.RegisterService(service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  if (server == nullptr || bound_port == 0) {
+  if (server == nullptr || (options.listen && bound_port == 0)) {
     return absl::UnavailableError(
         absl::StrCat("cannot listen on ", options.host, ":", options.port));
   }
@@ -99,6 +101,10 @@ ServerRunner::~ServerRunner() {
 
 std::string ServerRunner::address() const {
   return absl::StrCat(HostForUri(host_), ":", port_);
+}
+
+std::shared_ptr<grpc::Channel> ServerRunner::InProcessChannel() {
+  return server_->InProcessChannel(grpc::ChannelArguments());
 }
 
 void ServerRunner::Shutdown() {

@@ -22,6 +22,8 @@ struct ServerOptions {
   std::string tls_key_file;
   // How long in-flight calls may take to finish on shutdown before they are cancelled.
   absl::Duration shutdown_grace = absl::Seconds(5);
+  // False: no network listener at all, only in-process channels (sharedosd's internal tier).
+  bool listen = true;
 };
 
 // Starts a gRPC server with the given services plus the standard health service (every
@@ -38,8 +40,10 @@ class ServerRunner {
   ServerRunner(const ServerRunner&) = delete;
   ServerRunner& operator=(const ServerRunner&) = delete;
 
-  // The port actually bound (useful with port 0).
+  // The port actually bound (useful with port 0); 0 when not listening.
   int port() const { return port_; }
+  // A channel to this server that never leaves the process.
+  std::shared_ptr<grpc::Channel> InProcessChannel();
   // "host:port" as a client would dial it.
   std::string address() const;
   grpc::Server* server() { return server_.get(); }

@@ -118,6 +118,24 @@ TEST(ServerRunnerTest, ShutdownStopsServing) {
   EXPECT_FALSE(HealthCheck(address, &response).ok());
 }
 
+TEST(ServerRunnerTest, AnInternalServerServesInProcessOnly) {
+  ServerOptions options;
+  options.listen = false;
+  options.host = "0.0.0.0";  // ignored without a listener
+  auto runner = ServerRunner::Start(options, {});
+  ASSERT_TRUE(runner.ok()) << runner.status();
+  EXPECT_EQ((*runner)->port(), 0);
+  grpc::GenericStub stub((*runner)->InProcessChannel());
+  grpc::ClientContext context;
+  grpc::ByteBuffer request = FromString(""), response;
+  std::promise<grpc::Status> done;
+  stub.UnaryCall(&context, "/grpc.health.v1.Health/Check", grpc::StubOptions(), &request,
+                 &response, [&done](grpc::Status status) { done.set_value(status); });
+  grpc::Status status = done.get_future().get();
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(ToString(response), std::string("\x08\x01", 2));
+}
+
 TEST(ServerRunnerTest, RefusesPlaintextOffLoopback) {
   ServerOptions options;
   options.host = "0.0.0.0";
