@@ -1,0 +1,112 @@
+#include "grantstore_svc/core/control_plane_events.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "authorizer_svc/core/address.h"
+#include "common/time/proto_time.h"
+#include "google/protobuf/struct.pb.h"
+
+namespace sharedos::grantstore::core {
+namespace {
+
+namespace pb = ::sharedos::protocol::v1;
+
+void SetString(pb::AuditEvent& event, const std::string& key, const std::string& value) {
+  (*event.mutable_metadata()->mutable_fields())[key].set_string_value(value);
+}
+
+std::string AddressString(const pb::Address& address) {
+  return absl::StrJoin(authorizer::core::AddressPath(address), ":");
+}
+
+pb::AuditEvent Base(const MutationContext& context, pb::AuditEventType type,
+                    const std::string& namespace_id) {
+  pb::AuditEvent event;
+  event.set_type(type);
+  event.set_outcome(pb::AUDIT_OUTCOME_SUCCEEDED);
+  // The clock is the store's own; a time outside the Timestamp range cannot occur in practice
+  // and would be refused by the writer's validation.
+  absl::StatusOr<google::protobuf::Timestamp> at = common::ToProtoTimestamp(context.at);
+  if (at.ok()) *event.mutable_at() = *at;
+  event.set_trace_id(absl::StrCat("grantstore-r", context.revision));
+  event.set_namespace_id(namespace_id);
+  event.mutable_actor()->set_service_id(context.caller);
+  event.set_purpose(kControlPlanePurpose);
+  (*event.mutable_metadata()->mutable_fields())["revision"].set_number_value(
+      static_cast<double>(context.revision));
+  return event;
+}
+
+pb::AuditEvent GrantEvent(const MutationContext& context, pb::AuditEventType type,
+                          const pb::CapabilityGrant& grant) {
+  pb::AuditEvent event = Base(context, type, grant.namespace_id());
+  *event.mutable_authority() = grant.issuer();
+  *event.mutable_owner() = grant.issuer();
+  if (grant.capabilities_size() > 0 && grant.capabilities(0).resource().has_owner()) {
+    *event.mutable_owner() = grant.capabilities(0).resource().owner();
+  }
+  event.set_grant_id(grant.id());
+  SetString(event, "subject", AddressString(grant.subject()));
+  return event;
+}
+
+}  // namespace
+
+pb::AuditEvent GrantIssuedEvent(const MutationContext& context, const pb::CapabilityGrant& grant,
+                                const std::string& escalation_id) {
+  pb::AuditEvent event = GrantEvent(context, pb::AUDIT_EVENT_TYPE_GRANT_ISSUED, grant);
+  if (!escalation_id.empty()) SetString(event, "escalationId", escalation_id);
+  return event;
+}
+
+pb::AuditEvent GrantDerivedEvent(const MutationContext& context, const pb::CapabilityGrant& grant) {
+  pb::AuditEvent event = GrantEvent(context, pb::AUDIT_EVENT_TYPE_GRANT_DERIVED, grant);
+  SetString(event, "parentGrantId", grant.parent_grant_id());
+  return event;
+}
+
+pb::AuditEvent GrantRevokedEvent(const MutationContext& context, const pb::CapabilityGrant& grant) {
+  return GrantEvent(context, pb::AUDIT_EVENT_TYPE_GRANT_REVOKED, grant);
+}
+
+pb::AuditEvent HostPolicyUpdatedEvent(const MutationContext& context,
+                                      const v1::HostPolicy& policy) {
+  pb::AuditEvent event =
+      Base(context, pb::AUDIT_EVENT_TYPE_HOST_POLICY_UPDATED, policy.namespace_id());
+  *event.mutable_authority() = event.actor();
+  *event.mutable_owner() = event.actor();
+  SetString(event, "policyVersion", policy.version());
+  (*event.mutable_metadata()->mutable_fields())["ruleCount"].set_number_value(policy.rules_size());
+  return event;
+}
+
+pb::AuditEvent EscalationRecordedEvent(const MutationContext& context,
+                                       const v1::EscalationRecord& record) {
+  pb::AuditEvent event =
+      Base(context, pb::AUDIT_EVENT_TYPE_ESCALATION_RECORDED, record.namespace_id());
+  *event.mutable_authority() = record.escalation().reviewer();
+  *event.mutable_owner() = record.escalation().reviewer();
+  event.set_operation_id(record.execution_id());
+  SetString(event, "escalationId", record.escalation_id());
+  if (record.escalation().has_requested_authority()) {
+    SetString(event, "requester",
+              AddressString(record.escalation().requested_authority().requester()));
+  }
+  return event;
+}
+
+pb::AuditEvent EscalationResolvedEvent(const MutationContext& context,
+                                       const v1::EscalationRecord& record) {
+  pb::AuditEvent event =
+      Base(context, pb::AUDIT_EVENT_TYPE_ESCALATION_RESOLVED, record.namespace_id());
+  *event.mutable_authority() = record.reviewer();
+  *event.mutable_owner() = record.escalation().reviewer();
+  event.set_operation_id(record.execution_id());
+  event.set_grant_id(record.grant_id());
+  SetString(event, "escalationId", record.escalation_id());
+  SetString(event, "decision",
+            record.status() == v1::ESCALATION_RECORD_STATUS_APPROVED ? "approved" : "denied");
+  return event;
+}
+
+}  // namespace sharedos::grantstore::core

@@ -1,0 +1,62 @@
+// The audit events of grantstore's mutations (control plane, AuditEventType 12..17). Each
+// carries the namespace, the caller as actor ({service_id: <credential name>}), the authority
+// and owner the mutation concerns, the purpose kControlPlanePurpose and the store revision
+// (metadata.revision), and never grant metadata, escalation metadata or credentials.
+// Stateless; thread-safe.
+
+#ifndef SHAREDOS_GRANTSTORE_SVC_CORE_CONTROL_PLANE_EVENTS_H_
+#define SHAREDOS_GRANTSTORE_SVC_CORE_CONTROL_PLANE_EVENTS_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/time/time.h"
+#include "sharedos/grantstore/v1/grantstore.pb.h"
+#include "sharedos/protocol/v1/audit.pb.h"
+#include "sharedos/protocol/v1/grant.pb.h"
+
+namespace sharedos::grantstore::core {
+
+// The purpose every control-plane event is recorded under (AuditEvent.purpose is required;
+// a mutation of the store serves no turn's purpose).
+inline constexpr char kControlPlanePurpose[] = "sharedos.control-plane";
+
+// What every event of one mutation shares.
+struct MutationContext {
+  // The authenticated principal's credential name.
+  std::string caller;
+  // The clock's now (AuditEvent.at).
+  absl::Time at;
+  // The revision the mutation commits as; also names the trace ("grantstore-r<revision>").
+  int64_t revision = 0;
+};
+
+// grant.issued (also for grants issued by approving an escalation: metadata.escalationId).
+// authority = issuer; owner = the first capability's resource owner, else the issuer;
+// metadata {revision, subject: "<kind>:<id>", escalationId?}.
+protocol::v1::AuditEvent GrantIssuedEvent(const MutationContext& context,
+                                          const protocol::v1::CapabilityGrant& grant,
+                                          const std::string& escalation_id = "");
+// grant.derived: as grant.issued, plus metadata.parentGrantId.
+protocol::v1::AuditEvent GrantDerivedEvent(const MutationContext& context,
+                                           const protocol::v1::CapabilityGrant& grant);
+// grant.revoked: as grant.issued.
+protocol::v1::AuditEvent GrantRevokedEvent(const MutationContext& context,
+                                           const protocol::v1::CapabilityGrant& grant);
+// host_policy.updated: actor = authority = owner = the caller; metadata {revision,
+// policyVersion, ruleCount}.
+protocol::v1::AuditEvent HostPolicyUpdatedEvent(const MutationContext& context,
+                                                const v1::HostPolicy& policy);
+// escalation.recorded: authority = owner = the escalation's reviewer (the context owner);
+// operation_id = execution_id; metadata {revision, escalationId, requester?}.
+protocol::v1::AuditEvent EscalationRecordedEvent(const MutationContext& context,
+                                                 const v1::EscalationRecord& record);
+// escalation.resolved: authority = the resolving reviewer, owner = the escalation's reviewer;
+// grant_id = the issued grant (approve); metadata {revision, escalationId, decision:
+// "approved" | "denied"}.
+protocol::v1::AuditEvent EscalationResolvedEvent(const MutationContext& context,
+                                                 const v1::EscalationRecord& record);
+
+}  // namespace sharedos::grantstore::core
+
+#endif  // SHAREDOS_GRANTSTORE_SVC_CORE_CONTROL_PLANE_EVENTS_H_

@@ -1,0 +1,156 @@
+// The grant store's logic, below the gRPC adapter and above the storage interface: request
+// validation, idempotency, derivation (through the authorizer core's DeriveGrant), escalation
+// resolution and the audit of every mutation.
+//
+// Every mutation runs as: open a write transaction, apply, record the control-plane event
+// through AuditWriter::RecordPreEffect, then commit. If the event cannot be recorded the
+// transaction is rolled back and the call answers UNAVAILABLE "audit_unavailable" — nothing
+// mutates unaudited. A request that fails validation writes nothing. Replays that change
+// nothing (idempotent retries) take no revision and record no event.
+//
+// Every method may also answer UNAVAILABLE (the database cannot be reached or is busy
+// beyond its timeout) and INTERNAL (a stored row no longer parses); INVALID_ARGUMENT names
+// the first bad field (see request_validation.h).
+
+#ifndef SHAREDOS_GRANTSTORE_SVC_CORE_GRANT_STORE_CORE_H_
+#define SHAREDOS_GRANTSTORE_SVC_CORE_GRANT_STORE_CORE_H_
+
+#include <functional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "audit_svc/client/audit_writer.h"
+#include "common/time/clock.h"
+#include "common/validation/limits.h"
+#include "grantstore_svc/storage/grant_store.h"
+#include "sharedos/grantstore/v1/grantstore.pb.h"
+
+namespace sharedos::grantstore::core {
+
+// Who is calling: the authenticated principal's credential name (never the credential).
+struct Caller {
+  std::string name;
+};
+
+// Thread-safe (its dependencies are; it holds no mutable state of its own).
+class GrantStoreCore {
+ public:
+  struct Options {
+    // LoadAuthority's bound (semantics §3.2 MAX_RESOLVED_GRANTS).
+    int max_resolved_grants = static_cast<int>(common::validation::kMaxResolvedGrants);
+    // Mints ids the caller left empty (escalation ids "esc-<id>", approved grants
+    // "grant-<id>"). Default: a random UUID.
+    std::function<std::string()> new_id;
+  };
+
+  // Borrows every dependency; each must outlive the core.
+  GrantStoreCore(storage::GrantStore& store, audit::client::AuditWriter& audit,
+                 const common::Clock& clock, Options options);
+  GrantStoreCore(storage::GrantStore& store, audit::client::AuditWriter& audit,
+                 const common::Clock& clock);
+
+  // --- Control plane ---
+
+  // Issues a root grant at the next revision; audits grant.issued. A retry with the same
+  // idempotency_key and grant answers the first result; the same id with the same grant (not
+  // revoked) answers the stored grant without a new revision.
+  // Errors: INVALID_ARGUMENT; FAILED_PRECONDITION (id used by a different or revoked grant;
+  // idempotency_key used with a different grant); UNAVAILABLE (audit_unavailable).
+  absl::StatusOr<v1::IssueGrantResponse> IssueGrant(const Caller& caller,
+                                                    v1::IssueGrantRequest request);
+
+  // Derives a child through authorizer::core::DeriveGrant; a refusal is a successful
+  // response carrying the §3.7 code (nothing written). Audits grant.derived.
+  // Errors: INVALID_ARGUMENT; NOT_FOUND (parent_not_found); FAILED_PRECONDITION (parent
+  // revoked; child id used by a different grant); UNAVAILABLE (audit_unavailable).
+  absl::StatusOr<v1::DeriveGrantResponse> DeriveGrant(const Caller& caller,
+                                                      v1::DeriveGrantRequest request);
+
+  // Revokes at the clock's now; audits grant.revoked. Revoking a revoked grant answers its
+  // original revoked_at and revision.
+  // Errors: INVALID_ARGUMENT; NOT_FOUND; UNAVAILABLE (audit_unavailable).
+  absl::StatusOr<v1::RevokeGrantResponse> RevokeGrant(const Caller& caller,
+                                                      v1::RevokeGrantRequest request);
+
+  // Errors: INVALID_ARGUMENT; NOT_FOUND.
+  absl::StatusOr<v1::GetGrantResponse> GetGrant(v1::GetGrantRequest request);
+
+  // Ordered by id. Errors: INVALID_ARGUMENT (incl. a page_token of another filter).
+  absl::StatusOr<v1::ListGrantsResponse> ListGrants(v1::ListGrantsRequest request);
+
+  // Installs a namespace's policy at the next revision; audits host_policy.updated. Putting
+  // the current version with the same rules again answers it unchanged.
+  // Errors: INVALID_ARGUMENT; FAILED_PRECONDITION (version already used for other rules, or
+  // an older version reused); UNAVAILABLE (audit_unavailable).
+  absl::StatusOr<v1::PutHostPolicyResponse> PutHostPolicy(const Caller& caller,
+                                                          v1::PutHostPolicyRequest request);
+
+  // `absent` when the namespace has none. Errors: INVALID_ARGUMENT.
+  absl::StatusOr<v1::GetHostPolicyResponse> GetHostPolicy(v1::GetHostPolicyRequest request);
+
+  // Oldest first. Errors: INVALID_ARGUMENT (incl. a page_token of another filter).
+  absl::StatusOr<v1::ListEscalationsResponse> ListEscalations(v1::ListEscalationsRequest request);
+
+  // Errors: INVALID_ARGUMENT; NOT_FOUND.
+  absl::StatusOr<v1::GetEscalationResponse> GetEscalation(v1::GetEscalationRequest request);
+
+  // APPROVE issues, in the same transaction, a root grant built from the escalation's
+  // requested_authority: id = grant_id or "grant-<new id>", namespace_id and capabilities as
+  // requested, subject = the requester, issuer = the resolving reviewer (request.reviewer),
+  // constraints as requested narrowed by `narrowing`, issued_at = now, metadata
+  // {escalationId, capabilityRequestId}; the escalation becomes APPROVED with that grant id.
+  // DENY marks it DENIED. Audits grant.issued (approve) and escalation.resolved. The same
+  // resolution repeated answers the stored result; any other resolution of a resolved
+  // escalation is refused.
+  // Errors: INVALID_ARGUMENT (incl. a narrowing that would widen: expires_at later than the
+  // requested one or before its not_before, max_uses above the requested one, purposes not a
+  // subset of the requested ones); NOT_FOUND (unknown escalation); FAILED_PRECONDITION
+  // (already resolved; approving an escalation without requested_authority; grant_id already
+  // used); UNAVAILABLE (audit_unavailable).
+  absl::StatusOr<v1::ResolveEscalationResponse> ResolveEscalation(
+      const Caller& caller, v1::ResolveEscalationRequest request);
+
+  // --- Data plane ---
+
+  // The live grants (issued at or before the revision, not revoked by it) with subject =
+  // actor and issuer = authority, in issue order, and the namespace's policy as of the same
+  // revision. The same at_revision always answers the same snapshot.
+  // Errors: INVALID_ARGUMENT; FAILED_PRECONDITION (at_revision ahead of the store);
+  // RESOURCE_EXHAUSTED "grant_limit_exceeded" (more than max_resolved_grants).
+  absl::StatusOr<v1::LoadAuthorityResponse> LoadAuthority(v1::LoadAuthorityRequest request);
+
+  // The grant as of at_revision (revoked_at set iff revoked by then).
+  // Errors: INVALID_ARGUMENT; NOT_FOUND (not issued by then); FAILED_PRECONDITION
+  // (at_revision ahead of the store).
+  absl::StatusOr<v1::ResolveGrantResponse> ResolveGrant(v1::ResolveGrantRequest request);
+
+  // Errors: INVALID_ARGUMENT; NOT_FOUND.
+  absl::StatusOr<v1::TryConsumeResponse> TryConsume(v1::TryConsumeRequest request);
+  absl::StatusOr<v1::GetUsageResponse> GetUsage(v1::GetUsageRequest request);
+
+  // Errors: INVALID_ARGUMENT.
+  absl::StatusOr<v1::CheckRevocationsResponse> CheckRevocations(
+      v1::CheckRevocationsRequest request);
+
+  // Stores the escalation PENDING at the next revision; audits escalation.recorded. The same
+  // escalation_id with the same content answers the same id without a new revision.
+  // Errors: INVALID_ARGUMENT; FAILED_PRECONDITION (escalation_id recorded with different
+  // content); UNAVAILABLE (audit_unavailable).
+  absl::StatusOr<v1::RecordEscalationResponse> RecordEscalation(
+      const Caller& caller, v1::RecordEscalationRequest request);
+
+ private:
+  // Records `events` in order, then commits `txn`. On an audit failure nothing is committed
+  // (the transaction is dropped, rolling back) and the result is audit_unavailable.
+  absl::Status AuditAndCommit(std::unique_ptr<storage::WriteTransaction> txn,
+                              std::vector<protocol::v1::AuditEvent> events);
+
+  storage::GrantStore& store_;
+  audit::client::AuditWriter& audit_;
+  const common::Clock& clock_;
+  const Options options_;
+};
+
+}  // namespace sharedos::grantstore::core
+
+#endif  // SHAREDOS_GRANTSTORE_SVC_CORE_GRANT_STORE_CORE_H_

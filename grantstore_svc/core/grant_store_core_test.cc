@@ -1,0 +1,1245 @@
+#include "grantstore_svc/core/grant_store_core.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "audit_svc/client/fake_audit_writer.h"
+#include "common/status/status_matchers.h"
+#include "common/time/clock.h"
+#include "common/validation/protocol.h"
+#include "gmock/gmock.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "google/protobuf/text_format.h"
+#include "google/protobuf/util/message_differencer.h"
+#include "grantstore_svc/storage/sqlite_grant_store.h"
+#include "gtest/gtest.h"
+
+namespace sharedos::grantstore::core {
+namespace {
+
+namespace pb = ::sharedos::protocol::v1;
+using ::sharedos::common::IsOk;
+using ::sharedos::common::StatusIs;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::SizeIs;
+using ::testing::UnorderedElementsAre;
+
+template <typename T>
+T Parse(const std::string& text) {
+  T message;
+  if (!google::protobuf::TextFormat::ParseFromString(text, &message)) {
+    ADD_FAILURE() << "bad text proto: " << text;
+  }
+  return message;
+}
+
+MATCHER_P(EqualsProto, expected, "") {
+  std::string diff;
+  google::protobuf::util::MessageDifferencer differencer;
+  differencer.ReportDifferencesToString(&diff);
+  if (differencer.Compare(expected, arg)) return true;
+  *result_listener << diff;
+  return false;
+}
+
+std::string Deterministic(const google::protobuf::Message& message) {
+  std::string bytes;
+  google::protobuf::io::StringOutputStream stream(&bytes);
+  google::protobuf::io::CodedOutputStream coded(&stream);
+  coded.SetSerializationDeterministic(true);
+  message.SerializeToCodedStream(&coded);
+  coded.Trim();
+  return bytes;
+}
+
+// 2023-11-14T22:13:20Z.
+constexpr int64_t kT0 = 1700000000;
+
+// A root grant of agent:assistant from human:alice in namespace "world".
+pb::CapabilityGrant BaseGrant(const std::string& id) {
+  auto grant = Parse<pb::CapabilityGrant>(R"pb(
+    namespace_id: "world"
+    subject { agent_id: "assistant" }
+    issuer { human_user_id: "alice" }
+    capabilities {
+      resource { namespace: "files" path: "docs" }
+      actions: "read"
+      actions: "write"
+      scope: SCOPE_DESCENDANTS
+    }
+    constraints {}
+    issued_at { seconds: 1700000000 }
+  )pb");
+  grant.set_id(id);
+  return grant;
+}
+
+// The base grant with `extra` merged over it (text format merge: messages merge, scalars and
+// oneofs are replaced).
+pb::CapabilityGrant Grant(const std::string& id, const std::string& extra = "") {
+  pb::CapabilityGrant grant = BaseGrant(id);
+  if (!google::protobuf::TextFormat::MergeFromString(extra, &grant)) {
+    ADD_FAILURE() << "bad text proto: " << extra;
+  }
+  return grant;
+}
+
+v1::IssueGrantRequest Issue(const pb::CapabilityGrant& grant, const std::string& key = "") {
+  v1::IssueGrantRequest request;
+  *request.mutable_grant() = grant;
+  request.set_idempotency_key(key);
+  return request;
+}
+
+// A pending escalation of agent:assistant for owner human:alice asking to write files/docs.
+v1::RecordEscalationRequest EscalationRequest(const std::string& id,
+                                              const std::string& constraints = "") {
+  auto request = Parse<v1::RecordEscalationRequest>(R"pb(
+    namespace_id: "world"
+    execution_id: "exec-1"
+    escalation {
+      reason: "needs to write the report"
+      reviewer { human_user_id: "alice" }
+      requested_at { seconds: 1700000100 }
+      status: ESCALATION_STATUS_PENDING
+      requested_authority {
+        id: "capreq-0123"
+        namespace_id: "world"
+        requester { agent_id: "assistant" }
+        owner { human_user_id: "alice" }
+        capabilities {
+          resource { namespace: "files" path: "reports" }
+          actions: "write"
+          scope: SCOPE_EXACT
+        }
+        purpose: "assist"
+        requested_at { seconds: 1700000100 }
+        metadata {
+          fields {
+            key: "hint"
+            value { string_value: "secret-ish" }
+          }
+        }
+      }
+    }
+  )pb");
+  request.set_escalation_id(id);
+  if (!constraints.empty()) {
+    *request.mutable_escalation()->mutable_requested_authority()->mutable_constraints() =
+        Parse<pb::CapabilityConstraints>(constraints);
+  }
+  return request;
+}
+
+class GrantStoreCoreTest : public ::testing::Test {
+ protected:
+  GrantStoreCoreTest() : clock_(absl::FromUnixSeconds(kT0 + 500)) {}
+
+  void SetUp() override {
+    storage::SqliteGrantStore::Options options;
+    options.path = ":memory:";
+    auto store = storage::SqliteGrantStore::Open(options);
+    ASSERT_THAT(store, IsOk());
+    store_ = *std::move(store);
+    GrantStoreCore::Options core_options;
+    core_options.new_id = [this] { return absl::StrCat("id-", ++ids_); };
+    core_ = std::make_unique<GrantStoreCore>(*store_, audit_, clock_, core_options);
+  }
+
+  int64_t Revision() {
+    auto revision = store_->CurrentRevision();
+    EXPECT_THAT(revision, IsOk());
+    return revision.ok() ? *revision : -1;
+  }
+
+  std::vector<pb::AuditEventType> EventTypes() {
+    std::vector<pb::AuditEventType> types;
+    for (const pb::AuditEvent& event : audit_.events()) types.push_back(event.type());
+    return types;
+  }
+
+  // The last recorded event without the writer-stamped id and version.
+  pb::AuditEvent LastEvent() {
+    std::vector<pb::AuditEvent> events = audit_.events();
+    if (events.empty()) return pb::AuditEvent();
+    pb::AuditEvent event = events.back();
+    event.clear_id();
+    event.clear_version();
+    return event;
+  }
+
+  void IssueOk(const pb::CapabilityGrant& grant) {
+    ASSERT_THAT(core_->IssueGrant(admin_, Issue(grant)), IsOk());
+  }
+
+  common::SimulatedClock clock_;
+  audit::client::FakeAuditWriter audit_;
+  std::unique_ptr<storage::SqliteGrantStore> store_;
+  std::unique_ptr<GrantStoreCore> core_;
+  int ids_ = 0;
+  const Caller admin_{"ops"};
+  const Caller service_{"authorizer"};
+};
+
+// --- IssueGrant ---
+
+TEST_F(GrantStoreCoreTest, IssueGrantCommitsAtTheNextRevisionAndAuditsIt) {
+  auto response = core_->IssueGrant(admin_, Issue(Grant("g1")));
+  ASSERT_THAT(response, IsOk());
+  v1::IssueGrantResponse expected;
+  *expected.mutable_grant() = BaseGrant("g1");
+  expected.set_revision(1);
+  EXPECT_THAT(*response, EqualsProto(expected));
+  EXPECT_EQ(Revision(), 1);
+  EXPECT_THAT(LastEvent(), EqualsProto(Parse<pb::AuditEvent>(R"pb(
+                type: AUDIT_EVENT_TYPE_GRANT_ISSUED
+                outcome: AUDIT_OUTCOME_SUCCEEDED
+                at { seconds: 1700000500 }
+                trace_id: "grantstore-r1"
+                namespace_id: "world"
+                actor { service_id: "ops" }
+                authority { human_user_id: "alice" }
+                owner { human_user_id: "alice" }
+                purpose: "sharedos.control-plane"
+                grant_id: "g1"
+                metadata {
+                  fields {
+                    key: "revision"
+                    value { number_value: 1 }
+                  }
+                  fields {
+                    key: "subject"
+                    value { string_value: "agent:assistant" }
+                  }
+                }
+              )pb")));
+  ASSERT_THAT(audit_.recorded(), SizeIs(1));
+  EXPECT_TRUE(audit_.recorded()[0].pre_effect);
+}
+
+TEST_F(GrantStoreCoreTest, IssueGrantTrimsIdentifiersAndNamesTheOwnerOfTheResource) {
+  pb::CapabilityGrant grant = Grant("  g1  ");
+  *grant.mutable_capabilities(0)->mutable_resource()->mutable_owner() =
+      Parse<pb::Address>(R"pb(group_conversation_id: "team")pb");
+  auto response = core_->IssueGrant(admin_, Issue(grant));
+  ASSERT_THAT(response, IsOk());
+  EXPECT_EQ(response->grant().id(), "g1");
+  EXPECT_THAT(LastEvent().owner(),
+              EqualsProto(Parse<pb::Address>(R"pb(group_conversation_id: "team")pb")));
+}
+
+TEST_F(GrantStoreCoreTest, AuditEventsNeverCarryGrantMetadata) {
+  pb::CapabilityGrant grant = Grant("g1", R"pb(metadata {
+                                                 fields {
+                                                   key: "note"
+                                                   value { string_value: "x" }
+                                                 }
+                                               })pb");
+  IssueOk(grant);
+  const pb::AuditEvent event = LastEvent();
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : event.metadata().fields()) keys.push_back(key);
+  EXPECT_THAT(keys, UnorderedElementsAre("revision", "subject"));
+}
+
+struct InvalidIssue {
+  std::string name;
+  std::function<void(v1::IssueGrantRequest&)> mutate;
+  std::string message;
+};
+
+TEST_F(GrantStoreCoreTest, IssueGrantRejectsMalformedRequestsAndWritesNothing) {
+  const std::vector<InvalidIssue> cases = {
+      {"no grant", [](auto& r) { r.clear_grant(); }, "grant: required"},
+      {"empty id", [](auto& r) { r.mutable_grant()->set_id("  "); }, "grant.id: empty"},
+      {"empty namespace", [](auto& r) { r.mutable_grant()->clear_namespace_id(); },
+       "grant.namespace_id: empty"},
+      {"no subject", [](auto& r) { r.mutable_grant()->clear_subject(); },
+       "grant.subject: required"},
+      {"no capabilities", [](auto& r) { r.mutable_grant()->clear_capabilities(); },
+       "grant.capabilities: empty"},
+      {"unspecified scope",
+       [](auto& r) {
+         r.mutable_grant()->mutable_capabilities(0)->set_scope(pb::SCOPE_UNSPECIFIED);
+       },
+       "grant.capabilities[0].scope: unspecified"},
+      {"dot-dot path",
+       [](auto& r) {
+         r.mutable_grant()->mutable_capabilities(0)->mutable_resource()->add_path("..");
+       },
+       "grant.capabilities[0].resource.path[1]"},
+      {"window inverted",
+       [](auto& r) {
+         auto* c = r.mutable_grant()->mutable_constraints();
+         c->mutable_not_before()->set_seconds(kT0 + 10);
+         c->mutable_expires_at()->set_seconds(kT0);
+       },
+       "grant.constraints"},
+      {"revoked_at", [](auto& r) { r.mutable_grant()->mutable_revoked_at()->set_seconds(kT0); },
+       "grant.revoked_at: must be absent"},
+      {"parent", [](auto& r) { r.mutable_grant()->set_parent_grant_id("p"); },
+       "grant.parent_grant_id: must be absent"},
+      {"parent equals id", [](auto& r) { r.mutable_grant()->set_parent_grant_id("g1"); },
+       "grant.parent_grant_id"},
+      {"unknown field deep",
+       [](auto& r) {
+         r.mutable_grant()
+             ->mutable_capabilities(0)
+             ->GetReflection()
+             ->MutableUnknownFields(r.mutable_grant()->mutable_capabilities(0))
+             ->AddVarint(99, 1);
+       },
+       "grant.capabilities[0]: unknown field 99"},
+      {"unknown field top",
+       [](auto& r) { r.GetReflection()->MutableUnknownFields(&r)->AddVarint(42, 1); },
+       "request: unknown field 42"},
+      {"blank key", [](auto& r) { r.set_idempotency_key("   "); }, "idempotency_key: empty"},
+  };
+  for (const InvalidIssue& c : cases) {
+    v1::IssueGrantRequest request = Issue(Grant("g1"));
+    c.mutate(request);
+    EXPECT_THAT(core_->IssueGrant(admin_, request),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(c.message)))
+        << c.name;
+  }
+  EXPECT_EQ(Revision(), 0);
+  EXPECT_THAT(audit_.events(), IsEmpty());
+}
+
+TEST_F(GrantStoreCoreTest, IdempotencyKeyAnswersTheFirstResultAndRefusesAnotherGrant) {
+  auto first = core_->IssueGrant(admin_, Issue(Grant("g1"), "key-1"));
+  ASSERT_THAT(first, IsOk());
+  IssueOk(Grant("g2"));
+  auto retry = core_->IssueGrant(admin_, Issue(Grant("g1"), "key-1"));
+  ASSERT_THAT(retry, IsOk());
+  EXPECT_THAT(*retry, EqualsProto(*first));
+  EXPECT_EQ(retry->revision(), 1);
+  EXPECT_THAT(core_->IssueGrant(admin_, Issue(Grant("g3"), "key-1")),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("idempotency_key")));
+  pb::CapabilityGrant changed = Grant("g1");
+  changed.mutable_capabilities(0)->add_actions("delete");
+  EXPECT_THAT(core_->IssueGrant(admin_, Issue(changed, "key-1")),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("idempotency_key")));
+  EXPECT_EQ(Revision(), 2);
+  EXPECT_THAT(audit_.events(), SizeIs(2));
+  // Still the first result after the grant was revoked.
+  ASSERT_THAT(core_->RevokeGrant(admin_, Parse<v1::RevokeGrantRequest>(R"pb(namespace_id: "world"
+                                                                            grant_id: "g1")pb")),
+              IsOk());
+  auto after_revoke = core_->IssueGrant(admin_, Issue(Grant("g1"), "key-1"));
+  ASSERT_THAT(after_revoke, IsOk());
+  EXPECT_THAT(*after_revoke, EqualsProto(*first));
+}
+
+TEST_F(GrantStoreCoreTest, GrantIdsAreUniqueAndNeverReused) {
+  IssueOk(Grant("g1"));
+  // The identical grant again is a retry: answered, not written.
+  auto retry = core_->IssueGrant(admin_, Issue(Grant("g1")));
+  ASSERT_THAT(retry, IsOk());
+  EXPECT_EQ(retry->revision(), 1);
+  EXPECT_THAT(core_->IssueGrant(admin_, Issue(Grant("g1", R"pb(metadata {})pb"))),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("grant id \"g1\" is already used in namespace \"world\"")));
+  ASSERT_THAT(core_->RevokeGrant(admin_, Parse<v1::RevokeGrantRequest>(R"pb(namespace_id: "world"
+                                                                            grant_id: "g1")pb")),
+              IsOk());
+  EXPECT_THAT(core_->IssueGrant(admin_, Issue(Grant("g1"))),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("never reused")));
+  EXPECT_EQ(Revision(), 2);
+}
+
+TEST_F(GrantStoreCoreTest, AuditFailureRollsBackIssueAndAnswersUnavailable) {
+  audit_.FailPreEffect(true);
+  EXPECT_THAT(core_->IssueGrant(admin_, Issue(Grant("g1"), "key-1")),
+              StatusIs(absl::StatusCode::kUnavailable, HasSubstr("audit_unavailable")));
+  EXPECT_EQ(Revision(), 0);
+  EXPECT_THAT(
+      core_->GetGrant(Parse<v1::GetGrantRequest>(R"pb(namespace_id: "world" grant_id: "g1")pb")),
+      StatusIs(absl::StatusCode::kNotFound));
+  audit_.FailPreEffect(false);
+  // Neither the grant nor the key survived: the same call now issues at revision 1.
+  auto response = core_->IssueGrant(admin_, Issue(Grant("g1"), "key-1"));
+  ASSERT_THAT(response, IsOk());
+  EXPECT_EQ(response->revision(), 1);
+}
+
+// --- DeriveGrant ---
+
+class DeriveGrantTest : public GrantStoreCoreTest {
+ protected:
+  void SetUp() override {
+    GrantStoreCoreTest::SetUp();
+    // The parent: delegable twice, for purpose "assist", until T0 + 1 day.
+    IssueOk(Grant("parent", R"pb(constraints {
+                                   purposes: "assist"
+                                   expires_at { seconds: 1700086400 }
+                                   delegation_depth: 2
+                                 })pb"));
+    audit_.Clear();
+  }
+
+  // `child_extra`, when set, is merged into the child (text format).
+  v1::DeriveGrantRequest Derive(const std::string& child_extra = "") {
+    auto request = Parse<v1::DeriveGrantRequest>(R"pb(
+      namespace_id: "world"
+      parent_grant_id: "parent"
+      child {
+        id: "child"
+        subject { agent_id: "helper" }
+        capabilities {
+          resource { namespace: "files" path: "docs" path: "a" }
+          actions: "read"
+          scope: SCOPE_EXACT
+        }
+        issued_at { seconds: 1700000100 }
+      }
+    )pb");
+    if (!google::protobuf::TextFormat::MergeFromString(child_extra, request.mutable_child())) {
+      ADD_FAILURE() << "bad text proto: " << child_extra;
+    }
+    return request;
+  }
+};
+
+TEST_F(DeriveGrantTest, DerivesTheChildAndAuditsGrantDerived) {
+  auto response = core_->DeriveGrant(admin_, Derive());
+  ASSERT_THAT(response, IsOk());
+  EXPECT_THAT(*response, EqualsProto(Parse<v1::DeriveGrantResponse>(R"pb(
+    granted {
+      grant {
+        id: "child"
+        namespace_id: "world"
+        subject { agent_id: "helper" }
+        issuer { agent_id: "assistant" }
+        capabilities {
+          resource { namespace: "files" path: "docs" path: "a" }
+          actions: "read"
+          scope: SCOPE_EXACT
+        }
+        constraints {
+          purposes: "assist"
+          expires_at { seconds: 1700086400 }
+          delegation_depth: 1
+        }
+        issued_at { seconds: 1700000100 }
+        parent_grant_id: "parent"
+      }
+      revision: 2
+    }
+  )pb")));
+  EXPECT_EQ(Revision(), 2);
+  const pb::AuditEvent event = LastEvent();
+  EXPECT_EQ(event.type(), pb::AUDIT_EVENT_TYPE_GRANT_DERIVED);
+  EXPECT_EQ(event.grant_id(), "child");
+  EXPECT_THAT(event.authority(), EqualsProto(Parse<pb::Address>(R"pb(agent_id: "assistant")pb")));
+  EXPECT_EQ(event.metadata().fields().at("parentGrantId").string_value(), "parent");
+  // A retry answers the stored child.
+  auto retry = core_->DeriveGrant(admin_, Derive());
+  ASSERT_THAT(retry, IsOk());
+  EXPECT_THAT(*retry, EqualsProto(*response));
+  EXPECT_THAT(audit_.events(), SizeIs(1));
+}
+
+TEST_F(DeriveGrantTest, RefusalsAreSuccessfulResponsesThatWriteNothing) {
+  struct Case {
+    std::string code;
+    v1::DeriveGrantRequest request;
+  };
+  std::vector<Case> cases;
+  {
+    v1::DeriveGrantRequest r = Derive();
+    r.mutable_child()->clear_capabilities();
+    cases.push_back({"empty_capabilities", r});
+  }
+  {
+    v1::DeriveGrantRequest r = Derive();
+    r.mutable_child()->set_id("parent");
+    cases.push_back({"id_collides_with_parent", r});
+  }
+  cases.push_back({"depth_exhausted", Derive("constraints { delegation_depth: 2 }")});
+  {
+    v1::DeriveGrantRequest r = Derive();
+    r.mutable_child()->mutable_capabilities(0)->mutable_resource()->set_path(0, "other");
+    cases.push_back({"capability_not_within_parent", r});
+  }
+  cases.push_back({"purpose_not_within_parent", Derive(R"pb(constraints { purposes: "x" })pb")});
+  cases.push_back(
+      {"window_not_within_parent", Derive("constraints { expires_at { seconds: 1800000000 } }")});
+  {
+    v1::DeriveGrantRequest r = Derive();
+    r.mutable_child()->mutable_issued_at()->set_seconds(kT0 - 1);
+    cases.push_back({"issued_before_parent", r});
+  }
+  for (const Case& c : cases) {
+    auto response = core_->DeriveGrant(admin_, c.request);
+    ASSERT_THAT(response, IsOk()) << c.code;
+    EXPECT_THAT(*response, EqualsProto(Parse<v1::DeriveGrantResponse>(
+                               absl::StrCat("refusal { code: \"", c.code, "\" }"))));
+  }
+  EXPECT_EQ(Revision(), 1);
+  EXPECT_THAT(audit_.events(), IsEmpty());
+}
+
+TEST_F(DeriveGrantTest, ParentsThatCannotDelegateAreRefused) {
+  IssueOk(Grant("undelegable"));
+  IssueOk(Grant("bounded", "constraints { max_uses: 3 delegation_depth: 1 }"));
+  v1::DeriveGrantRequest request = Derive();
+  request.set_parent_grant_id("undelegable");
+  auto response = core_->DeriveGrant(admin_, request);
+  ASSERT_THAT(response, IsOk());
+  EXPECT_EQ(response->refusal().code(), "parent_not_delegable");
+  request.set_parent_grant_id("bounded");
+  response = core_->DeriveGrant(admin_, request);
+  ASSERT_THAT(response, IsOk());
+  EXPECT_EQ(response->refusal().code(), "bounded_parent_not_delegable");
+}
+
+TEST_F(DeriveGrantTest, ErrorsNameTheProblem) {
+  v1::DeriveGrantRequest unknown_parent = Derive();
+  unknown_parent.set_parent_grant_id("nope");
+  EXPECT_THAT(core_->DeriveGrant(admin_, unknown_parent),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("parent_not_found")));
+  v1::DeriveGrantRequest other_namespace = Derive();
+  other_namespace.set_namespace_id("elsewhere");
+  EXPECT_THAT(core_->DeriveGrant(admin_, other_namespace),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("parent_not_found")));
+  v1::DeriveGrantRequest no_subject = Derive();
+  no_subject.mutable_child()->clear_subject();
+  EXPECT_THAT(core_->DeriveGrant(admin_, no_subject),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("child.subject: required")));
+  v1::DeriveGrantRequest no_issued_at = Derive();
+  no_issued_at.mutable_child()->clear_issued_at();
+  EXPECT_THAT(core_->DeriveGrant(admin_, no_issued_at),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("child.issued_at: required")));
+  IssueOk(Grant("taken"));
+  v1::DeriveGrantRequest taken = Derive();
+  taken.mutable_child()->set_id("taken");
+  EXPECT_THAT(core_->DeriveGrant(admin_, taken),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("\"taken\"")));
+  ASSERT_THAT(
+      core_->RevokeGrant(admin_, Parse<v1::RevokeGrantRequest>(R"pb(namespace_id: "world"
+                                                                    grant_id: "parent")pb")),
+      IsOk());
+  EXPECT_THAT(core_->DeriveGrant(admin_, Derive()),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("revoked")));
+}
+
+TEST_F(DeriveGrantTest, AuditFailureRollsBackTheDerivation) {
+  audit_.FailPreEffect(true);
+  EXPECT_THAT(core_->DeriveGrant(admin_, Derive()),
+              StatusIs(absl::StatusCode::kUnavailable, HasSubstr("audit_unavailable")));
+  EXPECT_EQ(Revision(), 1);
+  EXPECT_THAT(core_->GetGrant(Parse<v1::GetGrantRequest>(R"pb(namespace_id: "world"
+                                                              grant_id: "child")pb")),
+              StatusIs(absl::StatusCode::kNotFound));
+}
+
+// --- RevokeGrant, GetGrant, ListGrants ---
+
+TEST_F(GrantStoreCoreTest, RevokeStampsTheClockOnceAndAuditsOnce) {
+  IssueOk(Grant("g1"));
+  const auto request = Parse<v1::RevokeGrantRequest>(R"pb(namespace_id: "world" grant_id: "g1")pb");
+  auto revoked = core_->RevokeGrant(admin_, request);
+  ASSERT_THAT(revoked, IsOk());
+  EXPECT_THAT(*revoked,
+              EqualsProto(Parse<v1::RevokeGrantResponse>(R"pb(revoked_at { seconds: 1700000500 }
+                                                              revision: 2)pb")));
+  EXPECT_EQ(LastEvent().type(), pb::AUDIT_EVENT_TYPE_GRANT_REVOKED);
+  clock_.AdvanceTime(absl::Hours(1));
+  auto again = core_->RevokeGrant(admin_, request);
+  ASSERT_THAT(again, IsOk());
+  EXPECT_THAT(*again, EqualsProto(*revoked));
+  EXPECT_THAT(audit_.events(), SizeIs(2));
+  auto got =
+      core_->GetGrant(Parse<v1::GetGrantRequest>(R"pb(namespace_id: "world" grant_id: "g1")pb"));
+  ASSERT_THAT(got, IsOk());
+  EXPECT_EQ(got->grant().revoked_at().seconds(), kT0 + 500);
+  EXPECT_THAT(core_->RevokeGrant(admin_, Parse<v1::RevokeGrantRequest>(R"pb(namespace_id: "world"
+                                                                            grant_id: "nope")pb")),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("\"nope\"")));
+  EXPECT_THAT(core_->RevokeGrant(admin_, Parse<v1::RevokeGrantRequest>(R"pb(grant_id: "g1")pb")),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("namespace_id: empty")));
+}
+
+TEST_F(GrantStoreCoreTest, AuditFailureRollsBackRevocation) {
+  IssueOk(Grant("g1"));
+  audit_.FailPreEffect(true);
+  EXPECT_THAT(core_->RevokeGrant(admin_, Parse<v1::RevokeGrantRequest>(R"pb(namespace_id: "world"
+                                                                            grant_id: "g1")pb")),
+              StatusIs(absl::StatusCode::kUnavailable, HasSubstr("audit_unavailable")));
+  auto got =
+      core_->GetGrant(Parse<v1::GetGrantRequest>(R"pb(namespace_id: "world" grant_id: "g1")pb"));
+  ASSERT_THAT(got, IsOk());
+  EXPECT_FALSE(got->grant().has_revoked_at());
+  EXPECT_EQ(Revision(), 1);
+}
+
+TEST_F(GrantStoreCoreTest, ListGrantsPagesWithTokensBoundToTheFilter) {
+  for (const char* id : {"e", "b", "d", "a", "c"}) IssueOk(Grant(id));
+  auto request = Parse<v1::ListGrantsRequest>(R"pb(filter { namespace_id: "world" }
+                                                   page_size: 2)pb");
+  std::vector<std::string> ids;
+  std::vector<std::string> tokens;
+  for (int page = 0; page < 5; ++page) {
+    auto response = core_->ListGrants(request);
+    ASSERT_THAT(response, IsOk());
+    for (const auto& grant : response->grants()) ids.push_back(grant.id());
+    if (response->next_page_token().empty()) break;
+    tokens.push_back(response->next_page_token());
+    request.set_page_token(response->next_page_token());
+  }
+  EXPECT_THAT(ids, ElementsAre("a", "b", "c", "d", "e"));
+  ASSERT_THAT(tokens, SizeIs(2));
+
+  auto other_filter =
+      Parse<v1::ListGrantsRequest>(R"pb(filter { namespace_id: "world" include_revoked: true })pb");
+  other_filter.set_page_token(tokens[0]);
+  EXPECT_THAT(core_->ListGrants(other_filter),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("page_token: not issued for this filter")));
+  other_filter.set_page_token("!!!");
+  EXPECT_THAT(core_->ListGrants(other_filter),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("page_token: malformed")));
+  EXPECT_THAT(core_->ListGrants(Parse<v1::ListGrantsRequest>(R"pb(filter { namespace_id: "world" }
+                                                                  page_size: 1001)pb")),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("page_size")));
+  EXPECT_THAT(core_->ListGrants(v1::ListGrantsRequest()),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("filter: required")));
+}
+
+// --- Host policy ---
+
+v1::PutHostPolicyRequest Policy(const std::string& version, const std::string& rule_id = "r1") {
+  auto request = Parse<v1::PutHostPolicyRequest>(R"pb(
+    policy {
+      namespace_id: "world"
+      rules {
+        resource_namespace: "files"
+        path: "secrets"
+        scope: SCOPE_DESCENDANTS
+        actions: "read"
+        actors { agent_id: "assistant" }
+        purposes: "assist"
+      }
+    }
+  )pb");
+  request.mutable_policy()->set_version(version);
+  request.mutable_policy()->mutable_rules(0)->set_id(rule_id);
+  return request;
+}
+
+TEST_F(GrantStoreCoreTest, HostPolicyVersionsOnlyMoveForward) {
+  auto get = Parse<v1::GetHostPolicyRequest>(R"pb(namespace_id: "world")pb");
+  auto absent = core_->GetHostPolicy(get);
+  ASSERT_THAT(absent, IsOk());
+  EXPECT_TRUE(absent->has_absent());
+
+  auto put = core_->PutHostPolicy(admin_, Policy("v1"));
+  ASSERT_THAT(put, IsOk());
+  EXPECT_EQ(put->revision(), 1);
+  EXPECT_THAT(put->policy(), EqualsProto(Policy("v1").policy()));
+  EXPECT_THAT(LastEvent(), EqualsProto(Parse<pb::AuditEvent>(R"pb(
+                type: AUDIT_EVENT_TYPE_HOST_POLICY_UPDATED
+                outcome: AUDIT_OUTCOME_SUCCEEDED
+                at { seconds: 1700000500 }
+                trace_id: "grantstore-r1"
+                namespace_id: "world"
+                actor { service_id: "ops" }
+                authority { service_id: "ops" }
+                owner { service_id: "ops" }
+                purpose: "sharedos.control-plane"
+                metadata {
+                  fields {
+                    key: "revision"
+                    value { number_value: 1 }
+                  }
+                  fields {
+                    key: "policyVersion"
+                    value { string_value: "v1" }
+                  }
+                  fields {
+                    key: "ruleCount"
+                    value { number_value: 1 }
+                  }
+                }
+              )pb")));
+  // The same version and rules again: unchanged.
+  auto same = core_->PutHostPolicy(admin_, Policy("v1"));
+  ASSERT_THAT(same, IsOk());
+  EXPECT_EQ(same->revision(), 1);
+  EXPECT_THAT(core_->PutHostPolicy(admin_, Policy("v1", "r2")),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("\"v1\"")));
+  ASSERT_THAT(core_->PutHostPolicy(admin_, Policy("v2", "r2")), IsOk());
+  EXPECT_THAT(core_->PutHostPolicy(admin_, Policy("v1")),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("already used")));
+  auto current = core_->GetHostPolicy(get);
+  ASSERT_THAT(current, IsOk());
+  EXPECT_THAT(current->policy(), EqualsProto(Policy("v2", "r2").policy()));
+  EXPECT_EQ(Revision(), 2);
+  EXPECT_THAT(audit_.events(), SizeIs(2));
+}
+
+TEST_F(GrantStoreCoreTest, MalformedHostPoliciesAreRejected) {
+  struct Case {
+    std::function<void(v1::PutHostPolicyRequest&)> mutate;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {[](auto& r) { r.mutable_policy()->set_version(""); }, "policy.version: empty"},
+      {[](auto& r) { *r.mutable_policy()->add_rules() = r.policy().rules(0); },
+       "policy.rules[1].id: duplicate \"r1\""},
+      {[](auto& r) { r.mutable_policy()->mutable_rules(0)->set_scope(pb::SCOPE_UNSPECIFIED); },
+       "policy.rules[0].scope: unspecified"},
+      {[](auto& r) { r.mutable_policy()->mutable_rules(0)->add_path(".."); },
+       "policy.rules[0].path[1]"},
+      {[](auto& r) { r.mutable_policy()->mutable_rules(0)->add_actions(" "); },
+       "policy.rules[0].actions[1]: empty"},
+      {[](auto& r) { r.mutable_policy()->mutable_rules(0)->add_actors(); },
+       "policy.rules[0].actors[1]"},
+      {[](auto& r) { r.mutable_policy()->mutable_rules(0)->set_resource_namespace(""); },
+       "policy.rules[0].resource_namespace: empty"},
+      {[](auto& r) { r.mutable_policy()->clear_namespace_id(); }, "policy.namespace_id: empty"},
+  };
+  for (const Case& c : cases) {
+    v1::PutHostPolicyRequest request = Policy("v1");
+    c.mutate(request);
+    EXPECT_THAT(core_->PutHostPolicy(admin_, request),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(c.message)));
+  }
+  EXPECT_EQ(Revision(), 0);
+  EXPECT_THAT(audit_.events(), IsEmpty());
+}
+
+// --- Data plane ---
+
+v1::LoadAuthorityRequest Load(std::optional<int64_t> at_revision = std::nullopt) {
+  auto request = Parse<v1::LoadAuthorityRequest>(R"pb(
+    namespace_id: "world"
+    actor { agent_id: "assistant" }
+    authority { human_user_id: "alice" }
+  )pb");
+  if (at_revision.has_value()) request.set_at_revision(*at_revision);
+  return request;
+}
+
+TEST_F(GrantStoreCoreTest, LoadAuthorityIsReproducibleAtARevision) {
+  IssueOk(Grant("g1"));
+  IssueOk(Grant("g2", R"pb(subject { agent_id: "someone-else" })pb"));
+  ASSERT_THAT(core_->PutHostPolicy(admin_, Policy("v1")), IsOk());
+  auto at_r = core_->LoadAuthority(Load());
+  ASSERT_THAT(at_r, IsOk());
+  EXPECT_EQ(at_r->revision(), 3);
+  ASSERT_THAT(at_r->grants(), SizeIs(1));
+  EXPECT_THAT(at_r->grants(0), EqualsProto(Grant("g1")));
+  EXPECT_THAT(at_r->host_policy().loaded(), EqualsProto(Policy("v1").policy()));
+
+  IssueOk(Grant("g3"));
+  ASSERT_THAT(core_->RevokeGrant(admin_, Parse<v1::RevokeGrantRequest>(R"pb(namespace_id: "world"
+                                                                            grant_id: "g1")pb")),
+              IsOk());
+  ASSERT_THAT(core_->PutHostPolicy(admin_, Policy("v2")), IsOk());
+
+  auto again = core_->LoadAuthority(Load(3));
+  ASSERT_THAT(again, IsOk());
+  EXPECT_EQ(Deterministic(*again), Deterministic(*at_r));
+
+  auto latest = core_->LoadAuthority(Load());
+  ASSERT_THAT(latest, IsOk());
+  EXPECT_EQ(latest->revision(), 6);
+  ASSERT_THAT(latest->grants(), SizeIs(1));
+  EXPECT_EQ(latest->grants(0).id(), "g3");
+  EXPECT_EQ(latest->host_policy().loaded().version(), "v2");
+
+  auto before_policy = core_->LoadAuthority(Load(1));
+  ASSERT_THAT(before_policy, IsOk());
+  EXPECT_TRUE(before_policy->host_policy().has_absent());
+
+  EXPECT_THAT(core_->LoadAuthority(Load(7)),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("at_revision 7")));
+  EXPECT_THAT(core_->LoadAuthority(Load(-1)),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("at_revision")));
+  auto no_actor = Load();
+  no_actor.clear_actor();
+  EXPECT_THAT(core_->LoadAuthority(no_actor),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("actor: required")));
+}
+
+TEST_F(GrantStoreCoreTest, LoadAuthorityRefusesMoreThanTheGrantLimit) {
+  GrantStoreCore::Options options;
+  options.max_resolved_grants = 3;
+  GrantStoreCore small(*store_, audit_, clock_, options);
+  for (int i = 0; i < 3; ++i) IssueOk(Grant(absl::StrCat("g", i)));
+  auto exactly = small.LoadAuthority(Load());
+  ASSERT_THAT(exactly, IsOk());
+  EXPECT_THAT(exactly->grants(), SizeIs(3));
+  IssueOk(Grant("g3"));
+  EXPECT_THAT(small.LoadAuthority(Load()),
+              StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("grant_limit_exceeded")));
+  // The bound is MAX_RESOLVED_GRANTS (256) by default.
+  EXPECT_EQ(GrantStoreCore::Options().max_resolved_grants, 256);
+}
+
+TEST_F(GrantStoreCoreTest, ResolveGrantReadsAncestorsAtARevision) {
+  IssueOk(Grant("g1"));
+  ASSERT_THAT(core_->RevokeGrant(admin_, Parse<v1::RevokeGrantRequest>(R"pb(namespace_id: "world"
+                                                                            grant_id: "g1")pb")),
+              IsOk());
+  auto at1 = core_->ResolveGrant(Parse<v1::ResolveGrantRequest>(R"pb(namespace_id: "world"
+                                                                     grant_id: "g1"
+                                                                     at_revision: 1)pb"));
+  ASSERT_THAT(at1, IsOk());
+  EXPECT_THAT(at1->grant(), EqualsProto(Grant("g1")));
+  auto latest = core_->ResolveGrant(Parse<v1::ResolveGrantRequest>(R"pb(namespace_id: "world"
+                                                                        grant_id: "g1")pb"));
+  ASSERT_THAT(latest, IsOk());
+  EXPECT_EQ(latest->grant().revoked_at().seconds(), kT0 + 500);
+  EXPECT_THAT(core_->ResolveGrant(Parse<v1::ResolveGrantRequest>(R"pb(namespace_id: "world"
+                                                                      grant_id: "g1"
+                                                                      at_revision: 0)pb")),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("\"g1\"")));
+  EXPECT_THAT(core_->ResolveGrant(Parse<v1::ResolveGrantRequest>(R"pb(namespace_id: "world"
+                                                                      grant_id: "g1"
+                                                                      at_revision: 9)pb")),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+}
+
+TEST_F(GrantStoreCoreTest, UsageAndRevocationRequestsAreValidated) {
+  IssueOk(Grant("g1", "constraints { max_uses: 1 }"));
+  auto consume =
+      Parse<v1::TryConsumeRequest>(R"pb(namespace_id: "world" grant_id: "g1" max_uses: 1)pb");
+  auto first = core_->TryConsume(consume);
+  ASSERT_THAT(first, IsOk());
+  EXPECT_THAT(*first, EqualsProto(Parse<v1::TryConsumeResponse>("consumed: true uses: 1")));
+  auto second = core_->TryConsume(consume);
+  ASSERT_THAT(second, IsOk());
+  EXPECT_THAT(*second, EqualsProto(Parse<v1::TryConsumeResponse>("consumed: false uses: 1")));
+  consume.set_max_uses(0);
+  EXPECT_THAT(core_->TryConsume(consume), StatusIs(absl::StatusCode::kInvalidArgument,
+                                                   HasSubstr("max_uses: must be positive")));
+  EXPECT_THAT(
+      core_->GetUsage(Parse<v1::GetUsageRequest>(R"pb(namespace_id: "world" grant_id: "nope")pb")),
+      StatusIs(absl::StatusCode::kNotFound));
+
+  auto check = Parse<v1::CheckRevocationsRequest>(R"pb(namespace_id: "world"
+                                                       grant_ids: "g1"
+                                                       grant_ids: "ghost")pb");
+  auto checked = core_->CheckRevocations(check);
+  ASSERT_THAT(checked, IsOk());
+  EXPECT_THAT(*checked, EqualsProto(Parse<v1::CheckRevocationsResponse>(
+                            R"pb(revision: 1 revoked_grant_ids: "ghost")pb")));
+  check.clear_grant_ids();
+  EXPECT_THAT(core_->CheckRevocations(check),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("grant_ids: empty")));
+  for (int i = 0; i < 257; ++i) check.add_grant_ids(absl::StrCat("g", i));
+  EXPECT_THAT(core_->CheckRevocations(check),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("grant_ids: more than 256")));
+}
+
+// --- Escalations ---
+
+TEST_F(GrantStoreCoreTest, RecordEscalationStoresItPendingOnceAndAuditsIt) {
+  auto recorded = core_->RecordEscalation(service_, EscalationRequest("esc-1"));
+  ASSERT_THAT(recorded, IsOk());
+  EXPECT_EQ(recorded->escalation_id(), "esc-1");
+  EXPECT_THAT(LastEvent(), EqualsProto(Parse<pb::AuditEvent>(R"pb(
+                type: AUDIT_EVENT_TYPE_ESCALATION_RECORDED
+                outcome: AUDIT_OUTCOME_SUCCEEDED
+                at { seconds: 1700000500 }
+                trace_id: "grantstore-r1"
+                namespace_id: "world"
+                actor { service_id: "authorizer" }
+                authority { human_user_id: "alice" }
+                owner { human_user_id: "alice" }
+                purpose: "sharedos.control-plane"
+                operation_id: "exec-1"
+                metadata {
+                  fields {
+                    key: "revision"
+                    value { number_value: 1 }
+                  }
+                  fields {
+                    key: "escalationId"
+                    value { string_value: "esc-1" }
+                  }
+                  fields {
+                    key: "requester"
+                    value { string_value: "agent:assistant" }
+                  }
+                }
+              )pb")));
+  auto stored =
+      core_->GetEscalation(Parse<v1::GetEscalationRequest>(R"pb(escalation_id: "esc-1")pb"));
+  ASSERT_THAT(stored, IsOk());
+  v1::EscalationRecord expected;
+  expected.set_escalation_id("esc-1");
+  expected.set_namespace_id("world");
+  expected.set_execution_id("exec-1");
+  *expected.mutable_escalation() = EscalationRequest("esc-1").escalation();
+  expected.set_status(v1::ESCALATION_RECORD_STATUS_PENDING);
+  expected.set_recorded_revision(1);
+  EXPECT_THAT(stored->escalation(), EqualsProto(expected));
+
+  // Idempotent on the id; different content under it is refused.
+  auto retry = core_->RecordEscalation(service_, EscalationRequest("esc-1"));
+  ASSERT_THAT(retry, IsOk());
+  EXPECT_EQ(retry->escalation_id(), "esc-1");
+  v1::RecordEscalationRequest changed = EscalationRequest("esc-1");
+  changed.mutable_escalation()->set_reason("something else");
+  EXPECT_THAT(core_->RecordEscalation(service_, changed),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("esc-1")));
+  // Without an id the store mints one.
+  auto minted = core_->RecordEscalation(service_, EscalationRequest(""));
+  ASSERT_THAT(minted, IsOk());
+  EXPECT_EQ(minted->escalation_id(), "esc-id-1");
+  EXPECT_EQ(Revision(), 2);
+  EXPECT_THAT(audit_.events(), SizeIs(2));
+}
+
+TEST_F(GrantStoreCoreTest, RecordEscalationRejectsInconsistentRequests) {
+  v1::RecordEscalationRequest other_namespace = EscalationRequest("esc-1");
+  other_namespace.set_namespace_id("elsewhere");
+  EXPECT_THAT(core_->RecordEscalation(service_, other_namespace),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("escalation.requested_authority.namespace_id")));
+  v1::RecordEscalationRequest other_reviewer = EscalationRequest("esc-1");
+  other_reviewer.mutable_escalation()->mutable_reviewer()->set_human_user_id("mallory");
+  EXPECT_THAT(core_->RecordEscalation(service_, other_reviewer),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("escalation.reviewer")));
+  v1::RecordEscalationRequest no_status = EscalationRequest("esc-1");
+  no_status.mutable_escalation()->clear_status();
+  EXPECT_THAT(core_->RecordEscalation(service_, no_status),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("escalation.status")));
+  v1::RecordEscalationRequest no_execution = EscalationRequest("esc-1");
+  no_execution.clear_execution_id();
+  EXPECT_THAT(core_->RecordEscalation(service_, no_execution),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("execution_id: empty")));
+  v1::RecordEscalationRequest long_reason = EscalationRequest("esc-1");
+  long_reason.mutable_escalation()->set_reason(std::string(513, 'x'));
+  EXPECT_THAT(core_->RecordEscalation(service_, long_reason),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("escalation.reason")));
+  audit_.FailPreEffect(true);
+  EXPECT_THAT(core_->RecordEscalation(service_, EscalationRequest("esc-1")),
+              StatusIs(absl::StatusCode::kUnavailable, HasSubstr("audit_unavailable")));
+  EXPECT_THAT(
+      core_->GetEscalation(Parse<v1::GetEscalationRequest>(R"pb(escalation_id: "esc-1")pb")),
+      StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_EQ(Revision(), 0);
+}
+
+// `extra` is merged into the request (text format).
+v1::ResolveEscalationRequest Resolve(const std::string& decision, const std::string& extra = "") {
+  auto request = Parse<v1::ResolveEscalationRequest>(R"pb(escalation_id: "esc-1"
+                                                          reviewer { human_user_id: "alice" })pb");
+  v1::EscalationDecision value = v1::ESCALATION_DECISION_UNSPECIFIED;
+  if (!v1::EscalationDecision_Parse(decision, &value)) ADD_FAILURE() << decision;
+  request.set_decision(value);
+  if (!google::protobuf::TextFormat::MergeFromString(extra, &request)) {
+    ADD_FAILURE() << "bad text proto: " << extra;
+  }
+  return request;
+}
+
+TEST_F(GrantStoreCoreTest, ApproveIssuesTheRequestedGrantInTheSameRevision) {
+  ASSERT_THAT(core_->RecordEscalation(service_, EscalationRequest("esc-1")), IsOk());
+  audit_.Clear();
+  auto resolved = core_->ResolveEscalation(admin_, Resolve("ESCALATION_DECISION_APPROVE"));
+  ASSERT_THAT(resolved, IsOk());
+  const pb::CapabilityGrant expected_grant = Parse<pb::CapabilityGrant>(R"pb(
+    id: "grant-id-1"
+    namespace_id: "world"
+    subject { agent_id: "assistant" }
+    issuer { human_user_id: "alice" }
+    capabilities {
+      resource { namespace: "files" path: "reports" }
+      actions: "write"
+      scope: SCOPE_EXACT
+    }
+    constraints {}
+    issued_at { seconds: 1700000500 }
+    metadata {
+      fields {
+        key: "escalationId"
+        value { string_value: "esc-1" }
+      }
+      fields {
+        key: "capabilityRequestId"
+        value { string_value: "capreq-0123" }
+      }
+    }
+  )pb");
+  EXPECT_THAT(resolved->grant(), EqualsProto(expected_grant));
+  EXPECT_EQ(resolved->escalation().status(), v1::ESCALATION_RECORD_STATUS_APPROVED);
+  EXPECT_EQ(resolved->escalation().grant_id(), "grant-id-1");
+  EXPECT_EQ(resolved->escalation().resolved_at().seconds(), kT0 + 500);
+  EXPECT_THAT(resolved->escalation().reviewer(),
+              EqualsProto(Parse<pb::Address>(R"pb(human_user_id: "alice")pb")));
+  // One mutation, one revision: the grant and the resolution.
+  EXPECT_EQ(Revision(), 2);
+  EXPECT_THAT(EventTypes(), ElementsAre(pb::AUDIT_EVENT_TYPE_GRANT_ISSUED,
+                                        pb::AUDIT_EVENT_TYPE_ESCALATION_RESOLVED));
+  const std::vector<pb::AuditEvent> events = audit_.events();
+  EXPECT_EQ(events[0].grant_id(), "grant-id-1");
+  EXPECT_EQ(events[0].metadata().fields().at("escalationId").string_value(), "esc-1");
+  EXPECT_EQ(events[1].grant_id(), "grant-id-1");
+  EXPECT_EQ(events[1].metadata().fields().at("decision").string_value(), "approved");
+  EXPECT_FALSE(events[1].metadata().fields().contains("hint"));
+  // The next turn of the requester under the reviewer's authority loads it.
+  auto loaded = core_->LoadAuthority(Load());
+  ASSERT_THAT(loaded, IsOk());
+  ASSERT_THAT(loaded->grants(), SizeIs(1));
+  EXPECT_THAT(loaded->grants(0), EqualsProto(expected_grant));
+  // The stored record agrees.
+  auto stored =
+      core_->GetEscalation(Parse<v1::GetEscalationRequest>(R"pb(escalation_id: "esc-1")pb"));
+  ASSERT_THAT(stored, IsOk());
+  EXPECT_THAT(stored->escalation(), EqualsProto(resolved->escalation()));
+}
+
+TEST_F(GrantStoreCoreTest, DenyMarksTheEscalationDeniedAndIssuesNothing) {
+  ASSERT_THAT(core_->RecordEscalation(service_, EscalationRequest("esc-1")), IsOk());
+  auto resolved = core_->ResolveEscalation(admin_, Resolve("ESCALATION_DECISION_DENY"));
+  ASSERT_THAT(resolved, IsOk());
+  EXPECT_FALSE(resolved->has_grant());
+  EXPECT_EQ(resolved->escalation().status(), v1::ESCALATION_RECORD_STATUS_DENIED);
+  EXPECT_EQ(resolved->escalation().grant_id(), "");
+  EXPECT_EQ(LastEvent().metadata().fields().at("decision").string_value(), "denied");
+  EXPECT_EQ(LastEvent().type(), pb::AUDIT_EVENT_TYPE_ESCALATION_RESOLVED);
+  auto loaded = core_->LoadAuthority(Load());
+  ASSERT_THAT(loaded, IsOk());
+  EXPECT_THAT(loaded->grants(), IsEmpty());
+}
+
+TEST_F(GrantStoreCoreTest, AnEscalationIsResolvedOnlyOnce) {
+  ASSERT_THAT(core_->RecordEscalation(service_, EscalationRequest("esc-1")), IsOk());
+  auto approved = core_->ResolveEscalation(admin_, Resolve("ESCALATION_DECISION_APPROVE"));
+  ASSERT_THAT(approved, IsOk());
+  const int64_t revision = Revision();
+  const size_t events = audit_.events().size();
+  EXPECT_THAT(core_->ResolveEscalation(admin_, Resolve("ESCALATION_DECISION_DENY")),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("escalation \"esc-1\" is already resolved (approved)")));
+  auto other_reviewer = Resolve("ESCALATION_DECISION_APPROVE");
+  other_reviewer.mutable_reviewer()->set_human_user_id("bob");
+  EXPECT_THAT(core_->ResolveEscalation(admin_, other_reviewer),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("already resolved")));
+  EXPECT_THAT(core_->ResolveEscalation(
+                  admin_, Resolve("ESCALATION_DECISION_APPROVE", "narrowing { max_uses: 1 }")),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("already resolved")));
+  // The identical resolution retried answers what it produced, writing nothing.
+  auto retry = core_->ResolveEscalation(admin_, Resolve("ESCALATION_DECISION_APPROVE"));
+  ASSERT_THAT(retry, IsOk());
+  EXPECT_THAT(*retry, EqualsProto(*approved));
+  EXPECT_EQ(Revision(), revision);
+  EXPECT_THAT(audit_.events(), SizeIs(events));
+}
+
+TEST_F(GrantStoreCoreTest, AnEscalationWithoutRequestedAuthorityCannotBeApproved) {
+  v1::RecordEscalationRequest bare = EscalationRequest("esc-1");
+  bare.mutable_escalation()->clear_requested_authority();
+  ASSERT_THAT(core_->RecordEscalation(service_, bare), IsOk());
+  EXPECT_THAT(
+      core_->ResolveEscalation(admin_, Resolve("ESCALATION_DECISION_APPROVE")),
+      StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("carries no requested_authority")));
+  auto stored =
+      core_->GetEscalation(Parse<v1::GetEscalationRequest>(R"pb(escalation_id: "esc-1")pb"));
+  ASSERT_THAT(stored, IsOk());
+  EXPECT_EQ(stored->escalation().status(), v1::ESCALATION_RECORD_STATUS_PENDING);
+  // It can still be denied.
+  EXPECT_THAT(core_->ResolveEscalation(admin_, Resolve("ESCALATION_DECISION_DENY")), IsOk());
+}
+
+TEST_F(GrantStoreCoreTest, NarrowingOnlyNarrows) {
+  ASSERT_THAT(core_->RecordEscalation(service_, EscalationRequest("esc-1", R"pb(
+                                        purposes: "assist"
+                                        purposes: "report"
+                                        not_before { seconds: 1700000000 }
+                                        expires_at { seconds: 1700090000 }
+                                        max_uses: 5
+                                      )pb")),
+              IsOk());
+  struct Case {
+    std::string narrowing;
+    std::string message;
+  };
+  const std::vector<Case> widening = {
+      {"narrowing { expires_at { seconds: 1700090001 } }", "narrowing.expires_at: later"},
+      {"narrowing { expires_at { seconds: 1699999999 } }", "narrowing.expires_at: before"},
+      {"narrowing { max_uses: 6 }", "narrowing.max_uses: above"},
+      {"narrowing { max_uses: 0 }", "narrowing.max_uses: must be positive"},
+      {R"pb(narrowing { purposes: "assist" purposes: "other" })pb",
+       "narrowing.purposes[1]: not among the requested purposes"},
+      {R"pb(narrowing { purposes: "assist" purposes: "assist" })pb",
+       "narrowing.purposes[1]: duplicate"},
+  };
+  for (const Case& c : widening) {
+    EXPECT_THAT(
+        core_->ResolveEscalation(admin_, Resolve("ESCALATION_DECISION_APPROVE", c.narrowing)),
+        StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(c.message)))
+        << c.narrowing;
+  }
+  EXPECT_THAT(core_->ResolveEscalation(
+                  admin_, Resolve("ESCALATION_DECISION_DENY", "narrowing { max_uses: 1 }")),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("narrowing: only allowed with APPROVE")));
+  EXPECT_EQ(Revision(), 1);
+
+  auto resolved = core_->ResolveEscalation(admin_, Resolve("ESCALATION_DECISION_APPROVE", R"pb(
+                                             narrowing {
+                                               expires_at { seconds: 1700003600 }
+                                               max_uses: 1
+                                               purposes: "report"
+                                             }
+                                             grant_id: "approved-1"
+                                           )pb"));
+  ASSERT_THAT(resolved, IsOk());
+  EXPECT_EQ(resolved->grant().id(), "approved-1");
+  EXPECT_THAT(resolved->grant().constraints(), EqualsProto(Parse<pb::CapabilityConstraints>(R"pb(
+                purposes: "report"
+                not_before { seconds: 1700000000 }
+                expires_at { seconds: 1700003600 }
+                max_uses: 1
+              )pb")));
+}
+
+TEST_F(GrantStoreCoreTest, NarrowingAnUnconstrainedRequestSetsTheConstraints) {
+  ASSERT_THAT(core_->RecordEscalation(service_, EscalationRequest("esc-1")), IsOk());
+  auto resolved = core_->ResolveEscalation(
+      admin_, Resolve("ESCALATION_DECISION_APPROVE",
+                      R"pb(narrowing { max_uses: 1 purposes: "assist" })pb"));
+  ASSERT_THAT(resolved, IsOk());
+  EXPECT_THAT(
+      resolved->grant().constraints(),
+      EqualsProto(Parse<pb::CapabilityConstraints>(R"pb(purposes: "assist" max_uses: 1)pb")));
+}
+
+TEST_F(GrantStoreCoreTest, ApprovalErrors) {
+  EXPECT_THAT(core_->ResolveEscalation(admin_, Resolve("ESCALATION_DECISION_APPROVE")),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("esc-1")));
+  ASSERT_THAT(core_->RecordEscalation(service_, EscalationRequest("esc-1")), IsOk());
+  EXPECT_THAT(core_->ResolveEscalation(admin_, Resolve("ESCALATION_DECISION_UNSPECIFIED")),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("decision: unspecified")));
+  auto no_reviewer = Resolve("ESCALATION_DECISION_APPROVE");
+  no_reviewer.clear_reviewer();
+  EXPECT_THAT(core_->ResolveEscalation(admin_, no_reviewer),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("reviewer: required")));
+  IssueOk(Grant("taken"));
+  EXPECT_THAT(core_->ResolveEscalation(
+                  admin_, Resolve("ESCALATION_DECISION_APPROVE", R"pb(grant_id: "taken")pb")),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("\"taken\"")));
+  EXPECT_THAT(
+      core_->ResolveEscalation(admin_, Resolve("ESCALATION_DECISION_DENY", R"pb(grant_id: "x")pb")),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("grant_id")));
+}
+
+TEST_F(GrantStoreCoreTest, AuditFailureRollsBackTheWholeResolution) {
+  ASSERT_THAT(core_->RecordEscalation(service_, EscalationRequest("esc-1")), IsOk());
+  audit_.FailPreEffect(true);
+  EXPECT_THAT(core_->ResolveEscalation(admin_, Resolve("ESCALATION_DECISION_APPROVE")),
+              StatusIs(absl::StatusCode::kUnavailable, HasSubstr("audit_unavailable")));
+  audit_.FailPreEffect(false);
+  EXPECT_EQ(Revision(), 1);
+  auto stored =
+      core_->GetEscalation(Parse<v1::GetEscalationRequest>(R"pb(escalation_id: "esc-1")pb"));
+  ASSERT_THAT(stored, IsOk());
+  EXPECT_EQ(stored->escalation().status(), v1::ESCALATION_RECORD_STATUS_PENDING);
+  EXPECT_THAT(core_->GetGrant(Parse<v1::GetGrantRequest>(R"pb(namespace_id: "world"
+                                                              grant_id: "grant-id-1")pb")),
+              StatusIs(absl::StatusCode::kNotFound));
+  auto loaded = core_->LoadAuthority(Load());
+  ASSERT_THAT(loaded, IsOk());
+  EXPECT_THAT(loaded->grants(), IsEmpty());
+}
+
+TEST_F(GrantStoreCoreTest, ListEscalationsFiltersAndPagesOldestFirst) {
+  for (const char* id : {"esc-c", "esc-a", "esc-b"}) {
+    ASSERT_THAT(core_->RecordEscalation(service_, EscalationRequest(id)), IsOk());
+  }
+  auto deny = Resolve("ESCALATION_DECISION_DENY");
+  deny.set_escalation_id("esc-a");
+  ASSERT_THAT(core_->ResolveEscalation(admin_, deny), IsOk());
+
+  auto request = Parse<v1::ListEscalationsRequest>(R"pb(namespace_id: "world" page_size: 2)pb");
+  auto page1 = core_->ListEscalations(request);
+  ASSERT_THAT(page1, IsOk());
+  ASSERT_THAT(page1->escalations(), SizeIs(2));
+  EXPECT_EQ(page1->escalations(0).escalation_id(), "esc-c");
+  EXPECT_EQ(page1->escalations(1).escalation_id(), "esc-a");
+  ASSERT_FALSE(page1->next_page_token().empty());
+  // A record arriving between pages lands at the end, never shifting a page.
+  ASSERT_THAT(core_->RecordEscalation(service_, EscalationRequest("esc-d")), IsOk());
+  request.set_page_token(page1->next_page_token());
+  auto page2 = core_->ListEscalations(request);
+  ASSERT_THAT(page2, IsOk());
+  ASSERT_THAT(page2->escalations(), SizeIs(2));
+  EXPECT_EQ(page2->escalations(0).escalation_id(), "esc-b");
+  EXPECT_EQ(page2->escalations(1).escalation_id(), "esc-d");
+  EXPECT_EQ(page2->next_page_token(), "");
+
+  auto pending =
+      Parse<v1::ListEscalationsRequest>(R"pb(namespace_id: "world"
+                                             status: ESCALATION_RECORD_STATUS_PENDING)pb");
+  auto pending_page = core_->ListEscalations(pending);
+  ASSERT_THAT(pending_page, IsOk());
+  std::vector<std::string> ids;
+  for (const auto& record : pending_page->escalations()) ids.push_back(record.escalation_id());
+  EXPECT_THAT(ids, ElementsAre("esc-c", "esc-b", "esc-d"));
+  pending.set_page_token(page1->next_page_token());
+  EXPECT_THAT(core_->ListEscalations(pending),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("page_token")));
+  EXPECT_THAT(core_->ListEscalations(Parse<v1::ListEscalationsRequest>(
+                  R"pb(namespace_id: "world" status: ESCALATION_RECORD_STATUS_UNSPECIFIED)pb")),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("status: unspecified")));
+}
+
+TEST_F(GrantStoreCoreTest, EveryControlPlaneEventIsAValidProtocolEvent) {
+  IssueOk(Grant("parent", "constraints { delegation_depth: 1 }"));
+  ASSERT_THAT(core_->DeriveGrant(admin_, Parse<v1::DeriveGrantRequest>(R"pb(
+                                   namespace_id: "world"
+                                   parent_grant_id: "parent"
+                                   child {
+                                     id: "child"
+                                     subject { agent_id: "helper" }
+                                     capabilities {
+                                       resource { namespace: "files" path: "docs" }
+                                       actions: "read"
+                                       scope: SCOPE_EXACT
+                                     }
+                                     issued_at { seconds: 1700000100 }
+                                   }
+                                 )pb")),
+              IsOk());
+  ASSERT_THAT(
+      core_->RevokeGrant(admin_, Parse<v1::RevokeGrantRequest>(R"pb(namespace_id: "world"
+                                                                    grant_id: "child")pb")),
+      IsOk());
+  ASSERT_THAT(core_->PutHostPolicy(admin_, Policy("v1")), IsOk());
+  ASSERT_THAT(core_->RecordEscalation(service_, EscalationRequest("esc-1")), IsOk());
+  ASSERT_THAT(core_->ResolveEscalation(admin_, Resolve("ESCALATION_DECISION_APPROVE")), IsOk());
+  ASSERT_THAT(core_->RecordEscalation(service_, EscalationRequest("esc-2")), IsOk());
+  auto deny = Resolve("ESCALATION_DECISION_DENY");
+  deny.set_escalation_id("esc-2");
+  ASSERT_THAT(core_->ResolveEscalation(admin_, deny), IsOk());
+  EXPECT_THAT(
+      EventTypes(),
+      ElementsAre(pb::AUDIT_EVENT_TYPE_GRANT_ISSUED, pb::AUDIT_EVENT_TYPE_GRANT_DERIVED,
+                  pb::AUDIT_EVENT_TYPE_GRANT_REVOKED, pb::AUDIT_EVENT_TYPE_HOST_POLICY_UPDATED,
+                  pb::AUDIT_EVENT_TYPE_ESCALATION_RECORDED, pb::AUDIT_EVENT_TYPE_GRANT_ISSUED,
+                  pb::AUDIT_EVENT_TYPE_ESCALATION_RESOLVED,
+                  pb::AUDIT_EVENT_TYPE_ESCALATION_RECORDED,
+                  pb::AUDIT_EVENT_TYPE_ESCALATION_RESOLVED));
+  for (pb::AuditEvent event : audit_.events()) {
+    EXPECT_THAT(common::validation::ValidateAuditEvent(&event, "event"), IsOk())
+        << event.DebugString();
+    EXPECT_EQ(event.purpose(), "sharedos.control-plane");
+    EXPECT_TRUE(event.metadata().fields().contains("revision"));
+  }
+}
+
+}  // namespace
+}  // namespace sharedos::grantstore::core

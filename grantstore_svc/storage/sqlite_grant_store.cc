@@ -1,0 +1,685 @@
+#include "grantstore_svc/storage/sqlite_grant_store.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "common/sqlite/migrations.h"
+#include "common/sqlite/transaction.h"
+#include "common/status/status_macros.h"
+#include "grantstore_svc/core/errors.h"
+
+namespace sharedos::grantstore::storage {
+namespace {
+
+using ::sharedos::common::sqlite::Database;
+using ::sharedos::common::sqlite::Migration;
+using ::sharedos::common::sqlite::Statement;
+using SqlTransaction = ::sharedos::common::sqlite::Transaction;
+namespace pb = ::sharedos::protocol::v1;
+namespace gs = ::sharedos::grantstore::v1;
+
+// Schema history. Append only: a shipped migration is never edited.
+const Migration kMigrations[] = {
+    {1, R"sql(
+CREATE TABLE store_revision (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  revision INTEGER NOT NULL
+);
+INSERT INTO store_revision (id, revision) VALUES (1, 0);
+
+-- body: the CapabilityGrant as issued (never with revoked_at); revocation lives in columns.
+CREATE TABLE grants (
+  namespace_id TEXT NOT NULL,
+  grant_id TEXT NOT NULL,
+  subject_key TEXT NOT NULL,
+  issuer_key TEXT NOT NULL,
+  issued_revision INTEGER NOT NULL,
+  revoked_revision INTEGER,
+  revoked_at_seconds INTEGER,
+  revoked_at_nanos INTEGER,
+  body BLOB NOT NULL,
+  PRIMARY KEY (namespace_id, grant_id)
+);
+CREATE INDEX grants_by_authority
+  ON grants (namespace_id, subject_key, issuer_key, issued_revision);
+
+CREATE TABLE grant_usage (
+  namespace_id TEXT NOT NULL,
+  grant_id TEXT NOT NULL,
+  uses INTEGER NOT NULL,
+  PRIMARY KEY (namespace_id, grant_id)
+) WITHOUT ROWID;
+
+CREATE TABLE idempotency_keys (
+  idempotency_key TEXT PRIMARY KEY,
+  namespace_id TEXT NOT NULL,
+  grant_id TEXT NOT NULL,
+  revision INTEGER NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE host_policies (
+  namespace_id TEXT NOT NULL,
+  revision INTEGER NOT NULL,
+  version TEXT NOT NULL,
+  body BLOB NOT NULL,
+  PRIMARY KEY (namespace_id, revision)
+);
+CREATE INDEX host_policies_by_version ON host_policies (namespace_id, version);
+
+-- body: the EscalationRecord as it stands.
+CREATE TABLE escalations (
+  escalation_id TEXT PRIMARY KEY,
+  namespace_id TEXT NOT NULL,
+  status INTEGER NOT NULL,
+  recorded_revision INTEGER NOT NULL UNIQUE,
+  resolved_revision INTEGER,
+  resolution_fingerprint BLOB,
+  body BLOB NOT NULL
+);
+CREATE INDEX escalations_by_namespace ON escalations (namespace_id, recorded_revision);
+CREATE INDEX escalations_by_status ON escalations (namespace_id, status, recorded_revision);
+)sql"},
+};
+
+constexpr char kSelectRevision[] = "SELECT revision FROM store_revision WHERE id = 1";
+
+absl::StatusOr<int64_t> ReadRevision(Database& db) {
+  ASSIGN_OR_RETURN(Statement stmt, db.Cached(kSelectRevision));
+  ASSIGN_OR_RETURN(const bool row, stmt.Step());
+  if (!row) return absl::InternalError("store_revision row missing");
+  return stmt.ColumnInt64(0);
+}
+
+// The revision a read serves: `at_revision` when it is within [0, current], else an error.
+absl::StatusOr<int64_t> ServableRevision(Database& db, std::optional<int64_t> at_revision) {
+  ASSIGN_OR_RETURN(const int64_t current, ReadRevision(db));
+  if (!at_revision.has_value()) return current;
+  if (*at_revision < 0 || *at_revision > current) {
+    return errors::RevisionNotServable(*at_revision, current);
+  }
+  return *at_revision;
+}
+
+absl::Status Bind(Statement& stmt, int index, absl::string_view text) {
+  return stmt.BindText(index, text);
+}
+
+// Columns: body, issued_revision, revoked_revision, revoked_at_seconds, revoked_at_nanos.
+constexpr char kGrantColumns[] =
+    "body, issued_revision, revoked_revision, revoked_at_seconds, revoked_at_nanos";
+
+// Reads a grant row as it was at `at_revision` (revocation after it is not visible).
+absl::StatusOr<StoredGrant> GrantFromRow(const Statement& stmt, int first_column,
+                                         int64_t at_revision) {
+  StoredGrant stored;
+  const absl::string_view body = stmt.ColumnBlob(first_column);
+  if (!stored.grant.ParseFromArray(body.data(), static_cast<int>(body.size()))) {
+    return errors::CorruptRow("grants", "body");
+  }
+  stored.issued_revision = stmt.ColumnInt64(first_column + 1);
+  if (!stmt.ColumnIsNull(first_column + 2)) {
+    const int64_t revoked_revision = stmt.ColumnInt64(first_column + 2);
+    if (revoked_revision <= at_revision) {
+      stored.revoked_revision = revoked_revision;
+      stored.grant.mutable_revoked_at()->set_seconds(stmt.ColumnInt64(first_column + 3));
+      stored.grant.mutable_revoked_at()->set_nanos(
+          static_cast<int32_t>(stmt.ColumnInt64(first_column + 4)));
+    }
+  }
+  return stored;
+}
+
+absl::StatusOr<std::optional<StoredGrant>> SelectGrant(Database& db, absl::string_view namespace_id,
+                                                       absl::string_view grant_id,
+                                                       int64_t at_revision) {
+  ASSIGN_OR_RETURN(Statement stmt,
+                   db.Cached(absl::StrCat("SELECT ", kGrantColumns,
+                                          " FROM grants WHERE namespace_id = ?1 AND grant_id = ?2 "
+                                          "AND issued_revision <= ?3")));
+  RETURN_IF_ERROR(Bind(stmt, 1, namespace_id));
+  RETURN_IF_ERROR(Bind(stmt, 2, grant_id));
+  RETURN_IF_ERROR(stmt.BindInt64(3, at_revision));
+  ASSIGN_OR_RETURN(const bool row, stmt.Step());
+  if (!row) return std::optional<StoredGrant>();
+  ASSIGN_OR_RETURN(StoredGrant stored, GrantFromRow(stmt, 0, at_revision));
+  return std::optional<StoredGrant>(std::move(stored));
+}
+
+absl::StatusOr<std::optional<StoredHostPolicy>> SelectHostPolicy(Database& db,
+                                                                 absl::string_view namespace_id,
+                                                                 int64_t at_revision) {
+  ASSIGN_OR_RETURN(Statement stmt,
+                   db.Cached("SELECT revision, body FROM host_policies WHERE namespace_id = ?1 "
+                             "AND revision <= ?2 ORDER BY revision DESC LIMIT 1"));
+  RETURN_IF_ERROR(Bind(stmt, 1, namespace_id));
+  RETURN_IF_ERROR(stmt.BindInt64(2, at_revision));
+  ASSIGN_OR_RETURN(const bool row, stmt.Step());
+  if (!row) return std::optional<StoredHostPolicy>();
+  StoredHostPolicy stored;
+  stored.revision = stmt.ColumnInt64(0);
+  const absl::string_view body = stmt.ColumnBlob(1);
+  if (!stored.policy.ParseFromArray(body.data(), static_cast<int>(body.size()))) {
+    return errors::CorruptRow("host_policies", namespace_id);
+  }
+  return std::optional<StoredHostPolicy>(std::move(stored));
+}
+
+absl::StatusOr<std::optional<StoredEscalation>> SelectEscalation(Database& db,
+                                                                 absl::string_view escalation_id) {
+  ASSIGN_OR_RETURN(Statement stmt, db.Cached("SELECT body, resolution_fingerprint FROM escalations "
+                                             "WHERE escalation_id = ?1"));
+  RETURN_IF_ERROR(Bind(stmt, 1, escalation_id));
+  ASSIGN_OR_RETURN(const bool row, stmt.Step());
+  if (!row) return std::optional<StoredEscalation>();
+  StoredEscalation stored;
+  const absl::string_view body = stmt.ColumnBlob(0);
+  if (!stored.record.ParseFromArray(body.data(), static_cast<int>(body.size()))) {
+    return errors::CorruptRow("escalations", escalation_id);
+  }
+  if (!stmt.ColumnIsNull(1)) stored.resolution_fingerprint = std::string(stmt.ColumnBlob(1));
+  return std::optional<StoredEscalation>(std::move(stored));
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------
+// Write transactions
+
+class SqliteGrantStore::Transaction : public WriteTransaction {
+ public:
+  // Takes the in-process write lock for the transaction's whole life.
+  explicit Transaction(SqliteGrantStore& store) ABSL_NO_THREAD_SAFETY_ANALYSIS
+      : lock_(&store.write_mu_),
+        db_(*store.writer_) {}
+
+  absl::Status Begin() {
+    ASSIGN_OR_RETURN(SqlTransaction txn,
+                     SqlTransaction::Begin(db_, SqlTransaction::Mode::kImmediate));
+    txn_.emplace(std::move(txn));
+    ASSIGN_OR_RETURN(const int64_t current, ReadRevision(db_));
+    revision_ = current + 1;
+    return absl::OkStatus();
+  }
+
+  int64_t revision() const override { return revision_; }
+
+  absl::StatusOr<std::optional<StoredGrant>> GetGrant(absl::string_view namespace_id,
+                                                      absl::string_view grant_id) override {
+    return SelectGrant(db_, namespace_id, grant_id, revision_);
+  }
+
+  absl::Status InsertGrant(const pb::CapabilityGrant& grant) override {
+    if (grant.has_revoked_at()) {
+      return absl::InvalidArgumentError("InsertGrant: revoked_at must be absent");
+    }
+    ASSIGN_OR_RETURN(Statement stmt,
+                     db_.Cached("INSERT INTO grants (namespace_id, grant_id, subject_key, "
+                                "issuer_key, issued_revision, body) "
+                                "VALUES (?1, ?2, ?3, ?4, ?5, ?6)"));
+    RETURN_IF_ERROR(Bind(stmt, 1, grant.namespace_id()));
+    RETURN_IF_ERROR(Bind(stmt, 2, grant.id()));
+    RETURN_IF_ERROR(Bind(stmt, 3, AddressKey(grant.subject())));
+    RETURN_IF_ERROR(Bind(stmt, 4, AddressKey(grant.issuer())));
+    RETURN_IF_ERROR(stmt.BindInt64(5, revision_));
+    RETURN_IF_ERROR(stmt.BindBlob(6, grant.SerializeAsString()));
+    absl::Status status = stmt.Step().status();
+    if (absl::IsAlreadyExists(status)) {
+      return absl::AlreadyExistsError(
+          absl::StrCat("grant id \"", grant.id(), "\" is taken in its namespace"));
+    }
+    return status;
+  }
+
+  absl::Status RevokeGrant(absl::string_view namespace_id, absl::string_view grant_id,
+                           absl::Time revoked_at) override {
+    ASSIGN_OR_RETURN(std::optional<StoredGrant> existing,
+                     SelectGrant(db_, namespace_id, grant_id, revision_));
+    if (!existing.has_value()) return errors::GrantNotFound(namespace_id, grant_id);
+    if (existing->revoked_revision.has_value()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("grant \"", grant_id, "\" is already revoked"));
+    }
+    const absl::Duration since_epoch = revoked_at - absl::UnixEpoch();
+    const int64_t seconds = absl::ToInt64Seconds(since_epoch);
+    const int64_t nanos = absl::ToInt64Nanoseconds(since_epoch - absl::Seconds(seconds));
+    ASSIGN_OR_RETURN(Statement stmt,
+                     db_.Cached("UPDATE grants SET revoked_revision = ?3, revoked_at_seconds = "
+                                "?4, revoked_at_nanos = ?5 WHERE namespace_id = ?1 AND "
+                                "grant_id = ?2 AND revoked_revision IS NULL"));
+    RETURN_IF_ERROR(Bind(stmt, 1, namespace_id));
+    RETURN_IF_ERROR(Bind(stmt, 2, grant_id));
+    RETURN_IF_ERROR(stmt.BindInt64(3, revision_));
+    // Timestamps keep non-negative nanos (floor the seconds for pre-epoch times).
+    RETURN_IF_ERROR(stmt.BindInt64(4, nanos < 0 ? seconds - 1 : seconds));
+    RETURN_IF_ERROR(stmt.BindInt64(5, nanos < 0 ? nanos + 1000000000 : nanos));
+    return stmt.Step().status();
+  }
+
+  absl::StatusOr<std::optional<IdempotencyEntry>> GetIdempotencyKey(
+      absl::string_view key) override {
+    ASSIGN_OR_RETURN(Statement stmt,
+                     db_.Cached("SELECT namespace_id, grant_id FROM idempotency_keys "
+                                "WHERE idempotency_key = ?1"));
+    RETURN_IF_ERROR(Bind(stmt, 1, key));
+    ASSIGN_OR_RETURN(const bool row, stmt.Step());
+    if (!row) return std::optional<IdempotencyEntry>();
+    return std::optional<IdempotencyEntry>(
+        IdempotencyEntry{std::string(stmt.ColumnText(0)), std::string(stmt.ColumnText(1))});
+  }
+
+  absl::Status PutIdempotencyKey(absl::string_view key, const IdempotencyEntry& entry) override {
+    ASSIGN_OR_RETURN(Statement stmt,
+                     db_.Cached("INSERT INTO idempotency_keys (idempotency_key, namespace_id, "
+                                "grant_id, revision) VALUES (?1, ?2, ?3, ?4)"));
+    RETURN_IF_ERROR(Bind(stmt, 1, key));
+    RETURN_IF_ERROR(Bind(stmt, 2, entry.namespace_id));
+    RETURN_IF_ERROR(Bind(stmt, 3, entry.grant_id));
+    RETURN_IF_ERROR(stmt.BindInt64(4, revision_));
+    return stmt.Step().status();
+  }
+
+  absl::StatusOr<std::optional<StoredHostPolicy>> GetHostPolicy(
+      absl::string_view namespace_id) override {
+    return SelectHostPolicy(db_, namespace_id, revision_);
+  }
+
+  absl::StatusOr<bool> HostPolicyVersionUsed(absl::string_view namespace_id,
+                                             absl::string_view version) override {
+    ASSIGN_OR_RETURN(Statement stmt,
+                     db_.Cached("SELECT 1 FROM host_policies WHERE namespace_id = ?1 AND "
+                                "version = ?2 LIMIT 1"));
+    RETURN_IF_ERROR(Bind(stmt, 1, namespace_id));
+    RETURN_IF_ERROR(Bind(stmt, 2, version));
+    return stmt.Step();
+  }
+
+  absl::Status PutHostPolicy(const gs::HostPolicy& policy) override {
+    ASSIGN_OR_RETURN(Statement stmt,
+                     db_.Cached("INSERT INTO host_policies (namespace_id, revision, version, "
+                                "body) VALUES (?1, ?2, ?3, ?4)"));
+    RETURN_IF_ERROR(Bind(stmt, 1, policy.namespace_id()));
+    RETURN_IF_ERROR(stmt.BindInt64(2, revision_));
+    RETURN_IF_ERROR(Bind(stmt, 3, policy.version()));
+    RETURN_IF_ERROR(stmt.BindBlob(4, policy.SerializeAsString()));
+    return stmt.Step().status();
+  }
+
+  absl::StatusOr<std::optional<StoredEscalation>> GetEscalation(
+      absl::string_view escalation_id) override {
+    return SelectEscalation(db_, escalation_id);
+  }
+
+  absl::Status InsertEscalation(const gs::EscalationRecord& record) override {
+    gs::EscalationRecord stamped = record;
+    stamped.set_recorded_revision(revision_);
+    ASSIGN_OR_RETURN(Statement stmt,
+                     db_.Cached("INSERT INTO escalations (escalation_id, namespace_id, status, "
+                                "recorded_revision, body) VALUES (?1, ?2, ?3, ?4, ?5)"));
+    RETURN_IF_ERROR(Bind(stmt, 1, stamped.escalation_id()));
+    RETURN_IF_ERROR(Bind(stmt, 2, stamped.namespace_id()));
+    RETURN_IF_ERROR(stmt.BindInt64(3, stamped.status()));
+    RETURN_IF_ERROR(stmt.BindInt64(4, revision_));
+    RETURN_IF_ERROR(stmt.BindBlob(5, stamped.SerializeAsString()));
+    const absl::Status status = stmt.Step().status();
+    if (absl::IsAlreadyExists(status)) {
+      return absl::AlreadyExistsError(
+          absl::StrCat("escalation id \"", stamped.escalation_id(), "\" is taken"));
+    }
+    return status;
+  }
+
+  absl::Status ResolveEscalation(const gs::EscalationRecord& record,
+                                 absl::string_view resolution_fingerprint) override {
+    ASSIGN_OR_RETURN(std::optional<StoredEscalation> existing,
+                     SelectEscalation(db_, record.escalation_id()));
+    if (!existing.has_value()) return errors::EscalationNotFound(record.escalation_id());
+    if (existing->record.status() != gs::ESCALATION_RECORD_STATUS_PENDING) {
+      return errors::EscalationAlreadyResolved(
+          record.escalation_id(), gs::EscalationRecordStatus_Name(existing->record.status()));
+    }
+    ASSIGN_OR_RETURN(Statement stmt,
+                     db_.Cached("UPDATE escalations SET status = ?2, resolved_revision = ?3, "
+                                "resolution_fingerprint = ?4, body = ?5 WHERE escalation_id = "
+                                "?1 AND status = ?6"));
+    RETURN_IF_ERROR(Bind(stmt, 1, record.escalation_id()));
+    RETURN_IF_ERROR(stmt.BindInt64(2, record.status()));
+    RETURN_IF_ERROR(stmt.BindInt64(3, revision_));
+    RETURN_IF_ERROR(stmt.BindBlob(4, resolution_fingerprint));
+    RETURN_IF_ERROR(stmt.BindBlob(5, record.SerializeAsString()));
+    RETURN_IF_ERROR(stmt.BindInt64(6, gs::ESCALATION_RECORD_STATUS_PENDING));
+    return stmt.Step().status();
+  }
+
+  absl::Status Commit() override {
+    if (!txn_.has_value() || !txn_->active()) {
+      return absl::FailedPreconditionError("write transaction is no longer active");
+    }
+    ASSIGN_OR_RETURN(Statement stmt,
+                     db_.Cached("UPDATE store_revision SET revision = ?1 WHERE id = 1"));
+    RETURN_IF_ERROR(stmt.BindInt64(1, revision_));
+    RETURN_IF_ERROR(stmt.Step().status());
+    return txn_->Commit();
+  }
+
+ private:
+  absl::MutexLock lock_;
+  Database& db_;
+  // Declared after lock_: rolled back (if still open) before the lock is released.
+  std::optional<SqlTransaction> txn_;
+  int64_t revision_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------
+// The store
+
+SqliteGrantStore::SqliteGrantStore(Options options, std::unique_ptr<Database> writer)
+    : options_(std::move(options)),
+      in_memory_(options_.path == ":memory:" || options_.path.empty()),
+      writer_(std::move(writer)) {}
+
+SqliteGrantStore::~SqliteGrantStore() = default;
+
+absl::StatusOr<std::unique_ptr<SqliteGrantStore>> SqliteGrantStore::Open(
+    const Options& options, const common::Clock& clock) {
+  Options effective = options;
+  if (effective.path.empty()) effective.path = ":memory:";
+  Database::Options db_options;
+  db_options.wal = true;
+  db_options.busy_timeout = effective.busy_timeout;
+  db_options.synchronous = Database::Synchronous::kFull;
+  ASSIGN_OR_RETURN(std::unique_ptr<Database> writer, Database::Open(effective.path, db_options));
+  RETURN_IF_ERROR(common::sqlite::Migrate(*writer, kMigrations, clock));
+  return std::unique_ptr<SqliteGrantStore>(
+      new SqliteGrantStore(std::move(effective), std::move(writer)));
+}
+
+absl::StatusOr<std::unique_ptr<WriteTransaction>> SqliteGrantStore::BeginWrite() {
+  auto txn = std::make_unique<Transaction>(*this);
+  RETURN_IF_ERROR(txn->Begin());
+  return std::unique_ptr<WriteTransaction>(std::move(txn));
+}
+
+absl::StatusOr<std::unique_ptr<Database>> SqliteGrantStore::AcquireReader() {
+  {
+    absl::MutexLock lock(&pool_mu_);
+    if (!idle_readers_.empty()) {
+      std::unique_ptr<Database> reader = std::move(idle_readers_.back());
+      idle_readers_.pop_back();
+      return reader;
+    }
+  }
+  Database::Options db_options;
+  db_options.wal = false;  // The writer set WAL; it is a property of the file.
+  db_options.create = false;
+  db_options.busy_timeout = options_.busy_timeout;
+  ASSIGN_OR_RETURN(std::unique_ptr<Database> reader, Database::Open(options_.path, db_options));
+  if (options_.reader_mmap_bytes > 0) {
+    RETURN_IF_ERROR(reader->Exec(absl::StrCat("PRAGMA mmap_size=", options_.reader_mmap_bytes)));
+  }
+  return reader;
+}
+
+void SqliteGrantStore::ReleaseReader(std::unique_ptr<Database> reader) {
+  absl::MutexLock lock(&pool_mu_);
+  if (static_cast<int>(idle_readers_.size()) < options_.max_idle_readers) {
+    idle_readers_.push_back(std::move(reader));
+  }
+}
+
+absl::Status SqliteGrantStore::Read(const ReadFn& fn) {
+  if (in_memory_) {
+    absl::MutexLock lock(&write_mu_);
+    ASSIGN_OR_RETURN(SqlTransaction txn,
+                     SqlTransaction::Begin(*writer_, SqlTransaction::Mode::kDeferred));
+    RETURN_IF_ERROR(fn(*writer_));
+    return txn.Commit();
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<Database> reader, AcquireReader());
+  absl::Status status;
+  {
+    absl::StatusOr<SqlTransaction> txn =
+        SqlTransaction::Begin(*reader, SqlTransaction::Mode::kDeferred);
+    if (!txn.ok()) {
+      status = txn.status();
+    } else {
+      status = fn(*reader);
+      if (status.ok()) status = txn->Commit();
+    }
+  }
+  // A connection left inside a transaction (a failed COMMIT) is not reused.
+  if (!reader->InTransaction()) ReleaseReader(std::move(reader));
+  return status;
+}
+
+absl::StatusOr<int64_t> SqliteGrantStore::CurrentRevision() {
+  int64_t revision = 0;
+  RETURN_IF_ERROR(Read([&](Database& db) -> absl::Status {
+    ASSIGN_OR_RETURN(revision, ReadRevision(db));
+    return absl::OkStatus();
+  }));
+  return revision;
+}
+
+absl::StatusOr<AuthoritySnapshot> SqliteGrantStore::LoadAuthority(
+    absl::string_view namespace_id, const pb::Address& actor, const pb::Address& authority,
+    std::optional<int64_t> at_revision, int max_grants) {
+  AuthoritySnapshot snapshot;
+  const std::string subject_key = AddressKey(actor);
+  const std::string issuer_key = AddressKey(authority);
+  RETURN_IF_ERROR(Read([&](Database& db) -> absl::Status {
+    ASSIGN_OR_RETURN(snapshot.revision, ServableRevision(db, at_revision));
+    ASSIGN_OR_RETURN(
+        Statement stmt,
+        db.Cached("SELECT body FROM grants WHERE namespace_id = ?1 AND subject_key = ?2 AND "
+                  "issuer_key = ?3 AND issued_revision <= ?4 AND (revoked_revision IS NULL OR "
+                  "revoked_revision > ?4) ORDER BY issued_revision LIMIT ?5"));
+    RETURN_IF_ERROR(Bind(stmt, 1, namespace_id));
+    RETURN_IF_ERROR(Bind(stmt, 2, subject_key));
+    RETURN_IF_ERROR(Bind(stmt, 3, issuer_key));
+    RETURN_IF_ERROR(stmt.BindInt64(4, snapshot.revision));
+    RETURN_IF_ERROR(stmt.BindInt64(5, std::max(max_grants, 0)));
+    while (true) {
+      ASSIGN_OR_RETURN(const bool row, stmt.Step());
+      if (!row) break;
+      const absl::string_view body = stmt.ColumnBlob(0);
+      pb::CapabilityGrant& grant = snapshot.grants.emplace_back();
+      if (!grant.ParseFromArray(body.data(), static_cast<int>(body.size()))) {
+        return errors::CorruptRow("grants", "body");
+      }
+    }
+    ASSIGN_OR_RETURN(std::optional<StoredHostPolicy> policy,
+                     SelectHostPolicy(db, namespace_id, snapshot.revision));
+    if (policy.has_value()) snapshot.host_policy = std::move(policy->policy);
+    return absl::OkStatus();
+  }));
+  return snapshot;
+}
+
+absl::StatusOr<std::optional<StoredGrant>> SqliteGrantStore::GetGrant(
+    absl::string_view namespace_id, absl::string_view grant_id,
+    std::optional<int64_t> at_revision) {
+  std::optional<StoredGrant> result;
+  RETURN_IF_ERROR(Read([&](Database& db) -> absl::Status {
+    ASSIGN_OR_RETURN(const int64_t revision, ServableRevision(db, at_revision));
+    ASSIGN_OR_RETURN(result, SelectGrant(db, namespace_id, grant_id, revision));
+    return absl::OkStatus();
+  }));
+  return result;
+}
+
+absl::StatusOr<std::vector<pb::CapabilityGrant>> SqliteGrantStore::ListGrants(
+    const GrantQuery& query) {
+  std::vector<pb::CapabilityGrant> grants;
+  RETURN_IF_ERROR(Read([&](Database& db) -> absl::Status {
+    ASSIGN_OR_RETURN(const int64_t revision, ReadRevision(db));
+    ASSIGN_OR_RETURN(
+        Statement stmt,
+        db.Cached(absl::StrCat(
+            "SELECT ", kGrantColumns,
+            " FROM grants WHERE namespace_id = ?1 AND grant_id > ?2 AND (?3 IS NULL OR "
+            "subject_key = ?3) AND (?4 IS NULL OR issuer_key = ?4) AND (?5 OR "
+            "revoked_revision IS NULL) ORDER BY grant_id LIMIT ?6")));
+    RETURN_IF_ERROR(Bind(stmt, 1, query.namespace_id));
+    RETURN_IF_ERROR(Bind(stmt, 2, query.after_grant_id));
+    if (query.subject.has_value()) RETURN_IF_ERROR(Bind(stmt, 3, AddressKey(*query.subject)));
+    if (query.issuer.has_value()) RETURN_IF_ERROR(Bind(stmt, 4, AddressKey(*query.issuer)));
+    RETURN_IF_ERROR(stmt.BindInt64(5, query.include_revoked ? 1 : 0));
+    RETURN_IF_ERROR(stmt.BindInt64(6, std::max(query.limit, 0)));
+    while (true) {
+      ASSIGN_OR_RETURN(const bool row, stmt.Step());
+      if (!row) break;
+      ASSIGN_OR_RETURN(StoredGrant stored, GrantFromRow(stmt, 0, revision));
+      grants.push_back(std::move(stored.grant));
+    }
+    return absl::OkStatus();
+  }));
+  return grants;
+}
+
+absl::StatusOr<RevocationCheck> SqliteGrantStore::CheckRevocations(
+    absl::string_view namespace_id, absl::Span<const std::string> grant_ids) {
+  RevocationCheck check;
+  RETURN_IF_ERROR(Read([&](Database& db) -> absl::Status {
+    ASSIGN_OR_RETURN(check.revision, ReadRevision(db));
+    ASSIGN_OR_RETURN(Statement stmt,
+                     db.Cached("SELECT revoked_revision IS NOT NULL FROM grants WHERE "
+                               "namespace_id = ?1 AND grant_id = ?2"));
+    absl::flat_hash_set<absl::string_view> seen;
+    for (const std::string& id : grant_ids) {
+      if (!seen.insert(id).second) continue;
+      RETURN_IF_ERROR(stmt.Reset());
+      RETURN_IF_ERROR(Bind(stmt, 1, namespace_id));
+      RETURN_IF_ERROR(Bind(stmt, 2, id));
+      ASSIGN_OR_RETURN(const bool row, stmt.Step());
+      // Unknown ids are reported revoked: a grant that cannot be found cannot be live.
+      if (!row || stmt.ColumnInt64(0) != 0) check.revoked_grant_ids.push_back(id);
+    }
+    return absl::OkStatus();
+  }));
+  return check;
+}
+
+absl::StatusOr<ConsumeResult> SqliteGrantStore::TryConsume(absl::string_view namespace_id,
+                                                           absl::string_view grant_id,
+                                                           int64_t max_uses) {
+  absl::MutexLock lock(&write_mu_);
+  if (options_.usage_durability == UsageDurability::kFull) {
+    return TryConsumeLocked(namespace_id, grant_id, max_uses);
+  }
+  RETURN_IF_ERROR(writer_->Exec("PRAGMA synchronous=NORMAL"));
+  absl::StatusOr<ConsumeResult> result = TryConsumeLocked(namespace_id, grant_id, max_uses);
+  const absl::Status restored = writer_->Exec("PRAGMA synchronous=FULL");
+  if (!restored.ok()) return restored;
+  return result;
+}
+
+absl::StatusOr<ConsumeResult> SqliteGrantStore::TryConsumeLocked(absl::string_view namespace_id,
+                                                                 absl::string_view grant_id,
+                                                                 int64_t max_uses) {
+  // One statement, so one implicit transaction under SQLite's write lock: the increment
+  // happens iff the grant exists and fewer than max_uses were spent (atomic across
+  // processes too).
+  {
+    ASSIGN_OR_RETURN(
+        Statement stmt,
+        writer_->Cached("INSERT INTO grant_usage (namespace_id, grant_id, uses) "
+                        "SELECT namespace_id, grant_id, 1 FROM grants WHERE namespace_id = ?1 "
+                        "AND grant_id = ?2 AND ?3 >= 1 "
+                        "ON CONFLICT (namespace_id, grant_id) DO UPDATE SET uses = uses + 1 "
+                        "WHERE uses < ?3 RETURNING uses"));
+    RETURN_IF_ERROR(Bind(stmt, 1, namespace_id));
+    RETURN_IF_ERROR(Bind(stmt, 2, grant_id));
+    RETURN_IF_ERROR(stmt.BindInt64(3, max_uses));
+    ASSIGN_OR_RETURN(const bool row, stmt.Step());
+    if (row) {
+      ConsumeResult result{true, stmt.ColumnInt64(0)};
+      // Finish the statement so its implicit transaction commits now.
+      ASSIGN_OR_RETURN(const bool more, stmt.Step());
+      (void)more;
+      return result;
+    }
+  }
+  // Not consumed: the grant is unknown or spent.
+  ASSIGN_OR_RETURN(Statement stmt,
+                   writer_->Cached("SELECT COALESCE(u.uses, 0) FROM grants g LEFT JOIN "
+                                   "grant_usage u ON u.namespace_id = g.namespace_id AND "
+                                   "u.grant_id = g.grant_id WHERE g.namespace_id = ?1 AND "
+                                   "g.grant_id = ?2"));
+  RETURN_IF_ERROR(Bind(stmt, 1, namespace_id));
+  RETURN_IF_ERROR(Bind(stmt, 2, grant_id));
+  ASSIGN_OR_RETURN(const bool row, stmt.Step());
+  if (!row) return errors::GrantNotFound(namespace_id, grant_id);
+  return ConsumeResult{false, stmt.ColumnInt64(0)};
+}
+
+absl::StatusOr<int64_t> SqliteGrantStore::GetUsage(absl::string_view namespace_id,
+                                                   absl::string_view grant_id) {
+  std::optional<int64_t> uses;
+  RETURN_IF_ERROR(Read([&](Database& db) -> absl::Status {
+    ASSIGN_OR_RETURN(Statement stmt,
+                     db.Cached("SELECT COALESCE(u.uses, 0) FROM grants g LEFT JOIN "
+                               "grant_usage u ON u.namespace_id = g.namespace_id AND "
+                               "u.grant_id = g.grant_id WHERE g.namespace_id = ?1 AND "
+                               "g.grant_id = ?2"));
+    RETURN_IF_ERROR(Bind(stmt, 1, namespace_id));
+    RETURN_IF_ERROR(Bind(stmt, 2, grant_id));
+    ASSIGN_OR_RETURN(const bool row, stmt.Step());
+    if (row) uses = stmt.ColumnInt64(0);
+    return absl::OkStatus();
+  }));
+  if (!uses.has_value()) return errors::GrantNotFound(namespace_id, grant_id);
+  return *uses;
+}
+
+absl::StatusOr<std::optional<StoredHostPolicy>> SqliteGrantStore::GetHostPolicy(
+    absl::string_view namespace_id) {
+  std::optional<StoredHostPolicy> result;
+  RETURN_IF_ERROR(Read([&](Database& db) -> absl::Status {
+    ASSIGN_OR_RETURN(const int64_t revision, ReadRevision(db));
+    ASSIGN_OR_RETURN(result, SelectHostPolicy(db, namespace_id, revision));
+    return absl::OkStatus();
+  }));
+  return result;
+}
+
+absl::StatusOr<std::optional<StoredEscalation>> SqliteGrantStore::GetEscalation(
+    absl::string_view escalation_id) {
+  std::optional<StoredEscalation> result;
+  RETURN_IF_ERROR(Read([&](Database& db) -> absl::Status {
+    ASSIGN_OR_RETURN(result, SelectEscalation(db, escalation_id));
+    return absl::OkStatus();
+  }));
+  return result;
+}
+
+absl::StatusOr<std::vector<gs::EscalationRecord>> SqliteGrantStore::ListEscalations(
+    const EscalationQuery& query) {
+  std::vector<gs::EscalationRecord> records;
+  RETURN_IF_ERROR(Read([&](Database& db) -> absl::Status {
+    ASSIGN_OR_RETURN(Statement stmt,
+                     db.Cached("SELECT escalation_id, body FROM escalations WHERE namespace_id "
+                               "= ?1 AND recorded_revision > ?2 AND (?3 IS NULL OR status = "
+                               "?3) ORDER BY recorded_revision LIMIT ?4"));
+    RETURN_IF_ERROR(Bind(stmt, 1, query.namespace_id));
+    RETURN_IF_ERROR(stmt.BindInt64(2, query.after_recorded_revision));
+    if (query.status.has_value()) RETURN_IF_ERROR(stmt.BindInt64(3, *query.status));
+    RETURN_IF_ERROR(stmt.BindInt64(4, std::max(query.limit, 0)));
+    while (true) {
+      ASSIGN_OR_RETURN(const bool row, stmt.Step());
+      if (!row) break;
+      const absl::string_view body = stmt.ColumnBlob(1);
+      gs::EscalationRecord& record = records.emplace_back();
+      if (!record.ParseFromArray(body.data(), static_cast<int>(body.size()))) {
+        return errors::CorruptRow("escalations", stmt.ColumnText(0));
+      }
+    }
+    return absl::OkStatus();
+  }));
+  return records;
+}
+
+}  // namespace sharedos::grantstore::storage
