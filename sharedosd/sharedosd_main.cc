@@ -1,58 +1,116 @@
-// sharedosd: SharedOS in one process on its embedded default (SQLite files in one data directory).
+// sharedosd: SharedOS in one process on its embedded default — SQLite files in one data
+// directory, every service wired through its own gRPC interface over in-process channels.
 //
-// Today it starts the shared service bootstrap — gRPC health and reflection on loopback — and
-// prepares the data directory. The four services (grantstore, audit, authorizer, envelope) are
-// wired in here as they land; until then it says so at start-up rather than pretending.
-#include <sys/stat.h>
-
-#include <cerrno>
+// Tiers, leaf first (a service's clients need the channel of the tier below, which exists only
+// once that tier has started):
+//   internal A  audit_svc                      (in-process only)
+//   internal B  grantstore_svc                 (in-process only; writes audit through A)
+//   public      audit_svc, grantstore_svc      (--host:--port; the same cores as A and B)
+// The authorizer and envelope services join as they are built (see README "Status").
 #include <cstdio>
-#include <cstring>
+#include <memory>
 #include <string>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "audit_svc/client/audit_writer_factory.h"
+#include "audit_svc/core/audit_log.h"
+#include "audit_svc/server/audit_service.h"
+#include "audit_svc/storage/sqlite_audit_store.h"
+#include "common/server/auth.h"
 #include "common/server/server_runner.h"
+#include "common/time/clock.h"
+#include "grantstore_svc/core/grant_store_core.h"
+#include "grantstore_svc/server/grantstore_service.h"
+#include "grantstore_svc/storage/sqlite_grant_store.h"
+#include "sharedosd/bootstrap.h"
 
 ABSL_FLAG(std::string, host, "127.0.0.1", "Host to listen on (plaintext only on loopback).");
 ABSL_FLAG(int, port, 50051, "Port to listen on; 0 picks a free port and prints it.");
-ABSL_FLAG(std::string, data_dir, "sharedos-data", "Directory holding the SQLite files.");
+ABSL_FLAG(std::string, data_dir, "sharedos-data", "Directory holding the SQLite files and tokens.");
+ABSL_FLAG(std::string, durability, "full",
+          "Audit log durability: full (fsync per group commit) or normal (survives a process "
+          "kill, not a power loss).");
+
+namespace {
+
+int Fail(const std::string& what) {
+  std::fprintf(stderr, "sharedosd: %s\n", what.c_str());
+  return 2;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
-  using sharedos::common::server::ServerOptions;
-  using sharedos::common::server::ServerRunner;
-  using sharedos::common::server::TerminationSignals;
-
-  TerminationSignals::Block();
-  absl::SetProgramUsageMessage("SharedOS in one process on SQLite (the embedded default).");
+  namespace server = sharedos::common::server;
+  server::TerminationSignals::Block();
+  absl::SetProgramUsageMessage(
+      "sharedosd: SharedOS in one process on SQLite (the embedded default).");
   absl::ParseCommandLine(argc, argv);
 
-  const std::string data_dir = absl::GetFlag(FLAGS_data_dir);
-  if (mkdir(data_dir.c_str(), 0700) != 0 && errno != EEXIST) {
-    std::fprintf(stderr, "sharedosd: --data_dir %s: %s\n", data_dir.c_str(), std::strerror(errno));
-    return 2;
+  auto data = sharedos::sharedosd::PrepareDataDir(absl::GetFlag(FLAGS_data_dir));
+  if (!data.ok()) return Fail(std::string(data.status().message()));
+  auto authenticator = server::Authenticator::FromFile(data->credentials());
+  if (!authenticator.ok()) return Fail(std::string(authenticator.status().message()));
+  sharedos::audit::storage::SqliteAuditStore::Options audit_options;
+  const std::string durability = absl::GetFlag(FLAGS_durability);
+  if (durability == "normal") {
+    audit_options.durability = sharedos::audit::storage::SqliteAuditStore::Durability::kNormal;
+  } else if (durability != "full") {
+    return Fail("--durability: must be full or normal");
   }
+  const sharedos::common::Clock& clock = sharedos::common::RealClock();
 
-  ServerOptions options;
+  // Internal tier A: the audit log.
+  auto audit_store =
+      sharedos::audit::storage::SqliteAuditStore::Open(data->audit_db(), audit_options);
+  if (!audit_store.ok()) return Fail(std::string(audit_store.status().message()));
+  sharedos::audit::core::AuditLog audit_log(*std::move(audit_store), clock,
+                                            sharedos::audit::core::AuditLog::Options{});
+  sharedos::audit::server::AuditService audit_internal(audit_log, **authenticator);
+  server::ServerOptions internal;
+  internal.listen = false;
+  auto tier_a = server::ServerRunner::Start(internal, {&audit_internal});
+  if (!tier_a.ok()) return Fail(std::string(tier_a.status().message()));
+
+  // Internal tier B: the grant store, writing audit through tier A like any remote writer.
+  auto grantstore_audit = sharedos::audit::client::NewAuditWriterOverChannel(
+      {"remote", "", data->service_token(), data->outbox("grantstore")},
+      (*tier_a)->InProcessChannel());
+  if (!grantstore_audit.ok()) return Fail(std::string(grantstore_audit.status().message()));
+  sharedos::grantstore::storage::SqliteGrantStore::Options grant_options;
+  grant_options.path = data->grants_db();
+  auto grant_store = sharedos::grantstore::storage::SqliteGrantStore::Open(grant_options);
+  if (!grant_store.ok()) return Fail(std::string(grant_store.status().message()));
+  sharedos::grantstore::core::GrantStoreCore grantstore(**grant_store, **grantstore_audit, clock);
+  sharedos::grantstore::server::GrantStoreService grantstore_internal(grantstore, **authenticator);
+  auto tier_b = server::ServerRunner::Start(internal, {&grantstore_internal});
+  if (!tier_b.ok()) return Fail(std::string(tier_b.status().message()));
+
+  // Public tier: every service, same cores.
+  sharedos::audit::server::AuditService audit_public(audit_log, **authenticator);
+  sharedos::grantstore::server::GrantStoreService grantstore_public(grantstore, **authenticator);
+  server::ServerOptions options;
   options.host = absl::GetFlag(FLAGS_host);
   options.port = absl::GetFlag(FLAGS_port);
-  auto runner = ServerRunner::Start(options, {});
-  if (!runner.ok()) {
-    std::fprintf(stderr, "sharedosd: %s\n", runner.status().ToString().c_str());
-    return 2;
-  }
-  sharedos::common::server::ReportListening("sharedosd", (*runner)->address());
+  auto runner = server::ServerRunner::Start(options, {&audit_public, &grantstore_public});
+  if (!runner.ok()) return Fail(std::string(runner.status().message()));
+
+  server::ReportListening("sharedosd", (*runner)->address());
   std::printf(
-      "sharedosd: data directory %s\n"
-      "sharedosd: serving gRPC health and reflection only; the grantstore, audit, authorizer and\n"
-      "           envelope services are not built yet (see README.md, \"Status\").\n"
-      "sharedosd: stop with Ctrl-C.\n",
-      data_dir.c_str());
+      "sharedosd: data directory %s (audit.db, grants.db)\n"
+      "sharedosd: serving sharedos.audit.v1.AuditLog and sharedos.grantstore.v1.GrantStore\n"
+      "sharedosd: admin token in %s, host token in %s (send as \"authorization: Bearer <token>\")\n"
+      "sharedosd: the authorizer and envelope services are not wired in yet (README, \"Status\")\n"
+      "sharedosd: stop with Ctrl-C\n",
+      data->root.c_str(), data->admin_token().c_str(), data->host_token().c_str());
   std::fflush(stdout);
 
-  TerminationSignals::Wait();
+  server::TerminationSignals::Wait();
   (*runner)->Shutdown();
+  (*tier_b)->Shutdown();
+  (*tier_a)->Shutdown();
   (*runner)->Wait();
   std::printf("sharedosd: stopped\n");
   return 0;

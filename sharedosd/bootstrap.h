@@ -1,0 +1,32 @@
+#ifndef SHAREDOS_SHAREDOSD_BOOTSTRAP_H_
+#define SHAREDOS_SHAREDOSD_BOOTSTRAP_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace sharedos::sharedosd {
+
+// The files sharedosd keeps in its data directory.
+struct DataDir {
+  std::string root;
+  std::string credentials() const { return root + "/credentials.json"; }
+  std::string admin_token() const { return root + "/admin.token"; }
+  std::string host_token() const { return root + "/host.token"; }
+  std::string service_token() const { return root + "/service.token"; }
+  std::string audit_db() const { return root + "/audit.db"; }
+  std::string grants_db() const { return root + "/grants.db"; }
+  std::string outbox(const std::string& writer) const { return root + "/" + writer + ".outbox"; }
+};
+
+// Prepares a data directory for first use, idempotently: creates it (0700), and on first start
+// mints three random bearer tokens — admin (operators, sharedosctl), host (product backends;
+// scope: the demo world `world-demo`, every owner) and service (sharedosd's own services) — each
+// in its own 0600 file, plus credentials.json holding only their SHA-256 digests. Later starts
+// reuse them. Errors: FAILED_PRECONDITION (the directory or a file cannot be created or read, or
+// only some of the token files exist).
+absl::StatusOr<DataDir> PrepareDataDir(const std::string& root);
+
+}  // namespace sharedos::sharedosd
+
+#endif  // SHAREDOS_SHAREDOSD_BOOTSTRAP_H_

@@ -1,0 +1,118 @@
+#include "tests/testing/process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+
+extern char** environ;
+
+namespace sharedos::testing {
+
+absl::StatusOr<Process> Process::Start(const std::string& binary,
+                                       const std::vector<std::string>& args) {
+  const char* runfiles = std::getenv("TEST_SRCDIR");
+  const std::string path = absl::StrCat(runfiles ? runfiles : ".", "/sharedos/", binary);
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) return absl::InternalError("pipe");
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDERR_FILENO);
+  std::vector<char*> argv;
+  argv.push_back(const_cast<char*>(path.c_str()));
+  for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, path.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(pipe_fds[1]);
+  if (rc != 0) {
+    close(pipe_fds[0]);
+    return absl::FailedPreconditionError(absl::StrCat("cannot start ", path));
+  }
+  return Process(pid, pipe_fds[0]);
+}
+
+Process::Process(Process&& other) noexcept
+    : pid_(other.pid_), fd_(other.fd_), output_(std::move(other.output_)),
+      consumed_(other.consumed_) {
+  other.pid_ = -1;
+  other.fd_ = -1;
+}
+
+Process::~Process() {
+  if (pid_ > 0) Kill();
+  if (fd_ >= 0) close(fd_);
+}
+
+absl::StatusOr<std::string> Process::WaitForLine(const std::string& prefix,
+                                                 absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  while (true) {
+    // Look through complete lines not yet consumed.
+    size_t end;
+    while ((end = output_.find('\n', consumed_)) != std::string::npos) {
+      const std::string line = output_.substr(consumed_, end - consumed_);
+      consumed_ = end + 1;
+      if (line.rfind(prefix, 0) == 0) return line.substr(prefix.size());
+    }
+    const absl::Duration left = deadline - absl::Now();
+    if (left <= absl::ZeroDuration()) {
+      return absl::DeadlineExceededError(absl::StrCat("no line \"", prefix, "\"; output:\n", output_));
+    }
+    pollfd pfd{fd_, POLLIN, 0};
+    if (poll(&pfd, 1, static_cast<int>(absl::ToInt64Milliseconds(left)) + 1) <= 0) continue;
+    char buffer[4096];
+    const ssize_t n = read(fd_, buffer, sizeof(buffer));
+    if (n <= 0) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("process exited before \"", prefix, "\"; output:\n", output_));
+    }
+    output_.append(buffer, static_cast<size_t>(n));
+  }
+}
+
+int Process::Wait() {
+  int status = 0;
+  if (waitpid(pid_, &status, 0) != pid_) return -1;
+  pid_ = -1;
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return -1;
+}
+
+int Process::Terminate() {
+  if (pid_ <= 0) return -1;
+  kill(pid_, SIGTERM);
+  return Wait();
+}
+
+void Process::Kill() {
+  if (pid_ <= 0) return;
+  kill(pid_, SIGKILL);
+  Wait();
+}
+
+std::string TempPath(const std::string& name) {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  return absl::StrCat(dir ? dir : "/tmp", "/", name);
+}
+
+std::string ReadFirstLine(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return std::string(absl::StripAsciiWhitespace(line));
+}
+
+}  // namespace sharedos::testing
