@@ -51,9 +51,9 @@ absl::Status AuditClient::Prepare(AuditEvent& event) const {
   return core::CheckRedaction(event);
 }
 
-absl::Status AuditClient::AppendNow(const AuditEvent& event) {
+absl::Status AuditClient::AppendNow(const std::vector<const AuditEvent*>& events) {
   v1::AppendRequest request;
-  *request.add_events() = event;
+  for (const AuditEvent* event : events) *request.add_events() = *event;
   v1::AppendResponse response;
   grpc::ClientContext context;
   context.AddMetadata("authorization", "Bearer " + options_.token);
@@ -68,13 +68,47 @@ absl::Status AuditClient::AppendNow(const AuditEvent& event) {
 absl::Status AuditClient::RecordPreEffect(AuditEvent event) {
   absl::Status prepared = Prepare(event);
   if (!prepared.ok()) return prepared;
-  if (options_.mode == PreEffectMode::kRemote) return AppendNow(event);
-  absl::Status put = outbox_->Put(event);
+  return RecordPreEffectGrouped(event);
+}
+
+absl::Status AuditClient::MakeDurable(const std::vector<const AuditEvent*>& events) {
+  if (options_.mode == PreEffectMode::kRemote) return AppendNow(events);
+  absl::Status put = outbox_->PutAll(events);
   if (!put.ok()) {
     return absl::UnavailableError(absl::StrCat("audit_unavailable: ", put.message()));
   }
   Wake();
   return absl::OkStatus();
+}
+
+absl::Status AuditClient::RecordPreEffectGrouped(const AuditEvent& event) {
+  PreEffectWaiter self;
+  self.event = &event;
+  absl::MutexLock lock(&pre_mu_);
+  pre_queue_.push_back(&self);
+  while (true) {
+    auto settled_or_free = [this, &self]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(pre_mu_) {
+      return self.done || !pre_leader_;
+    };
+    pre_mu_.Await(absl::Condition(&settled_or_free));
+    if (self.done) return self.status;
+    // No group in flight: lead one made of everything waiting (this record included).
+    pre_leader_ = true;
+    std::vector<PreEffectWaiter*> group;
+    group.swap(pre_queue_);
+    std::vector<const AuditEvent*> events;
+    events.reserve(group.size());
+    for (const PreEffectWaiter* waiter : group) events.push_back(waiter->event);
+    pre_mu_.Unlock();
+    const absl::Status status = MakeDurable(events);
+    pre_mu_.Lock();
+    for (PreEffectWaiter* waiter : group) {
+      waiter->status = status;
+      waiter->done = true;
+    }
+    // Hand on: a waiter whose record came in meanwhile leads the next group.
+    pre_leader_ = false;
+  }
 }
 
 absl::Status AuditClient::RecordPostEffect(AuditEvent event) {

@@ -70,7 +70,19 @@ class AuditClient : public AuditWriter {
   // Stamps version and id, and refuses what audit_svc would refuse (so nothing malformed ever
   // sits in the outbox).
   absl::Status Prepare(sharedos::protocol::v1::AuditEvent& event) const;
-  absl::Status AppendNow(const sharedos::protocol::v1::AuditEvent& event);
+  // One caller's pre-effect record waiting for its group.
+  struct PreEffectWaiter {
+    const sharedos::protocol::v1::AuditEvent* event = nullptr;
+    bool done = false;
+    absl::Status status;
+  };
+  // Makes a group of every pre-effect record waiting and makes it durable at once (one Append in
+  // remote mode, one fsync in local mode): concurrent callers share the cost. The caller that
+  // finds no group in flight leads; it hands leadership on once its own record is settled.
+  absl::Status RecordPreEffectGrouped(const sharedos::protocol::v1::AuditEvent& event)
+      ABSL_LOCKS_EXCLUDED(pre_mu_);
+  absl::Status MakeDurable(const std::vector<const sharedos::protocol::v1::AuditEvent*>& events);
+  absl::Status AppendNow(const std::vector<const sharedos::protocol::v1::AuditEvent*>& events);
   void ShipLoop() ABSL_LOCKS_EXCLUDED(mu_);
   // Delivers one batch; returns false when audit_svc could not be reached.
   bool ShipOnce();
@@ -80,6 +92,10 @@ class AuditClient : public AuditWriter {
   const std::unique_ptr<sharedos::audit::v1::AuditLog::StubInterface> stub_;
   const std::unique_ptr<Outbox> outbox_;
   const AuditClientOptions options_;
+
+  absl::Mutex pre_mu_;
+  std::vector<PreEffectWaiter*> pre_queue_ ABSL_GUARDED_BY(pre_mu_);
+  bool pre_leader_ ABSL_GUARDED_BY(pre_mu_) = false;
 
   absl::Mutex mu_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;

@@ -1,6 +1,8 @@
 #include "audit_svc/client/audit_client.h"
 
 #include <cstdlib>
+#include <algorithm>
+#include <thread>
 #include <vector>
 
 #include "audit_svc/core/audit_log.h"
@@ -210,6 +212,75 @@ TEST_F(AuditClientTest, AnEventAuditRefusesIsSetAsideWithoutBlockingTheRest) {
   absl::MutexLock lock(&errors_mu_);
   ASSERT_FALSE(errors_.empty());
   EXPECT_THAT(std::string(errors_.back().message()), HasSubstr("dead letters"));
+}
+
+// A deliberately slow audit_svc that counts Append calls: while one group is in flight, the
+// other callers' pre-effect records queue up and must leave together in the next Append.
+class SlowCountingAuditLog : public v1::AuditLog::Service {
+ public:
+  grpc::Status Append(grpc::ServerContext*, const v1::AppendRequest* request,
+                      v1::AppendResponse* response) override {
+    absl::SleepFor(absl::Milliseconds(100));  // the slow server being simulated
+    absl::MutexLock lock(&mu_);
+    batch_sizes_.push_back(request->events_size());
+    for (const auto& event : request->events()) ids_.push_back(event.id());
+    response->set_appended(request->events_size());
+    return grpc::Status::OK;
+  }
+  std::vector<int> batch_sizes() {
+    absl::MutexLock lock(&mu_);
+    return batch_sizes_;
+  }
+  size_t event_count() {
+    absl::MutexLock lock(&mu_);
+    return ids_.size();
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::vector<int> batch_sizes_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> ids_ ABSL_GUARDED_BY(mu_);
+};
+
+TEST(AuditClientGroupingTest, ConcurrentPreEffectRecordsShareOneAppend) {
+  SlowCountingAuditLog service;
+  auto runner = ServerRunner::Start(ServerOptions{}, {&service});
+  ASSERT_TRUE(runner.ok()) << runner.status();
+  AuditClientOptions options;
+  options.mode = PreEffectMode::kRemote;
+  options.token = "svc";
+  options.outbox_path = std::string(std::getenv("TEST_TMPDIR")) + "/grouping.outbox";
+  auto client = AuditClient::Create(
+      v1::AuditLog::NewStub(
+          grpc::CreateChannel((*runner)->address(), grpc::InsecureChannelCredentials())),
+      options);
+  ASSERT_TRUE(client.ok()) << client.status();
+
+  constexpr int kCallers = 8;
+  absl::Mutex start_mu;
+  bool go = false;
+  std::vector<std::thread> callers;
+  std::vector<absl::Status> results(kCallers);
+  for (int i = 0; i < kCallers; ++i) {
+    callers.emplace_back([&, i] {
+      {
+        absl::MutexLock lock(&start_mu);
+        start_mu.Await(absl::Condition(&go));
+      }
+      results[i] = (*client)->RecordPreEffect(MakeEvent());
+    });
+  }
+  {
+    absl::MutexLock lock(&start_mu);
+    go = true;
+  }
+  for (auto& caller : callers) caller.join();
+  for (const absl::Status& status : results) EXPECT_THAT(status, IsOk());
+  EXPECT_EQ(service.event_count(), static_cast<size_t>(kCallers));
+  const std::vector<int> batches = service.batch_sizes();
+  // The first caller's record goes alone; everything that queued behind it goes in one call.
+  EXPECT_LT(batches.size(), static_cast<size_t>(kCallers));
+  EXPECT_GT(*std::max_element(batches.begin(), batches.end()), 1);
 }
 
 }  // namespace

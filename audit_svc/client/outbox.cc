@@ -35,17 +35,27 @@ absl::StatusOr<std::unique_ptr<Outbox>> Outbox::Open(const std::string& path, in
   return std::unique_ptr<Outbox>(new Outbox(std::move(db), max_events, size));
 }
 
-absl::Status Outbox::Put(const AuditEvent& event) {
+absl::Status Outbox::Put(const AuditEvent& event) { return PutAll({&event}); }
+
+absl::Status Outbox::PutAll(const std::vector<const AuditEvent*>& events) {
   absl::MutexLock lock(&mu_);
-  if (size_ >= max_events_) {
+  if (size_ + static_cast<int64_t>(events.size()) > max_events_) {
     return absl::UnavailableError("audit outbox full: audit_svc has not taken events for a while");
   }
-  std::string bytes;
-  if (!event.SerializeToString(&bytes)) return absl::InternalError("audit event does not serialize");
-  ASSIGN_OR_RETURN(Statement insert, db_->Cached("INSERT INTO outbox (event) VALUES (?1)"));
-  RETURN_IF_ERROR(insert.BindBlob(1, bytes));
-  RETURN_IF_ERROR(insert.Step().status());
-  ++size_;
+  ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(*db_));
+  {
+    ASSIGN_OR_RETURN(Statement insert, db_->Cached("INSERT INTO outbox (event) VALUES (?1)"));
+    std::string bytes;
+    for (const AuditEvent* event : events) {
+      if (!event->SerializeToString(&bytes)) {
+        return absl::InternalError("audit event does not serialize");
+      }
+      RETURN_IF_ERROR(insert.BindBlob(1, bytes));
+      RETURN_IF_ERROR(insert.Step().status());
+    }
+  }
+  RETURN_IF_ERROR(txn.Commit());
+  size_ += static_cast<int64_t>(events.size());
   return absl::OkStatus();
 }
 

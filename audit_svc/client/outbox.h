@@ -26,6 +26,10 @@ class Outbox {
   // Appends durably. Errors: UNAVAILABLE when the outbox holds max_events already ("full") or
   // the file cannot be written.
   absl::Status Put(const sharedos::protocol::v1::AuditEvent& event) ABSL_LOCKS_EXCLUDED(mu_);
+  // Appends all of them in one transaction (one fsync), or none. Errors: as Put (full when
+  // they do not all fit).
+  absl::Status PutAll(const std::vector<const sharedos::protocol::v1::AuditEvent*>& events)
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   // Up to `limit` oldest events with their outbox positions.
   absl::StatusOr<std::vector<std::pair<int64_t, sharedos::protocol::v1::AuditEvent>>> Peek(
