@@ -34,6 +34,8 @@ _LIBRARIES = {
     "benchmark": (["benchmark"], ["-lpthread"], []),
     "benchmark_main": (["benchmark"], ["-lbenchmark_main", "-lpthread"], []),
     "httplib": (["cpp-httplib"], [], []),
+    # Linear-time regular expressions for agent-supplied patterns.
+    "re2": (["re2"], [], []),
     # Header-only.
     "nlohmann_json": ([], [], []),
     "valijson": ([], [], []),

@@ -58,6 +58,12 @@ absl::StatusOr<DataDir> PrepareDataDir(const std::string& root) {
   DataDir dir{root};
   const std::string files[] = {dir.admin_token(), dir.host_token(), dir.service_token(),
                                dir.credentials()};
+  if (!Exists(dir.lease_secret())) {
+    absl::StatusOr<std::string> secret = NewToken();
+    if (!secret.ok()) return absl::FailedPreconditionError("cannot mint the lease secret");
+    absl::Status written = WritePrivateFile(dir.lease_secret(), *secret);
+    if (!written.ok()) return written;
+  }
   int present = 0;
   for (const std::string& file : files) present += Exists(file) ? 1 : 0;
   if (present == 4) return dir;

@@ -14,6 +14,8 @@ struct DataDir {
   std::string admin_token() const { return root + "/admin.token"; }
   std::string host_token() const { return root + "/host.token"; }
   std::string service_token() const { return root + "/service.token"; }
+  // The authorizer's lease-signing secret.
+  std::string lease_secret() const { return root + "/lease.secret"; }
   std::string audit_db() const { return root + "/audit.db"; }
   std::string grants_db() const { return root + "/grants.db"; }
   std::string outbox(const std::string& writer) const { return root + "/" + writer + ".outbox"; }
@@ -22,8 +24,8 @@ struct DataDir {
 // Prepares a data directory for first use, idempotently: creates it (0700), and on first start
 // mints three random bearer tokens — admin (operators, sharedosctl), host (product backends;
 // scope: the demo world `world-demo`, every owner) and service (sharedosd's own services) — each
-// in its own 0600 file, plus credentials.json holding only their SHA-256 digests. Later starts
-// reuse them. Errors: FAILED_PRECONDITION (the directory or a file cannot be created or read, or
+// in its own 0600 file, plus credentials.json holding only their SHA-256 digests, and a random
+// lease-signing secret for the authorizer (lease.secret, 0600). Later starts reuse them. Errors: FAILED_PRECONDITION (the directory or a file cannot be created or read, or
 // only some of the token files exist).
 absl::StatusOr<DataDir> PrepareDataDir(const std::string& root);
 

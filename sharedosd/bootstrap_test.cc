@@ -32,7 +32,7 @@ TEST(BootstrapTest, MintsPrivateTokensWhoseDigestsAuthenticate) {
   auto dir = PrepareDataDir(Root("fresh"));
   ASSERT_TRUE(dir.ok()) << dir.status();
   for (const std::string& file : {dir->admin_token(), dir->host_token(), dir->service_token(),
-                                  dir->credentials()}) {
+                                  dir->credentials(), dir->lease_secret()}) {
     struct stat info;
     ASSERT_EQ(stat(file.c_str(), &info), 0) << file;
     EXPECT_EQ(info.st_mode & 0777, 0600u) << file;
@@ -58,9 +58,12 @@ TEST(BootstrapTest, ASecondStartKeepsTheTokens) {
   auto first = PrepareDataDir(Root("again"));
   ASSERT_TRUE(first.ok());
   const std::string admin = Read(first->admin_token());
+  const std::string secret = Read(first->lease_secret());
+  EXPECT_GE(secret.size(), 32u);
   auto second = PrepareDataDir(Root("again"));
   ASSERT_TRUE(second.ok());
   EXPECT_EQ(Read(second->admin_token()), admin);
+  EXPECT_EQ(Read(second->lease_secret()), secret);
 }
 
 TEST(BootstrapTest, RefusesAHalfPreparedDirectory) {

@@ -5,10 +5,13 @@
 // once that tier has started):
 //   internal A  audit_svc                      (in-process only)
 //   internal B  grantstore_svc                 (in-process only; writes audit through A)
-//   public      audit_svc, grantstore_svc      (--host:--port; the same cores as A and B)
-// The authorizer and envelope services join as they are built (see README "Status").
+//   internal C  authorizer_svc                 (in-process only; grantstore B, audit A)
+//   public      audit_svc, grantstore_svc, authorizer_svc   (--host:--port; the same cores)
+// The envelope service joins as it is built (see README "Status").
 #include <cstdio>
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 
 #include "absl/flags/flag.h"
@@ -18,9 +21,12 @@
 #include "audit_svc/core/audit_log.h"
 #include "audit_svc/server/audit_service.h"
 #include "audit_svc/storage/sqlite_audit_store.h"
+#include "authorizer_svc/server/authorizer_service.h"
+#include "authorizer_svc/service/turn_authorizer.h"
 #include "common/server/auth.h"
 #include "common/server/server_runner.h"
 #include "common/time/clock.h"
+#include "grantstore_svc/client/grpc_grant_store_client.h"
 #include "grantstore_svc/core/grant_store_core.h"
 #include "grantstore_svc/server/grantstore_service.h"
 #include "grantstore_svc/storage/sqlite_grant_store.h"
@@ -38,6 +44,18 @@ namespace {
 int Fail(const std::string& what) {
   std::fprintf(stderr, "sharedosd: %s\n", what.c_str());
   return 2;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream content;
+  content << in.rdbuf();
+  return content.str();
+}
+
+std::string FirstLine(const std::string& path) {
+  std::string content = ReadFile(path);
+  return content.substr(0, content.find('\n'));
 }
 
 }  // namespace
@@ -88,27 +106,46 @@ int main(int argc, char** argv) {
   auto tier_b = server::ServerRunner::Start(internal, {&grantstore_internal});
   if (!tier_b.ok()) return Fail(std::string(tier_b.status().message()));
 
+  // Internal tier C: the authorizer, loading from B and recording into A.
+  auto authorizer_audit = sharedos::audit::client::NewAuditWriterOverChannel(
+      {"remote", "", data->service_token(), data->outbox("authorizer")},
+      (*tier_a)->InProcessChannel());
+  if (!authorizer_audit.ok()) return Fail(std::string(authorizer_audit.status().message()));
+  sharedos::grantstore::client::GrpcGrantStoreClient grantstore_client(
+      (*tier_b)->InProcessChannel(), FirstLine(data->service_token()));
+  sharedos::authorizer::service::TurnAuthorizer authorizer(
+      grantstore_client, **authorizer_audit, clock, ReadFile(data->lease_secret()),
+      sharedos::authorizer::service::TurnAuthorizer::Options{});
+  sharedos::authorizer::server::AuthorizerService authorizer_internal(authorizer,
+                                                                     **authenticator);
+  auto tier_c = server::ServerRunner::Start(internal, {&authorizer_internal});
+  if (!tier_c.ok()) return Fail(std::string(tier_c.status().message()));
+
   // Public tier: every service, same cores.
   sharedos::audit::server::AuditService audit_public(audit_log, **authenticator);
   sharedos::grantstore::server::GrantStoreService grantstore_public(grantstore, **authenticator);
+  sharedos::authorizer::server::AuthorizerService authorizer_public(authorizer, **authenticator);
   server::ServerOptions options;
   options.host = absl::GetFlag(FLAGS_host);
   options.port = absl::GetFlag(FLAGS_port);
-  auto runner = server::ServerRunner::Start(options, {&audit_public, &grantstore_public});
+  auto runner = server::ServerRunner::Start(
+      options, {&audit_public, &grantstore_public, &authorizer_public});
   if (!runner.ok()) return Fail(std::string(runner.status().message()));
 
   server::ReportListening("sharedosd", (*runner)->address());
   std::printf(
       "sharedosd: data directory %s (audit.db, grants.db)\n"
-      "sharedosd: serving sharedos.audit.v1.AuditLog and sharedos.grantstore.v1.GrantStore\n"
+      "sharedosd: serving sharedos.audit.v1.AuditLog, sharedos.grantstore.v1.GrantStore and "
+      "sharedos.authorizer.v1.Authorizer\n"
       "sharedosd: admin token in %s, host token in %s (send as \"authorization: Bearer <token>\")\n"
-      "sharedosd: the authorizer and envelope services are not wired in yet (README, \"Status\")\n"
+      "sharedosd: the envelope service (turns, tools, MCP) is not wired in yet (README, \"Status\")\n"
       "sharedosd: stop with Ctrl-C\n",
       data->root.c_str(), data->admin_token().c_str(), data->host_token().c_str());
   std::fflush(stdout);
 
   server::TerminationSignals::Wait();
   (*runner)->Shutdown();
+  (*tier_c)->Shutdown();
   (*tier_b)->Shutdown();
   (*tier_a)->Shutdown();
   (*runner)->Wait();

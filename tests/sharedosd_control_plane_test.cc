@@ -9,6 +9,7 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "sharedos/audit/v1/audit.grpc.pb.h"
+#include "sharedos/authorizer/v1/authorizer.grpc.pb.h"
 #include "sharedos/grantstore/v1/grantstore.grpc.pb.h"
 #include "tests/testing/process.h"
 
@@ -21,7 +22,9 @@ using ::testing::ElementsAre;
 class SharedosdControlPlaneTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    data_ = sharedos::testing::TempPath("sharedosd-data");
+    data_ = sharedos::testing::TempPath(
+        std::string("sharedosd-") +
+        ::testing::UnitTest::GetInstance()->current_test_info()->name());
     auto process = Process::Start("sharedosd/sharedosd", {"--port=0", "--data_dir=" + data_});
     ASSERT_TRUE(process.ok()) << process.status();
     process_ = std::make_unique<Process>(*std::move(process));
@@ -30,6 +33,8 @@ class SharedosdControlPlaneTest : public ::testing::Test {
     auto channel = grpc::CreateChannel(*address, grpc::InsecureChannelCredentials());
     grants_ = grantstore::v1::GrantStore::NewStub(channel);
     audit_ = audit::v1::AuditLog::NewStub(channel);
+    authorizer_ = authorizer::v1::Authorizer::NewStub(channel);
+    service_ = sharedos::testing::ReadFirstLine(data_ + "/service.token");
     admin_ = sharedos::testing::ReadFirstLine(data_ + "/admin.token");
     host_ = sharedos::testing::ReadFirstLine(data_ + "/host.token");
     ASSERT_FALSE(admin_.empty());
@@ -40,6 +45,7 @@ class SharedosdControlPlaneTest : public ::testing::Test {
     // GOAWAY, and the daemon would wait out its shutdown grace for it.
     grants_.reset();
     audit_.reset();
+    authorizer_.reset();
     if (process_) {
       EXPECT_EQ(process_->Terminate(), 0) << process_->output();
     }
@@ -56,7 +62,8 @@ class SharedosdControlPlaneTest : public ::testing::Test {
   std::unique_ptr<Process> process_;
   std::unique_ptr<grantstore::v1::GrantStore::Stub> grants_;
   std::unique_ptr<audit::v1::AuditLog::Stub> audit_;
-  std::string admin_, host_;
+  std::unique_ptr<authorizer::v1::Authorizer::Stub> authorizer_;
+  std::string admin_, host_, service_;
 };
 
 TEST_F(SharedosdControlPlaneTest, GrantMutationsAreAuditedInOneVerifiableLog) {
@@ -105,6 +112,76 @@ TEST_F(SharedosdControlPlaneTest, GrantMutationsAreAuditedInOneVerifiableLog) {
   ASSERT_TRUE(status.ok()) << status.error_message();
   EXPECT_TRUE(verify.ok()) << verify.detail();
   EXPECT_EQ(verify.checked(), 2);
+}
+
+TEST_F(SharedosdControlPlaneTest, TheAuthorizerDecidesFromTheStoreAndRecordsEveryDecision) {
+  grantstore::v1::IssueGrantRequest issue;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(R"pb(
+    grant {
+      id: "grant-read-workspace" namespace_id: "world-demo"
+      subject { agent_id: "agent-assistant" } issuer { human_user_id: "user-alice" }
+      capabilities { resource { namespace: "files" path: "Workspace" } actions: "read"
+                     scope: SCOPE_DESCENDANTS }
+      constraints {} issued_at { seconds: 1786438800 }
+    })pb", &issue));
+  grantstore::v1::IssueGrantResponse issued;
+  ASSERT_TRUE(grants_->IssueGrant(As(admin_).get(), issue, &issued).ok());
+
+  authorizer::v1::OpenTurnAuthorityRequest open;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(R"pb(
+    turn_id: "turn-1"
+    context {
+      namespace_id: "world-demo" actor { agent_id: "agent-assistant" }
+      authority { human_user_id: "user-alice" } owner { human_user_id: "user-alice" }
+      purpose: "demo" trace_id: "trace-1" now { seconds: 1786438900 }
+    })pb", &open));
+  authorizer::v1::OpenTurnAuthorityResponse lease;
+  grpc::Status status = authorizer_->OpenTurnAuthority(As(service_).get(), open, &lease);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_EQ(lease.status(), authorizer::v1::LEASE_STATUS_RESOLVED);
+
+  // A host may not call the authorizer directly.
+  authorizer::v1::OpenTurnAuthorityResponse refused;
+  EXPECT_EQ(authorizer_->OpenTurnAuthority(As(host_).get(), open, &refused).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+
+  authorizer::v1::AuthorizeRequest read;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(R"pb(
+    requirement { resource { namespace: "files" path: "Workspace" path: "notes.md" }
+                  action: "read" }
+    consume: true operation_id: "call-1" tool: "files.read")pb", &read));
+  read.set_lease_id(lease.lease_id());
+  authorizer::v1::AuthorizeResponse allowed;
+  ASSERT_TRUE(authorizer_->Authorize(As(service_).get(), read, &allowed).ok());
+  EXPECT_TRUE(allowed.decision().allowed());
+  EXPECT_EQ(allowed.decision().matched_grant_id(), "grant-read-workspace");
+
+  authorizer::v1::AuthorizeRequest write = read;
+  write.mutable_requirement()->set_action("replace");
+  write.set_operation_id("call-2");
+  authorizer::v1::AuthorizeResponse denied;
+  ASSERT_TRUE(authorizer_->Authorize(As(service_).get(), write, &denied).ok());
+  EXPECT_FALSE(denied.decision().allowed());
+  EXPECT_EQ(denied.decision().reason_code(), "no_matching_grant");
+  EXPECT_EQ(denied.decision().required_authority().id().rfind("capreq-", 0), 0u);
+
+  audit::v1::QueryRequest query;
+  query.mutable_filter()->set_trace_id("trace-1");
+  audit::v1::QueryResponse records;
+  ASSERT_TRUE(audit_->Query(As(admin_).get(), query, &records).ok());
+  std::vector<std::string> seen;
+  for (const auto& record : records.records()) {
+    const auto& event = record.event();
+    seen.push_back(protocol::v1::AuditEventType_Name(event.type()) + "/" +
+                   protocol::v1::AuditOutcome_Name(event.outcome()) + "/" + event.reason());
+    EXPECT_EQ(event.authority_hash(), lease.authority_hash());
+  }
+  // Semantics §5.2: a decision record carries a reason on denials only.
+  EXPECT_THAT(seen,
+              ElementsAre("AUDIT_EVENT_TYPE_AUTHORITY_RESOLVED/AUDIT_OUTCOME_SUCCEEDED/",
+                          "AUDIT_EVENT_TYPE_AUTHORIZATION_CHECKED/AUDIT_OUTCOME_ALLOWED/",
+                          "AUDIT_EVENT_TYPE_AUTHORIZATION_CHECKED/AUDIT_OUTCOME_DENIED/"
+                          "no_matching_grant"));
 }
 
 }  // namespace

@@ -1,0 +1,70 @@
+#include "envelope_svc/tools/tool_refusal.h"
+
+#include <string>
+
+#include "absl/strings/cord.h"
+#include "absl/types/optional.h"
+#include "common/time/proto_time.h"
+
+namespace sharedos::envelope::tools {
+namespace {
+
+constexpr absl::string_view kDetailTypeUrl = "type.sharedos.dev/envelope.ToolRefusalDetail";
+
+}  // namespace
+
+absl::Status ToolRefusal(absl::string_view code, absl::string_view detail) {
+  absl::Status status(absl::StatusCode::kFailedPrecondition, code);
+  status.SetPayload(kDetailTypeUrl, absl::Cord(detail));
+  return status;
+}
+
+bool IsToolRefusal(const absl::Status& status) {
+  return status.code() == absl::StatusCode::kFailedPrecondition &&
+         status.GetPayload(kDetailTypeUrl).has_value();
+}
+
+std::string RefusalDetail(const absl::Status& status) {
+  absl::optional<absl::Cord> detail = status.GetPayload(kDetailTypeUrl);
+  return detail.has_value() ? std::string(*detail) : std::string();
+}
+
+absl::string_view RefusalMessage(absl::string_view code) {
+  if (code == kInvalidToolArguments)
+    return "The tool arguments do not satisfy the tool's input schema.";
+  if (code == kToolRequirementResolutionFailed)
+    return "The tool's requirement could not be resolved from its arguments.";
+  if (code == kInvalidToolRequirement)
+    return "The tool's resolved requirement lies outside its declared capability.";
+  if (code == kToolCatalogUnavailable) return "A tool provider could not list its tools.";
+  if (code == kToolExecutionFailed) return "The tool provider failed to run the call.";
+  if (code == kInvalidToolResult)
+    return "The tool provider returned an invalid result for the call.";
+  if (code == kEscalationNotTerminated)
+    return "sharedos.escalate ends the turn and is never executed as a tool.";
+  return "The tool call was refused.";
+}
+
+protocol::v1::ProtocolError RefusalError(const absl::Status& refusal) {
+  protocol::v1::ProtocolError error;
+  const std::string code =
+      IsToolRefusal(refusal) ? std::string(refusal.message()) : std::string(kToolExecutionFailed);
+  error.set_message(std::string(RefusalMessage(code)));
+  error.set_code(code);
+  error.set_retryable(false);
+  return error;
+}
+
+protocol::v1::ToolResult RefusalResult(const protocol::v1::ToolCall& call,
+                                       const absl::Status& refusal, absl::Time completed_at) {
+  protocol::v1::ToolResult result;
+  result.set_call_id(call.id());
+  result.set_tool(call.tool());
+  result.set_status(protocol::v1::TOOL_RESULT_STATUS_FAILED);
+  *result.mutable_error() = RefusalError(refusal);
+  absl::StatusOr<google::protobuf::Timestamp> at = common::ToProtoTimestamp(completed_at);
+  if (at.ok()) *result.mutable_completed_at() = *at;
+  return result;
+}
+
+}  // namespace sharedos::envelope::tools

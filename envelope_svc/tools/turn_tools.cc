@@ -1,0 +1,120 @@
+#include "envelope_svc/tools/turn_tools.h"
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/status/status_macros.h"
+#include "envelope_svc/tools/escalation_tool.h"
+#include "envelope_svc/tools/requirement.h"
+#include "envelope_svc/tools/tool_refusal.h"
+
+namespace sharedos::envelope::tools {
+namespace {
+
+std::string ProviderFailure(absl::string_view provider_id, absl::string_view what,
+                            const absl::Status& status) {
+  return absl::StrCat("provider \"", provider_id, "\": ", what, ": ",
+                      absl::StatusCodeToString(status.code()));
+}
+
+}  // namespace
+
+absl::StatusOr<TurnTools> TurnTools::Resolve(const ToolRegistry& registry,
+                                             const AttachedProviders& providers,
+                                             const v1::ProviderContext& context,
+                                             absl::Time deadline) {
+  TurnTools turn;
+  turn.files_ = providers.files;
+  turn.builtin_ = registry.BuiltinTools(providers.files != nullptr);
+  for (const auto& [provider_id, registered] : registry.HostTools()) {
+    auto attached = providers.hosts.find(provider_id);
+    if (attached == providers.hosts.end() || attached->second == nullptr) continue;
+    ToolProviderInterface* provider = attached->second;
+    absl::StatusOr<std::vector<protocol::v1::ToolDefinition>> listed =
+        provider->ListTools(context, deadline);
+    if (!listed.ok()) {
+      return ToolRefusal(kToolCatalogUnavailable,
+                         ProviderFailure(provider_id, "ListTools failed", listed.status()));
+    }
+    absl::flat_hash_map<absl::string_view, const protocol::v1::ToolDefinition*> listed_by_name;
+    for (const protocol::v1::ToolDefinition& definition : *listed) {
+      if (!listed_by_name.emplace(definition.name(), &definition).second) {
+        return ToolRefusal(kToolCatalogUnavailable,
+                           absl::StrCat("provider \"", provider_id, "\": lists \"",
+                                        definition.name(), "\" twice"));
+      }
+    }
+    for (const std::shared_ptr<const Tool>& tool : registered) {
+      auto definition = listed_by_name.find(tool->name());
+      if (definition == listed_by_name.end()) continue;
+      absl::StatusOr<std::shared_ptr<const Tool>> turn_tool =
+          registry.ToolForListedDefinition(tool, *definition->second);
+      if (!turn_tool.ok()) {
+        return ToolRefusal(
+            kToolCatalogUnavailable,
+            absl::StrCat("provider \"", provider_id, "\": ", turn_tool.status().message()));
+      }
+      std::shared_ptr<const Tool> listed_tool = *std::move(turn_tool);
+      const absl::string_view name = listed_tool->name();
+      turn.host_.emplace(name, HostEntry{std::move(listed_tool), provider});
+    }
+  }
+  if (!turn.host_.empty()) {
+    turn.merged_ = turn.builtin_->tools;
+    for (const auto& [name, entry] : turn.host_) turn.merged_.push_back(entry.tool);
+    std::sort(turn.merged_.begin(), turn.merged_.end(),
+              [](const auto& a, const auto& b) { return a->name() < b->name(); });
+  }
+  return turn;
+}
+
+const Tool* TurnTools::Find(absl::string_view name) const {
+  auto host = host_.find(name);
+  if (host != host_.end()) return host->second.tool.get();
+  auto builtin = builtin_->by_name.find(name);
+  return builtin == builtin_->by_name.end() ? nullptr : builtin->second;
+}
+
+absl::StatusOr<protocol::v1::ToolResult> TurnTools::Invoke(
+    const protocol::v1::ToolCall& call, const protocol::v1::CapabilityRequirement& requirement,
+    const v1::ProviderContext& context, absl::Time deadline) const {
+  const Tool* tool = nullptr;
+  ToolProviderInterface* provider = nullptr;
+  if (auto host = host_.find(call.tool()); host != host_.end()) {
+    tool = host->second.tool.get();
+    provider = host->second.provider;
+  } else if (auto builtin = builtin_->by_name.find(call.tool());
+             builtin != builtin_->by_name.end()) {
+    tool = builtin->second;
+    if (tool->provider_binding().has_files()) provider = files_;
+  }
+  if (tool == nullptr) {
+    return ToolRefusal(kToolExecutionFailed, "the tool is not one of this turn's tools");
+  }
+  if (provider == nullptr) {
+    if (tool->name() == kEscalationToolName) {
+      return ToolRefusal(kEscalationNotTerminated, "sharedos.escalate was forwarded");
+    }
+    return ToolRefusal(kToolExecutionFailed, "the tool has no provider");
+  }
+  v1::InvokeRequest request;
+  request.set_call_id(call.id());
+  request.set_tool(call.tool());
+  *request.mutable_arguments() = call.arguments();
+  protocol::v1::CapabilityRequirement authorized = WithDefaultOwner(requirement, context.owner());
+  *request.mutable_resource() = std::move(*authorized.mutable_resource());
+  request.set_action(authorized.action());
+  *request.mutable_context() = context;
+  absl::StatusOr<protocol::v1::ToolResult> result = provider->Invoke(request, deadline);
+  if (!result.ok()) {
+    return ToolRefusal(kToolExecutionFailed,
+                       ProviderFailure(provider->id(), "Invoke failed", result.status()));
+  }
+  return tool->ValidateResult(*result, call);
+}
+
+}  // namespace sharedos::envelope::tools
