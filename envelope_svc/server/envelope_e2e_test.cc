@@ -1,0 +1,475 @@
+// The four services as separate processes (audit_svc, grantstore_svc, authorizer_svc,
+// envelope_svc), wired as in production: a host runs a turn that reads a file (allowed), is
+// refused a write (no_matching_grant, with the authority it would need), and escalates with
+// that authority; an operator approves the escalation; the next turn's write succeeds. The one
+// audit log then verifies and holds every record with its source and cause.
+#include <google/protobuf/text_format.h>
+#include <google/protobuf/util/json_util.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/server/auth.h"
+#include "gmock/gmock.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "sharedos/audit/v1/audit.grpc.pb.h"
+#include "sharedos/envelope/v1/envelope.grpc.pb.h"
+#include "sharedos/grantstore/v1/grantstore.grpc.pb.h"
+#include "tests/testing/process.h"
+
+namespace sharedos {
+namespace {
+
+namespace pb = ::sharedos::protocol::v1;
+using ::sharedos::testing::Process;
+using ::sharedos::testing::TempPath;
+using ::testing::Contains;
+using ::testing::SizeIs;
+using ::testing::StartsWith;
+
+constexpr char kAdminToken[] = "e2e-admin-token-0123456789";
+constexpr char kServiceToken[] = "e2e-service-token-0123456789";
+constexpr char kHostToken[] = "e2e-host-token-0123456789";
+
+constexpr char kRegistry[] = R"pb(
+  tools {
+    definition {
+      name: 'files.read'
+      description: 'Read a file of the workspace.'
+      namespace: 'files'
+      source: 'sharedos'
+      read_write: READ_WRITE_READ
+      annotations { read_only: true idempotent: true }
+      required_capability {
+        resource { namespace: 'files' }
+        action: 'read'
+      }
+    }
+    requirement { path_from_arguments { path_argument: 'path' mode: PATH_MODE_APPEND } }
+    provider { files {} }
+    input_schema_json: '{"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"], "additionalProperties": false}'
+  }
+  tools {
+    definition {
+      name: 'files.create'
+      description: 'Create a file of the workspace.'
+      namespace: 'files'
+      source: 'sharedos'
+      read_write: READ_WRITE_WRITE
+      required_capability {
+        resource { namespace: 'files' }
+        action: 'create'
+      }
+    }
+    requirement { path_from_arguments { path_argument: 'path' mode: PATH_MODE_APPEND } }
+    provider { files {} }
+    input_schema_json: '{"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}}, "required": ["path", "content"], "additionalProperties": false}'
+  }
+  tools {
+    definition {
+      name: 'sharedos.escalate'
+      description: 'Ask a human for authority this turn lacks. Give the reason; the turn ends escalated and a reviewer decides.'
+      namespace: 'sharedos'
+      source: 'sharedos'
+      read_write: READ_WRITE_READ
+      annotations { read_only: true }
+      required_capability {
+        resource { namespace: 'sharedos' path: 'escalation' }
+        action: 'request'
+      }
+    }
+    requirement { ceiling {} }
+    provider { none {} }
+    input_schema_json: '{"type": "object", "properties": {"reason": {"type": "string", "minLength": 1, "maxLength": 512}}, "required": ["reason"], "additionalProperties": false}'
+  }
+)pb";
+
+void WriteFile(const std::string& path, const std::string& content) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << content;
+  ASSERT_TRUE(out.good()) << path;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+class EnvelopeEndToEndTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = TempPath("envelope-e2e");
+    ASSERT_EQ(mkdir(dir_.c_str(), 0700), 0);
+    files_root_ = dir_ + "/files";
+    ASSERT_EQ(mkdir(files_root_.c_str(), 0700), 0);
+    // The owner's workspace holds one file the first turn reads.
+    for (const std::string sub : {"/human", "/human/user-alice", "/human/user-alice/workspace",
+                                  "/human/user-alice/workspace/Workspace"}) {
+      ASSERT_EQ(mkdir((files_root_ + sub).c_str(), 0700), 0) << sub;
+    }
+    WriteFile(files_root_ + "/human/user-alice/workspace/Workspace/notes.txt", "buy milk\n");
+
+    WriteFile(dir_ + "/credentials.json",
+              absl::StrCat(R"({"credentials": [)",
+                           R"({"name": "ops", "role": "admin", "token_sha256": ")",
+                           common::server::TokenDigestHex(kAdminToken), R"("},)",
+                           R"({"name": "services", "role": "service", "token_sha256": ")",
+                           common::server::TokenDigestHex(kServiceToken), R"("},)",
+                           R"({"name": "host-a", "role": "host", "token_sha256": ")",
+                           common::server::TokenDigestHex(kHostToken),
+                           R"(", "scope": {"namespaces": ["world-demo"], )",
+                           R"("owners": ["human:user-alice"]}}]})"));
+    WriteFile(dir_ + "/service.token", std::string(kServiceToken) + "\n");
+    WriteFile(dir_ + "/lease.secret", "e2e-lease-secret-0123456789abcdef0123456789");
+    WriteFile(dir_ + "/registry.textproto", kRegistry);
+    const std::string credentials = "--credentials=" + dir_ + "/credentials.json";
+    const std::string token_file = dir_ + "/service.token";
+
+    audit_ = StartService(
+        "audit_svc/server/audit_svc", "audit_svc",
+        {"--port=0", "--db=" + dir_ + "/audit.db", "--durability=normal", credentials});
+    auto audit_flags = [&](const std::string& name) {
+      return std::vector<std::string>{"--audit=remote", "--audit_target=" + audit_address_,
+                                      "--audit_token_file=" + token_file,
+                                      "--audit_outbox=" + dir_ + "/" + name + ".outbox"};
+    };
+    std::vector<std::string> args = {"--port=0", "--db=" + dir_ + "/grantstore.db", credentials};
+    for (const std::string& flag : audit_flags("grantstore")) args.push_back(flag);
+    grantstore_ = StartService("grantstore_svc/server/grantstore_svc", "grantstore_svc", args);
+    args = {"--port=0", credentials, "--grantstore_target=" + grantstore_address_,
+            "--grantstore_token_file=" + token_file,
+            "--lease_secret_file=" + dir_ + "/lease.secret"};
+    for (const std::string& flag : audit_flags("authorizer")) args.push_back(flag);
+    authorizer_ = StartService("authorizer_svc/server/authorizer_svc", "authorizer_svc", args);
+    args = {"--port=0",
+            credentials,
+            "--authorizer_target=" + authorizer_address_,
+            "--authorizer_token_file=" + token_file,
+            "--registry=" + dir_ + "/registry.textproto",
+            "--files_root=" + files_root_};
+    for (const std::string& flag : audit_flags("envelope")) args.push_back(flag);
+    envelope_ = StartService("envelope_svc/server/envelope_svc", "envelope_svc", args);
+
+    envelope_stub_ = envelope::v1::Envelope::NewStub(
+        grpc::CreateChannel(envelope_address_, grpc::InsecureChannelCredentials()));
+    grants_ = grantstore::v1::GrantStore::NewStub(
+        grpc::CreateChannel(grantstore_address_, grpc::InsecureChannelCredentials()));
+    audit_stub_ = audit::v1::AuditLog::NewStub(
+        grpc::CreateChannel(audit_address_, grpc::InsecureChannelCredentials()));
+  }
+
+  void TearDown() override {
+    envelope_stub_.reset();
+    grants_.reset();
+    audit_stub_.reset();
+    // Clients first, then the services in reverse order of their dependencies.
+    for (std::unique_ptr<Process>* process : {&envelope_, &authorizer_, &grantstore_, &audit_}) {
+      if (*process) {
+        EXPECT_EQ((*process)->Terminate(), 0) << (*process)->output();
+      }
+    }
+  }
+
+  std::unique_ptr<Process> StartService(const std::string& binary, const std::string& name,
+                                        const std::vector<std::string>& args) {
+    auto process = Process::Start(binary, args);
+    EXPECT_TRUE(process.ok()) << process.status();
+    if (!process.ok()) return nullptr;
+    auto started = std::make_unique<Process>(*std::move(process));
+    auto address = started->WaitForLine(name + " listening on ", absl::Seconds(60));
+    EXPECT_TRUE(address.ok()) << address.status();
+    std::string* target = name == "audit_svc"        ? &audit_address_
+                          : name == "grantstore_svc" ? &grantstore_address_
+                          : name == "authorizer_svc" ? &authorizer_address_
+                                                     : &envelope_address_;
+    *target = address.ok() ? *address : "";
+    return started;
+  }
+
+  static std::unique_ptr<grpc::ClientContext> As(const std::string& token) {
+    auto context = std::make_unique<grpc::ClientContext>();
+    context->AddMetadata("authorization", "Bearer " + token);
+    context->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    return context;
+  }
+
+  template <typename T>
+  static T Parse(const std::string& text) {
+    T message;
+    EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &message)) << text;
+    return message;
+  }
+
+  envelope::v1::OpenTurnResponse OpenTurn(const std::string& execution_id) {
+    envelope::v1::OpenTurnRequest request = Parse<envelope::v1::OpenTurnRequest>(R"pb(
+      runtime: RUNTIME_DRIVER
+      execution_request {
+        version: "1"
+        agent { agent_id: "agent-assistant" }
+        context {
+          namespace_id: "world-demo"
+          actor { agent_id: "agent-assistant" }
+          authority { human_user_id: "user-alice" }
+          owner { human_user_id: "user-alice" }
+          purpose: "keep notes"
+          trace_id: "trace-e2e"
+          enabled_tool_namespaces: "files"
+          enabled_tool_namespaces: "sharedos"
+          now { seconds: 1786438800 }
+        }
+        message {
+          version: "1"
+          id: "msg-1"
+          sender { human_user_id: "user-alice" }
+          receiver { agent_id: "agent-assistant" }
+          purpose: "keep notes"
+          payload { string_value: "summarise my notes" }
+          trace_id: "trace-e2e"
+          created_at { seconds: 1786438800 }
+        }
+        tools: "files.read"
+        tools: "files.create"
+        tools: "sharedos.escalate"
+      })pb");
+    request.mutable_execution_request()->set_execution_id(execution_id);
+    envelope::v1::OpenTurnResponse response;
+    grpc::Status status = envelope_stub_->OpenTurn(As(kHostToken).get(), request, &response);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    EXPECT_FALSE(response.has_result()) << response.result().DebugString();
+    return response;
+  }
+
+  pb::ToolResult Call(const std::string& turn_id, const std::string& call_id,
+                      const std::string& tool, const std::string& arguments_json) {
+    envelope::v1::InvokeToolRequest request;
+    request.set_turn_id(turn_id);
+    pb::ToolCall* call = request.mutable_call();
+    call->set_id(call_id);
+    call->set_tool(tool);
+    call->set_trace_id("trace-e2e");
+    EXPECT_TRUE(
+        google::protobuf::util::JsonStringToMessage(arguments_json, call->mutable_arguments())
+            .ok());
+    call->mutable_requested_at()->set_seconds(1786438801);
+    envelope::v1::InvokeToolResponse response;
+    grpc::Status status = envelope_stub_->InvokeTool(As(kHostToken).get(), request, &response);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    return response.result();
+  }
+
+  // Reads the audit log from its first record until `done` holds (a stream, not a poll: the
+  // writers' outboxes deliver post-effect records asynchronously).
+  std::vector<pb::AuditEvent> AuditUntil(
+      const std::function<bool(const std::vector<pb::AuditEvent>&)>& done) {
+    grpc::ClientContext context;
+    context.AddMetadata("authorization", absl::StrCat("Bearer ", kAdminToken));
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+    audit::v1::TailRequest request;
+    request.mutable_filter()->set_namespace_id("world-demo");
+    request.set_from_sequence(1);
+    auto reader = audit_stub_->Tail(&context, request);
+    std::vector<pb::AuditEvent> events;
+    audit::v1::TailResponse response;
+    while (!done(events) && reader->Read(&response)) events.push_back(response.record().event());
+    context.TryCancel();
+    reader->Finish().IgnoreError();
+    return events;
+  }
+
+  std::string dir_, files_root_;
+  std::string audit_address_, grantstore_address_, authorizer_address_, envelope_address_;
+  std::unique_ptr<Process> audit_, grantstore_, authorizer_, envelope_;
+  std::unique_ptr<envelope::v1::Envelope::Stub> envelope_stub_;
+  std::unique_ptr<grantstore::v1::GrantStore::Stub> grants_;
+  std::unique_ptr<audit::v1::AuditLog::Stub> audit_stub_;
+};
+
+TEST_F(EnvelopeEndToEndTest, RefusedWriteEscalatesAndTheNextTurnWrites) {
+  ASSERT_FALSE(envelope_address_.empty());
+  // The operator's grant: run the agent, read the workspace, write only under Scratch, escalate.
+  grantstore::v1::IssueGrantRequest issue = Parse<grantstore::v1::IssueGrantRequest>(R"pb(
+    grant {
+      id: "grant-assistant"
+      namespace_id: "world-demo"
+      subject { agent_id: "agent-assistant" }
+      issuer { human_user_id: "user-alice" }
+      capabilities {
+        resource { namespace: "sharedos.execution" path: "agent" path: "agent-assistant" }
+        actions: "invoke"
+        scope: SCOPE_EXACT
+      }
+      capabilities {
+        resource { namespace: "files" path: "Workspace" }
+        actions: "read"
+        scope: SCOPE_DESCENDANTS
+      }
+      capabilities {
+        resource { namespace: "files" path: "Scratch" }
+        actions: "create"
+        scope: SCOPE_DESCENDANTS
+      }
+      capabilities {
+        resource { namespace: "sharedos" path: "escalation" }
+        actions: "request"
+        scope: SCOPE_EXACT
+      }
+      constraints {}
+      issued_at { seconds: 1700000000 }
+    })pb");
+  grantstore::v1::IssueGrantResponse issued;
+  grpc::Status status = grants_->IssueGrant(As(kAdminToken).get(), issue, &issued);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+
+  // Turn 1: read allowed; a write outside Scratch refused with the authority it needs.
+  envelope::v1::OpenTurnResponse first = OpenTurn("exec-e2e-1");
+  ASSERT_THAT(first.catalog().tools(), SizeIs(3));
+  pb::ToolResult read =
+      Call(first.turn_id(), "call-read", "files.read", R"({"path": "Workspace/notes.txt"})");
+  ASSERT_EQ(read.status(), pb::TOOL_RESULT_STATUS_SUCCEEDED) << read.DebugString();
+  EXPECT_EQ(read.output().struct_value().fields().at("content").string_value(), "buy milk\n");
+  pb::ToolResult unoffered =
+      Call(first.turn_id(), "call-delete", "files.delete", R"({"path": "Workspace/notes.txt"})");
+  EXPECT_EQ(unoffered.error().code(), "tool_unavailable");
+  pb::ToolResult write = Call(first.turn_id(), "call-write", "files.create",
+                              R"({"path": "Workspace/summary.txt", "content": "milk"})");
+  ASSERT_EQ(write.status(), pb::TOOL_RESULT_STATUS_DENIED) << write.DebugString();
+  ASSERT_EQ(write.error().code(), "no_matching_grant");
+  ASSERT_TRUE(write.error().details().fields().contains("requiredAuthority"));
+  std::string json;
+  ASSERT_TRUE(google::protobuf::util::MessageToJsonString(
+                  write.error().details().fields().at("requiredAuthority").struct_value(), &json)
+                  .ok());
+
+  // The host escalates the denial with its required authority (ADR 0019).
+  envelope::v1::FinishTurnRequest finish;
+  finish.set_turn_id(first.turn_id());
+  finish.mutable_escalate()->set_reason("The assistant needs to write its summary.");
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(
+                  json, finish.mutable_escalate()->mutable_requested_authority())
+                  .ok());
+  const std::string required_id = finish.escalate().requested_authority().id();
+  ASSERT_THAT(required_id, StartsWith("capreq-"));
+  envelope::v1::FinishTurnResponse escalated;
+  status = envelope_stub_->FinishTurn(As(kHostToken).get(), finish, &escalated);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_EQ(escalated.result().status(), pb::EXECUTION_STATUS_ESCALATED);
+  EXPECT_EQ(escalated.result().escalation().requested_authority().id(), required_id);
+
+  // The operator approves it: grantstore issues a grant from the requested authority.
+  grantstore::v1::ListEscalationsRequest list;
+  list.set_namespace_id("world-demo");
+  list.set_status(grantstore::v1::ESCALATION_RECORD_STATUS_PENDING);
+  grantstore::v1::ListEscalationsResponse pending;
+  status = grants_->ListEscalations(As(kAdminToken).get(), list, &pending);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_THAT(pending.escalations(), SizeIs(1));
+  EXPECT_EQ(pending.escalations(0).execution_id(), "exec-e2e-1");
+  EXPECT_EQ(pending.escalations(0).escalation().requested_authority().id(), required_id);
+  grantstore::v1::ResolveEscalationRequest resolve;
+  resolve.set_escalation_id(pending.escalations(0).escalation_id());
+  resolve.set_decision(grantstore::v1::ESCALATION_DECISION_APPROVE);
+  resolve.mutable_reviewer()->set_human_user_id("user-alice");
+  grantstore::v1::ResolveEscalationResponse resolved;
+  status = grants_->ResolveEscalation(As(kAdminToken).get(), resolve, &resolved);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_TRUE(resolved.has_grant());
+
+  // Turn 2 loads the new grant: the same write succeeds.
+  envelope::v1::OpenTurnResponse second = OpenTurn("exec-e2e-2");
+  write = Call(second.turn_id(), "call-write-2", "files.create",
+               R"({"path": "Workspace/summary.txt", "content": "milk"})");
+  ASSERT_EQ(write.status(), pb::TOOL_RESULT_STATUS_SUCCEEDED) << write.DebugString();
+  EXPECT_EQ(ReadFile(files_root_ + "/human/user-alice/workspace/Workspace/summary.txt"), "milk");
+  finish.Clear();
+  finish.set_turn_id(second.turn_id());
+  finish.mutable_complete()->mutable_output()->set_string_value("summary written");
+  envelope::v1::FinishTurnResponse completed;
+  status = envelope_stub_->FinishTurn(As(kHostToken).get(), finish, &completed);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(completed.result().status(), pb::EXECUTION_STATUS_SUCCEEDED);
+
+  // The audit log: every record of both turns arrives, and the chain verifies.
+  auto ended_count = [](const std::vector<pb::AuditEvent>& events) {
+    int ended = 0;
+    for (const pb::AuditEvent& event : events) {
+      if (event.type() == pb::AUDIT_EVENT_TYPE_TURN_ENDED) ++ended;
+    }
+    return ended;
+  };
+  std::vector<pb::AuditEvent> events = AuditUntil([&](const auto& so_far) {
+    int invoked = 0;
+    bool escalation = false;
+    for (const pb::AuditEvent& event : so_far) {
+      if (event.type() == pb::AUDIT_EVENT_TYPE_TOOL_INVOKED) ++invoked;
+      if (event.type() == pb::AUDIT_EVENT_TYPE_ESCALATION_REQUESTED) escalation = true;
+    }
+    return ended_count(so_far) == 2 && invoked == 4 && escalation;
+  });
+  ASSERT_EQ(ended_count(events), 2);
+
+  audit::v1::VerifyResponse verify;
+  status = audit_stub_->Verify(As(kAdminToken).get(), audit::v1::VerifyRequest(), &verify);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_TRUE(verify.ok()) << verify.detail();
+  EXPECT_GE(verify.checked(), static_cast<int64_t>(events.size()));
+
+  int resolved_count = 0, listed = 0, checked_denied = 0;
+  std::vector<std::string> invoked;  // "<source>/<outcome>/<reason>/<cause>"
+  std::vector<std::string> ended;    // "<outcome>/<reason>"
+  for (const pb::AuditEvent& event : events) {
+    switch (event.type()) {
+      case pb::AUDIT_EVENT_TYPE_AUTHORITY_RESOLVED:
+        ++resolved_count;
+        break;
+      case pb::AUDIT_EVENT_TYPE_AUTHORIZATION_CHECKED:
+        if (event.outcome() == pb::AUDIT_OUTCOME_DENIED) {
+          ++checked_denied;
+          EXPECT_EQ(event.reason(), "no_matching_grant");
+          EXPECT_EQ(event.operation_id(), "call-write");
+        }
+        break;
+      case pb::AUDIT_EVENT_TYPE_TOOL_CATALOG_LISTED:
+        ++listed;
+        EXPECT_EQ(event.source(), pb::AUDIT_SOURCE_KERNEL);
+        EXPECT_EQ(event.metadata().fields().at("catalogHash").string_value(),
+                  first.catalog().catalog_hash());
+        break;
+      case pb::AUDIT_EVENT_TYPE_TOOL_INVOKED:
+        invoked.push_back(absl::StrCat(pb::AuditSource_Name(event.source()), "/",
+                                       pb::AuditOutcome_Name(event.outcome()), "/", event.reason(),
+                                       "/", event.cause()));
+        EXPECT_THAT(event.DebugString(), ::testing::Not(::testing::HasSubstr("buy milk")));
+        break;
+      case pb::AUDIT_EVENT_TYPE_ESCALATION_REQUESTED:
+        EXPECT_EQ(event.requested_authority().id(), required_id);
+        EXPECT_EQ(event.outcome(), pb::AUDIT_OUTCOME_ESCALATED);
+        break;
+      case pb::AUDIT_EVENT_TYPE_TURN_ENDED:
+        EXPECT_FALSE(event.has_source());
+        ended.push_back(absl::StrCat(pb::AuditOutcome_Name(event.outcome()), "/", event.reason()));
+        break;
+      default:
+        break;
+    }
+  }
+  EXPECT_EQ(resolved_count, 2);
+  EXPECT_EQ(listed, 2);
+  EXPECT_EQ(checked_denied, 1);
+  EXPECT_THAT(invoked,
+              ::testing::UnorderedElementsAre(
+                  "AUDIT_SOURCE_KERNEL/AUDIT_OUTCOME_SUCCEEDED//",
+                  "AUDIT_SOURCE_ENVELOPE/AUDIT_OUTCOME_DENIED/tool_unavailable/not_offered",
+                  "AUDIT_SOURCE_KERNEL/AUDIT_OUTCOME_DENIED/no_matching_grant/",
+                  "AUDIT_SOURCE_KERNEL/AUDIT_OUTCOME_SUCCEEDED//"));
+  EXPECT_THAT(ended, ::testing::UnorderedElementsAre("AUDIT_OUTCOME_ESCALATED/escalation_requested",
+                                                     "AUDIT_OUTCOME_SUCCEEDED/"));
+}
+
+}  // namespace
+}  // namespace sharedos

@@ -1,0 +1,435 @@
+// The Envelope service through a real in-process gRPC server with host credentials, deciding
+// through a real in-process authorizer (TurnAuthorizer behind AuthorizerService over an
+// in-memory grant store, reached through GrpcAuthorizerClient): who may call, scope checks, a
+// driver turn over the wire with its event stream, a refused write escalated with its required
+// authority, and the audit records each step writes (one log for both services).
+#include "envelope_svc/server/envelope_service.h"
+
+#include <google/protobuf/text_format.h>
+#include <google/protobuf/util/json_util.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "audit_svc/client/fake_audit_writer.h"
+#include "authorizer_svc/server/authorizer_service.h"
+#include "authorizer_svc/service/turn_authorizer.h"
+#include "common/server/auth.h"
+#include "common/server/server_runner.h"
+#include "common/time/clock.h"
+#include "envelope_svc/client/grpc_authorizer_client.h"
+#include "envelope_svc/turn/test_support.h"
+#include "envelope_svc/turn/turn_engine.h"
+#include "gmock/gmock.h"
+#include "grantstore_svc/client/fake_grant_store_client.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "sharedos/authorizer/v1/authorizer.grpc.pb.h"
+#include "sharedos/envelope/v1/envelope.grpc.pb.h"
+
+namespace sharedos::envelope::server {
+namespace {
+
+namespace pb = ::sharedos::protocol::v1;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::SizeIs;
+
+constexpr char kHostToken[] = "host-token-world-1";
+constexpr char kOtherHostToken[] = "host-token-world-2";
+constexpr char kAdminToken[] = "admin-token";
+constexpr char kServiceToken[] = "service-token";
+
+constexpr char kRequest[] = R"pb(
+  version: "1"
+  execution_id: "exec-1"
+  agent { agent_id: "agent-assistant" }
+  context {
+    namespace_id: "world-1"
+    actor { agent_id: "agent-assistant" }
+    authority { human_user_id: "user-alice" }
+    owner { human_user_id: "user-alice" }
+    purpose: "project work"
+    trace_id: "trace-1"
+    enabled_tool_namespaces: "files"
+    enabled_tool_namespaces: "sharedos"
+    now { seconds: 1786438800 }
+  }
+  message {
+    version: "1"
+    id: "msg-1"
+    sender { human_user_id: "user-alice" }
+    receiver { agent_id: "agent-assistant" }
+    purpose: "project work"
+    payload { string_value: "go" }
+    trace_id: "trace-1"
+    created_at { seconds: 1786438800 }
+  }
+  tools: "files.read"
+  tools: "files.create"
+  tools: "sharedos.escalate"
+)pb";
+
+constexpr char kGrant[] = R"pb(
+  id: "grant-assistant"
+  namespace_id: "world-1"
+  subject { agent_id: "agent-assistant" }
+  issuer { human_user_id: "user-alice" }
+  capabilities {
+    resource { namespace: "sharedos.execution" path: "agent" path: "agent-assistant" }
+    actions: "invoke"
+    scope: SCOPE_EXACT
+  }
+  capabilities {
+    resource { namespace: "files" path: "Workspace" }
+    actions: "read"
+    scope: SCOPE_DESCENDANTS
+  }
+  capabilities {
+    resource { namespace: "files" path: "Scratch" }
+    actions: "create"
+    scope: SCOPE_DESCENDANTS
+  }
+  capabilities {
+    resource { namespace: "sharedos" path: "escalation" }
+    actions: "request"
+    scope: SCOPE_EXACT
+  }
+  constraints {}
+  issued_at { seconds: 1700000000 }
+)pb";
+
+class EnvelopeServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string credentials = absl::StrCat(
+        R"({"credentials": [)", R"({"name": "ops", "role": "admin", "token_sha256": ")",
+        common::server::TokenDigestHex(kAdminToken), R"("},)",
+        R"({"name": "services", "role": "service", "token_sha256": ")",
+        common::server::TokenDigestHex(kServiceToken), R"("},)",
+        R"({"name": "host-a", "role": "host", "token_sha256": ")",
+        common::server::TokenDigestHex(kHostToken),
+        R"(", "scope": {"namespaces": ["world-1"], "owners": ["human:user-alice"]}},)",
+        R"({"name": "host-b", "role": "host", "token_sha256": ")",
+        common::server::TokenDigestHex(kOtherHostToken),
+        R"(", "scope": {"namespaces": ["world-2"], "owners": ["*"]}}]})");
+    auto authenticator = common::server::Authenticator::FromJson(credentials);
+    ASSERT_TRUE(authenticator.ok()) << authenticator.status();
+    authenticator_ = *std::move(authenticator);
+
+    // authorizer_svc, as its own in-process server.
+    pb::CapabilityGrant grant;
+    ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(kGrant, &grant));
+    grantstore_.IssueGrant(grant);
+    turn_authorizer_ = std::make_unique<authorizer::service::TurnAuthorizer>(
+        grantstore_, audit_, clock_, "envelope-service-test-lease-secret-32",
+        authorizer::service::TurnAuthorizer::Options{});
+    authorizer_service_ =
+        std::make_unique<authorizer::server::AuthorizerService>(*turn_authorizer_, *authenticator_);
+    auto authorizer_runner = common::server::ServerRunner::Start({}, {authorizer_service_.get()});
+    ASSERT_TRUE(authorizer_runner.ok()) << authorizer_runner.status();
+    authorizer_runner_ = *std::move(authorizer_runner);
+    authorizer_client_ = std::make_unique<client::GrpcAuthorizerClient>(
+        authorizer::v1::Authorizer::NewStub(authorizer_runner_->InProcessChannel()), kServiceToken);
+
+    // envelope_svc.
+    registry_ = turn::testing::TestRegistry();
+    files_ = std::make_unique<turn::testing::FakeToolProvider>("files");
+    tools::AttachedProviders providers;
+    providers.files = files_.get();
+    engine_ = std::make_unique<turn::TurnEngine>(*authorizer_client_, *registry_, providers, audit_,
+                                                 clock_, turn::TurnEngine::Options());
+    service_ = std::make_unique<EnvelopeService>(*engine_, *authenticator_);
+    auto runner = common::server::ServerRunner::Start({}, {service_.get()});
+    ASSERT_TRUE(runner.ok()) << runner.status();
+    runner_ = *std::move(runner);
+    stub_ = v1::Envelope::NewStub(runner_->InProcessChannel());
+  }
+
+  void TearDown() override {
+    stub_.reset();
+    runner_->Shutdown();
+    authorizer_client_.reset();
+    authorizer_runner_->Shutdown();
+  }
+
+  std::unique_ptr<grpc::ClientContext> As(const std::string& token) {
+    auto context = std::make_unique<grpc::ClientContext>();
+    if (!token.empty()) context->AddMetadata("authorization", "Bearer " + token);
+    context->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    return context;
+  }
+
+  static v1::OpenTurnRequest OpenRequest() {
+    v1::OpenTurnRequest request;
+    EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(kRequest,
+                                                              request.mutable_execution_request()));
+    request.set_runtime(v1::RUNTIME_DRIVER);
+    return request;
+  }
+
+  std::string OpenTurn() {
+    v1::OpenTurnResponse response;
+    grpc::Status status = stub_->OpenTurn(As(kHostToken).get(), OpenRequest(), &response);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    EXPECT_FALSE(response.has_result()) << response.result().DebugString();
+    return response.turn_id();
+  }
+
+  static v1::InvokeToolRequest Call(const std::string& turn_id, const std::string& tool,
+                                    const std::string& path) {
+    v1::InvokeToolRequest request;
+    request.set_turn_id(turn_id);
+    EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(R"pb(
+                                                                id: "call-1"
+                                                                trace_id: "trace-1"
+                                                                arguments {}
+                                                                requested_at { seconds: 1786438801 }
+                                                              )pb",
+                                                              request.mutable_call()));
+    request.mutable_call()->set_tool(tool);
+    if (!path.empty()) {
+      (*request.mutable_call()->mutable_arguments()->mutable_fields())["path"].set_string_value(
+          path);
+    }
+    request.set_step(0);
+    return request;
+  }
+
+  std::vector<pb::AuditEventType> AuditTypes() {
+    std::vector<pb::AuditEventType> types;
+    for (const pb::AuditEvent& event : audit_.events()) types.push_back(event.type());
+    return types;
+  }
+
+  common::SimulatedClock clock_{absl::FromUnixSeconds(1786438800)};
+  grantstore::client::FakeGrantStoreClient grantstore_;
+  audit::client::FakeAuditWriter audit_;
+  std::unique_ptr<common::server::Authenticator> authenticator_;
+  std::unique_ptr<authorizer::service::TurnAuthorizer> turn_authorizer_;
+  std::unique_ptr<authorizer::server::AuthorizerService> authorizer_service_;
+  std::unique_ptr<common::server::ServerRunner> authorizer_runner_;
+  std::unique_ptr<client::GrpcAuthorizerClient> authorizer_client_;
+  std::unique_ptr<tools::ToolRegistry> registry_;
+  std::unique_ptr<turn::testing::FakeToolProvider> files_;
+  std::unique_ptr<turn::TurnEngine> engine_;
+  std::unique_ptr<EnvelopeService> service_;
+  std::unique_ptr<common::server::ServerRunner> runner_;
+  std::unique_ptr<v1::Envelope::Stub> stub_;
+};
+
+TEST_F(EnvelopeServiceTest, OnlyHostCredentialsMayRunTurns) {
+  v1::OpenTurnResponse response;
+  for (const std::string token : {"", "not-a-token", kAdminToken, kServiceToken}) {
+    EXPECT_EQ(stub_->OpenTurn(As(token).get(), OpenRequest(), &response).error_code(),
+              grpc::StatusCode::UNAUTHENTICATED)
+        << token;
+  }
+  v1::GetTurnResponse got;
+  v1::GetTurnRequest get;
+  get.set_turn_id("turn-x");
+  EXPECT_EQ(stub_->GetTurn(As("").get(), get, &got).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(grantstore_.calls(grantstore::client::FakeGrantStoreClient::Method::kLoadAuthority), 0);
+  EXPECT_THAT(audit_.events(), IsEmpty());
+}
+
+TEST_F(EnvelopeServiceTest, ContextOutsideTheHostsScopeIsPermissionDenied) {
+  v1::OpenTurnResponse response;
+  grpc::Status status = stub_->OpenTurn(As(kOtherHostToken).get(), OpenRequest(), &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_THAT(status.error_message(), HasSubstr("scope"));
+
+  // Nor may another host drive a turn it did not open.
+  const std::string turn_id = OpenTurn();
+  v1::InvokeToolResponse invoked;
+  EXPECT_EQ(stub_
+                ->InvokeTool(As(kOtherHostToken).get(),
+                             Call(turn_id, "files.read", "Workspace/notes.txt"), &invoked)
+                .error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+  v1::CancelTurnRequest cancel;
+  cancel.set_turn_id(turn_id);
+  v1::CancelTurnResponse cancelled;
+  EXPECT_EQ(stub_->CancelTurn(As(kOtherHostToken).get(), cancel, &cancelled).error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_THAT(files_->invocations(), IsEmpty());
+}
+
+TEST_F(EnvelopeServiceTest, MalformedAndUnknownAreGrpcErrors) {
+  v1::OpenTurnRequest request = OpenRequest();
+  request.mutable_execution_request()->set_version("2");
+  v1::OpenTurnResponse opened;
+  grpc::Status status = stub_->OpenTurn(As(kHostToken).get(), request, &opened);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("execution_request.version"));
+
+  v1::InvokeToolResponse invoked;
+  EXPECT_EQ(
+      stub_->InvokeTool(As(kHostToken).get(), Call("turn-unknown", "files.read", "a"), &invoked)
+          .error_code(),
+      grpc::StatusCode::NOT_FOUND);
+  v1::FinishTurnRequest finish;
+  finish.set_turn_id(OpenTurn());
+  v1::FinishTurnResponse finished;
+  EXPECT_EQ(stub_->FinishTurn(As(kHostToken).get(), finish, &finished).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+}
+
+TEST_F(EnvelopeServiceTest, DriverTurnOverTheWire) {
+  const std::string turn_id = OpenTurn();
+
+  // A watcher from the first event, reading until the stream ends with the turn.
+  grpc::ClientContext watch_context;
+  watch_context.AddMetadata("authorization", absl::StrCat("Bearer ", kHostToken));
+  v1::WatchTurnRequest watch;
+  watch.set_turn_id(turn_id);
+  std::unique_ptr<grpc::ClientReader<v1::WatchTurnResponse>> reader =
+      stub_->WatchTurn(&watch_context, watch);
+
+  v1::InvokeToolResponse invoked;
+  grpc::Status status = stub_->InvokeTool(
+      As(kHostToken).get(), Call(turn_id, "files.read", "Workspace/notes.txt"), &invoked);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(invoked.result().status(), pb::TOOL_RESULT_STATUS_SUCCEEDED);
+  ASSERT_THAT(files_->invocations(), SizeIs(1));
+  EXPECT_THAT(files_->invocations()[0].resource().path(), ElementsAre("Workspace", "notes.txt"));
+
+  // A refusal is a successful RPC.
+  status = stub_->InvokeTool(As(kHostToken).get(), Call(turn_id, "files.delete", "a"), &invoked);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(invoked.result().status(), pb::TOOL_RESULT_STATUS_DENIED);
+  EXPECT_EQ(invoked.result().error().code(), "tool_unavailable");
+
+  v1::FinishTurnRequest finish;
+  finish.set_turn_id(turn_id);
+  finish.mutable_complete()->mutable_output()->set_string_value("done");
+  v1::FinishTurnResponse finished;
+  status = stub_->FinishTurn(As(kHostToken).get(), finish, &finished);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(finished.result().status(), pb::EXECUTION_STATUS_SUCCEEDED);
+
+  std::vector<std::string> streamed;
+  v1::WatchTurnResponse event;
+  while (reader->Read(&event)) streamed.push_back(event.event().type());
+  status = reader->Finish();
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  EXPECT_THAT(streamed, ElementsAre("turn.started", "tool.requested", "tool.completed",
+                                    "tool.requested", "tool.completed", "turn.completed"));
+
+  v1::GetTurnRequest get;
+  get.set_turn_id(turn_id);
+  v1::GetTurnResponse got;
+  ASSERT_TRUE(stub_->GetTurn(As(kHostToken).get(), get, &got).ok());
+  EXPECT_EQ(got.state(), v1::TURN_STATE_ENDED);
+  EXPECT_EQ(got.result().events_size(), 6);
+
+  // Ended: a call is FAILED_PRECONDITION, a cancel answers the result unchanged.
+  EXPECT_EQ(stub_
+                ->InvokeTool(As(kHostToken).get(),
+                             Call(turn_id, "files.read", "Workspace/notes.txt"), &invoked)
+                .error_code(),
+            grpc::StatusCode::FAILED_PRECONDITION);
+  v1::CancelTurnRequest cancel;
+  cancel.set_turn_id(turn_id);
+  v1::CancelTurnResponse cancelled;
+  ASSERT_TRUE(stub_->CancelTurn(As(kHostToken).get(), cancel, &cancelled).ok());
+  EXPECT_EQ(cancelled.result().status(), pb::EXECUTION_STATUS_SUCCEEDED);
+
+  // The lease is closed at the authorizer.
+  EXPECT_EQ(turn_authorizer_->held_leases(), 0);
+}
+
+TEST_F(EnvelopeServiceTest, AdmissionDenialIsASuccessfulResponse) {
+  grantstore_.RevokeGrant("world-1", "grant-assistant", absl::FromUnixSeconds(1786438000));
+  v1::OpenTurnResponse response;
+  grpc::Status status = stub_->OpenTurn(As(kHostToken).get(), OpenRequest(), &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.result().status(), pb::EXECUTION_STATUS_DENIED);
+  EXPECT_EQ(response.result().error().code(), "no_matching_grant");
+  EXPECT_FALSE(response.has_catalog());
+  EXPECT_THAT(AuditTypes(), ElementsAre(pb::AUDIT_EVENT_TYPE_AUTHORITY_RESOLVED,
+                                        pb::AUDIT_EVENT_TYPE_AUTHORIZATION_CHECKED,
+                                        pb::AUDIT_EVENT_TYPE_TURN_ENDED));
+  EXPECT_EQ(audit_.events()[2].outcome(), pb::AUDIT_OUTCOME_DENIED);
+  EXPECT_EQ(audit_.events()[2].reason(), "no_matching_grant");
+}
+
+TEST_F(EnvelopeServiceTest, RefusedWriteIsEscalatedWithItsRequiredAuthority) {
+  const std::string turn_id = OpenTurn();
+  v1::InvokeToolRequest write = Call(turn_id, "files.create", "Workspace/out.txt");
+  write.mutable_call()->set_id("call-write");
+  v1::InvokeToolResponse refused;
+  grpc::Status status = stub_->InvokeTool(As(kHostToken).get(), write, &refused);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_EQ(refused.result().status(), pb::TOOL_RESULT_STATUS_DENIED);
+  ASSERT_EQ(refused.result().error().code(), "no_matching_grant");
+  std::string json;
+  ASSERT_TRUE(
+      google::protobuf::util::MessageToJsonString(
+          refused.result().error().details().fields().at("requiredAuthority").struct_value(), &json)
+          .ok());
+  EXPECT_THAT(files_->invocations(), IsEmpty());
+
+  v1::FinishTurnRequest finish;
+  finish.set_turn_id(turn_id);
+  finish.mutable_escalate()->set_reason("needs to write out.txt");
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(
+                  json, finish.mutable_escalate()->mutable_requested_authority())
+                  .ok());
+  v1::FinishTurnResponse finished;
+  status = stub_->FinishTurn(As(kHostToken).get(), finish, &finished);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_EQ(finished.result().status(), pb::EXECUTION_STATUS_ESCALATED);
+  // The hop round-trips to the same capreq id, minted again by the authorizer.
+  EXPECT_EQ(finished.result().escalation().requested_authority().id(),
+            finish.escalate().requested_authority().id());
+  ASSERT_THAT(grantstore_.escalations(), SizeIs(1));
+  EXPECT_EQ(grantstore_.escalations()[0].execution_id(), "exec-1");
+
+  EXPECT_THAT(
+      AuditTypes(),
+      ElementsAre(pb::AUDIT_EVENT_TYPE_AUTHORITY_RESOLVED,     // the lease
+                  pb::AUDIT_EVENT_TYPE_AUTHORIZATION_CHECKED,  // admission
+                  pb::AUDIT_EVENT_TYPE_TOOL_CATALOG_LISTED,
+                  pb::AUDIT_EVENT_TYPE_AUTHORIZATION_CHECKED,  // the write, denied
+                  pb::AUDIT_EVENT_TYPE_TOOL_INVOKED, pb::AUDIT_EVENT_TYPE_ESCALATION_REQUESTED,
+                  pb::AUDIT_EVENT_TYPE_TURN_ENDED));
+  const std::vector<pb::AuditEvent> events = audit_.events();
+  EXPECT_EQ(events[2].source(), pb::AUDIT_SOURCE_KERNEL);
+  EXPECT_EQ(events[2].authority_hash(), events[0].authority_hash());
+  EXPECT_EQ(events[3].reason(), "no_matching_grant");
+  EXPECT_EQ(events[3].operation_id(), "call-write");
+  EXPECT_FALSE(events[3].consumed());
+  EXPECT_EQ(events[4].source(), pb::AUDIT_SOURCE_KERNEL);
+  EXPECT_EQ(events[4].reason(), "no_matching_grant");
+  EXPECT_EQ(events[4].authority_hash(), events[0].authority_hash());
+  EXPECT_EQ(events[5].requested_authority().id(), finish.escalate().requested_authority().id());
+  EXPECT_EQ(events[6].outcome(), pb::AUDIT_OUTCOME_ESCALATED);
+  EXPECT_EQ(events[6].reason(), "escalation_requested");
+}
+
+TEST_F(EnvelopeServiceTest, ToolNoGrantReachesIsWithheldThenRefusedNotOffered) {
+  v1::OpenTurnRequest request = OpenRequest();
+  request.mutable_execution_request()->add_tools("notes.get");
+  request.mutable_execution_request()->mutable_context()->add_enabled_tool_namespaces("notes");
+  v1::OpenTurnResponse opened;
+  grpc::Status status = stub_->OpenTurn(As(kHostToken).get(), request, &opened);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  for (const auto& tool : opened.catalog().tools()) EXPECT_NE(tool.name(), "notes.get");
+  v1::InvokeToolResponse invoked;
+  status =
+      stub_->InvokeTool(As(kHostToken).get(), Call(opened.turn_id(), "notes.get", ""), &invoked);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(invoked.result().error().code(), "tool_unavailable");
+  const std::vector<pb::AuditEvent> events = audit_.events();
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.back().type(), pb::AUDIT_EVENT_TYPE_TOOL_INVOKED);
+  EXPECT_EQ(events.back().source(), pb::AUDIT_SOURCE_ENVELOPE);
+  EXPECT_EQ(events.back().cause(), "not_offered");
+}
+
+}  // namespace
+}  // namespace sharedos::envelope::server

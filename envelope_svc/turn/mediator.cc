@@ -1,0 +1,220 @@
+#include "envelope_svc/turn/mediator.h"
+
+#include <google/protobuf/util/json_util.h>
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "authorizer_svc/core/address.h"
+#include "common/time/proto_time.h"
+#include "envelope_svc/tools/escalation_tool.h"
+#include "envelope_svc/tools/tool_refusal.h"
+#include "envelope_svc/turn/codes.h"
+
+namespace sharedos::envelope::turn {
+namespace {
+
+namespace az = ::sharedos::authorizer::v1;
+namespace pb = ::sharedos::protocol::v1;
+
+google::protobuf::Timestamp TimestampOf(absl::Time at) {
+  absl::StatusOr<google::protobuf::Timestamp> timestamp = common::ToProtoTimestamp(at);
+  return timestamp.ok() ? *timestamp : google::protobuf::Timestamp();
+}
+
+// A refusal built here: status + ProtocolError{code, fixed message, retryable false}.
+pb::ToolResult Refused(const pb::ToolCall& call, pb::ToolResultStatus status,
+                       absl::string_view code) {
+  pb::ToolResult result;
+  result.set_call_id(call.id());
+  result.set_tool(call.tool());
+  result.set_status(status);
+  pb::ProtocolError* error = result.mutable_error();
+  error->set_code(std::string(code));
+  error->set_message(std::string(CodeMessage(code)));
+  error->set_retryable(false);
+  return result;
+}
+
+// The CapabilityRequest as protobuf JSON in a Struct (what a gRPC host parses back with
+// JsonStringToMessage to pass it into FinishTurn(escalate)).
+std::optional<google::protobuf::Struct> AsStruct(const pb::CapabilityRequest& request) {
+  std::string json;
+  if (!google::protobuf::util::MessageToJsonString(request, &json).ok()) return std::nullopt;
+  google::protobuf::Struct out;
+  if (!google::protobuf::util::JsonStringToMessage(json, &out).ok()) return std::nullopt;
+  return out;
+}
+
+v1::ProviderContext ProviderContextOf(const pb::AccessContext& context) {
+  v1::ProviderContext provider;
+  provider.set_namespace_id(context.namespace_id());
+  *provider.mutable_actor() = context.actor();
+  *provider.mutable_owner() = context.owner();
+  provider.set_purpose(context.purpose());
+  provider.set_trace_id(context.trace_id());
+  return provider;
+}
+
+}  // namespace
+
+MediationResult Mediator::Invoke(const MediationScope& scope, const pb::ToolCall& call,
+                                 absl::Time now) {
+  MediationResult outcome = Decide(scope, call, now);
+  outcome.facts.source = pb::AUDIT_SOURCE_KERNEL;
+  outcome.facts.status = outcome.result.status();
+  if (outcome.result.has_error() && outcome.facts.reason.empty()) {
+    outcome.facts.reason = outcome.result.error().code();
+  }
+  outcome.facts.authority_hash = scope.authority_hash;
+  outcome.facts.catalog_hash = scope.catalog_hash;
+  *outcome.result.mutable_completed_at() = TimestampOf(clock_.Now());
+  // Post-effect: an outage delays the record (the writer's outbox), never the answer.
+  (void)audit_.RecordPostEffect(ToolInvokedEvent(*scope.context, now, call, outcome.facts));
+  return outcome;
+}
+
+MediationResult Mediator::Decide(const MediationScope& scope, const pb::ToolCall& call,
+                                 absl::Time now) {
+  const pb::AccessContext& context = *scope.context;
+  MediationResult out;
+  auto refuse = [&](pb::ToolResultStatus status, absl::string_view code,
+                    absl::string_view cause = "") {
+    out.result = Refused(call, status, code);
+    out.facts.reason = std::string(code);
+    out.facts.cause = std::string(cause);
+    if (IsFailClosedCode(code) || IsFailClosedCode(cause)) out.facts.fail_closed = true;
+    return std::move(out);
+  };
+  auto refuse_with = [&](const absl::Status& refusal) {
+    out.result = tools::RefusalResult(call, refusal, now);
+    out.facts.reason = out.result.error().code();
+    return std::move(out);
+  };
+  const google::protobuf::Timestamp instant = TimestampOf(now);
+
+  // 1. The call belongs to the turn's trace.
+  if (call.trace_id() != context.trace_id()) {
+    return refuse(pb::TOOL_RESULT_STATUS_DENIED, kTraceMismatch);
+  }
+  // 2. Registered for this turn.
+  const tools::Tool* tool = scope.tools->Find(call.tool());
+  if (tool == nullptr) {
+    return refuse(pb::TOOL_RESULT_STATUS_DENIED, kToolUnavailable, kCauseNotRegistered);
+  }
+  // 3. Its tool namespace is enabled.
+  const auto& enabled = context.enabled_tool_namespaces();
+  if (std::find(enabled.begin(), enabled.end(), tool->tool_namespace()) == enabled.end()) {
+    return refuse(pb::TOOL_RESULT_STATUS_DENIED, kToolUnavailable, kCauseNamespaceDisabled);
+  }
+  // 4. Discoverable now (canDiscover on the declared ceiling, host ceiling included).
+  {
+    az::DiscoverRequest discover;
+    discover.set_lease_id(scope.lease_id);
+    az::ToolRequirement* entry = discover.add_tools();
+    entry->set_name(tool->name());
+    *entry->mutable_requirement() = tool->ceiling();
+    *discover.mutable_operation_instant() = instant;
+    absl::StatusOr<az::DiscoverResponse> discovered =
+        authorizer_.Discover(discover, options_.authorizer_timeout);
+    std::string code;
+    bool fail_closed = false;
+    if (!discovered.ok() || discovered->entries_size() != 1) {
+      code = std::string(kAuthorityUnavailable);
+      fail_closed = true;
+    } else if (!discovered->entries(0).discoverable()) {
+      code = discovered->entries(0).reason_code();
+      fail_closed = discovered->entries(0).fail_closed() || IsFailClosedCode(code);
+    }
+    if (!code.empty()) {
+      out.facts.requirement = tool->ceiling();
+      if (code == kAuditUnavailable) out.audit_unavailable = true;
+      if (!audit_
+               .RecordPreEffect(DiscoveryDeniedEvent(context, now, tool->ceiling(), call.id(),
+                                                     tool->name(), code, fail_closed,
+                                                     scope.authority_hash))
+               .ok()) {
+        out.audit_unavailable = true;
+        return refuse(pb::TOOL_RESULT_STATUS_DENIED, kAuditUnavailable);
+      }
+      out = refuse(pb::TOOL_RESULT_STATUS_DENIED, kToolUnavailable, code);
+      out.facts.fail_closed = fail_closed;
+      return out;
+    }
+  }
+  // 5. The escalation affordance ends a turn; it is never run as a tool.
+  if (tool->name() == tools::kEscalationToolName) {
+    return refuse(pb::TOOL_RESULT_STATUS_FAILED, tools::kEscalationNotTerminated);
+  }
+  // 6. Arguments, parsed once and used for both the requirement and the invocation.
+  absl::StatusOr<nlohmann::json> arguments = tool->ParseArguments(call.arguments());
+  if (!arguments.ok()) return refuse_with(arguments.status());
+  // 7. The requirement the arguments select.
+  absl::StatusOr<pb::CapabilityRequirement> requirement = tool->ResolveRequirement(*arguments);
+  if (!requirement.ok()) return refuse_with(requirement.status());
+  out.facts.requirement = *requirement;
+
+  auto authorize = [&](bool consume) -> absl::StatusOr<az::AuthorizeResponse> {
+    az::AuthorizeRequest request;
+    request.set_lease_id(scope.lease_id);
+    *request.mutable_requirement() = *requirement;
+    request.set_consume(consume);
+    *request.mutable_operation_instant() = instant;
+    request.set_operation_id(call.id());
+    request.set_tool(tool->name());
+    return authorizer_.Authorize(request, options_.authorizer_timeout);
+  };
+  // 8. Another owner's resource: decided (and recorded) by the authorizer, never consuming.
+  if (requirement->resource().has_owner() &&
+      !authorizer::core::AddressEquals(requirement->resource().owner(), context.owner())) {
+    absl::StatusOr<az::AuthorizeResponse> decided = authorize(/*consume=*/false);
+    if (!decided.ok()) return refuse(pb::TOOL_RESULT_STATUS_DENIED, kAuthorityUnavailable);
+    if (decided->decision().reason_code() == kAuditUnavailable) {
+      out.audit_unavailable = true;
+      return refuse(pb::TOOL_RESULT_STATUS_DENIED, kAuditUnavailable);
+    }
+    out = refuse(pb::TOOL_RESULT_STATUS_DENIED, kInvalidRequest);
+    return out;
+  }
+  // 9. Inside the declared ceiling.
+  if (absl::Status within = tool->CheckWithinCeiling(*requirement, context.owner()); !within.ok()) {
+    return refuse_with(within);
+  }
+  // 10. The decision, consuming a bounded use on allow.
+  absl::StatusOr<az::AuthorizeResponse> decided = authorize(/*consume=*/true);
+  if (!decided.ok()) return refuse(pb::TOOL_RESULT_STATUS_DENIED, kAuthorityUnavailable);
+  const pb::AuthorizationDecision& decision = decided->decision();
+  out.facts.grant_id = decision.matched_grant_id();
+  if (!decision.allowed()) {
+    const std::string code =
+        decision.reason_code().empty() ? std::string(kNoMatchingGrant) : decision.reason_code();
+    if (code == kAuditUnavailable) out.audit_unavailable = true;
+    const bool fail_closed = decided->fail_closed() || IsFailClosedCode(code);
+    out = refuse(pb::TOOL_RESULT_STATUS_DENIED, code);
+    out.facts.fail_closed = fail_closed;
+    if (decision.has_required_authority()) {
+      if (std::optional<google::protobuf::Struct> described =
+              AsStruct(decision.required_authority());
+          described.has_value()) {
+        *(*out.result.mutable_error()->mutable_details()->mutable_fields())["requiredAuthority"]
+             .mutable_struct_value() = *std::move(described);
+      }
+    }
+    return out;
+  }
+  // 11–12. The provider, then the result check.
+  out.provider_entered = true;
+  const absl::Time deadline = options_.deadline_clock->Now() +
+                              std::max(absl::ZeroDuration(), std::min(options_.provider_timeout,
+                                                                      scope.turn_deadline - now));
+  absl::StatusOr<pb::ToolResult> result =
+      scope.tools->Invoke(call, *requirement, ProviderContextOf(context), deadline);
+  if (!result.ok()) return refuse_with(result.status());
+  out.result = *std::move(result);
+  if (out.result.has_error()) out.facts.reason = out.result.error().code();
+  return out;
+}
+
+}  // namespace sharedos::envelope::turn

@@ -1,0 +1,471 @@
+// envelope_svc latency against the gRPC floor, measured in one run (one process, loopback TCP).
+//
+//   bazel run //tools/bench:envelope_bench -- --rounds=5 --calls=2000
+//
+// Wiring, all in this process but every hop a real gRPC call over 127.0.0.1:
+//   client ──gRPC──▶ envelope_svc (EnvelopeService + TurnEngine, no-op files provider,
+//                    --tools extra registry tools) ──gRPC──▶ authorizer_svc (AuthorizerService +
+//                    TurnAuthorizer over an in-memory grant store)
+// Audit: an in-memory writer on both services (pre-effect records cost nothing here; the
+// authorizer_bench measures them against audit_svc).
+// Series, interleaved per round so machine load hits them alike:
+//   floor        grpc.health.v1.Health/Check on the envelope server (a no-op unary call)
+//   authorize    Authorize(lease, consume) straight to the authorizer (one hop of InvokeTool)
+//   invoke       InvokeTool files.read: envelope checks, Discover, Authorize (consuming), the
+//                no-op provider, result check, tool.invoked — two authorizer hops inside
+//   engine only  the same TurnEngine::InvokeTool called directly over an in-memory authorizer
+//                (the envelope's own work: no gRPC hop at all)
+// Then OpenTurn with the whole registry requested (lease, admission, resolution, Discover of
+// every tool, listing, reach), its catalogue-resolution share from the engine's own counters,
+// and --turns turns held open at once (opened from --threads callers, one call each, all
+// finished).
+#include <google/protobuf/text_format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/strings/str_cat.h"
+#include "audit_svc/client/fake_audit_writer.h"
+#include "authorizer_svc/server/authorizer_service.h"
+#include "authorizer_svc/service/turn_authorizer.h"
+#include "common/server/auth.h"
+#include "common/server/server_runner.h"
+#include "common/time/clock.h"
+#include "envelope_svc/client/grpc_authorizer_client.h"
+#include "envelope_svc/server/envelope_service.h"
+#include "envelope_svc/turn/test_support.h"
+#include "envelope_svc/turn/turn_engine.h"
+#include "grantstore_svc/client/fake_grant_store_client.h"
+#include "grpcpp/grpcpp.h"
+#include "grpcpp/impl/client_unary_call.h"
+#include "grpcpp/impl/rpc_method.h"
+#include "sharedos/authorizer/v1/authorizer.grpc.pb.h"
+#include "sharedos/envelope/v1/envelope.grpc.pb.h"
+
+ABSL_FLAG(int, rounds, 5, "Latency rounds (floor, authorize, invoke each).");
+ABSL_FLAG(int, calls, 2000, "Calls per series per round.");
+ABSL_FLAG(int, warmup, 300, "Unmeasured calls per series first.");
+ABSL_FLAG(int, tools, 200, "Extra registry tools (the OpenTurn registry size).");
+ABSL_FLAG(int, opens, 300, "OpenTurn calls measured.");
+ABSL_FLAG(int, turns, 1000, "Turns held open at once.");
+ABSL_FLAG(int, threads, 4, "Callers opening the held turns.");
+
+namespace {
+
+namespace pb = ::sharedos::protocol::v1;
+namespace ev1 = ::sharedos::envelope::v1;
+namespace av1 = ::sharedos::authorizer::v1;
+using Clock = std::chrono::steady_clock;
+
+constexpr char kServiceToken[] = "bench-service-token";
+constexpr char kHostToken[] = "bench-host-token";
+
+double Percentile(std::vector<double> values, double q) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  return values[std::min(values.size() - 1, static_cast<size_t>(q * values.size()))];
+}
+
+template <typename T>
+T Parse(const std::string& text) {
+  T message;
+  if (!google::protobuf::TextFormat::ParseFromString(text, &message)) {
+    std::fprintf(stderr, "bad text proto\n");
+    std::abort();
+  }
+  return message;
+}
+
+void Authenticate(grpc::ClientContext& context, const char* token) {
+  context.AddMetadata("authorization", absl::StrCat("Bearer ", token));
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::ParseCommandLine(argc, argv);
+  namespace server = ::sharedos::common::server;
+  namespace env = ::sharedos::envelope;
+
+  // ---- authorizer_svc (in process, its own gRPC server) ----
+  sharedos::grantstore::client::FakeGrantStoreClient grantstore;
+  grantstore.IssueGrant(Parse<pb::CapabilityGrant>(R"pb(
+    id: "grant-assistant"
+    namespace_id: "world-bench"
+    subject { agent_id: "agent-assistant" }
+    issuer { human_user_id: "user-alice" }
+    capabilities {
+      resource { namespace: "sharedos.execution" path: "agent" path: "agent-assistant" }
+      actions: "invoke"
+      scope: SCOPE_EXACT
+    }
+    capabilities {
+      resource { namespace: "files" }
+      actions: "read"
+      scope: SCOPE_DESCENDANTS
+    }
+    capabilities {
+      resource { namespace: "sharedos" path: "escalation" }
+      actions: "request"
+      scope: SCOPE_EXACT
+    }
+    constraints {}
+    issued_at { seconds: 1700000000 }
+  )pb"));
+  sharedos::audit::client::FakeAuditWriter authorizer_audit;
+  sharedos::authorizer::service::TurnAuthorizer turn_authorizer(
+      grantstore, authorizer_audit, sharedos::common::RealClock(),
+      "bench-lease-secret-0123456789abcdef0123", {});
+  const std::string credentials =
+      absl::StrCat(R"({"credentials": [{"name": "svc", "role": "service", "token_sha256": ")",
+                   server::TokenDigestHex(kServiceToken),
+                   R"("}, {"name": "host", "role": "host", "token_sha256": ")",
+                   server::TokenDigestHex(kHostToken),
+                   R"(", "scope": {"namespaces": ["world-bench"], "owners": ["*"]}}]})");
+  auto authenticator = server::Authenticator::FromJson(credentials);
+  if (!authenticator.ok()) return 2;
+  sharedos::authorizer::server::AuthorizerService authorizer_service(turn_authorizer,
+                                                                     **authenticator);
+  auto authorizer_runner = server::ServerRunner::Start({}, {&authorizer_service});
+  if (!authorizer_runner.ok()) return 2;
+  auto authorizer_channel =
+      grpc::CreateChannel((*authorizer_runner)->address(), grpc::InsecureChannelCredentials());
+
+  // ---- envelope_svc (in process, its own gRPC server) ----
+  std::unique_ptr<env::tools::ToolRegistry> registry =
+      env::turn::testing::TestRegistry(absl::GetFlag(FLAGS_tools));
+  env::turn::testing::FakeToolProvider noop("files");
+  env::tools::AttachedProviders providers;
+  providers.files = &noop;
+  env::client::GrpcAuthorizerClient authorizer_client(av1::Authorizer::NewStub(authorizer_channel),
+                                                      kServiceToken);
+  sharedos::audit::client::FakeAuditWriter envelope_audit;
+  env::turn::TurnEngine engine(authorizer_client, *registry, providers, envelope_audit,
+                               sharedos::common::RealClock(), {});
+  env::server::EnvelopeService envelope_service(engine, **authenticator);
+  auto envelope_runner = server::ServerRunner::Start({}, {&envelope_service});
+  if (!envelope_runner.ok()) return 2;
+  auto channel =
+      grpc::CreateChannel((*envelope_runner)->address(), grpc::InsecureChannelCredentials());
+  auto envelope = ev1::Envelope::NewStub(channel);
+  auto authorizer = av1::Authorizer::NewStub(authorizer_channel);
+
+  pb::ExecutionRequest base = Parse<pb::ExecutionRequest>(R"pb(
+    version: "1"
+    agent { agent_id: "agent-assistant" }
+    context {
+      namespace_id: "world-bench"
+      actor { agent_id: "agent-assistant" }
+      authority { human_user_id: "user-alice" }
+      owner { human_user_id: "user-alice" }
+      purpose: "bench"
+      trace_id: "trace-bench"
+      enabled_tool_namespaces: "files"
+      enabled_tool_namespaces: "sharedos"
+      now { seconds: 1786438800 }
+    }
+    message {
+      version: "1"
+      id: "msg-1"
+      sender { human_user_id: "user-alice" }
+      receiver { agent_id: "agent-assistant" }
+      purpose: "bench"
+      payload { string_value: "go" }
+      trace_id: "trace-bench"
+      created_at { seconds: 1786438800 }
+    }
+    options { max_steps: 1000 max_tool_calls: 10000 timeout_ms: 600000 }
+  )pb");
+  int next_execution = 0;
+  auto open = [&](bool all_tools, std::string* turn_id) {
+    ev1::OpenTurnRequest request;
+    *request.mutable_execution_request() = base;
+    request.mutable_execution_request()->set_execution_id(absl::StrCat("exec-", next_execution++));
+    if (all_tools) {
+      for (const auto& tool : registry->tools()) {
+        request.mutable_execution_request()->add_tools(tool->name());
+      }
+    } else {
+      request.mutable_execution_request()->add_tools("files.read");
+    }
+    request.set_runtime(ev1::RUNTIME_DRIVER);
+    grpc::ClientContext context;
+    Authenticate(context, kHostToken);
+    ev1::OpenTurnResponse response;
+    const bool ok = envelope->OpenTurn(&context, request, &response).ok() && !response.has_result();
+    *turn_id = response.turn_id();
+    return ok;
+  };
+  auto cancel = [&](const std::string& turn_id) {
+    grpc::ClientContext context;
+    Authenticate(context, kHostToken);
+    ev1::CancelTurnRequest request;
+    request.set_turn_id(turn_id);
+    ev1::CancelTurnResponse response;
+    return envelope->CancelTurn(&context, request, &response).ok();
+  };
+
+  // ---- Latency series ----
+  std::string turn_id;
+  if (!open(false, &turn_id)) {
+    std::fprintf(stderr, "OpenTurn failed\n");
+    return 1;
+  }
+  int calls_on_turn = 0;
+  ev1::InvokeToolRequest invoke = Parse<ev1::InvokeToolRequest>(R"pb(
+    call {
+      tool: "files.read"
+      trace_id: "trace-bench"
+      arguments {
+        fields {
+          key: "path"
+          value { string_value: "Workspace/notes.txt" }
+        }
+      }
+      requested_at { seconds: 1786438800 }
+    })pb");
+  int64_t next_call = 0;
+  std::function<bool()> invoke_call = [&] {
+    if (++calls_on_turn > 9000) {  // stay under the turn's 10,000-call budget
+      cancel(turn_id);
+      if (!open(false, &turn_id)) return false;
+      calls_on_turn = 1;
+    }
+    invoke.set_turn_id(turn_id);
+    invoke.mutable_call()->set_id(absl::StrCat("call-", next_call++));
+    grpc::ClientContext context;
+    Authenticate(context, kHostToken);
+    ev1::InvokeToolResponse response;
+    return envelope->InvokeTool(&context, invoke, &response).ok() &&
+           response.result().status() == pb::TOOL_RESULT_STATUS_SUCCEEDED;
+  };
+
+  // One lease for the direct Authorize series.
+  av1::OpenTurnAuthorityRequest lease_request;
+  *lease_request.mutable_context() = base.context();
+  lease_request.set_turn_id("bench-direct");
+  av1::OpenTurnAuthorityResponse lease;
+  {
+    grpc::ClientContext context;
+    Authenticate(context, kServiceToken);
+    if (!authorizer->OpenTurnAuthority(&context, lease_request, &lease).ok()) return 1;
+  }
+  av1::AuthorizeRequest authorize_request;
+  authorize_request.set_lease_id(lease.lease_id());
+  *authorize_request.mutable_requirement() = Parse<pb::CapabilityRequirement>(
+      R"pb(resource { namespace: "files" path: "Workspace" path: "notes.txt" }
+           action: "read")pb");
+  authorize_request.set_consume(true);
+  authorize_request.set_tool("files.read");
+  std::function<bool()> authorize_call = [&] {
+    authorize_request.set_operation_id(absl::StrCat("op-", next_call++));
+    grpc::ClientContext context;
+    Authenticate(context, kServiceToken);
+    av1::AuthorizeResponse response;
+    return authorizer->Authorize(&context, authorize_request, &response).ok() &&
+           response.decision().allowed();
+  };
+
+  const grpc::internal::RpcMethod health("/grpc.health.v1.Health/Check",
+                                         grpc::internal::RpcMethod::NORMAL_RPC);
+  grpc::Slice empty("");
+  const grpc::ByteBuffer health_request(&empty, 1);
+  std::function<bool()> floor_call = [&] {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    grpc::ByteBuffer response;
+    return grpc::internal::BlockingUnaryCall<grpc::ByteBuffer, grpc::ByteBuffer>(
+               channel.get(), health, &context, health_request, &response)
+        .ok();
+  };
+
+  // The envelope's own work: the same engine code over an in-memory authorizer, no gRPC.
+  env::turn::testing::FakeAuthorizerClient memory_authorizer;
+  sharedos::audit::client::FakeAuditWriter memory_audit;
+  env::turn::TurnEngine memory_engine(memory_authorizer, *registry, providers, memory_audit,
+                                      sharedos::common::RealClock(), {});
+  const sharedos::common::server::HostScope bench_scope{{"world-bench"}, {"*"}};
+  std::string memory_turn;
+  int memory_calls = 0;
+  auto memory_open = [&] {
+    ev1::OpenTurnRequest request;
+    *request.mutable_execution_request() = base;
+    request.mutable_execution_request()->set_execution_id(absl::StrCat("mem-", next_execution++));
+    request.mutable_execution_request()->add_tools("files.read");
+    request.set_runtime(ev1::RUNTIME_DRIVER);
+    auto opened = memory_engine.OpenTurn(request, bench_scope);
+    if (!opened.ok() || opened->has_result()) return false;
+    memory_turn = opened->turn_id();
+    memory_calls = 0;
+    return true;
+  };
+  if (!memory_open()) return 1;
+  std::function<bool()> engine_call = [&] {
+    if (++memory_calls > 9000 && !memory_open()) return false;
+    ev1::InvokeToolRequest request = invoke;
+    request.set_turn_id(memory_turn);
+    request.mutable_call()->set_id(absl::StrCat("mem-call-", next_call++));
+    auto result = memory_engine.InvokeTool(request, bench_scope);
+    return result.ok() && result->result().status() == pb::TOOL_RESULT_STATUS_SUCCEEDED;
+  };
+
+  struct Series {
+    std::string name;
+    std::function<bool()>* call;
+    std::vector<double> micros;
+  };
+  std::vector<Series> series = {{"floor (health Check)", &floor_call, {}},
+                                {"Authorize (1 hop)", &authorize_call, {}},
+                                {"InvokeTool (mediated)", &invoke_call, {}},
+                                {"  engine only, no gRPC", &engine_call, {}}};
+  for (Series& s : series) {
+    for (int i = 0; i < absl::GetFlag(FLAGS_warmup); ++i) {
+      if (!(*s.call)()) {
+        std::fprintf(stderr, "%s failed\n", s.name.c_str());
+        return 1;
+      }
+    }
+  }
+  for (int round = 0; round < absl::GetFlag(FLAGS_rounds); ++round) {
+    for (Series& s : series) {
+      for (int i = 0; i < absl::GetFlag(FLAGS_calls); ++i) {
+        const auto start = Clock::now();
+        if (!(*s.call)()) {
+          std::fprintf(stderr, "%s failed\n", s.name.c_str());
+          return 1;
+        }
+        s.micros.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
+      }
+    }
+  }
+  const double floor_p50 = Percentile(series[0].micros, 0.5);
+  const double floor_p99 = Percentile(series[0].micros, 0.99);
+  std::printf("envelope_bench: %d rounds x %d calls, one caller, loopback TCP, one process\n",
+              absl::GetFlag(FLAGS_rounds), absl::GetFlag(FLAGS_calls));
+  std::printf("%-24s %9s %9s %9s %9s\n", "series", "p50 us", "p99 us", "p50/floor", "p99/floor");
+  for (const Series& s : series) {
+    const double p50 = Percentile(s.micros, 0.5);
+    const double p99 = Percentile(s.micros, 0.99);
+    std::printf("%-24s %9.1f %9.1f %9.2f %9.2f\n", s.name.c_str(), p50, p99, p50 / floor_p50,
+                p99 / floor_p99);
+  }
+  cancel(turn_id);
+
+  // ---- OpenTurn with the whole registry ----
+  // Per open: the whole RPC as the host sees it, and the engine's own counters around it.
+  std::vector<double> opens, resolutions, publications, discoveries;
+  for (int i = 0; i < absl::GetFlag(FLAGS_opens); ++i) {
+    const env::turn::TurnEngine::Stats before = engine.stats();
+    const auto start = Clock::now();
+    std::string id;
+    if (!open(true, &id)) {
+      std::fprintf(stderr, "OpenTurn (all tools) failed\n");
+      return 1;
+    }
+    opens.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
+    const env::turn::TurnEngine::Stats after = engine.stats();
+    resolutions.push_back(
+        absl::ToDoubleMicroseconds(after.catalog_resolution - before.catalog_resolution));
+    publications.push_back(
+        absl::ToDoubleMicroseconds(after.catalog_publication - before.catalog_publication));
+    discoveries.push_back(absl::ToDoubleMicroseconds(after.discovery - before.discovery));
+    cancel(id);
+  }
+  const double open_p50 = Percentile(opens, 0.5);
+  std::printf("\nOpenTurn, %zu-tool registry, every tool requested (%d opens; p50 / p99)\n",
+              registry->tools().size(), absl::GetFlag(FLAGS_opens));
+  auto line = [&](const char* name, const std::vector<double>& values) {
+    const double p50 = Percentile(values, 0.5);
+    std::printf("  %-32s %8.1f / %8.1f us  (p50 = %4.1f%% of OpenTurn p50)\n", name, p50,
+                Percentile(values, 0.99), 100 * p50 / open_p50);
+  };
+  line("OpenTurn (host's view)", opens);
+  line("catalogue resolution", resolutions);
+  line("publication (copy into response)", publications);
+  line("Discover (request + round trip)", discoveries);
+
+  // ---- Many turns held open at once ----
+  const int turns = absl::GetFlag(FLAGS_turns);
+  const int threads = absl::GetFlag(FLAGS_threads);
+  std::vector<std::string> ids(turns);
+  std::atomic<int> failures{0};
+  std::atomic<int> execution{1000000};
+  auto start = Clock::now();
+  {
+    std::vector<std::thread> workers;
+    for (int t = 0; t < threads; ++t) {
+      workers.emplace_back([&, t] {
+        for (int i = t; i < turns; i += threads) {
+          ev1::OpenTurnRequest request;
+          *request.mutable_execution_request() = base;
+          request.mutable_execution_request()->set_execution_id(absl::StrCat("held-", execution++));
+          request.mutable_execution_request()->add_tools("files.read");
+          request.set_runtime(ev1::RUNTIME_DRIVER);
+          grpc::ClientContext context;
+          Authenticate(context, kHostToken);
+          ev1::OpenTurnResponse response;
+          if (!envelope->OpenTurn(&context, request, &response).ok() || response.has_result()) {
+            ++failures;
+            continue;
+          }
+          ids[i] = response.turn_id();
+        }
+      });
+    }
+    for (auto& worker : workers) worker.join();
+  }
+  const double open_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  const size_t held = engine.running_turns();
+  start = Clock::now();
+  {
+    std::vector<std::thread> workers;
+    for (int t = 0; t < threads; ++t) {
+      workers.emplace_back([&, t] {
+        for (int i = t; i < turns; i += threads) {
+          ev1::InvokeToolRequest call = invoke;
+          call.set_turn_id(ids[i]);
+          call.mutable_call()->set_id(absl::StrCat("held-call-", i));
+          grpc::ClientContext context;
+          Authenticate(context, kHostToken);
+          ev1::InvokeToolResponse response;
+          if (!envelope->InvokeTool(&context, call, &response).ok() ||
+              response.result().status() != pb::TOOL_RESULT_STATUS_SUCCEEDED) {
+            ++failures;
+          }
+          ev1::FinishTurnRequest finish;
+          finish.set_turn_id(ids[i]);
+          finish.mutable_complete()->mutable_output()->set_bool_value(true);
+          grpc::ClientContext finish_context;
+          Authenticate(finish_context, kHostToken);
+          ev1::FinishTurnResponse finished;
+          if (!envelope->FinishTurn(&finish_context, finish, &finished).ok() ||
+              finished.result().status() != pb::EXECUTION_STATUS_SUCCEEDED) {
+            ++failures;
+          }
+        }
+      });
+    }
+    for (auto& worker : workers) worker.join();
+  }
+  const double use_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  std::printf("\n%d turns held open at once (%d callers): %zu running after opening, %d errors\n",
+              turns, threads, held, failures.load());
+  std::printf(
+      "  open all: %.2f s (%.0f turns/s); one call + finish each: %.2f s; running after: "
+      "%zu; authorizer leases held after: %d\n",
+      open_seconds, turns / open_seconds, use_seconds, engine.running_turns(),
+      turn_authorizer.held_leases());
+  (*envelope_runner)->Shutdown();
+  (*authorizer_runner)->Shutdown();
+  return failures.load() == 0 && held == static_cast<size_t>(turns) ? 0 : 1;
+}
