@@ -56,6 +56,10 @@ absl::StatusOr<DataDir> PrepareDataDir(const std::string& root) {
         absl::StrCat("cannot create data directory ", root, ": ", std::strerror(errno)));
   }
   DataDir dir{root};
+  if (mkdir(dir.files_root().c_str(), 0700) != 0 && errno != EEXIST) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot create ", dir.files_root(), ": ", std::strerror(errno)));
+  }
   const std::string files[] = {dir.admin_token(), dir.host_token(), dir.service_token(),
                                dir.credentials()};
   if (!Exists(dir.lease_secret())) {

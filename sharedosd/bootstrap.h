@@ -14,6 +14,8 @@ struct DataDir {
   std::string admin_token() const { return root + "/admin.token"; }
   std::string host_token() const { return root + "/host.token"; }
   std::string service_token() const { return root + "/service.token"; }
+  // The built-in files provider's per-owner workspaces.
+  std::string files_root() const { return root + "/files"; }
   // The authorizer's lease-signing secret.
   std::string lease_secret() const { return root + "/lease.secret"; }
   std::string audit_db() const { return root + "/audit.db"; }
@@ -21,7 +23,8 @@ struct DataDir {
   std::string outbox(const std::string& writer) const { return root + "/" + writer + ".outbox"; }
 };
 
-// Prepares a data directory for first use, idempotently: creates it (0700), and on first start
+// Prepares a data directory for first use, idempotently: creates it and its files/ workspace
+// root (0700), and on first start
 // mints three random bearer tokens — admin (operators, sharedosctl), host (product backends;
 // scope: the demo world `world-demo`, every owner) and service (sharedosd's own services) — each
 // in its own 0600 file, plus credentials.json holding only their SHA-256 digests, and a random

@@ -6,10 +6,14 @@
 //   internal A  audit_svc                      (in-process only)
 //   internal B  grantstore_svc                 (in-process only; writes audit through A)
 //   internal C  authorizer_svc                 (in-process only; grantstore B, audit A)
-//   public      audit_svc, grantstore_svc, authorizer_svc   (--host:--port; the same cores)
-// The envelope service joins as it is built (see README "Status").
+//   public      audit_svc, grantstore_svc, authorizer_svc, envelope_svc
+//               (--host:--port; the same cores; the envelope decides through C, records into A)
+// The MCP front door is not built yet (see README "Status").
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
+#include <thread>
+#include <vector>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -17,6 +21,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/synchronization/notification.h"
 #include "audit_svc/client/audit_writer_factory.h"
 #include "audit_svc/core/audit_log.h"
 #include "audit_svc/server/audit_service.h"
@@ -26,6 +31,12 @@
 #include "common/server/auth.h"
 #include "common/server/server_runner.h"
 #include "common/time/clock.h"
+#include "envelope_svc/client/grpc_authorizer_client.h"
+#include "envelope_svc/providers/files/files_provider.h"
+#include "envelope_svc/server/envelope_service.h"
+#include "envelope_svc/tools/tool_registry.h"
+#include "envelope_svc/tools/turn_tools.h"
+#include "envelope_svc/turn/turn_engine.h"
 #include "grantstore_svc/client/grpc_grant_store_client.h"
 #include "grantstore_svc/core/grant_store_core.h"
 #include "grantstore_svc/server/grantstore_service.h"
@@ -35,6 +46,11 @@
 ABSL_FLAG(std::string, host, "127.0.0.1", "Host to listen on (plaintext only on loopback).");
 ABSL_FLAG(int, port, 50051, "Port to listen on; 0 picks a free port and prints it.");
 ABSL_FLAG(std::string, data_dir, "sharedos-data", "Directory holding the SQLite files and tokens.");
+ABSL_FLAG(std::string, registry, "",
+          "Tool registry (text proto). Default: the standard files.* tools and sharedos.escalate "
+          "shipped beside the binary (envelope_svc/config/standard_tools.textproto).");
+ABSL_FLAG(std::string, files_root, "",
+          "Root of the built-in files provider's per-owner workspaces. Default: <data_dir>/files.");
 ABSL_FLAG(std::string, durability, "full",
           "Audit log durability: full (fsync per group commit) or normal (survives a process "
           "kill, not a power loss).");
@@ -51,6 +67,20 @@ std::string ReadFile(const std::string& path) {
   std::stringstream content;
   content << in.rdbuf();
   return content.str();
+}
+
+// A file shipped with the binary: in its own runfiles tree, or in the one it was started from
+// (a test's, where runfiles of data dependencies are merged).
+std::string Runfile(const char* argv0, const std::string& relative) {
+  std::vector<std::string> roots = {std::string(argv0) + ".runfiles"};
+  for (const char* variable : {"RUNFILES_DIR", "TEST_SRCDIR"}) {
+    if (const char* value = std::getenv(variable)) roots.push_back(value);
+  }
+  for (const std::string& root : roots) {
+    const std::string candidate = root + "/sharedos/" + relative;
+    if (std::ifstream(candidate).good()) return candidate;
+  }
+  return roots.front() + "/sharedos/" + relative;
 }
 
 std::string FirstLine(const std::string& path) {
@@ -121,27 +151,69 @@ int main(int argc, char** argv) {
   auto tier_c = server::ServerRunner::Start(internal, {&authorizer_internal});
   if (!tier_c.ok()) return Fail(std::string(tier_c.status().message()));
 
+  // The envelope: tools from the registry, the built-in files provider, decisions through C.
+  namespace env = sharedos::envelope;
+  std::string registry_path = absl::GetFlag(FLAGS_registry);
+  if (registry_path.empty()) {
+    registry_path = Runfile(argv[0], "envelope_svc/config/standard_tools.textproto");
+  }
+  auto registry = env::tools::ToolRegistry::LoadFiles({registry_path});
+  if (!registry.ok()) return Fail("--registry: " + std::string(registry.status().message()));
+  env::files::FilesProvider::Options files_options;
+  files_options.root = absl::GetFlag(FLAGS_files_root).empty() ? data->files_root()
+                                                               : absl::GetFlag(FLAGS_files_root);
+  for (const auto& tool : (*registry)->tools()) {
+    if (tool->provider_binding().has_files()) files_options.tools.push_back(tool->definition());
+  }
+  auto files = env::files::FilesProvider::Create(std::move(files_options), clock);
+  if (!files.ok()) return Fail("--files_root: " + std::string(files.status().message()));
+  env::tools::AttachedProviders providers;
+  providers.files = files->get();
+  auto envelope_audit = sharedos::audit::client::NewAuditWriterOverChannel(
+      {"remote", "", data->service_token(), data->outbox("envelope")},
+      (*tier_a)->InProcessChannel());
+  if (!envelope_audit.ok()) return Fail(std::string(envelope_audit.status().message()));
+  env::client::GrpcAuthorizerClient authorizer_client(
+      sharedos::authorizer::v1::Authorizer::NewStub((*tier_c)->InProcessChannel()),
+      FirstLine(data->service_token()));
+  env::turn::TurnEngine engine(authorizer_client, **registry, providers, **envelope_audit, clock,
+                               env::turn::TurnEngine::Options{});
+
   // Public tier: every service, same cores.
   sharedos::audit::server::AuditService audit_public(audit_log, **authenticator);
   sharedos::grantstore::server::GrantStoreService grantstore_public(grantstore, **authenticator);
   sharedos::authorizer::server::AuthorizerService authorizer_public(authorizer, **authenticator);
+  env::server::EnvelopeService envelope_public(engine, **authenticator);
   server::ServerOptions options;
   options.host = absl::GetFlag(FLAGS_host);
   options.port = absl::GetFlag(FLAGS_port);
   auto runner = server::ServerRunner::Start(
-      options, {&audit_public, &grantstore_public, &authorizer_public});
+      options, {&audit_public, &grantstore_public, &authorizer_public, &envelope_public});
   if (!runner.ok()) return Fail(std::string(runner.status().message()));
 
   server::ReportListening("sharedosd", (*runner)->address());
   std::printf(
       "sharedosd: data directory %s (audit.db, grants.db)\n"
-      "sharedosd: serving sharedos.audit.v1.AuditLog, sharedos.grantstore.v1.GrantStore and "
-      "sharedos.authorizer.v1.Authorizer\n"
+      "sharedosd: serving sharedos.envelope.v1.Envelope, sharedos.grantstore.v1.GrantStore, "
+      "sharedos.audit.v1.AuditLog and sharedos.authorizer.v1.Authorizer\n"
+      "sharedosd: %zu tools registered; files workspaces under %s\n"
       "sharedosd: admin token in %s, host token in %s (send as \"authorization: Bearer <token>\")\n"
-      "sharedosd: the envelope service (turns, tools, MCP) is not wired in yet (README, \"Status\")\n"
+      "sharedosd: the MCP front door is not built yet (README, \"Status\")\n"
       "sharedosd: stop with Ctrl-C\n",
-      data->root.c_str(), data->admin_token().c_str(), data->host_token().c_str());
+      data->root.c_str(), (*registry)->tools().size(),
+      (absl::GetFlag(FLAGS_files_root).empty() ? data->files_root()
+                                               : absl::GetFlag(FLAGS_files_root))
+          .c_str(),
+      data->admin_token().c_str(), data->host_token().c_str());
   std::fflush(stdout);
+
+  // Turn deadlines: every running turn past its deadline ends cancelled.
+  absl::Notification stopping;
+  std::thread deadlines([&] {
+    while (!stopping.WaitForNotificationWithTimeout(absl::Milliseconds(100))) {
+      engine.CancelExpired();
+    }
+  });
 
   server::TerminationSignals::Wait();
   (*runner)->Shutdown();
@@ -149,6 +221,8 @@ int main(int argc, char** argv) {
   (*tier_b)->Shutdown();
   (*tier_a)->Shutdown();
   (*runner)->Wait();
+  stopping.Notify();
+  deadlines.join();
   std::printf("sharedosd: stopped\n");
   return 0;
 }

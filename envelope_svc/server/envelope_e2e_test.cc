@@ -28,6 +28,7 @@ namespace {
 
 namespace pb = ::sharedos::protocol::v1;
 using ::sharedos::testing::Process;
+using ::sharedos::testing::ReadFirstLine;
 using ::sharedos::testing::TempPath;
 using ::testing::Contains;
 using ::testing::SizeIs;
@@ -101,10 +102,12 @@ std::string ReadFile(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-class EnvelopeEndToEndTest : public ::testing::Test {
+// Param: false = the four services as separate processes; true = the same turn against one
+// sharedosd process (the embedded default the README's run command starts).
+class EnvelopeEndToEndTest : public ::testing::TestWithParam<bool> {
  protected:
   void SetUp() override {
-    dir_ = TempPath("envelope-e2e");
+    dir_ = TempPath(GetParam() ? "envelope-e2e-sharedosd" : "envelope-e2e");
     ASSERT_EQ(mkdir(dir_.c_str(), 0700), 0);
     files_root_ = dir_ + "/files";
     ASSERT_EQ(mkdir(files_root_.c_str(), 0700), 0);
@@ -114,6 +117,10 @@ class EnvelopeEndToEndTest : public ::testing::Test {
       ASSERT_EQ(mkdir((files_root_ + sub).c_str(), 0700), 0) << sub;
     }
     WriteFile(files_root_ + "/human/user-alice/workspace/Workspace/notes.txt", "buy milk\n");
+    if (GetParam()) {
+      StartSharedosd();
+      return;
+    }
 
     WriteFile(dir_ + "/credentials.json",
               absl::StrCat(R"({"credentials": [)",
@@ -155,7 +162,26 @@ class EnvelopeEndToEndTest : public ::testing::Test {
             "--files_root=" + files_root_};
     for (const std::string& flag : audit_flags("envelope")) args.push_back(flag);
     envelope_ = StartService("envelope_svc/server/envelope_svc", "envelope_svc", args);
+    Connect();
+  }
 
+  // One process serving all four services, with the tokens it minted into its data directory.
+  void StartSharedosd() {
+    const std::string data = dir_ + "/sharedosd-data";
+    auto process = Process::Start("sharedosd/sharedosd",
+                                  {"--port=0", "--data_dir=" + data, "--files_root=" + files_root_,
+                                   "--durability=normal"});
+    ASSERT_TRUE(process.ok()) << process.status();
+    envelope_ = std::make_unique<Process>(*std::move(process));
+    auto address = envelope_->WaitForLine("sharedosd listening on ", absl::Seconds(60));
+    ASSERT_TRUE(address.ok()) << address.status();
+    audit_address_ = grantstore_address_ = authorizer_address_ = envelope_address_ = *address;
+    admin_token_ = ReadFirstLine(data + "/admin.token");
+    host_token_ = ReadFirstLine(data + "/host.token");
+    Connect();
+  }
+
+  void Connect() {
     envelope_stub_ = envelope::v1::Envelope::NewStub(
         grpc::CreateChannel(envelope_address_, grpc::InsecureChannelCredentials()));
     grants_ = grantstore::v1::GrantStore::NewStub(
@@ -191,6 +217,9 @@ class EnvelopeEndToEndTest : public ::testing::Test {
     *target = address.ok() ? *address : "";
     return started;
   }
+
+  std::string admin_token_ = kAdminToken;
+  std::string host_token_ = kHostToken;
 
   static std::unique_ptr<grpc::ClientContext> As(const std::string& token) {
     auto context = std::make_unique<grpc::ClientContext>();
@@ -239,7 +268,7 @@ class EnvelopeEndToEndTest : public ::testing::Test {
       })pb");
     request.mutable_execution_request()->set_execution_id(execution_id);
     envelope::v1::OpenTurnResponse response;
-    grpc::Status status = envelope_stub_->OpenTurn(As(kHostToken).get(), request, &response);
+    grpc::Status status = envelope_stub_->OpenTurn(As(host_token_).get(), request, &response);
     EXPECT_TRUE(status.ok()) << status.error_message();
     EXPECT_FALSE(response.has_result()) << response.result().DebugString();
     return response;
@@ -258,7 +287,7 @@ class EnvelopeEndToEndTest : public ::testing::Test {
             .ok());
     call->mutable_requested_at()->set_seconds(1786438801);
     envelope::v1::InvokeToolResponse response;
-    grpc::Status status = envelope_stub_->InvokeTool(As(kHostToken).get(), request, &response);
+    grpc::Status status = envelope_stub_->InvokeTool(As(host_token_).get(), request, &response);
     EXPECT_TRUE(status.ok()) << status.error_message();
     return response.result();
   }
@@ -268,7 +297,7 @@ class EnvelopeEndToEndTest : public ::testing::Test {
   std::vector<pb::AuditEvent> AuditUntil(
       const std::function<bool(const std::vector<pb::AuditEvent>&)>& done) {
     grpc::ClientContext context;
-    context.AddMetadata("authorization", absl::StrCat("Bearer ", kAdminToken));
+    context.AddMetadata("authorization", absl::StrCat("Bearer ", admin_token_));
     context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
     audit::v1::TailRequest request;
     request.mutable_filter()->set_namespace_id("world-demo");
@@ -290,7 +319,7 @@ class EnvelopeEndToEndTest : public ::testing::Test {
   std::unique_ptr<audit::v1::AuditLog::Stub> audit_stub_;
 };
 
-TEST_F(EnvelopeEndToEndTest, RefusedWriteEscalatesAndTheNextTurnWrites) {
+TEST_P(EnvelopeEndToEndTest, RefusedWriteEscalatesAndTheNextTurnWrites) {
   ASSERT_FALSE(envelope_address_.empty());
   // The operator's grant: run the agent, read the workspace, write only under Scratch, escalate.
   grantstore::v1::IssueGrantRequest issue = Parse<grantstore::v1::IssueGrantRequest>(R"pb(
@@ -323,7 +352,7 @@ TEST_F(EnvelopeEndToEndTest, RefusedWriteEscalatesAndTheNextTurnWrites) {
       issued_at { seconds: 1700000000 }
     })pb");
   grantstore::v1::IssueGrantResponse issued;
-  grpc::Status status = grants_->IssueGrant(As(kAdminToken).get(), issue, &issued);
+  grpc::Status status = grants_->IssueGrant(As(admin_token_).get(), issue, &issued);
   ASSERT_TRUE(status.ok()) << status.error_message();
 
   // Turn 1: read allowed; a write outside Scratch refused with the authority it needs.
@@ -356,7 +385,7 @@ TEST_F(EnvelopeEndToEndTest, RefusedWriteEscalatesAndTheNextTurnWrites) {
   const std::string required_id = finish.escalate().requested_authority().id();
   ASSERT_THAT(required_id, StartsWith("capreq-"));
   envelope::v1::FinishTurnResponse escalated;
-  status = envelope_stub_->FinishTurn(As(kHostToken).get(), finish, &escalated);
+  status = envelope_stub_->FinishTurn(As(host_token_).get(), finish, &escalated);
   ASSERT_TRUE(status.ok()) << status.error_message();
   ASSERT_EQ(escalated.result().status(), pb::EXECUTION_STATUS_ESCALATED);
   EXPECT_EQ(escalated.result().escalation().requested_authority().id(), required_id);
@@ -366,7 +395,7 @@ TEST_F(EnvelopeEndToEndTest, RefusedWriteEscalatesAndTheNextTurnWrites) {
   list.set_namespace_id("world-demo");
   list.set_status(grantstore::v1::ESCALATION_RECORD_STATUS_PENDING);
   grantstore::v1::ListEscalationsResponse pending;
-  status = grants_->ListEscalations(As(kAdminToken).get(), list, &pending);
+  status = grants_->ListEscalations(As(admin_token_).get(), list, &pending);
   ASSERT_TRUE(status.ok()) << status.error_message();
   ASSERT_THAT(pending.escalations(), SizeIs(1));
   EXPECT_EQ(pending.escalations(0).execution_id(), "exec-e2e-1");
@@ -376,7 +405,7 @@ TEST_F(EnvelopeEndToEndTest, RefusedWriteEscalatesAndTheNextTurnWrites) {
   resolve.set_decision(grantstore::v1::ESCALATION_DECISION_APPROVE);
   resolve.mutable_reviewer()->set_human_user_id("user-alice");
   grantstore::v1::ResolveEscalationResponse resolved;
-  status = grants_->ResolveEscalation(As(kAdminToken).get(), resolve, &resolved);
+  status = grants_->ResolveEscalation(As(admin_token_).get(), resolve, &resolved);
   ASSERT_TRUE(status.ok()) << status.error_message();
   ASSERT_TRUE(resolved.has_grant());
 
@@ -390,7 +419,7 @@ TEST_F(EnvelopeEndToEndTest, RefusedWriteEscalatesAndTheNextTurnWrites) {
   finish.set_turn_id(second.turn_id());
   finish.mutable_complete()->mutable_output()->set_string_value("summary written");
   envelope::v1::FinishTurnResponse completed;
-  status = envelope_stub_->FinishTurn(As(kHostToken).get(), finish, &completed);
+  status = envelope_stub_->FinishTurn(As(host_token_).get(), finish, &completed);
   ASSERT_TRUE(status.ok()) << status.error_message();
   EXPECT_EQ(completed.result().status(), pb::EXECUTION_STATUS_SUCCEEDED);
 
@@ -414,7 +443,7 @@ TEST_F(EnvelopeEndToEndTest, RefusedWriteEscalatesAndTheNextTurnWrites) {
   ASSERT_EQ(ended_count(events), 2);
 
   audit::v1::VerifyResponse verify;
-  status = audit_stub_->Verify(As(kAdminToken).get(), audit::v1::VerifyRequest(), &verify);
+  status = audit_stub_->Verify(As(admin_token_).get(), audit::v1::VerifyRequest(), &verify);
   ASSERT_TRUE(status.ok()) << status.error_message();
   EXPECT_TRUE(verify.ok()) << verify.detail();
   EXPECT_GE(verify.checked(), static_cast<int64_t>(events.size()));
@@ -470,6 +499,11 @@ TEST_F(EnvelopeEndToEndTest, RefusedWriteEscalatesAndTheNextTurnWrites) {
   EXPECT_THAT(ended, ::testing::UnorderedElementsAre("AUDIT_OUTCOME_ESCALATED/escalation_requested",
                                                      "AUDIT_OUTCOME_SUCCEEDED/"));
 }
+
+INSTANTIATE_TEST_SUITE_P(Deployments, EnvelopeEndToEndTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "Sharedosd" : "FourProcesses";
+                         });
 
 }  // namespace
 }  // namespace sharedos
