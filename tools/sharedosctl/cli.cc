@@ -1,0 +1,218 @@
+#include "tools/sharedosctl/cli.h"
+
+#include <set>
+
+#include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace sharedos::sharedosctl {
+namespace {
+
+struct CommandSpec {
+  const char* name;
+  std::vector<std::string> required;
+  std::vector<std::string> optional;
+  const char* summary;
+};
+
+const std::vector<CommandSpec>& Commands() {
+  static const auto* commands = new std::vector<CommandSpec>{
+      {"grants issue", {"file"}, {"idempotency_key"},
+       "issue a root CapabilityGrant from a textproto or JSON file"},
+      {"grants derive", {"namespace", "parent", "file"}, {},
+       "derive a child grant (file: a DerivationRequest)"},
+      {"grants revoke", {"namespace", "id"}, {}, "revoke a grant"},
+      {"grants list", {"namespace"}, {"subject", "issuer", "include_revoked"},
+       "list a namespace's grants (every page)"},
+      {"grants show", {"namespace", "id"}, {}, "show one grant"},
+      {"policy put", {"file"}, {}, "replace a namespace's host policy (file: a HostPolicy)"},
+      {"policy get", {"namespace"}, {}, "show a namespace's host policy"},
+      {"escalations list", {"namespace"}, {"status"},
+       "the review queue (status: pending|approved|denied)"},
+      {"escalations show", {"id"}, {}, "show one escalation"},
+      {"escalations approve", {"id", "reviewer"}, {"expires_at", "max_uses", "grant_id"},
+       "approve, issuing the requested grant (optionally narrowed)"},
+      {"escalations deny", {"id", "reviewer"}, {}, "deny a pending escalation"},
+      {"audit query", {},
+       {"namespace", "trace", "execution", "type", "outcome", "reason", "source", "limit"},
+       "query the audit log (type: a reference name such as tool.invoked)"},
+      {"audit tail", {},
+       {"namespace", "trace", "execution", "type", "outcome", "reason", "source", "from"},
+       "stream audit records until Ctrl-C (from: first sequence; default: new ones)"},
+      {"audit verify", {}, {"from", "to"},
+       "verify the hash chain (exit 0 only when it verifies)"},
+  };
+  return *commands;
+}
+
+const std::set<std::string>& BoolFlags() {
+  static const auto* flags = new std::set<std::string>{"json", "include_revoked", "help"};
+  return *flags;
+}
+
+const std::set<std::string>& GlobalFlags() {
+  static const auto* flags = new std::set<std::string>{"target", "token_file", "json", "timeout"};
+  return *flags;
+}
+
+bool KnownFlag(const std::string& name) {
+  if (GlobalFlags().count(name) > 0) return true;
+  for (const CommandSpec& spec : Commands()) {
+    for (const auto* list : {&spec.required, &spec.optional}) {
+      for (const std::string& flag : *list) {
+        if (flag == name) return true;
+      }
+    }
+  }
+  return false;
+}
+
+bool Truthy(const std::string& value) {
+  return value.empty() || value == "true" || value == "1" || value == "yes";
+}
+
+}  // namespace
+
+std::string Invocation::Get(const std::string& name) const {
+  auto it = flags.find(name);
+  return it == flags.end() ? "" : it->second;
+}
+
+bool Invocation::GetBool(const std::string& name) const {
+  auto it = flags.find(name);
+  return it != flags.end() && Truthy(it->second);
+}
+
+absl::StatusOr<int64_t> ParseInt(const std::string& flag, const std::string& value) {
+  int64_t parsed = 0;
+  if (!absl::SimpleAtoi(value, &parsed)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", flag, ": \"", value, "\" is not an integer"));
+  }
+  return parsed;
+}
+
+absl::StatusOr<Invocation> ParseArgs(const std::vector<std::string>& args,
+                                     GlobalOptions* globals) {
+  Invocation invocation;
+  std::vector<std::string> words;
+  std::map<std::string, std::string> given;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--") {
+      return absl::InvalidArgumentError("unexpected \"--\"");
+    }
+    if (arg.rfind("--", 0) != 0) {
+      words.push_back(arg);
+      continue;
+    }
+    std::string name = arg.substr(2);
+    std::string value;
+    bool has_value = false;
+    if (const size_t eq = name.find('='); eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+      has_value = true;
+    }
+    if (name.empty()) return absl::InvalidArgumentError(absl::StrCat("bad flag \"", arg, "\""));
+    if (name == "help") {
+      invocation.help = true;
+      continue;
+    }
+    if (!KnownFlag(name)) {
+      return absl::InvalidArgumentError(absl::StrCat("unknown flag --", name));
+    }
+    if (!has_value && BoolFlags().count(name) == 0) {
+      if (i + 1 >= args.size()) {
+        return absl::InvalidArgumentError(absl::StrCat("--", name, " needs a value"));
+      }
+      value = args[++i];
+    }
+    if (!given.emplace(name, value).second) {
+      return absl::InvalidArgumentError(absl::StrCat("--", name, " given twice"));
+    }
+  }
+  if (invocation.help) return invocation;
+
+  // Global flags.
+  for (const std::string& name : GlobalFlags()) {
+    auto it = given.find(name);
+    if (it == given.end()) continue;
+    const std::string value = it->second;
+    given.erase(it);
+    if (name == "target") {
+      if (value.empty()) return absl::InvalidArgumentError("--target must not be empty");
+      globals->target = value;
+    } else if (name == "token_file") {
+      if (value.empty()) return absl::InvalidArgumentError("--token_file must not be empty");
+      globals->token_file = value;
+    } else if (name == "json") {
+      globals->json = Truthy(value);
+    } else if (name == "timeout") {
+      absl::Duration timeout;
+      if (!absl::ParseDuration(value, &timeout) || timeout <= absl::ZeroDuration()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--timeout: \"", value, "\" is not a positive duration (e.g. 10s)"));
+      }
+      globals->timeout = timeout;
+    }
+  }
+
+  if (words.empty()) return absl::InvalidArgumentError("no command given");
+  invocation.command = absl::StrJoin(words, " ");
+  const CommandSpec* spec = nullptr;
+  for (const CommandSpec& candidate : Commands()) {
+    if (invocation.command == candidate.name) spec = &candidate;
+  }
+  if (spec == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown command \"", invocation.command, "\""));
+  }
+  std::set<std::string> allowed(spec->required.begin(), spec->required.end());
+  allowed.insert(spec->optional.begin(), spec->optional.end());
+  for (const auto& [name, value] : given) {
+    if (allowed.count(name) == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown flag --", name, " for \"", invocation.command, "\""));
+    }
+    if (value.empty() && BoolFlags().count(name) == 0) {
+      return absl::InvalidArgumentError(absl::StrCat("--", name, " must not be empty"));
+    }
+  }
+  for (const std::string& name : spec->required) {
+    if (given.count(name) == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("\"", invocation.command, "\" needs --", name));
+    }
+  }
+  invocation.flags = std::move(given);
+  return invocation;
+}
+
+std::string UsageText() {
+  std::string text =
+      "usage: sharedosctl [global flags] <command> [flags]\n"
+      "\n"
+      "Global flags:\n"
+      "  --target=HOST:PORT   sharedosd address (default 127.0.0.1:50051)\n"
+      "  --token_file=PATH    admin token file (default sharedos-data/admin.token)\n"
+      "  --json               print the response protos as JSON\n"
+      "  --timeout=DURATION   per-call deadline (default 10s)\n"
+      "\n"
+      "Commands:\n";
+  for (const CommandSpec& spec : Commands()) {
+    std::vector<std::string> flags;
+    for (const std::string& flag : spec.required) flags.push_back(absl::StrCat("--", flag));
+    for (const std::string& flag : spec.optional) flags.push_back(absl::StrCat("[--", flag, "]"));
+    absl::StrAppend(&text, "  ", spec.name, " ", absl::StrJoin(flags, " "), "\n      ",
+                    spec.summary, "\n");
+  }
+  absl::StrAppend(&text,
+                  "\nAddresses are kind:id (human:…, agent:…, group:…, service:…); times are "
+                  "RFC 3339.\nExit codes: 0 ok, 1 a refused or failed call, 2 usage.\n");
+  return text;
+}
+
+}  // namespace sharedos::sharedosctl

@@ -1,0 +1,177 @@
+#include "tools/sharedosctl/commands.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tools/sharedosctl/cli.h"
+
+namespace sharedos::sharedosctl {
+namespace {
+
+using ::testing::HasSubstr;
+
+Invocation Parsed(std::vector<std::string> args) {
+  GlobalOptions globals;
+  auto parsed = ParseArgs(args, &globals);
+  EXPECT_TRUE(parsed.ok()) << parsed.status();
+  return parsed.ok() ? *parsed : Invocation();
+}
+
+TEST(ParseMessageTextTest, ReadsTextprotoAndJson) {
+  protocol::v1::CapabilityGrant grant;
+  ASSERT_TRUE(ParseMessageText("g.textproto",
+                               R"pb(id: "g1" namespace_id: "w" subject { agent_id: "a" })pb",
+                               &grant)
+                  .ok());
+  EXPECT_EQ(grant.subject().agent_id(), "a");
+  grant.Clear();
+  // JSON by extension or by its opening brace.
+  ASSERT_TRUE(ParseMessageText("g.json", R"({"id": "g2", "namespaceId": "w"})", &grant).ok());
+  EXPECT_EQ(grant.id(), "g2");
+  ASSERT_TRUE(ParseMessageText("grant", R"(  {"id": "g3"})", &grant).ok());
+  EXPECT_EQ(grant.id(), "g3");
+}
+
+TEST(ParseMessageTextTest, RefusesUnknownFields) {
+  protocol::v1::CapabilityGrant grant;
+  auto text = ParseMessageText("g.textproto", "id: \"g\" colour: 3", &grant);
+  EXPECT_EQ(text.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(text.message()), HasSubstr("g.textproto"));
+  EXPECT_FALSE(ParseMessageText("g.json", R"({"colour": 3})", &grant).ok());
+}
+
+TEST(ReadTokenTest, ReadsTheFirstLineTrimmedAndNeverEchoesIt) {
+  const std::string path = std::string(std::getenv("TEST_TMPDIR")) + "/admin.token";
+  std::ofstream(path) << "  s3cret-token \nsecond line\n";
+  EXPECT_EQ(*ReadToken(path), "s3cret-token");
+  std::ofstream(path) << "\n";
+  auto empty = ReadToken(path);
+  EXPECT_EQ(empty.status().code(), absl::StatusCode::kFailedPrecondition);
+  auto missing = ReadToken(path + ".missing");
+  EXPECT_THAT(std::string(missing.status().message()), HasSubstr("admin.token.missing"));
+}
+
+TEST(BuildersTest, ListGrantsFilter) {
+  auto request = BuildListGrants(Parsed(
+      {"grants", "list", "--namespace=w", "--subject=agent:a", "--include_revoked"}));
+  ASSERT_TRUE(request.ok()) << request.status();
+  EXPECT_EQ(request->filter().namespace_id(), "w");
+  EXPECT_EQ(request->filter().subject().agent_id(), "a");
+  EXPECT_FALSE(request->filter().has_issuer());
+  EXPECT_TRUE(request->filter().include_revoked());
+  EXPECT_FALSE(BuildListGrants(Parsed({"grants", "list", "--namespace=w", "--subject=a"})).ok());
+}
+
+TEST(BuildersTest, AuditFilterMapsNames) {
+  auto filter = BuildAuditFilter(Parsed({"audit", "query", "--namespace=w", "--type=tool.invoked",
+                                         "--source=envelope", "--outcome=denied",
+                                         "--trace=t", "--execution=e", "--reason=r"}));
+  ASSERT_TRUE(filter.ok()) << filter.status();
+  EXPECT_EQ(filter->type(), protocol::v1::AUDIT_EVENT_TYPE_TOOL_INVOKED);
+  EXPECT_EQ(filter->source(), protocol::v1::AUDIT_SOURCE_ENVELOPE);
+  EXPECT_EQ(filter->outcome(), protocol::v1::AUDIT_OUTCOME_DENIED);
+  EXPECT_EQ(filter->trace_id(), "t");
+  EXPECT_EQ(filter->execution_id(), "e");
+  EXPECT_EQ(filter->reason(), "r");
+  // Absent enums stay absent (not UNSPECIFIED).
+  auto bare = BuildAuditFilter(Parsed({"audit", "query"}));
+  ASSERT_TRUE(bare.ok());
+  EXPECT_FALSE(bare->has_type());
+  EXPECT_FALSE(bare->has_source());
+  EXPECT_FALSE(BuildAuditFilter(Parsed({"audit", "query", "--type=TOOL_INVOKED"})).ok());
+}
+
+TEST(BuildersTest, ResolveEscalationNarrowing) {
+  auto request = BuildResolveEscalation(
+      Parsed({"escalations", "approve", "--id=e1", "--reviewer=human:alice",
+              "--expires_at=2026-08-11T10:00:00Z", "--max_uses=1"}),
+      grantstore::v1::ESCALATION_DECISION_APPROVE);
+  ASSERT_TRUE(request.ok()) << request.status();
+  EXPECT_EQ(request->escalation_id(), "e1");
+  EXPECT_EQ(request->reviewer().human_user_id(), "alice");
+  EXPECT_EQ(request->narrowing().expires_at().seconds(), 1786442400);
+  EXPECT_EQ(request->narrowing().max_uses(), 1);
+  auto deny = BuildResolveEscalation(
+      Parsed({"escalations", "deny", "--id=e1", "--reviewer=human:bob"}),
+      grantstore::v1::ESCALATION_DECISION_DENY);
+  ASSERT_TRUE(deny.ok());
+  EXPECT_FALSE(deny->has_narrowing());
+  EXPECT_FALSE(BuildResolveEscalation(Parsed({"escalations", "approve", "--id=e", "--reviewer=h",
+                                              "--max_uses=0"}),
+                                      grantstore::v1::ESCALATION_DECISION_APPROVE)
+                   .ok());
+}
+
+TEST(BuildersTest, VerifyRange) {
+  auto all = BuildVerify(Parsed({"audit", "verify"}));
+  ASSERT_TRUE(all.ok());
+  EXPECT_FALSE(all->has_from_sequence());
+  auto range = BuildVerify(Parsed({"audit", "verify", "--from=2", "--to=5"}));
+  ASSERT_TRUE(range.ok());
+  EXPECT_EQ(range->from_sequence(), 2);
+  EXPECT_EQ(range->to_sequence(), 5);
+  EXPECT_FALSE(BuildVerify(Parsed({"audit", "verify", "--to=x"})).ok());
+}
+
+TEST(RunCommandTest, BadFlagValuesAreUsageErrorsBeforeAnyCall) {
+  std::ostringstream out, err;
+  Clients none;  // No stubs: a call would crash.
+  EXPECT_EQ(RunCommand(Parsed({"grants", "list", "--namespace=w", "--subject=alice"}),
+                       GlobalOptions(), none, out, err),
+            kExitUsage);
+  EXPECT_THAT(err.str(), HasSubstr("sharedosctl: address \"alice\""));
+  EXPECT_EQ(RunCommand(Parsed({"grants", "issue", "--file=/nonexistent.textproto"}),
+                       GlobalOptions(), none, out, err),
+            kExitUsage);
+  EXPECT_EQ(out.str(), "");
+}
+
+TEST(RenderTest, GrantsTable) {
+  protocol::v1::CapabilityGrant grant;
+  grant.set_id("g1");
+  grant.mutable_subject()->set_agent_id("a");
+  grant.mutable_issuer()->set_human_user_id("alice");
+  auto* capability = grant.add_capabilities();
+  capability->mutable_resource()->set_namespace_("files");
+  capability->mutable_resource()->add_path("Workspace");
+  capability->add_actions("read");
+  capability->add_actions("write");
+  capability->set_scope(protocol::v1::SCOPE_DESCENDANTS);
+  EXPECT_EQ(FormatCapability(*capability), "files:Workspace/** [read,write]");
+  EXPECT_EQ(RenderGrants({grant}),
+            "ID  SUBJECT  ISSUER       CAPABILITIES                     PARENT  REVOKED\n"
+            "g1  agent:a  human:alice  files:Workspace/** [read,write]  -       no\n");
+  EXPECT_THAT(RenderGrant(grant), HasSubstr("capability   files:Workspace/** [read,write]"));
+}
+
+TEST(RenderTest, AuditRecordsUseReferenceNames) {
+  audit::v1::AuditRecord record;
+  record.set_sequence(7);
+  record.mutable_event()->set_type(protocol::v1::AUDIT_EVENT_TYPE_GRANT_REVOKED);
+  record.mutable_event()->set_outcome(protocol::v1::AUDIT_OUTCOME_SUCCEEDED);
+  record.mutable_event()->set_namespace_id("w");
+  record.mutable_event()->set_grant_id("g1");
+  record.mutable_event()->mutable_at()->set_seconds(1786442400);
+  EXPECT_EQ(RenderAuditRecords({record}),
+            "SEQ  AT                    TYPE           OUTCOME    NAMESPACE  ACTOR  GRANT  "
+            "REASON\n"
+            "7    2026-08-11T10:00:00Z  grant.revoked  succeeded  w          -      g1     -\n");
+}
+
+TEST(RenderTest, VerifyAndJson) {
+  audit::v1::VerifyResponse verify;
+  verify.set_ok(true);
+  verify.set_checked(2);
+  verify.set_head_hash("ab");
+  EXPECT_EQ(RenderVerify(verify), "ok: 2 records verify; head ab\n");
+  EXPECT_EQ(ToJson(verify, /*compact=*/true), "{\"ok\":true,\"checked\":\"2\",\"headHash\":\"ab\"}\n");
+  verify.set_ok(false);
+  verify.set_first_bad_sequence(2);
+  EXPECT_THAT(RenderVerify(verify), HasSubstr("BROKEN: first bad sequence 2"));
+}
+
+}  // namespace
+}  // namespace sharedos::sharedosctl

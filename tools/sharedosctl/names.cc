@@ -1,0 +1,168 @@
+#include "tools/sharedosctl/names.h"
+
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/time.h"
+
+namespace sharedos::sharedosctl {
+namespace {
+
+using protocol::v1::AuditEventType;
+using protocol::v1::AuditOutcome;
+
+constexpr std::pair<const char*, AuditEventType> kEventTypes[] = {
+    {"authority.resolved", protocol::v1::AUDIT_EVENT_TYPE_AUTHORITY_RESOLVED},
+    {"authorization.checked", protocol::v1::AUDIT_EVENT_TYPE_AUTHORIZATION_CHECKED},
+    {"escalation.requested", protocol::v1::AUDIT_EVENT_TYPE_ESCALATION_REQUESTED},
+    {"escalation.auto_decided", protocol::v1::AUDIT_EVENT_TYPE_ESCALATION_AUTO_DECIDED},
+    {"resource.invoked", protocol::v1::AUDIT_EVENT_TYPE_RESOURCE_INVOKED},
+    {"tool.catalog.listed", protocol::v1::AUDIT_EVENT_TYPE_TOOL_CATALOG_LISTED},
+    {"tool.namespace.catalog.listed",
+     protocol::v1::AUDIT_EVENT_TYPE_TOOL_NAMESPACE_CATALOG_LISTED},
+    {"tool.namespace.selection.updated",
+     protocol::v1::AUDIT_EVENT_TYPE_TOOL_NAMESPACE_SELECTION_UPDATED},
+    {"tool.invoked", protocol::v1::AUDIT_EVENT_TYPE_TOOL_INVOKED},
+    {"message.sent", protocol::v1::AUDIT_EVENT_TYPE_MESSAGE_SENT},
+    {"turn.ended", protocol::v1::AUDIT_EVENT_TYPE_TURN_ENDED},
+    {"grant.issued", protocol::v1::AUDIT_EVENT_TYPE_GRANT_ISSUED},
+    {"grant.derived", protocol::v1::AUDIT_EVENT_TYPE_GRANT_DERIVED},
+    {"grant.revoked", protocol::v1::AUDIT_EVENT_TYPE_GRANT_REVOKED},
+    {"host_policy.updated", protocol::v1::AUDIT_EVENT_TYPE_HOST_POLICY_UPDATED},
+    {"escalation.recorded", protocol::v1::AUDIT_EVENT_TYPE_ESCALATION_RECORDED},
+    {"escalation.resolved", protocol::v1::AUDIT_EVENT_TYPE_ESCALATION_RESOLVED},
+};
+
+constexpr std::pair<const char*, AuditOutcome> kOutcomes[] = {
+    {"allowed", protocol::v1::AUDIT_OUTCOME_ALLOWED},
+    {"denied", protocol::v1::AUDIT_OUTCOME_DENIED},
+    {"succeeded", protocol::v1::AUDIT_OUTCOME_SUCCEEDED},
+    {"failed", protocol::v1::AUDIT_OUTCOME_FAILED},
+    {"escalated", protocol::v1::AUDIT_OUTCOME_ESCALATED},
+    {"interrupted", protocol::v1::AUDIT_OUTCOME_INTERRUPTED},
+};
+
+constexpr std::pair<const char*, grantstore::v1::EscalationRecordStatus> kStatuses[] = {
+    {"pending", grantstore::v1::ESCALATION_RECORD_STATUS_PENDING},
+    {"approved", grantstore::v1::ESCALATION_RECORD_STATUS_APPROVED},
+    {"denied", grantstore::v1::ESCALATION_RECORD_STATUS_DENIED},
+};
+
+template <typename Enum, size_t N>
+absl::StatusOr<Enum> Lookup(const std::pair<const char*, Enum> (&table)[N],
+                            absl::string_view name, absl::string_view what) {
+  std::vector<std::string> known;
+  for (const auto& [text, value] : table) {
+    if (name == text) return value;
+    known.push_back(text);
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown ", what, " \"", name,
+                                                 "\" (one of: ", absl::StrJoin(known, ", "),
+                                                 ")"));
+}
+
+template <typename Enum, size_t N>
+std::string NameOf(const std::pair<const char*, Enum> (&table)[N], Enum value) {
+  for (const auto& [text, candidate] : table) {
+    if (candidate == value) return text;
+  }
+  return "unspecified";
+}
+
+}  // namespace
+
+absl::StatusOr<protocol::v1::Address> ParseAddress(absl::string_view text) {
+  const size_t colon = text.find(':');
+  if (colon == absl::string_view::npos || colon + 1 == text.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "address \"", text, "\" must be kind:id (human:…, agent:…, group:…, service:…)"));
+  }
+  const absl::string_view kind = text.substr(0, colon);
+  const std::string id(text.substr(colon + 1));
+  protocol::v1::Address address;
+  if (kind == "human") {
+    address.set_human_user_id(id);
+  } else if (kind == "agent") {
+    address.set_agent_id(id);
+  } else if (kind == "group") {
+    address.set_group_conversation_id(id);
+  } else if (kind == "service") {
+    address.set_service_id(id);
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "address \"", text, "\": unknown kind \"", kind, "\" (human, agent, group or service)"));
+  }
+  return address;
+}
+
+std::string FormatAddress(const protocol::v1::Address& address) {
+  switch (address.kind_case()) {
+    case protocol::v1::Address::kHumanUserId:
+      return absl::StrCat("human:", address.human_user_id());
+    case protocol::v1::Address::kAgentId:
+      return absl::StrCat("agent:", address.agent_id());
+    case protocol::v1::Address::kGroupConversationId:
+      return absl::StrCat("group:", address.group_conversation_id());
+    case protocol::v1::Address::kServiceId:
+      return absl::StrCat("service:", address.service_id());
+    case protocol::v1::Address::KIND_NOT_SET:
+      break;
+  }
+  return "-";
+}
+
+absl::StatusOr<AuditEventType> ParseAuditEventType(absl::string_view name) {
+  return Lookup(kEventTypes, name, "audit event type");
+}
+
+std::string AuditEventTypeName(AuditEventType type) { return NameOf(kEventTypes, type); }
+
+absl::StatusOr<AuditOutcome> ParseAuditOutcome(absl::string_view name) {
+  return Lookup(kOutcomes, name, "audit outcome");
+}
+
+std::string AuditOutcomeName(AuditOutcome outcome) { return NameOf(kOutcomes, outcome); }
+
+absl::StatusOr<protocol::v1::AuditSource> ParseAuditSource(absl::string_view name) {
+  constexpr std::pair<const char*, protocol::v1::AuditSource> kSources[] = {
+      {"kernel", protocol::v1::AUDIT_SOURCE_KERNEL},
+      {"envelope", protocol::v1::AUDIT_SOURCE_ENVELOPE},
+  };
+  return Lookup(kSources, name, "audit source");
+}
+
+absl::StatusOr<grantstore::v1::EscalationRecordStatus> ParseEscalationStatus(
+    absl::string_view name) {
+  return Lookup(kStatuses, name, "escalation status");
+}
+
+std::string EscalationStatusName(grantstore::v1::EscalationRecordStatus status) {
+  return NameOf(kStatuses, status);
+}
+
+absl::StatusOr<google::protobuf::Timestamp> ParseTimestamp(absl::string_view text) {
+  absl::Time time;
+  std::string error;
+  if (!absl::ParseTime(absl::RFC3339_full, text, &time, &error)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("timestamp \"", text, "\" is not RFC 3339: ", error));
+  }
+  google::protobuf::Timestamp timestamp;
+  const absl::Duration since_epoch = time - absl::UnixEpoch();
+  const int64_t seconds = absl::ToInt64Seconds(since_epoch);
+  timestamp.set_seconds(seconds);
+  timestamp.set_nanos(
+      static_cast<int32_t>(absl::ToInt64Nanoseconds(since_epoch - absl::Seconds(seconds))));
+  return timestamp;
+}
+
+std::string FormatTimestamp(const google::protobuf::Timestamp& timestamp) {
+  if (timestamp.seconds() == 0 && timestamp.nanos() == 0) return "-";
+  const absl::Time time =
+      absl::FromUnixSeconds(timestamp.seconds()) + absl::Nanoseconds(timestamp.nanos());
+  return absl::FormatTime("%Y-%m-%d%ET%H:%M:%E*SZ", time, absl::UTCTimeZone());
+}
+
+}  // namespace sharedos::sharedosctl

@@ -1,0 +1,27 @@
+// Plain-text tables for human-readable output: a header row, then rows, columns left-aligned
+// and separated by two spaces; the last column is not padded.
+#ifndef SHAREDOS_TOOLS_SHAREDOSCTL_TABLE_H_
+#define SHAREDOS_TOOLS_SHAREDOSCTL_TABLE_H_
+
+#include <string>
+#include <vector>
+
+namespace sharedos::sharedosctl {
+
+class Table {
+ public:
+  explicit Table(std::vector<std::string> header) : header_(std::move(header)) {}
+  // Missing cells render empty; extra cells are kept (and widen the table).
+  void AddRow(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  size_t size() const { return rows_.size(); }
+  // Every line ends with '\n'. Empty cells render as "-".
+  std::string Render() const;
+
+ private:
+  std::vector<std::string> header_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+}  // namespace sharedos::sharedosctl
+
+#endif  // SHAREDOS_TOOLS_SHAREDOSCTL_TABLE_H_
