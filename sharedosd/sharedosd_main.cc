@@ -42,6 +42,7 @@
 #include "grantstore_svc/server/grantstore_service.h"
 #include "grantstore_svc/storage/sqlite_grant_store.h"
 #include "sharedosd/bootstrap.h"
+#include "sharedosd/demo.h"
 
 ABSL_FLAG(std::string, host, "127.0.0.1", "Host to listen on (plaintext only on loopback).");
 ABSL_FLAG(int, port, 50051, "Port to listen on; 0 picks a free port and prints it.");
@@ -54,6 +55,9 @@ ABSL_FLAG(std::string, files_root, "",
 ABSL_FLAG(std::string, durability, "full",
           "Audit log durability: full (fsync per group commit) or normal (survives a process "
           "kill, not a power loss).");
+ABSL_FLAG(bool, demo, false,
+          "Seed the demo world world-demo on start (idempotent: what exists is kept) and print "
+          "the README quickstart commands.");
 
 namespace {
 
@@ -151,6 +155,15 @@ int main(int argc, char** argv) {
   auto tier_c = server::ServerRunner::Start(internal, {&authorizer_internal});
   if (!tier_c.ok()) return Fail(std::string(tier_c.status().message()));
 
+  const std::string files_root = absl::GetFlag(FLAGS_files_root).empty()
+                                     ? data->files_root()
+                                     : absl::GetFlag(FLAGS_files_root);
+  if (absl::GetFlag(FLAGS_demo)) {
+    auto seeded = sharedos::sharedosd::SeedDemo(grantstore, files_root);
+    if (!seeded.ok()) return Fail("--demo: " + std::string(seeded.status().message()));
+    for (const std::string& line : *seeded) std::printf("sharedosd: demo: %s\n", line.c_str());
+  }
+
   // The envelope: tools from the registry, the built-in files provider, decisions through C.
   namespace env = sharedos::envelope;
   std::string registry_path = absl::GetFlag(FLAGS_registry);
@@ -160,8 +173,7 @@ int main(int argc, char** argv) {
   auto registry = env::tools::ToolRegistry::LoadFiles({registry_path});
   if (!registry.ok()) return Fail("--registry: " + std::string(registry.status().message()));
   env::files::FilesProvider::Options files_options;
-  files_options.root = absl::GetFlag(FLAGS_files_root).empty() ? data->files_root()
-                                                               : absl::GetFlag(FLAGS_files_root);
+  files_options.root = files_root;
   for (const auto& tool : (*registry)->tools()) {
     if (tool->provider_binding().has_files()) files_options.tools.push_back(tool->definition());
   }
@@ -200,11 +212,9 @@ int main(int argc, char** argv) {
       "sharedosd: admin token in %s, host token in %s (send as \"authorization: Bearer <token>\")\n"
       "sharedosd: the MCP front door is not built yet (README, \"Status\")\n"
       "sharedosd: stop with Ctrl-C\n",
-      data->root.c_str(), (*registry)->tools().size(),
-      (absl::GetFlag(FLAGS_files_root).empty() ? data->files_root()
-                                               : absl::GetFlag(FLAGS_files_root))
-          .c_str(),
+      data->root.c_str(), (*registry)->tools().size(), files_root.c_str(),
       data->admin_token().c_str(), data->host_token().c_str());
+  if (absl::GetFlag(FLAGS_demo)) std::printf("%s", sharedos::sharedosd::DemoNextSteps().c_str());
   std::fflush(stdout);
 
   // Turn deadlines: every running turn past its deadline ends cancelled.

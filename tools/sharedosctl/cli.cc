@@ -43,6 +43,10 @@ const std::vector<CommandSpec>& Commands() {
        "stream audit records until Ctrl-C (from: first sequence; default: new ones)"},
       {"audit verify", {}, {"from", "to"},
        "verify the hash chain (exit 0 only when it verifies)"},
+      {"turn", {}, {"host_token_file"},
+       "run the demo turn in world-demo with the host token (default "
+       "sharedos-data/host.token): read Workspace/notes.txt, create Workspace/summary.txt; a "
+       "refused write escalates and the last line is \"escalation: <id>\""},
   };
   return *commands;
 }
@@ -196,7 +200,8 @@ std::string UsageText() {
       "usage: sharedosctl [global flags] <command> [flags]\n"
       "\n"
       "Global flags:\n"
-      "  --target=HOST:PORT   sharedosd address (default 127.0.0.1:50051)\n"
+      "  --target=HOST:PORT   sharedosd address (default: $SHAREDOS_TARGET if set, else\n"
+      "                       127.0.0.1:50051)\n"
       "  --token_file=PATH    admin token file (default sharedos-data/admin.token)\n"
       "  --json               print the response protos as JSON\n"
       "  --timeout=DURATION   per-call deadline (default 10s)\n"

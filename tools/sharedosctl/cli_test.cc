@@ -90,13 +90,28 @@ TEST(CliTest, ParsesIntegers) {
               HasSubstr("--max_uses"));
 }
 
+TEST(CliTest, ParsesTurn) {
+  GlobalOptions globals;
+  auto turn = ParseArgs({"turn"}, &globals);
+  ASSERT_TRUE(turn.ok()) << turn.status();
+  EXPECT_EQ(turn->command, "turn");
+  EXPECT_FALSE(turn->Has("host_token_file"));
+  turn = ParseArgs({"turn", "--host_token_file=/d/host.token", "--json"}, &globals);
+  ASSERT_TRUE(turn.ok()) << turn.status();
+  EXPECT_EQ(turn->Get("host_token_file"), "/d/host.token");
+  EXPECT_TRUE(globals.json);
+  // Its flag belongs to it alone.
+  EXPECT_FALSE(ParseArgs({"audit", "verify", "--host_token_file=x"}, &globals).ok());
+  EXPECT_FALSE(ParseArgs({"turn", "--id=x"}, &globals).ok());
+}
+
 TEST(CliTest, UsageListsEveryCommand) {
   const std::string usage = UsageText();
   for (const char* command :
        {"grants issue", "grants derive", "grants revoke", "grants list", "grants show",
         "policy put", "policy get", "escalations list", "escalations show",
         "escalations approve", "escalations deny", "audit query", "audit tail",
-        "audit verify"}) {
+        "audit verify", "turn", "SHAREDOS_TARGET"}) {
     EXPECT_THAT(usage, HasSubstr(command));
   }
 }

@@ -23,6 +23,11 @@ namespace {
 
 namespace gs = ::sharedos::grantstore::v1;
 namespace av1 = ::sharedos::audit::v1;
+namespace ev1 = ::sharedos::envelope::v1;
+namespace pb = ::sharedos::protocol::v1;
+
+constexpr char kDemoNotes[] = "Workspace/notes.txt";
+constexpr char kDemoSummary[] = "Workspace/summary.txt";
 
 std::unique_ptr<grpc::ClientContext> Context(const Clients& clients, const GlobalOptions& globals,
                                              bool deadline = true) {
@@ -369,7 +374,248 @@ int AuditVerify(const Invocation& inv, const GlobalOptions& globals, const Clien
   return response.ok() ? kExitOk : kExitFailed;
 }
 
+// --- turn ---
+
+std::unique_ptr<grpc::ClientContext> HostContext(const Clients& clients,
+                                                 const GlobalOptions& globals) {
+  Clients host = clients;
+  host.token = clients.host_token;
+  return Context(host, globals);
+}
+
+// "succeeded", "denied", … (the enum name without its prefix, lower case).
+std::string Lower(const std::string& enum_name, const std::string& prefix) {
+  return absl::AsciiStrToLower(absl::StartsWith(enum_name, prefix)
+                                   ? enum_name.substr(prefix.size())
+                                   : enum_name);
+}
+
+std::string ToolStatus(const pb::ToolResult& result) {
+  return Lower(pb::ToolResultStatus_Name(result.status()), "TOOL_RESULT_STATUS_");
+}
+
+std::string ExecutionStatus(const pb::ExecutionResult& result) {
+  return Lower(pb::ExecutionStatus_Name(result.status()), "EXECUTION_STATUS_");
+}
+
+absl::StatusOr<pb::ToolResult> CallTool(const Clients& clients, const GlobalOptions& globals,
+                                        const std::string& turn_id, const std::string& call_id,
+                                        const std::string& tool,
+                                        const std::string& arguments_json) {
+  ev1::InvokeToolRequest request;
+  request.set_turn_id(turn_id);
+  pb::ToolCall* call = request.mutable_call();
+  call->set_id(call_id);
+  call->set_tool(tool);
+  call->set_trace_id("trace-quickstart");
+  if (!google::protobuf::util::JsonStringToMessage(arguments_json, call->mutable_arguments())
+           .ok()) {
+    return absl::InternalError("bad tool arguments");
+  }
+  const absl::Time now = absl::Now();
+  call->mutable_requested_at()->set_seconds(absl::ToUnixSeconds(now));
+  ev1::InvokeToolResponse response;
+  grpc::Status status =
+      clients.envelope->InvokeTool(HostContext(clients, globals).get(), request, &response);
+  if (!status.ok()) return common::FromGrpcStatus(status);
+  return response.result();
+}
+
+// Ends a turn that went off script; best effort.
+void Cancel(const Clients& clients, const GlobalOptions& globals, const std::string& turn_id) {
+  ev1::CancelTurnRequest request;
+  request.set_turn_id(turn_id);
+  ev1::CancelTurnResponse response;
+  clients.envelope->CancelTurn(HostContext(clients, globals).get(), request, &response)
+      .ok();
+}
+
+int Turn(const Invocation&, const GlobalOptions& globals, const Clients& clients,
+         std::ostream& out, std::ostream& err) {
+  if (clients.envelope == nullptr) {
+    err << "sharedosctl: no Envelope client\n";
+    return kExitFailed;
+  }
+  // Progress lines; with --json only the ExecutionResult is printed.
+  std::ostringstream discard;
+  std::ostream& log = globals.json ? discard : out;
+  const absl::Time now = absl::Now();
+  const std::string execution_id = absl::StrCat("exec-demo-", absl::ToUnixMicros(now));
+  google::protobuf::Timestamp timestamp;
+  timestamp.set_seconds(absl::ToUnixSeconds(now));
+  ev1::OpenTurnResponse opened;
+  grpc::Status status = clients.envelope->OpenTurn(
+      HostContext(clients, globals).get(), BuildDemoTurn(execution_id, timestamp), &opened);
+  if (!status.ok()) return CallError(err, status);
+  if (opened.has_result()) {
+    if (globals.json) out << ToJson(opened.result());
+    err << "sharedosctl: the turn ended at admission: " << ExecutionStatus(opened.result())
+        << " " << opened.result().error().code() << ": " << opened.result().error().message()
+        << "\n";
+    return kExitFailed;
+  }
+  log << "turn " << opened.turn_id() << " opened (execution " << execution_id << ", "
+      << opened.catalog().tools_size() << " tools)\n";
+
+  auto read = CallTool(clients, globals, opened.turn_id(), "call-read", "files.read",
+                       absl::StrCat(R"({"path": ")", kDemoNotes, R"("})"));
+  if (!read.ok()) {
+    err << "sharedosctl: files.read: " << read.status() << "\n";
+    Cancel(clients, globals, opened.turn_id());
+    return kExitFailed;
+  }
+  log << "files.read " << kDemoNotes << ": " << ToolStatus(*read);
+  if (read->status() != pb::TOOL_RESULT_STATUS_SUCCEEDED) {
+    log << " " << read->error().code() << ": " << read->error().message() << "\n";
+    Cancel(clients, globals, opened.turn_id());
+    log << "turn: cancelled (off script)\n";
+    return kExitFailed;
+  }
+  log << "\n";
+
+  auto write = CallTool(clients, globals, opened.turn_id(), "call-write", "files.create",
+                        absl::StrCat(R"({"path": ")", kDemoSummary,
+                                     R"(", "content": "summary: buy milk\n"})"));
+  if (!write.ok()) {
+    err << "sharedosctl: files.create: " << write.status() << "\n";
+    Cancel(clients, globals, opened.turn_id());
+    return kExitFailed;
+  }
+  log << "files.create " << kDemoSummary << ": " << ToolStatus(*write);
+  ev1::FinishTurnRequest finish;
+  finish.set_turn_id(opened.turn_id());
+  if (write->status() == pb::TOOL_RESULT_STATUS_SUCCEEDED) {
+    log << "\n";
+    finish.mutable_complete()->mutable_output()->set_string_value("summary written");
+  } else if (write->status() == pb::TOOL_RESULT_STATUS_DENIED &&
+             write->error().code() == "no_matching_grant") {
+    log << " " << write->error().code() << "\n";
+    auto required = RequiredAuthority(*write);
+    if (!required.ok()) {
+      err << "sharedosctl: the denial names no authority: " << required.status().message()
+          << "\n";
+      Cancel(clients, globals, opened.turn_id());
+      return kExitFailed;
+    }
+    for (const pb::Capability& capability : required->capabilities()) {
+      log << "  requires " << FormatCapability(capability) << "\n";
+    }
+    finish.mutable_escalate()->set_reason("The assistant needs to write its summary.");
+    *finish.mutable_escalate()->mutable_requested_authority() = *required;
+  } else {
+    log << " " << write->error().code() << ": " << write->error().message() << "\n";
+    Cancel(clients, globals, opened.turn_id());
+    log << "turn: cancelled (off script)\n";
+    return kExitFailed;
+  }
+
+  ev1::FinishTurnResponse finished;
+  status =
+      clients.envelope->FinishTurn(HostContext(clients, globals).get(), finish, &finished);
+  if (!status.ok()) return CallError(err, status);
+  const pb::ExecutionResult& result = finished.result();
+  if (globals.json) out << ToJson(result);
+  log << "turn: " << ExecutionStatus(result) << "\n";
+  if (finish.has_complete()) {
+    return result.status() == pb::EXECUTION_STATUS_SUCCEEDED ? kExitOk : kExitFailed;
+  }
+  if (result.status() != pb::EXECUTION_STATUS_ESCALATED) return kExitFailed;
+
+  // The escalation's id: the pending record of this execution naming the same authority.
+  gs::ListEscalationsRequest list;
+  list.set_namespace_id(BuildDemoTurn("", timestamp).execution_request().context().namespace_id());
+  list.set_status(gs::ESCALATION_RECORD_STATUS_PENDING);
+  std::vector<gs::EscalationRecord> pending;
+  while (true) {
+    gs::ListEscalationsResponse page;
+    status = clients.grants->ListEscalations(Context(clients, globals).get(), list, &page);
+    if (!status.ok()) return CallError(err, status);
+    pending.insert(pending.end(), page.escalations().begin(), page.escalations().end());
+    if (page.next_page_token().empty()) break;
+    list.set_page_token(page.next_page_token());
+  }
+  const std::string id = FindEscalationId(pending, execution_id,
+                                          result.escalation().requested_authority().id());
+  if (id.empty()) {
+    err << "sharedosctl: the escalation of " << execution_id << " is not listed\n";
+    return kExitFailed;
+  }
+  log << "escalation: " << id << "\n";
+  return kExitOk;
+}
+
 }  // namespace
+
+ev1::OpenTurnRequest BuildDemoTurn(const std::string& execution_id,
+                                   const google::protobuf::Timestamp& now) {
+  ev1::OpenTurnRequest request;
+  google::protobuf::TextFormat::ParseFromString(R"pb(
+    runtime: RUNTIME_DRIVER
+    execution_request {
+      version: "1"
+      agent { agent_id: "agent-assistant" }
+      context {
+        namespace_id: "world-demo"
+        actor { agent_id: "agent-assistant" }
+        authority { human_user_id: "user-alice" }
+        owner { human_user_id: "user-alice" }
+        purpose: "keep notes"
+        trace_id: "trace-quickstart"
+        enabled_tool_namespaces: "files"
+        enabled_tool_namespaces: "sharedos"
+      }
+      message {
+        version: "1"
+        id: "msg-1"
+        sender { human_user_id: "user-alice" }
+        receiver { agent_id: "agent-assistant" }
+        purpose: "keep notes"
+        payload { string_value: "summarise my notes" }
+        trace_id: "trace-quickstart"
+      }
+      tools: "files.read"
+      tools: "files.create"
+      tools: "sharedos.escalate"
+    })pb",
+                                                &request);
+  pb::ExecutionRequest* execution = request.mutable_execution_request();
+  execution->set_execution_id(execution_id);
+  *execution->mutable_context()->mutable_now() = now;
+  *execution->mutable_message()->mutable_created_at() = now;
+  return request;
+}
+
+absl::StatusOr<pb::CapabilityRequest> RequiredAuthority(const pb::ToolResult& denial) {
+  const auto& fields = denial.error().details().fields();
+  auto it = fields.find("requiredAuthority");
+  if (it == fields.end() || !it->second.has_struct_value()) {
+    return absl::NotFoundError("no error.details.requiredAuthority");
+  }
+  std::string json;
+  if (!google::protobuf::util::MessageToJsonString(it->second.struct_value(), &json).ok()) {
+    return absl::InvalidArgumentError("requiredAuthority is not JSON");
+  }
+  pb::CapabilityRequest request;
+  auto status = google::protobuf::util::JsonStringToMessage(json, &request);
+  if (!status.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("requiredAuthority is not a CapabilityRequest: ",
+                     std::string(status.message())));
+  }
+  return request;
+}
+
+std::string FindEscalationId(const std::vector<gs::EscalationRecord>& escalations,
+                             const std::string& execution_id,
+                             const std::string& requested_authority_id) {
+  for (const gs::EscalationRecord& record : escalations) {
+    if (record.execution_id() == execution_id &&
+        record.escalation().requested_authority().id() == requested_authority_id) {
+      return record.escalation_id();
+    }
+  }
+  return "";
+}
 
 absl::StatusOr<std::string> ReadToken(const std::string& path) {
   std::ifstream in(path);
@@ -623,6 +869,7 @@ int RunCommand(const Invocation& inv, const GlobalOptions& globals, const Client
       {"audit query", AuditQuery},
       {"audit tail", AuditTail},
       {"audit verify", AuditVerify},
+      {"turn", Turn},
   };
   for (const auto& [name, handler] : kHandlers) {
     if (inv.command == name) return handler(inv, globals, clients, out, err);

@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "google/protobuf/message.h"
 #include "sharedos/audit/v1/audit.grpc.pb.h"
+#include "sharedos/envelope/v1/envelope.grpc.pb.h"
 #include "sharedos/grantstore/v1/grantstore.grpc.pb.h"
 #include "tools/sharedosctl/cli.h"
 
@@ -25,6 +26,9 @@ struct Clients {
   audit::v1::AuditLog::StubInterface* audit = nullptr;
   // The bearer token (never printed).
   std::string token;
+  // `turn` only: the Envelope and the host token it runs the turn with (never printed).
+  envelope::v1::Envelope::StubInterface* envelope = nullptr;
+  std::string host_token;
 };
 
 // Runs one parsed command; prints results to `out`, errors to `err` ("sharedosctl: <CODE>:
@@ -47,6 +51,20 @@ absl::StatusOr<audit::v1::AuditFilter> BuildAuditFilter(const Invocation& invoca
 absl::StatusOr<grantstore::v1::ResolveEscalationRequest> BuildResolveEscalation(
     const Invocation& invocation, grantstore::v1::EscalationDecision decision);
 absl::StatusOr<audit::v1::VerifyRequest> BuildVerify(const Invocation& invocation);
+
+// `turn`: the scripted demo turn (README "Quickstart") in world-demo — agent:agent-assistant for
+// human:user-alice, tools files.read, files.create and sharedos.escalate — with `execution_id`.
+envelope::v1::OpenTurnRequest BuildDemoTurn(const std::string& execution_id,
+                                            const google::protobuf::Timestamp& now);
+// A denial's `error.details.requiredAuthority` as a CapabilityRequest. Errors: NOT_FOUND (the
+// result carries none); INVALID_ARGUMENT (it is not a CapabilityRequest).
+absl::StatusOr<protocol::v1::CapabilityRequest> RequiredAuthority(
+    const protocol::v1::ToolResult& denial);
+// The id of the escalation of `execution_id` whose requested authority is
+// `requested_authority_id`; "" when none is listed.
+std::string FindEscalationId(const std::vector<grantstore::v1::EscalationRecord>& escalations,
+                             const std::string& execution_id,
+                             const std::string& requested_authority_id);
 
 // Renderers.
 std::string FormatCapability(const protocol::v1::Capability& capability);

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "google/protobuf/util/json_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tools/sharedosctl/cli.h"
@@ -171,6 +172,61 @@ TEST(RenderTest, VerifyAndJson) {
   verify.set_ok(false);
   verify.set_first_bad_sequence(2);
   EXPECT_THAT(RenderVerify(verify), HasSubstr("BROKEN: first bad sequence 2"));
+}
+
+TEST(TurnTest, BuildsTheDemoTurn) {
+  google::protobuf::Timestamp now;
+  now.set_seconds(1786438800);
+  const envelope::v1::OpenTurnRequest request = BuildDemoTurn("exec-1", now);
+  EXPECT_EQ(request.runtime(), envelope::v1::RUNTIME_DRIVER);
+  const protocol::v1::ExecutionRequest& execution = request.execution_request();
+  EXPECT_EQ(execution.execution_id(), "exec-1");
+  EXPECT_EQ(execution.context().namespace_id(), "world-demo");
+  EXPECT_EQ(execution.context().actor().agent_id(), "agent-assistant");
+  EXPECT_EQ(execution.context().owner().human_user_id(), "user-alice");
+  EXPECT_EQ(execution.context().now().seconds(), 1786438800);
+  EXPECT_EQ(execution.message().created_at().seconds(), 1786438800);
+  EXPECT_THAT(execution.tools(),
+              ::testing::ElementsAre("files.read", "files.create", "sharedos.escalate"));
+}
+
+TEST(TurnTest, TakesTheRequiredAuthorityOfADenial) {
+  protocol::v1::ToolResult denial;
+  denial.set_status(protocol::v1::TOOL_RESULT_STATUS_DENIED);
+  denial.mutable_error()->set_code("no_matching_grant");
+  EXPECT_EQ(RequiredAuthority(denial).status().code(), absl::StatusCode::kNotFound);
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(
+                  R"({"requiredAuthority": {"id": "capreq-1", "namespaceId": "world-demo",
+                      "capabilities": [{"resource": {"namespace": "files",
+                                                     "path": ["Workspace", "summary.txt"]},
+                                        "actions": ["create"]}]}})",
+                  denial.mutable_error()->mutable_details())
+                  .ok());
+  auto required = RequiredAuthority(denial);
+  ASSERT_TRUE(required.ok()) << required.status();
+  EXPECT_EQ(required->id(), "capreq-1");
+  ASSERT_EQ(required->capabilities_size(), 1);
+  EXPECT_EQ(FormatCapability(required->capabilities(0)), "files:Workspace/summary.txt [create]");
+
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(
+                  R"({"requiredAuthority": {"colour": 3}})", denial.mutable_error()->mutable_details())
+                  .ok());
+  EXPECT_EQ(RequiredAuthority(denial).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(TurnTest, FindsTheEscalationOfTheTurn) {
+  std::vector<grantstore::v1::EscalationRecord> records(3);
+  records[0].set_escalation_id("esc-other-execution");
+  records[0].set_execution_id("exec-0");
+  records[0].mutable_escalation()->mutable_requested_authority()->set_id("capreq-1");
+  records[1].set_escalation_id("esc-other-authority");
+  records[1].set_execution_id("exec-1");
+  records[1].mutable_escalation()->mutable_requested_authority()->set_id("capreq-2");
+  records[2].set_escalation_id("esc-this");
+  records[2].set_execution_id("exec-1");
+  records[2].mutable_escalation()->mutable_requested_authority()->set_id("capreq-1");
+  EXPECT_EQ(FindEscalationId(records, "exec-1", "capreq-1"), "esc-this");
+  EXPECT_EQ(FindEscalationId(records, "exec-9", "capreq-1"), "");
 }
 
 }  // namespace

@@ -1,8 +1,10 @@
 // sharedosctl: the operators' command-line tool for a SharedOS control plane (GrantStore and
-// AuditLog on sharedosd's port), authenticated with the admin token read from --token_file.
+// AuditLog on sharedosd's port), authenticated with the admin token read from --token_file;
+// `turn` also plays a host (Envelope, with the host token) running the demo turn.
 //
 // Flags are parsed by cli.h rather than absl flags: each sub-command has its own flag set, which
 // absl's process-wide flags (and ParseCommandLine's exit code on an unknown flag) cannot express.
+#include <cstdlib>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -15,6 +17,10 @@ int main(int argc, char** argv) {
   namespace ctl = sharedos::sharedosctl;
   const std::vector<std::string> args(argv + 1, argv + argc);
   ctl::GlobalOptions globals;
+  // The address when --target is absent.
+  if (const char* target = std::getenv("SHAREDOS_TARGET"); target != nullptr && *target != '\0') {
+    globals.target = target;
+  }
   auto invocation = ctl::ParseArgs(args, &globals);
   if (!invocation.ok()) {
     std::cerr << "sharedosctl: " << invocation.status().message() << "\n\n" << ctl::UsageText();
@@ -29,12 +35,24 @@ int main(int argc, char** argv) {
     std::cerr << "sharedosctl: " << token.status().message() << "\n";
     return ctl::kExitFailed;
   }
+  std::string host_token;
+  if (invocation->command == "turn") {
+    auto read = ctl::ReadToken(invocation->Has("host_token_file")
+                                   ? invocation->Get("host_token_file")
+                                   : std::string("sharedos-data/host.token"));
+    if (!read.ok()) {
+      std::cerr << "sharedosctl: " << read.status().message() << "\n";
+      return ctl::kExitFailed;
+    }
+    host_token = *read;
+  }
   int code;
   {
     auto channel = grpc::CreateChannel(globals.target, grpc::InsecureChannelCredentials());
     auto grants = sharedos::grantstore::v1::GrantStore::NewStub(channel);
     auto audit = sharedos::audit::v1::AuditLog::NewStub(channel);
-    ctl::Clients clients{grants.get(), audit.get(), *token};
+    auto envelope = sharedos::envelope::v1::Envelope::NewStub(channel);
+    ctl::Clients clients{grants.get(), audit.get(), *token, envelope.get(), host_token};
     code = ctl::RunCommand(*invocation, globals, clients, std::cout, std::cerr);
   }
   std::cout.flush();

@@ -1,0 +1,112 @@
+#include "sharedosd/demo.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/text_format.h"
+#include "sharedos/grantstore/v1/grantstore.pb.h"
+
+namespace sharedos::sharedosd {
+namespace {
+
+constexpr char kDemoGrant[] = R"pb(
+  id: "grant-demo-assistant"
+  namespace_id: "world-demo"
+  subject { agent_id: "agent-assistant" }
+  issuer { human_user_id: "user-alice" }
+  capabilities {
+    resource { namespace: "sharedos.execution" path: "agent" path: "agent-assistant" }
+    actions: "invoke"
+    scope: SCOPE_EXACT
+  }
+  capabilities {
+    resource { namespace: "files" path: "Workspace" }
+    actions: "read"
+    scope: SCOPE_DESCENDANTS
+  }
+  capabilities {
+    resource { namespace: "files" path: "Scratch" }
+    actions: "create"
+    scope: SCOPE_DESCENDANTS
+  }
+  capabilities {
+    resource { namespace: "sharedos" path: "escalation" }
+    actions: "request"
+    scope: SCOPE_EXACT
+  }
+  constraints {}
+  issued_at { seconds: 1700000000 }
+)pb";
+
+absl::Status MakeDir(const std::string& path) {
+  if (mkdir(path.c_str(), 0700) == 0 || errno == EEXIST) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      absl::StrCat("cannot create ", path, ": ", std::strerror(errno)));
+}
+
+}  // namespace
+
+protocol::v1::CapabilityGrant DemoGrant() {
+  protocol::v1::CapabilityGrant grant;
+  google::protobuf::TextFormat::ParseFromString(kDemoGrant, &grant);
+  return grant;
+}
+
+absl::StatusOr<std::vector<std::string>> SeedDemo(grantstore::core::GrantStoreCore& grantstore,
+                                                  const std::string& files_root) {
+  std::vector<std::string> lines;
+  grantstore::v1::GetGrantRequest get;
+  get.set_namespace_id(kDemoNamespace);
+  get.set_grant_id(kDemoGrantId);
+  auto existing = grantstore.GetGrant(get);
+  if (existing.ok()) {
+    lines.push_back(absl::StrCat("grant ", kDemoGrantId, " in ", kDemoNamespace,
+                                 " already present"));
+  } else if (absl::IsNotFound(existing.status())) {
+    grantstore::v1::IssueGrantRequest issue;
+    *issue.mutable_grant() = DemoGrant();
+    auto issued = grantstore.IssueGrant(grantstore::core::Caller{"sharedosd-demo"}, issue);
+    if (!issued.ok()) return issued.status();
+    lines.push_back(absl::StrCat("issued grant ", kDemoGrantId, " in ", kDemoNamespace,
+                                 " (agent:agent-assistant for human:user-alice: read Workspace/**,"
+                                 " create Scratch/**, escalate)"));
+  } else {
+    return existing.status();
+  }
+
+  std::string dir = files_root;
+  for (const char* part : {"human", "user-alice", "workspace", "Workspace"}) {
+    dir = absl::StrCat(dir, "/", part);
+    if (absl::Status made = MakeDir(dir); !made.ok()) return made;
+  }
+  const std::string notes = dir + "/notes.txt";
+  struct stat info;
+  if (stat(notes.c_str(), &info) == 0) {
+    lines.push_back(absl::StrCat("file ", notes, " already present"));
+  } else {
+    std::ofstream out(notes, std::ios::binary | std::ios::trunc);
+    out << "buy milk\n";
+    out.close();
+    if (!out) return absl::FailedPreconditionError(absl::StrCat("cannot write ", notes));
+    lines.push_back(absl::StrCat("wrote ", notes));
+  }
+  return lines;
+}
+
+std::string DemoNextSteps() {
+  return "sharedosd: what to do next: in another terminal, from the repository root (README "
+         "\"Quickstart\"):\n"
+         "  export PATH=\"$PWD/bazel-bin/tools/sharedosctl:$PATH\"\n"
+         "  out=$(sharedosctl turn); echo \"$out\"\n"
+         "  ESC=$(echo \"$out\" | sed -n 's/^escalation: //p')\n"
+         "  sharedosctl escalations approve --id=\"$ESC\" --reviewer=human:user-alice\n"
+         "  sharedosctl turn\n"
+         "  sharedosctl audit verify\n";
+}
+
+}  // namespace sharedos::sharedosd
