@@ -13,7 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "authorizer_svc/core/test_builders.h"
-#include "authorizer_svc/testing/child_process.h"
+#include "tests/testing/process.h"
 #include "common/server/auth.h"
 #include "common/status/status_matchers.h"
 #include "gmock/gmock.h"
@@ -33,9 +33,8 @@ using ::sharedos::authorizer::core::testing::Cap;
 using ::sharedos::authorizer::core::testing::GrantBuilder;
 using ::sharedos::authorizer::core::testing::MakeContext;
 using ::sharedos::authorizer::core::testing::Req;
-using ::sharedos::authorizer::testing::ChildProcess;
-using ::sharedos::authorizer::testing::RunfilePath;
-using ::sharedos::authorizer::testing::WriteFile;
+using ::sharedos::testing::Process;
+using ::sharedos::testing::WriteFile;
 using ::sharedos::common::IsOk;
 
 constexpr char kAdminToken[] = "fault-admin-token";
@@ -96,14 +95,14 @@ class FaultTest : public ::testing::Test {
     return grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
   }
 
-  std::unique_ptr<ChildProcess> Start(const std::string& runfile, const std::string& name,
-                                      const std::vector<std::string>& args) {
-    auto child = ChildProcess::Start(RunfilePath(runfile), args, name, Path(name + ".log"));
+  std::unique_ptr<Process> Start(const std::string& runfile, const std::string& name,
+                                 const std::vector<std::string>& args) {
+    auto child = Process::StartService(runfile, args, name);
     EXPECT_THAT(child, IsOk());
     return child.ok() ? *std::move(child) : nullptr;
   }
 
-  std::unique_ptr<ChildProcess> StartAuthorizer(const std::string& replica) {
+  std::unique_ptr<Process> StartAuthorizer(const std::string& replica) {
     return Start(
         "authorizer_svc/server/authorizer_svc", "authorizer_svc",
         {"--port=0", "--credentials=" + Path("credentials.json"),
@@ -172,10 +171,10 @@ class FaultTest : public ::testing::Test {
 
   std::string dir_;
   int calls_ = 0;
-  std::unique_ptr<ChildProcess> audit_;
-  std::unique_ptr<ChildProcess> grantstore_;
-  std::unique_ptr<ChildProcess> authorizer_a_;
-  std::unique_ptr<ChildProcess> authorizer_b_;
+  std::unique_ptr<Process> audit_;
+  std::unique_ptr<Process> grantstore_;
+  std::unique_ptr<Process> authorizer_a_;
+  std::unique_ptr<Process> authorizer_b_;
   std::unique_ptr<v1::Authorizer::Stub> a_;
   std::unique_ptr<v1::Authorizer::Stub> b_;
   std::unique_ptr<gs::GrantStore::Stub> store_;

@@ -18,10 +18,33 @@ extern char** environ;
 
 namespace sharedos::testing {
 
+std::string RunfilePath(const std::string& relative, const char* argv0) {
+  if (const char* dir = std::getenv("TEST_SRCDIR")) return absl::StrCat(dir, "/sharedos/", relative);
+  if (const char* dir = std::getenv("RUNFILES_DIR")) {
+    return absl::StrCat(dir, "/sharedos/", relative);
+  }
+  if (argv0 != nullptr) {
+    const std::string candidate = absl::StrCat(argv0, ".runfiles/sharedos/", relative);
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return relative;  // `bazel run` starts in the runfiles tree.
+}
+
+absl::StatusOr<std::unique_ptr<Process>> Process::StartService(
+    const std::string& binary, const std::vector<std::string>& args, const std::string& name,
+    const char* argv0, absl::Duration timeout) {
+  absl::StatusOr<Process> started = Start(binary, args, argv0);
+  if (!started.ok()) return started.status();
+  auto process = std::make_unique<Process>(*std::move(started));
+  absl::StatusOr<std::string> address = process->WaitForLine(name + " listening on ", timeout);
+  if (!address.ok()) return address.status();
+  process->address_ = *std::move(address);
+  return process;
+}
+
 absl::StatusOr<Process> Process::Start(const std::string& binary,
-                                       const std::vector<std::string>& args) {
-  const char* runfiles = std::getenv("TEST_SRCDIR");
-  const std::string path = absl::StrCat(runfiles ? runfiles : ".", "/sharedos/", binary);
+                                       const std::vector<std::string>& args, const char* argv0) {
+  const std::string path = RunfilePath(binary, argv0);
   int pipe_fds[2];
   if (pipe2(pipe_fds, O_CLOEXEC) != 0) return absl::InternalError("pipe");
   posix_spawn_file_actions_t actions;
@@ -44,8 +67,8 @@ absl::StatusOr<Process> Process::Start(const std::string& binary,
 }
 
 Process::Process(Process&& other) noexcept
-    : pid_(other.pid_), fd_(other.fd_), output_(std::move(other.output_)),
-      consumed_(other.consumed_) {
+    : pid_(other.pid_), fd_(other.fd_), address_(std::move(other.address_)),
+      output_(std::move(other.output_)), consumed_(other.consumed_) {
   other.pid_ = -1;
   other.fd_ = -1;
 }
@@ -106,6 +129,14 @@ void Process::Kill() {
 std::string TempPath(const std::string& name) {
   const char* dir = std::getenv("TEST_TMPDIR");
   return absl::StrCat(dir ? dir : "/tmp", "/", name);
+}
+
+absl::Status WriteFile(const std::string& path, const std::string& contents) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << contents;
+  out.close();
+  if (!out) return absl::InternalError(absl::StrCat("cannot write ", path));
+  return absl::OkStatus();
 }
 
 std::string ReadFirstLine(const std::string& path) {

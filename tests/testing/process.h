@@ -1,8 +1,10 @@
 #ifndef SHAREDOS_TESTS_TESTING_PROCESS_H_
 #define SHAREDOS_TESTS_TESTING_PROCESS_H_
 
+#include <signal.h>
 #include <sys/types.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -11,13 +13,25 @@
 
 namespace sharedos::testing {
 
-// A child process started for a test (a real service binary), whose stdout and stderr the test
-// reads line by line. Killed with SIGKILL on destruction if still running. Not thread-safe.
+// The path of a runfile such as "sharedosd/sharedosd": under TEST_SRCDIR in a test, under
+// RUNFILES_DIR or the binary's own .runfiles tree (pass argv[0]) under `bazel run`.
+std::string RunfilePath(const std::string& relative, const char* argv0 = nullptr);
+
+// A child process started for a test or a benchmark (a real service binary), whose stdout and
+// stderr are read line by line. Killed with SIGKILL on destruction if still running. Not
+// thread-safe; one owner per process.
 class Process {
  public:
-  // `binary` relative to the runfiles root (e.g. "sharedosd/sharedosd").
+  // `binary` relative to the runfiles root (e.g. "sharedosd/sharedosd"); see RunfilePath.
   static absl::StatusOr<Process> Start(const std::string& binary,
-                                       const std::vector<std::string>& args);
+                                       const std::vector<std::string>& args,
+                                       const char* argv0 = nullptr);
+  // Starts a SharedOS service and waits (by reading its output, never by sleeping) for the
+  // "<name> listening on <address>" line every main prints; address() then holds it.
+  // Errors: as Start and WaitForLine.
+  static absl::StatusOr<std::unique_ptr<Process>> StartService(
+      const std::string& binary, const std::vector<std::string>& args, const std::string& name,
+      const char* argv0 = nullptr, absl::Duration timeout = absl::Seconds(60));
   Process(Process&& other) noexcept;
   Process& operator=(Process&&) = delete;
   ~Process();
@@ -30,7 +44,11 @@ class Process {
   int Terminate();
   // SIGKILL then wait.
   void Kill();
+  // `signal` then wait: SIGTERM is an orderly stop, SIGKILL a crash.
+  void Stop(int signal) { signal == SIGKILL ? Kill() : static_cast<void>(Terminate()); }
   pid_t pid() const { return pid_; }
+  // The address a service reported (StartService).
+  const std::string& address() const { return address_; }
   const std::string& output() const { return output_; }
 
  private:
@@ -39,6 +57,7 @@ class Process {
 
   pid_t pid_ = -1;
   int fd_ = -1;
+  std::string address_;
   std::string output_;
   size_t consumed_ = 0;
 };
@@ -47,6 +66,8 @@ class Process {
 std::string TempPath(const std::string& name);
 // The first line of a file, whitespace trimmed ("" when unreadable).
 std::string ReadFirstLine(const std::string& path);
+// Writes `contents` to `path`, replacing it. Errors: INTERNAL.
+absl::Status WriteFile(const std::string& path, const std::string& contents);
 
 }  // namespace sharedos::testing
 

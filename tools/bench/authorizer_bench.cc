@@ -33,7 +33,7 @@
 #include "absl/flags/parse.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "authorizer_svc/testing/child_process.h"
+#include "tests/testing/process.h"
 #include "common/server/auth.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/impl/client_unary_call.h"
@@ -54,9 +54,8 @@ namespace {
 namespace pb = ::sharedos::protocol::v1;
 namespace gs = ::sharedos::grantstore::v1;
 namespace av1 = ::sharedos::authorizer::v1;
-using ::sharedos::authorizer::testing::ChildProcess;
-using ::sharedos::authorizer::testing::RunfilePath;
-using ::sharedos::authorizer::testing::WriteFile;
+using ::sharedos::testing::Process;
+using ::sharedos::testing::WriteFile;
 using Clock = std::chrono::steady_clock;
 
 constexpr char kAdminToken[] = "bench-admin-token";
@@ -173,8 +172,7 @@ int main(int argc, char** argv) {
   }
   const auto start = [&](const std::string& runfile, const std::string& name,
                          std::vector<std::string> args) {
-    auto child =
-        ChildProcess::Start(RunfilePath(runfile, argv[0]), args, name, path(name + ".log"));
+    auto child = Process::StartService(runfile, args, name, argv[0]);
     if (!child.ok()) Die(std::string(child.status().message()));
     return *std::move(child);
   };
@@ -215,7 +213,7 @@ int main(int argc, char** argv) {
     std::unique_ptr<av1::Authorizer::Stub> stub;
     av1::AuthorizeRequest request;
   };
-  const auto target = [&](const ChildProcess& process) {
+  const auto target = [&](const Process& process) {
     Target t;
     t.channel = grpc::CreateChannel(process.address(), grpc::InsecureChannelCredentials());
     t.stub = av1::Authorizer::NewStub(t.channel);
