@@ -3,6 +3,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "authorizer_svc/core/address.h"
 #include "common/crypto/sha256.h"
 #include "common/json/canonical_proto_json.h"
 #include "google/protobuf/util/json_util.h"
@@ -10,7 +11,6 @@
 
 namespace sharedos::audit::storage {
 
-using ::sharedos::protocol::v1::Address;
 using ::sharedos::protocol::v1::AuditEvent;
 
 absl::StatusOr<std::string> CanonicalEventJson(const AuditEvent& event) {
@@ -39,22 +39,6 @@ std::string ChainHash(absl::string_view prev_hash, absl::string_view canonical_j
   return common::Sha256Hex(input);
 }
 
-std::string AddressKey(const Address& address) {
-  switch (address.kind_case()) {
-    case Address::kHumanUserId:
-      return absl::StrCat("human:", address.human_user_id());
-    case Address::kAgentId:
-      return absl::StrCat("agent:", address.agent_id());
-    case Address::kGroupConversationId:
-      return absl::StrCat("group:", address.group_conversation_id());
-    case Address::kServiceId:
-      return absl::StrCat("service:", address.service_id());
-    case Address::KIND_NOT_SET:
-      break;
-  }
-  return "";
-}
-
 bool IndexedColumns::operator==(const IndexedColumns& other) const {
   return type == other.type && outcome == other.outcome && namespace_id == other.namespace_id &&
          trace_id == other.trace_id && execution_id == other.execution_id &&
@@ -78,7 +62,7 @@ IndexedColumns DeriveColumns(const AuditEvent& event) {
   }
   columns.reason = event.reason();
   if (event.has_source()) columns.source = event.source();
-  columns.actor = AddressKey(event.actor());
+  columns.actor = authorizer::core::AddressKey(event.actor());
   columns.at_micros = google::protobuf::util::TimeUtil::TimestampToMicroseconds(event.at());
   return columns;
 }

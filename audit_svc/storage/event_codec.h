@@ -44,9 +44,6 @@ struct IndexedColumns {
 };
 IndexedColumns DeriveColumns(const sharedos::protocol::v1::AuditEvent& event);
 
-// "<kind>:<id>" (e.g. "agent:agent-mallory"); empty when no kind is set.
-std::string AddressKey(const sharedos::protocol::v1::Address& address);
-
 }  // namespace sharedos::audit::storage
 
 #endif  // SHAREDOS_AUDIT_SVC_STORAGE_EVENT_CODEC_H_

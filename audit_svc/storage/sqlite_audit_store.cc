@@ -7,6 +7,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "audit_svc/storage/event_codec.h"
+#include "authorizer_svc/core/address.h"
 #include "common/sqlite/migrations.h"
 #include "common/sqlite/transaction.h"
 #include "common/status/status_macros.h"
@@ -244,7 +245,7 @@ absl::StatusOr<std::vector<AuditRecord>> SqliteAuditStore::Query(const AuditFilt
   if (filter.has_outcome()) add_number("outcome", "=", filter.outcome());
   if (!filter.reason().empty()) add_text("reason", filter.reason());
   if (filter.has_source()) add_number("source", "=", filter.source());
-  if (filter.has_actor()) add_text("actor", AddressKey(filter.actor()));
+  if (filter.has_actor()) add_text("actor", authorizer::core::AddressKey(filter.actor()));
   if (filter.has_from()) {
     add_number("at_micros", ">=", TimeUtil::TimestampToMicroseconds(filter.from()));
   }

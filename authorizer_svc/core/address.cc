@@ -1,5 +1,7 @@
 #include "authorizer_svc/core/address.h"
 
+#include "absl/strings/str_cat.h"
+
 namespace sharedos::authorizer::core {
 
 using ::sharedos::protocol::v1::Address;
@@ -38,6 +40,11 @@ absl::string_view AddressId(const Address& address) {
       break;
   }
   return "";
+}
+
+std::string AddressKey(const Address& address) {
+  if (address.kind_case() == Address::KIND_NOT_SET) return "";
+  return absl::StrCat(AddressKind(address), ":", AddressId(address));
 }
 
 std::vector<std::string> AddressPath(const Address& address) {

@@ -21,6 +21,10 @@ absl::string_view AddressKind(const protocol::v1::Address& address);
 // The id of whichever kind is set; empty when none is.
 absl::string_view AddressId(const protocol::v1::Address& address);
 
+// addressPath(address).join(":") = "<kind>:<id>", e.g. "agent:alice-assistant" (the execution
+// token's actor, audit's actor index, credential scopes); empty when no kind is set.
+std::string AddressKey(const protocol::v1::Address& address);
+
 // addressPath(address) = [kind, id], e.g. ["agent", "alice-assistant"].
 std::vector<std::string> AddressPath(const protocol::v1::Address& address);
 

@@ -31,6 +31,14 @@ TEST(AddressTest, AddressPathIsKindThenId) {
   EXPECT_THAT(AddressPath(Service("svc")), ElementsAre("service", "svc"));
 }
 
+TEST(AddressTest, AddressKeyJoinsThePathWithAColon) {
+  EXPECT_EQ(AddressKey(Agent("alice-assistant")), "agent:alice-assistant");
+  EXPECT_EQ(AddressKey(Human("alice")), "human:alice");
+  EXPECT_EQ(AddressKey(Group("c-1")), "group:c-1");
+  EXPECT_EQ(AddressKey(Service("svc")), "service:svc");
+  EXPECT_EQ(AddressKey(protocol::v1::Address()), "");
+}
+
 TEST(AddressTest, OwnerDefaultsToContextOwner) {
   protocol::v1::ResourceRef resource;
   EXPECT_TRUE(AddressEquals(OwnerOrDefault(resource, Human("alice")), Human("alice")));

@@ -232,8 +232,7 @@ bool ScopeCovers(const common::server::HostScope& scope, const pb::AccessContext
       scope.namespaces.end()) {
     return false;
   }
-  const std::string owner = absl::StrCat(authorizer::core::AddressKind(context.owner()), ":",
-                                         authorizer::core::AddressId(context.owner()));
+  const std::string owner = authorizer::core::AddressKey(context.owner());
   for (const std::string& allowed : scope.owners) {
     if (allowed == "*" || allowed == owner) return true;
   }

@@ -1,7 +1,6 @@
 #include "grantstore_svc/core/control_plane_events.h"
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "authorizer_svc/core/address.h"
 #include "common/time/proto_time.h"
 #include "google/protobuf/struct.pb.h"
@@ -16,7 +15,7 @@ void SetString(pb::AuditEvent& event, const std::string& key, const std::string&
 }
 
 std::string AddressString(const pb::Address& address) {
-  return absl::StrJoin(authorizer::core::AddressPath(address), ":");
+  return authorizer::core::AddressKey(address);
 }
 
 pb::AuditEvent Base(const MutationContext& context, pb::AuditEventType type,

@@ -212,10 +212,6 @@ class GrantStore {
       const EscalationQuery& query) = 0;
 };
 
-// "<kind>:<id>" of an address (kind is one of human|agent|group|service, so the first ':'
-// separates); empty for an address with no kind. Used as an index key by implementations.
-std::string AddressKey(const protocol::v1::Address& address);
-
 }  // namespace sharedos::grantstore::storage
 
 #endif  // SHAREDOS_GRANTSTORE_SVC_STORAGE_GRANT_STORE_H_

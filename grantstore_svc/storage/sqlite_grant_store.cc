@@ -1,5 +1,7 @@
 #include "grantstore_svc/storage/sqlite_grant_store.h"
 
+#include "authorizer_svc/core/address.h"
+
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -7,6 +9,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "authorizer_svc/core/address.h"
 #include "common/sqlite/migrations.h"
 #include "common/sqlite/transaction.h"
 #include "common/status/status_macros.h"
@@ -222,8 +225,8 @@ class SqliteGrantStore::Transaction : public WriteTransaction {
                                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6)"));
     RETURN_IF_ERROR(Bind(stmt, 1, grant.namespace_id()));
     RETURN_IF_ERROR(Bind(stmt, 2, grant.id()));
-    RETURN_IF_ERROR(Bind(stmt, 3, AddressKey(grant.subject())));
-    RETURN_IF_ERROR(Bind(stmt, 4, AddressKey(grant.issuer())));
+    RETURN_IF_ERROR(Bind(stmt, 3, authorizer::core::AddressKey(grant.subject())));
+    RETURN_IF_ERROR(Bind(stmt, 4, authorizer::core::AddressKey(grant.issuer())));
     RETURN_IF_ERROR(stmt.BindInt64(5, revision_));
     RETURN_IF_ERROR(stmt.BindBlob(6, grant.SerializeAsString()));
     absl::Status status = stmt.Step().status();
@@ -468,8 +471,8 @@ absl::StatusOr<AuthoritySnapshot> SqliteGrantStore::LoadAuthority(
     absl::string_view namespace_id, const pb::Address& actor, const pb::Address& authority,
     std::optional<int64_t> at_revision, int max_grants) {
   AuthoritySnapshot snapshot;
-  const std::string subject_key = AddressKey(actor);
-  const std::string issuer_key = AddressKey(authority);
+  const std::string subject_key = authorizer::core::AddressKey(actor);
+  const std::string issuer_key = authorizer::core::AddressKey(authority);
   RETURN_IF_ERROR(Read([&](Database& db) -> absl::Status {
     ASSIGN_OR_RETURN(snapshot.revision, ServableRevision(db, at_revision));
     ASSIGN_OR_RETURN(
@@ -525,8 +528,8 @@ absl::StatusOr<std::vector<pb::CapabilityGrant>> SqliteGrantStore::ListGrants(
             "revoked_revision IS NULL) ORDER BY grant_id LIMIT ?6")));
     RETURN_IF_ERROR(Bind(stmt, 1, query.namespace_id));
     RETURN_IF_ERROR(Bind(stmt, 2, query.after_grant_id));
-    if (query.subject.has_value()) RETURN_IF_ERROR(Bind(stmt, 3, AddressKey(*query.subject)));
-    if (query.issuer.has_value()) RETURN_IF_ERROR(Bind(stmt, 4, AddressKey(*query.issuer)));
+    if (query.subject.has_value()) RETURN_IF_ERROR(Bind(stmt, 3, authorizer::core::AddressKey(*query.subject)));
+    if (query.issuer.has_value()) RETURN_IF_ERROR(Bind(stmt, 4, authorizer::core::AddressKey(*query.issuer)));
     RETURN_IF_ERROR(stmt.BindInt64(5, query.include_revoked ? 1 : 0));
     RETURN_IF_ERROR(stmt.BindInt64(6, std::max(query.limit, 0)));
     while (true) {

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
+#include "authorizer_svc/core/address.h"
 
 namespace sharedos::sharedosctl {
 namespace {
@@ -98,19 +99,8 @@ absl::StatusOr<protocol::v1::Address> ParseAddress(absl::string_view text) {
 }
 
 std::string FormatAddress(const protocol::v1::Address& address) {
-  switch (address.kind_case()) {
-    case protocol::v1::Address::kHumanUserId:
-      return absl::StrCat("human:", address.human_user_id());
-    case protocol::v1::Address::kAgentId:
-      return absl::StrCat("agent:", address.agent_id());
-    case protocol::v1::Address::kGroupConversationId:
-      return absl::StrCat("group:", address.group_conversation_id());
-    case protocol::v1::Address::kServiceId:
-      return absl::StrCat("service:", address.service_id());
-    case protocol::v1::Address::KIND_NOT_SET:
-      break;
-  }
-  return "-";
+  const std::string key = authorizer::core::AddressKey(address);
+  return key.empty() ? "-" : key;
 }
 
 absl::StatusOr<AuditEventType> ParseAuditEventType(absl::string_view name) {
