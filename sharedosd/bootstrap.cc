@@ -62,10 +62,11 @@ absl::StatusOr<DataDir> PrepareDataDir(const std::string& root) {
   }
   const std::string files[] = {dir.admin_token(), dir.host_token(), dir.service_token(),
                                dir.credentials()};
-  if (!Exists(dir.lease_secret())) {
+  for (const std::string& secret_file : {dir.lease_secret(), dir.mcp_secret()}) {
+    if (Exists(secret_file)) continue;
     absl::StatusOr<std::string> secret = NewToken();
-    if (!secret.ok()) return absl::FailedPreconditionError("cannot mint the lease secret");
-    absl::Status written = WritePrivateFile(dir.lease_secret(), *secret);
+    if (!secret.ok()) return absl::FailedPreconditionError("cannot mint " + secret_file);
+    absl::Status written = WritePrivateFile(secret_file, *secret);
     if (!written.ok()) return written;
   }
   int present = 0;

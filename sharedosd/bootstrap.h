@@ -18,6 +18,8 @@ struct DataDir {
   std::string files_root() const { return root + "/files"; }
   // The authorizer's lease-signing secret.
   std::string lease_secret() const { return root + "/lease.secret"; }
+  // The envelope's MCP execution-token secret.
+  std::string mcp_secret() const { return root + "/mcp.secret"; }
   std::string audit_db() const { return root + "/audit.db"; }
   std::string grants_db() const { return root + "/grants.db"; }
   std::string outbox(const std::string& writer) const { return root + "/" + writer + ".outbox"; }
@@ -28,7 +30,8 @@ struct DataDir {
 // mints three random bearer tokens — admin (operators, sharedosctl), host (product backends;
 // scope: the demo world `world-demo`, every owner) and service (sharedosd's own services) — each
 // in its own 0600 file, plus credentials.json holding only their SHA-256 digests, and a random
-// lease-signing secret for the authorizer (lease.secret, 0600). Later starts reuse them. Errors: FAILED_PRECONDITION (the directory or a file cannot be created or read, or
+// lease-signing secret for the authorizer (lease.secret, 0600) and an execution-token secret for
+// the MCP front door (mcp.secret, 0600), each minted when missing. Later starts reuse them. Errors: FAILED_PRECONDITION (the directory or a file cannot be created or read, or
 // only some of the token files exist).
 absl::StatusOr<DataDir> PrepareDataDir(const std::string& root);
 

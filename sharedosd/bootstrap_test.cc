@@ -32,7 +32,7 @@ TEST(BootstrapTest, MintsPrivateTokensWhoseDigestsAuthenticate) {
   auto dir = PrepareDataDir(Root("fresh"));
   ASSERT_TRUE(dir.ok()) << dir.status();
   for (const std::string& file : {dir->admin_token(), dir->host_token(), dir->service_token(),
-                                  dir->credentials(), dir->lease_secret()}) {
+                                  dir->credentials(), dir->lease_secret(), dir->mcp_secret()}) {
     struct stat info;
     ASSERT_EQ(stat(file.c_str(), &info), 0) << file;
     EXPECT_EQ(info.st_mode & 0777, 0600u) << file;
@@ -64,6 +64,9 @@ TEST(BootstrapTest, ASecondStartKeepsTheTokens) {
   ASSERT_TRUE(second.ok());
   EXPECT_EQ(Read(second->admin_token()), admin);
   EXPECT_EQ(Read(second->lease_secret()), secret);
+  EXPECT_GE(Read(first->mcp_secret()).size(), 32u);
+  EXPECT_NE(Read(first->mcp_secret()), secret);
+  EXPECT_EQ(Read(second->mcp_secret()), Read(first->mcp_secret()));
 }
 
 TEST(BootstrapTest, RefusesAHalfPreparedDirectory) {

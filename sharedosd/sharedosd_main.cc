@@ -3,12 +3,17 @@
 //
 // Tiers, leaf first (a service's clients need the channel of the tier below, which exists only
 // once that tier has started):
-//   internal A  audit_svc                      (in-process only)
-//   internal B  grantstore_svc                 (in-process only; writes audit through A)
-//   internal C  authorizer_svc                 (in-process only; grantstore B, audit A)
+//   internal A  audit_svc                      (in-process only: post-effect outboxes deliver
+//                                               through it)
+//   internal B  grantstore_svc                 (in-process only; the authorizer loads through it)
+//   internal C  authorizer_svc                 (in-process only)
 //   public      audit_svc, grantstore_svc, authorizer_svc, envelope_svc
-//               (--host:--port; the same cores; the envelope decides through C, records into A)
-// The MCP front door is not built yet (see README "Status").
+//               (--host:--port; the same cores)
+// On the hot paths no channel is used: every writer appends to the audit log directly
+// (LogAuditWriter, pre-effect records committed before they are answered), and the envelope
+// calls the TurnAuthorizer directly (LocalAuthorizerClient).
+// The MCP front door (envelope_svc/mcp) listens on its own port (--mcp_port) for harnesses of
+// RUNTIME_MCP turns.
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -23,6 +28,7 @@
 #include "absl/flags/usage.h"
 #include "absl/synchronization/notification.h"
 #include "audit_svc/client/audit_writer_factory.h"
+#include "audit_svc/client/log_audit_writer.h"
 #include "audit_svc/core/audit_log.h"
 #include "audit_svc/server/audit_service.h"
 #include "audit_svc/storage/sqlite_audit_store.h"
@@ -31,7 +37,9 @@
 #include "common/server/auth.h"
 #include "common/server/server_runner.h"
 #include "common/time/clock.h"
-#include "envelope_svc/client/grpc_authorizer_client.h"
+#include "envelope_svc/client/local_authorizer_client.h"
+#include "envelope_svc/mcp/execution_token.h"
+#include "envelope_svc/mcp/mcp_server.h"
 #include "envelope_svc/providers/files/files_provider.h"
 #include "envelope_svc/server/envelope_service.h"
 #include "envelope_svc/tools/tool_registry.h"
@@ -55,6 +63,13 @@ ABSL_FLAG(std::string, files_root, "",
 ABSL_FLAG(std::string, durability, "full",
           "Audit log durability: full (fsync per group commit) or normal (survives a process "
           "kill, not a power loss).");
+ABSL_FLAG(std::string, mcp_host, "127.0.0.1",
+          "Host of the MCP front door. It serves plaintext HTTP, so only a loopback host is "
+          "accepted; front it with a TLS-terminating proxy to reach it from elsewhere.");
+ABSL_FLAG(int, mcp_port, -1,
+          "Port of the MCP front door (Streamable HTTP, path /mcp) on --mcp_host; 0 picks a free port; "
+          "-1: --port + 1 (50052 by default), or a free port when --port is 0. Printed at start-up "
+          "as \"sharedosd mcp listening on http://<host>:<port>/mcp\".");
 ABSL_FLAG(bool, demo, false,
           "Seed the demo world world-demo on start (idempotent: what exists is kept) and print "
           "the README quickstart commands.");
@@ -126,29 +141,33 @@ int main(int argc, char** argv) {
   auto tier_a = server::ServerRunner::Start(internal, {&audit_internal});
   if (!tier_a.ok()) return Fail(std::string(tier_a.status().message()));
 
-  // Internal tier B: the grant store, writing audit through tier A like any remote writer.
-  auto grantstore_audit = sharedos::audit::client::NewAuditWriterOverChannel(
+  // Internal tier B: the grant store. In-process writers append to the audit log directly
+  // (LogAuditWriter); the outbox client over tier A only holds post-effect records while the log
+  // cannot take them.
+  auto grantstore_outbox = sharedos::audit::client::NewAuditWriterOverChannel(
       {"remote", "", data->service_token(), data->outbox("grantstore")},
       (*tier_a)->InProcessChannel());
-  if (!grantstore_audit.ok()) return Fail(std::string(grantstore_audit.status().message()));
+  if (!grantstore_outbox.ok()) return Fail(std::string(grantstore_outbox.status().message()));
+  sharedos::audit::client::LogAuditWriter grantstore_audit(audit_log, **grantstore_outbox);
   sharedos::grantstore::storage::SqliteGrantStore::Options grant_options;
   grant_options.path = data->grants_db();
   auto grant_store = sharedos::grantstore::storage::SqliteGrantStore::Open(grant_options);
   if (!grant_store.ok()) return Fail(std::string(grant_store.status().message()));
-  sharedos::grantstore::core::GrantStoreCore grantstore(**grant_store, **grantstore_audit, clock);
+  sharedos::grantstore::core::GrantStoreCore grantstore(**grant_store, grantstore_audit, clock);
   sharedos::grantstore::server::GrantStoreService grantstore_internal(grantstore, **authenticator);
   auto tier_b = server::ServerRunner::Start(internal, {&grantstore_internal});
   if (!tier_b.ok()) return Fail(std::string(tier_b.status().message()));
 
-  // Internal tier C: the authorizer, loading from B and recording into A.
-  auto authorizer_audit = sharedos::audit::client::NewAuditWriterOverChannel(
+  // Internal tier C: the authorizer, loading from B and recording into the log directly.
+  auto authorizer_outbox = sharedos::audit::client::NewAuditWriterOverChannel(
       {"remote", "", data->service_token(), data->outbox("authorizer")},
       (*tier_a)->InProcessChannel());
-  if (!authorizer_audit.ok()) return Fail(std::string(authorizer_audit.status().message()));
+  if (!authorizer_outbox.ok()) return Fail(std::string(authorizer_outbox.status().message()));
+  sharedos::audit::client::LogAuditWriter authorizer_audit(audit_log, **authorizer_outbox);
   sharedos::grantstore::client::GrpcGrantStoreClient grantstore_client(
       (*tier_b)->InProcessChannel(), FirstLine(data->service_token()));
   sharedos::authorizer::service::TurnAuthorizer authorizer(
-      grantstore_client, **authorizer_audit, clock, ReadFile(data->lease_secret()),
+      grantstore_client, authorizer_audit, clock, ReadFile(data->lease_secret()),
       sharedos::authorizer::service::TurnAuthorizer::Options{});
   sharedos::authorizer::server::AuthorizerService authorizer_internal(authorizer,
                                                                      **authenticator);
@@ -181,15 +200,29 @@ int main(int argc, char** argv) {
   if (!files.ok()) return Fail("--files_root: " + std::string(files.status().message()));
   env::tools::AttachedProviders providers;
   providers.files = files->get();
-  auto envelope_audit = sharedos::audit::client::NewAuditWriterOverChannel(
+  auto envelope_outbox = sharedos::audit::client::NewAuditWriterOverChannel(
       {"remote", "", data->service_token(), data->outbox("envelope")},
       (*tier_a)->InProcessChannel());
-  if (!envelope_audit.ok()) return Fail(std::string(envelope_audit.status().message()));
-  env::client::GrpcAuthorizerClient authorizer_client(
-      sharedos::authorizer::v1::Authorizer::NewStub((*tier_c)->InProcessChannel()),
-      FirstLine(data->service_token()));
-  env::turn::TurnEngine engine(authorizer_client, **registry, providers, **envelope_audit, clock,
-                               env::turn::TurnEngine::Options{});
+  if (!envelope_outbox.ok()) return Fail(std::string(envelope_outbox.status().message()));
+  sharedos::audit::client::LogAuditWriter envelope_audit(audit_log, **envelope_outbox);
+  // The envelope decides through the authorizer's logic directly (same process, no channel).
+  env::client::LocalAuthorizerClient authorizer_client(authorizer);
+  // The MCP front door: bound first so RUNTIME_MCP turns can be told its URL.
+  sharedos::envelope::mcp::McpServer::Options mcp_options;
+  mcp_options.host = absl::GetFlag(FLAGS_mcp_host);
+  mcp_options.port = absl::GetFlag(FLAGS_mcp_port);
+  if (mcp_options.port < 0) {
+    mcp_options.port = absl::GetFlag(FLAGS_port) == 0 ? 0 : absl::GetFlag(FLAGS_port) + 1;
+  }
+  auto mcp = sharedos::envelope::mcp::McpServer::Bind(mcp_options);
+  if (!mcp.ok()) return Fail("--mcp_port: " + std::string(mcp.status().message()));
+  const sharedos::envelope::mcp::ExecutionTokenCodec mcp_tokens(ReadFile(data->mcp_secret()));
+  env::turn::TurnEngine::Options engine_options;
+  engine_options.mcp_url = (*mcp)->url();
+  engine_options.mcp_tokens = &mcp_tokens;
+  env::turn::TurnEngine engine(authorizer_client, **registry, providers, envelope_audit, clock,
+                               engine_options);
+  (*mcp)->Start(engine, mcp_tokens, clock);
 
   // Public tier: every service, same cores.
   sharedos::audit::server::AuditService audit_public(audit_log, **authenticator);
@@ -204,13 +237,13 @@ int main(int argc, char** argv) {
   if (!runner.ok()) return Fail(std::string(runner.status().message()));
 
   server::ReportListening("sharedosd", (*runner)->address());
+  server::ReportListening("sharedosd mcp", (*mcp)->url());
   std::printf(
       "sharedosd: data directory %s (audit.db, grants.db)\n"
       "sharedosd: serving sharedos.envelope.v1.Envelope, sharedos.grantstore.v1.GrantStore, "
       "sharedos.audit.v1.AuditLog and sharedos.authorizer.v1.Authorizer\n"
       "sharedosd: %zu tools registered; files workspaces under %s\n"
       "sharedosd: admin token in %s, host token in %s (send as \"authorization: Bearer <token>\")\n"
-      "sharedosd: the MCP front door is not built yet (README, \"Status\")\n"
       "sharedosd: stop with Ctrl-C\n",
       data->root.c_str(), (*registry)->tools().size(), files_root.c_str(),
       data->admin_token().c_str(), data->host_token().c_str());
@@ -226,6 +259,7 @@ int main(int argc, char** argv) {
   });
 
   server::TerminationSignals::Wait();
+  (*mcp)->Shutdown();
   (*runner)->Shutdown();
   (*tier_c)->Shutdown();
   (*tier_b)->Shutdown();

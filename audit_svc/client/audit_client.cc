@@ -23,7 +23,7 @@ absl::StatusOr<std::unique_ptr<AuditClient>> AuditClient::Create(
     return absl::InvalidArgumentError("audit client batch_size: must be 1..1000");
   }
   absl::StatusOr<std::unique_ptr<Outbox>> outbox =
-      Outbox::Open(options.outbox_path, options.max_outbox_events);
+      Outbox::Open(options.outbox_path, options.max_outbox_events, options.outbox_fsync);
   if (!outbox.ok()) return outbox.status();
   return std::unique_ptr<AuditClient>(
       new AuditClient(std::move(stub), *std::move(outbox), std::move(options)));
@@ -195,6 +195,11 @@ void AuditClient::ShipLoop() {
     }
     auto pending = outbox_->Size();
     if (pending.ok() && *pending > 0) {
+      if (*pending < options_.batch_size && options_.ship_linger > absl::ZeroDuration()) {
+        absl::MutexLock lock(&mu_);
+        auto stop = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_; };
+        if (mu_.AwaitWithTimeout(absl::Condition(&stop), options_.ship_linger)) return;
+      }
       if (ShipOnce()) {
         backoff = options_.min_backoff;
         continue;

@@ -32,9 +32,17 @@ struct AuditClientOptions {
   std::string token;
   // The durable outbox file.
   std::string outbox_path;
+  // false: the outbox commits without fsync (synchronous=NORMAL): a record it took survives a
+  // crash of this process, not a power loss or OS crash. Local mode then pays no fsync per
+  // pre-effect record. Default true.
+  bool outbox_fsync = true;
   int64_t max_outbox_events = 100000;
   absl::Duration append_deadline = absl::Seconds(2);
   int batch_size = 500;
+  // The shipper waits this long after finding fewer than batch_size events, so a steady stream
+  // leaves in batches rather than one Append per record competing with the callers for CPU.
+  // Events are durable in the outbox meanwhile; this only delays their arrival at audit_svc.
+  absl::Duration ship_linger = absl::Milliseconds(5);
   absl::Duration min_backoff = absl::Milliseconds(50);
   absl::Duration max_backoff = absl::Seconds(5);
   // Told about events audit_svc refused outright (moved to the dead-letter table) and about

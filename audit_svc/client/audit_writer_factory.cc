@@ -26,8 +26,14 @@ absl::StatusOr<std::string> ReadToken(const std::string& path) {
 
 }  // namespace
 
+absl::StatusOr<bool> OutboxFsyncFromFlag(const std::string& value) {
+  if (value.empty() || value == "full") return true;
+  if (value == "normal") return false;
+  return absl::InvalidArgumentError("--audit_outbox_durability: must be full or normal");
+}
+
 absl::StatusOr<std::unique_ptr<AuditWriter>> NewAuditWriterOverChannel(
-    const AuditWriterConfig& config, std::shared_ptr<grpc::Channel> channel) {
+    const AuditWriterConfig& config, std::shared_ptr<grpc::Channel> channel, bool outbox_fsync) {
   if (config.mode == "discard") return std::unique_ptr<AuditWriter>(new DiscardAuditWriter());
   AuditClientOptions options;
   if (config.mode == "remote") {
@@ -42,6 +48,7 @@ absl::StatusOr<std::unique_ptr<AuditWriter>> NewAuditWriterOverChannel(
     return absl::InvalidArgumentError("--audit: must be remote, local or discard");
   }
   if (config.outbox_path.empty()) return absl::InvalidArgumentError("--audit_outbox: required");
+  options.outbox_fsync = outbox_fsync;
   absl::StatusOr<std::string> token = ReadToken(config.token_file);
   if (!token.ok()) return token.status();
   options.token = *std::move(token);
@@ -52,7 +59,8 @@ absl::StatusOr<std::unique_ptr<AuditWriter>> NewAuditWriterOverChannel(
   return std::unique_ptr<AuditWriter>(*std::move(client));
 }
 
-absl::StatusOr<std::unique_ptr<AuditWriter>> NewAuditWriter(const AuditWriterConfig& config) {
+absl::StatusOr<std::unique_ptr<AuditWriter>> NewAuditWriter(const AuditWriterConfig& config,
+                                                            bool outbox_fsync) {
   if (config.mode != "discard" && !config.mode.empty() && config.target.empty()) {
     return absl::InvalidArgumentError("--audit_target: required with --audit=" + config.mode);
   }
@@ -60,7 +68,7 @@ absl::StatusOr<std::unique_ptr<AuditWriter>> NewAuditWriter(const AuditWriterCon
   if (config.mode != "discard" && !config.mode.empty()) {
     channel = grpc::CreateChannel(config.target, grpc::InsecureChannelCredentials());
   }
-  return NewAuditWriterOverChannel(config, std::move(channel));
+  return NewAuditWriterOverChannel(config, std::move(channel), outbox_fsync);
 }
 
 }  // namespace sharedos::audit::client

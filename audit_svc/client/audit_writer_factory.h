@@ -23,14 +23,22 @@ struct AuditWriterConfig {
   std::string outbox_path;
 };
 
+// --audit_outbox_durability: "full" (or empty) → true (fsync per outbox commit); "normal" →
+// false (no fsync: what the outbox took survives a crash of the process, not a power loss or an
+// OS crash). Errors: INVALID_ARGUMENT naming the flag.
+absl::StatusOr<bool> OutboxFsyncFromFlag(const std::string& value);
+
+// `outbox_fsync`: AuditClientOptions::outbox_fsync.
 // Errors: INVALID_ARGUMENT naming the flag (--audit, --audit_target, --audit_token_file,
 // --audit_outbox) when the configuration is incomplete or unknown; FAILED_PRECONDITION when the
 // token file cannot be read; UNAVAILABLE when the outbox cannot be opened.
-absl::StatusOr<std::unique_ptr<AuditWriter>> NewAuditWriter(const AuditWriterConfig& config);
+absl::StatusOr<std::unique_ptr<AuditWriter>> NewAuditWriter(const AuditWriterConfig& config,
+                                                            bool outbox_fsync = true);
 
 // The same over an existing channel (sharedosd's in-process channel to its own audit service).
 absl::StatusOr<std::unique_ptr<AuditWriter>> NewAuditWriterOverChannel(
-    const AuditWriterConfig& config, std::shared_ptr<grpc::Channel> channel);
+    const AuditWriterConfig& config, std::shared_ptr<grpc::Channel> channel,
+    bool outbox_fsync = true);
 
 }  // namespace sharedos::audit::client
 

@@ -12,6 +12,7 @@ namespace sharedos::audit::client {
 namespace {
 
 using ::sharedos::common::IsOk;
+using ::sharedos::common::IsOkAndHolds;
 using ::sharedos::common::StatusIs;
 using ::testing::HasSubstr;
 
@@ -49,6 +50,19 @@ TEST(AuditWriterFactoryTest, BuildsAClientFromACompleteConfiguration) {
   const std::string outbox = std::string(std::getenv("TEST_TMPDIR")) + "/writer.outbox";
   auto writer = NewAuditWriter(
       {"local", "127.0.0.1:1", TempFile("token", "  secret-token \n"), outbox});
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  EXPECT_NE(dynamic_cast<AuditClient*>(writer->get()), nullptr);
+}
+
+TEST(AuditWriterFactoryTest, OutboxDurabilityIsFullOrNormal) {
+  EXPECT_THAT(OutboxFsyncFromFlag(""), IsOkAndHolds(true));
+  EXPECT_THAT(OutboxFsyncFromFlag("full"), IsOkAndHolds(true));
+  EXPECT_THAT(OutboxFsyncFromFlag("normal"), IsOkAndHolds(false));
+  EXPECT_THAT(OutboxFsyncFromFlag("sometimes"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("--audit_outbox_durability")));
+  const std::string outbox = std::string(std::getenv("TEST_TMPDIR")) + "/no-fsync.outbox";
+  auto writer = NewAuditWriter({"local", "127.0.0.1:1", TempFile("token2", "secret\n"), outbox},
+                               /*outbox_fsync=*/false);
   ASSERT_TRUE(writer.ok()) << writer.status();
   EXPECT_NE(dynamic_cast<AuditClient*>(writer->get()), nullptr);
 }

@@ -23,16 +23,23 @@ const common::sqlite::Migration kMigrations[] = {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Outbox>> Outbox::Open(const std::string& path, int64_t max_events) {
+absl::StatusOr<std::unique_ptr<Outbox>> Outbox::Open(const std::string& path, int64_t max_events,
+                                                     bool fsync) {
   if (max_events < 1) return absl::InvalidArgumentError("outbox max_events: must be at least 1");
   Database::Options options;
-  options.synchronous = Database::Synchronous::kFull;
+  options.synchronous = fsync ? Database::Synchronous::kFull : Database::Synchronous::kNormal;
   ASSIGN_OR_RETURN(std::unique_ptr<Database> db, Database::Open(path, options));
   RETURN_IF_ERROR(common::sqlite::Migrate(*db, kMigrations));
   ASSIGN_OR_RETURN(Statement count, db->Prepare("SELECT COUNT(*) FROM outbox"));
   ASSIGN_OR_RETURN(bool row, count.Step());
   const int64_t size = row ? count.ColumnInt64(0) : 0;
-  return std::unique_ptr<Outbox>(new Outbox(std::move(db), max_events, size));
+  // Removals need no fsync: an acknowledged event that comes back after a power loss is sent
+  // again, and audit_svc answers it as a duplicate (same id, same content).
+  Database::Options removal_options;
+  removal_options.synchronous = Database::Synchronous::kNormal;
+  ASSIGN_OR_RETURN(std::unique_ptr<Database> remover, Database::Open(path, removal_options));
+  return std::unique_ptr<Outbox>(
+      new Outbox(std::move(db), std::move(remover), max_events, size));
 }
 
 absl::Status Outbox::Put(const AuditEvent& event) { return PutAll({&event}); }
@@ -80,10 +87,11 @@ absl::StatusOr<std::vector<std::pair<int64_t, AuditEvent>>> Outbox::Peek(int lim
 
 absl::Status Outbox::RemoveThrough(int64_t position) {
   absl::MutexLock lock(&mu_);
-  ASSIGN_OR_RETURN(Statement remove, db_->Cached("DELETE FROM outbox WHERE position <= ?1"));
+  ASSIGN_OR_RETURN(Statement remove,
+                   remover_->Cached("DELETE FROM outbox WHERE position <= ?1"));
   RETURN_IF_ERROR(remove.BindInt64(1, position));
   RETURN_IF_ERROR(remove.Step().status());
-  size_ -= db_->Changes();
+  size_ -= remover_->Changes();
   return absl::OkStatus();
 }
 

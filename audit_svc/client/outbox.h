@@ -16,12 +16,18 @@
 namespace sharedos::audit::client {
 
 // A writer's durable, bounded queue of audit events not yet acknowledged by audit_svc: one
-// SQLite file, synchronous=FULL, so an event Put() returned OK for survives a crash of the
-// writer. Events leave it in the order they entered. Thread-safe.
+// SQLite file, synchronous=FULL (unless opened without fsync), so an event Put() returned OK for
+// survives a crash of the writer. Events leave it in the order they entered; their removal is not fsynced (after a
+// power loss some acknowledged events may be delivered again: audit_svc deduplicates by id).
+// Thread-safe.
 class Outbox {
  public:
+  // `fsync` false: Put commits with synchronous=NORMAL (WAL, no fsync per Put): an event Put
+  // returned OK for survives a crash or kill -9 of the writer, not a power loss or OS crash —
+  // for operators who chose that trade (e.g. --audit_outbox_durability=normal).
   // Errors: UNAVAILABLE (cannot open the file), INVALID_ARGUMENT (max_events < 1).
-  static absl::StatusOr<std::unique_ptr<Outbox>> Open(const std::string& path, int64_t max_events);
+  static absl::StatusOr<std::unique_ptr<Outbox>> Open(const std::string& path, int64_t max_events,
+                                                      bool fsync = true);
 
   // Appends durably. Errors: UNAVAILABLE when the outbox holds max_events already ("full") or
   // the file cannot be written.
@@ -45,11 +51,15 @@ class Outbox {
   absl::StatusOr<int64_t> DeadLetterSize() ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  Outbox(std::unique_ptr<common::sqlite::Database> db, int64_t max_events, int64_t size)
-      : db_(std::move(db)), max_events_(max_events), size_(size) {}
+  Outbox(std::unique_ptr<common::sqlite::Database> db,
+         std::unique_ptr<common::sqlite::Database> remover, int64_t max_events, int64_t size)
+      : db_(std::move(db)), remover_(std::move(remover)), max_events_(max_events), size_(size) {}
 
   absl::Mutex mu_;
   std::unique_ptr<common::sqlite::Database> db_ ABSL_GUARDED_BY(mu_);
+  // The same file, synchronous=NORMAL: RemoveThrough only (a lost removal re-sends
+  // acknowledged events, which audit_svc deduplicates by id).
+  std::unique_ptr<common::sqlite::Database> remover_ ABSL_GUARDED_BY(mu_);
   const int64_t max_events_;
   int64_t size_ ABSL_GUARDED_BY(mu_);
 };

@@ -47,6 +47,18 @@ TEST(OutboxTest, KeepsOrderAndRemovesAcknowledgedEvents) {
   EXPECT_EQ(*(*outbox)->Size(), 1);
 }
 
+TEST(OutboxTest, WithoutFsyncItStillSurvivesTheProcessClosingIt) {
+  const std::string path = Path();
+  {
+    auto outbox = Outbox::Open(path, 10, /*fsync=*/false);
+    ASSERT_TRUE(outbox.ok());
+    ASSERT_THAT((*outbox)->Put(Event("kept")), IsOk());
+  }
+  auto reopened = Outbox::Open(path, 10);
+  ASSERT_TRUE(reopened.ok());
+  EXPECT_EQ(Ids(**reopened, 10), (std::vector<std::string>{"kept"}));
+}
+
 TEST(OutboxTest, SurvivesReopening) {
   const std::string path = Path();
   {

@@ -1,6 +1,7 @@
 #ifndef SHAREDOS_AUDIT_SVC_CORE_AUDIT_LOG_H_
 #define SHAREDOS_AUDIT_SVC_CORE_AUDIT_LOG_H_
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -19,7 +20,9 @@ namespace sharedos::audit::core {
 
 // The audit log's logic: validates and guards every event, then hands it to a single writer
 // that group-commits whatever is queued (many callers' events, one transaction) and answers each
-// caller once its events are durable. Thread-safe.
+// caller once its events are durable. A caller alone in Append, with no commit in flight,
+// commits its own events on its thread (a group of one, without the hand-off to the writer and
+// back); commits never overlap. Thread-safe.
 class AuditLog {
  public:
   struct Options {
@@ -81,6 +84,11 @@ class AuditLog {
   mutable absl::Mutex mu_;
   std::deque<Submission*> queue_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  // A group is being committed (by the writer, or inline by a caller that found the log idle):
+  // one commit at a time keeps the chain in order.
+  bool committing_ ABSL_GUARDED_BY(mu_) = false;
+  // Callers inside Append (validating, committing or waiting).
+  std::atomic<int> active_callers_{0};
   int64_t head_sequence_ ABSL_GUARDED_BY(mu_) = 0;
   std::thread writer_;
 };

@@ -189,6 +189,39 @@ TEST_F(AuditLogTest, ConcurrentWritersAreGroupCommittedIntoOneChain) {
   EXPECT_EQ(verify->checked(), kThreads * kPerThread);
 }
 
+// A lone caller commits on its own thread, concurrent ones through the writer: both paths mixed
+// (one steady writer, bursts of others joining and leaving) still make one gapless chain.
+TEST_F(AuditLogTest, LoneAndGroupedCommitsInterleaveIntoOneChain) {
+  int total = 0;
+  std::atomic<int> failures{0};
+  for (int burst = 0; burst < 5; ++burst) {
+    for (int i = 0; i < 20; ++i, ++total) {  // alone: committed inline
+      if (!log_->Append(Request({MakeEvent(absl::StrCat("lone-", burst, "-", i))})).ok()) {
+        ++failures;
+      }
+    }
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) {
+      threads.emplace_back([&, burst, t] {
+        for (int i = 0; i < 10; ++i) {
+          if (!log_->Append(Request({MakeEvent(absl::StrCat("b", burst, "-", t, "-", i))}))
+                   .ok()) {
+            ++failures;
+          }
+        }
+      });
+    }
+    for (auto& thread : threads) thread.join();
+    total += 40;
+  }
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(log_->HeadSequence(), total);
+  auto verify = log_->Verify(VerifyRequest());
+  ASSERT_TRUE(verify.ok());
+  EXPECT_TRUE(verify->ok()) << verify->detail();
+  EXPECT_EQ(verify->checked(), total);
+}
+
 TEST_F(AuditLogTest, VerifyRejectsABadRange) {
   VerifyRequest request;
   request.set_from_sequence(0);

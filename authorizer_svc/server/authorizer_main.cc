@@ -41,6 +41,10 @@ ABSL_FLAG(std::string, audit, "",
 ABSL_FLAG(std::string, audit_target, "", "audit_svc address (host:port), remote/local.");
 ABSL_FLAG(std::string, audit_token_file, "", "File with this service's audit_svc token.");
 ABSL_FLAG(std::string, audit_outbox, "", "Durable audit outbox file, remote/local.");
+ABSL_FLAG(std::string, audit_outbox_durability, "full",
+          "Outbox commits: full (fsync each; survives a power loss) or normal (no fsync: survives "
+          "a crash or kill of this process, not a power loss or OS crash). With --audit=local, "
+          "pre-effect records are durable to this level before a decision is answered.");
 ABSL_FLAG(std::string, tls_cert, "", "PEM certificate; with --tls_key enables TLS.");
 ABSL_FLAG(std::string, tls_key, "", "PEM private key.");
 
@@ -90,7 +94,10 @@ int main(int argc, char** argv) {
   audit_config.target = absl::GetFlag(FLAGS_audit_target);
   audit_config.token_file = absl::GetFlag(FLAGS_audit_token_file);
   audit_config.outbox_path = absl::GetFlag(FLAGS_audit_outbox);
-  auto audit = sharedos::audit::client::NewAuditWriter(audit_config);
+  auto outbox_fsync =
+      sharedos::audit::client::OutboxFsyncFromFlag(absl::GetFlag(FLAGS_audit_outbox_durability));
+  if (!outbox_fsync.ok()) return fail(std::string(outbox_fsync.status().message()));
+  auto audit = sharedos::audit::client::NewAuditWriter(audit_config, *outbox_fsync);
   if (!audit.ok()) return fail(std::string(audit.status().message()));
 
   sharedos::grantstore::client::GrpcGrantStoreClient grantstore(

@@ -454,6 +454,11 @@ absl::StatusOr<v1::AuthorizeResponse> TurnAuthorizer::Authorize(
       request.has_requirement() ? &requirement : nullptr, "requirement"));
   RETURN_IF_ERROR(CheckOptionalId(request.operation_id(), "operation_id"));
   RETURN_IF_ERROR(CheckOptionalId(request.tool(), "tool"));
+  std::optional<pb::CapabilityRequirement> ceiling;
+  if (request.has_declared_ceiling()) {
+    ceiling = request.declared_ceiling();
+    RETURN_IF_ERROR(validation::ValidateCapabilityRequirement(&*ceiling, "declared_ceiling"));
+  }
   ASSIGN_OR_RETURN(const std::optional<absl::Time> now,
                    OperationInstant(request.has_operation_instant(), request.operation_instant()));
 
@@ -480,9 +485,27 @@ absl::StatusOr<v1::AuthorizeResponse> TurnAuthorizer::Authorize(
       return errors::NoSubject();
   }
 
+  v1::AuthorizeResponse response;
+  if (ceiling.has_value()) {
+    // Discoverability first (what a separate Discover of this one tool answers): a tool the
+    // authority cannot discover is withheld, and nothing is decided or recorded here.
+    v1::DiscoveryEntry* entry = response.mutable_discovery();
+    entry->set_name(request.tool());
+    if (!lease->resolved()) {
+      entry->set_reason_code(lease->code);
+      entry->set_fail_closed(true);
+    } else {
+      BatchUsageCounter usage(usage_);
+      const core::AuthorizationResult result =
+          AuthorizerFor(*lease, &usage).Discover(*lease->authority, *ceiling, now);
+      entry->set_discoverable(result.allowed);
+      entry->set_reason_code(std::string(core::Name(result.reason_code)));
+      entry->set_fail_closed(result.fail_closed());
+    }
+    if (!entry->discoverable()) return response;
+  }
   Verdict verdict =
       Decide(*lease, requirement, request.consume(), now, request.operation_id(), request.tool());
-  v1::AuthorizeResponse response;
   *response.mutable_decision() = std::move(verdict.decision);
   response.set_consumed(verdict.consumed);
   response.set_fail_closed(verdict.fail_closed);

@@ -99,9 +99,12 @@ class TurnAuthorizer {
 
   // One decision, recorded before it is answered (see the class comment for consume order).
   // With a context instead of a lease: a turn of one operation (load, resolve, authority.resolved,
-  // decide). required_authority only on an invocation no_matching_grant denial.
+  // decide). required_authority only on an invocation no_matching_grant denial. With a
+  // declared_ceiling: Discover on it first (as Discover would answer it); not discoverable →
+  // the response carries only `discovery`, nothing is decided, consumed or recorded.
   // Errors: INVALID_ARGUMENT (unknown fields; neither subject; malformed lease_id, context,
-  // requirement, operation_id, tool or operation_instant); NOT_FOUND (lease expired or closed).
+  // requirement, declared_ceiling, operation_id, tool or operation_instant); NOT_FOUND (lease
+  // expired or closed).
   absl::StatusOr<v1::AuthorizeResponse> Authorize(const v1::AuthorizeRequest& request)
       ABSL_LOCKS_EXCLUDED(mu_);
 

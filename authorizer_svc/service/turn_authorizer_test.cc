@@ -753,6 +753,79 @@ TEST_F(TurnAuthorizerTest, DiscoverUnderAnUnavailableLeaseWithholdsEverythingFai
   EXPECT_EQ(discovered->withheld_count(), 1);
 }
 
+// --- Authorize with the declared ceiling: discovery and decision in one call ---
+
+TEST_F(TurnAuthorizerTest, ADiscoverableCeilingIsCheckedThenTheDecisionIsTakenAndRecorded) {
+  store_.IssueGrant(
+      GrantBuilder("g-twice").MaxUses(2).WithCapability(Cap("files", {"projects"}, {"read"})));
+  const v1::OpenTurnAuthorityResponse lease = Open();
+  v1::AuthorizeRequest request = AuthorizeRequest(lease.lease_id(), ReadNotes(), true);
+  *request.mutable_declared_ceiling() = Req("files", {"projects"}, "read");
+  auto answer = authorizer_->Authorize(request);
+  ASSERT_THAT(answer, IsOk());
+  ASSERT_TRUE(answer->has_discovery());
+  EXPECT_EQ(answer->discovery().name(), "files.read");
+  EXPECT_TRUE(answer->discovery().discoverable());
+  EXPECT_EQ(answer->discovery().reason_code(), "allowed");
+  EXPECT_FALSE(answer->discovery().fail_closed());
+  EXPECT_TRUE(answer->decision().allowed());
+  EXPECT_TRUE(answer->consumed());
+  EXPECT_EQ(store_.Usage("world-1", "g-twice"), 1);
+  // The same records as a Discover followed by an Authorize: the decision's, nothing for
+  // discovery.
+  auto checked = Events(pb::AUDIT_EVENT_TYPE_AUTHORIZATION_CHECKED);
+  ASSERT_THAT(checked, SizeIs(1));
+  EXPECT_EQ(checked[0].outcome(), pb::AUDIT_OUTCOME_ALLOWED);
+  EXPECT_EQ(checked[0].grant_id(), "g-twice");
+
+  // Without the field there is no discovery entry.
+  EXPECT_FALSE(Authorize(lease.lease_id(), ReadNotes()).has_discovery());
+}
+
+TEST_F(TurnAuthorizerTest, AnUndiscoverableCeilingWithholdsTheToolAndDecidesNothing) {
+  store_.IssueGrant(
+      GrantBuilder("g-once").MaxUses(1).WithCapability(Cap("files", {"projects"}, {"read"})));
+  const v1::OpenTurnAuthorityResponse lease = Open();
+  // The requirement itself would be allowed; the declared ceiling (write) is not discoverable.
+  v1::AuthorizeRequest request = AuthorizeRequest(lease.lease_id(), ReadNotes(), true);
+  *request.mutable_declared_ceiling() = Req("files", {"projects"}, "write");
+  auto answer = authorizer_->Authorize(request);
+  ASSERT_THAT(answer, IsOk());
+  ASSERT_TRUE(answer->has_discovery());
+  EXPECT_FALSE(answer->discovery().discoverable());
+  EXPECT_EQ(answer->discovery().reason_code(), "no_matching_grant");
+  EXPECT_FALSE(answer->discovery().fail_closed());
+  EXPECT_FALSE(answer->has_decision());
+  EXPECT_FALSE(answer->consumed());
+  EXPECT_EQ(store_.Usage("world-1", "g-once"), 0);
+  EXPECT_EQ(store_.calls(Method::kTryConsume), 0);
+  EXPECT_THAT(Events(pb::AUDIT_EVENT_TYPE_AUTHORIZATION_CHECKED), SizeIs(0));
+}
+
+TEST_F(TurnAuthorizerTest, UnderAnUnavailableLeaseTheCeilingIsWithheldFailClosed) {
+  store_.SetDown(true);
+  const v1::OpenTurnAuthorityResponse lease = Open();
+  const size_t recorded = audit_.events().size();
+  v1::AuthorizeRequest request = AuthorizeRequest(lease.lease_id(), ReadNotes(), true);
+  *request.mutable_declared_ceiling() = Req("files", {"projects"}, "read");
+  auto answer = authorizer_->Authorize(request);
+  ASSERT_THAT(answer, IsOk());
+  EXPECT_FALSE(answer->discovery().discoverable());
+  EXPECT_EQ(answer->discovery().reason_code(), "authority_unavailable");
+  EXPECT_TRUE(answer->discovery().fail_closed());
+  EXPECT_FALSE(answer->has_decision());
+  EXPECT_EQ(audit_.events().size(), recorded);
+}
+
+TEST_F(TurnAuthorizerTest, AMalformedDeclaredCeilingIsNamed) {
+  IssueReadGrant();
+  const v1::OpenTurnAuthorityResponse lease = Open();
+  v1::AuthorizeRequest request = AuthorizeRequest(lease.lease_id(), ReadNotes());
+  request.mutable_declared_ceiling()->set_action("read");  // no resource
+  EXPECT_THAT(authorizer_->Authorize(request),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("declared_ceiling")));
+}
+
 TEST_F(TurnAuthorizerTest, ReachListsWhatTheLeaseReaches) {
   IssueReadGrant();
   const v1::OpenTurnAuthorityResponse lease = Open();

@@ -15,10 +15,6 @@
 namespace sharedos::common::server {
 namespace {
 
-bool IsLoopback(const std::string& host) {
-  return host == "127.0.0.1" || host == "localhost" || host == "::1" || host == "[::1]" ||
-         host.rfind("127.", 0) == 0;
-}
 
 absl::StatusOr<std::string> ReadFile(const std::string& path, const char* what) {
   std::ifstream in(path, std::ios::binary);
@@ -51,7 +47,7 @@ absl::StatusOr<std::unique_ptr<ServerRunner>> ServerRunner::Start(
   if (tls && (options.tls_cert_file.empty() || options.tls_key_file.empty())) {
     return absl::InvalidArgumentError("tls: both a certificate and a key file are required");
   }
-  if (!tls && options.listen && !IsLoopback(options.host)) {
+  if (!tls && options.listen && !IsLoopbackHost(options.host)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "host: plaintext is allowed only on loopback; configure TLS to listen on ", options.host));
   }
@@ -137,6 +133,11 @@ int TerminationSignals::Wait() {
 void ReportListening(const std::string& name, const std::string& address) {
   std::printf("%s listening on %s\n", name.c_str(), address.c_str());
   std::fflush(stdout);
+}
+
+bool IsLoopbackHost(const std::string& host) {
+  return host == "127.0.0.1" || host == "localhost" || host == "::1" || host == "[::1]" ||
+         host.rfind("127.", 0) == 0;
 }
 
 }  // namespace sharedos::common::server

@@ -75,6 +75,10 @@ class TerminationSignals {
 // Prints the line tools and tests wait for: "<name> listening on <address>". Flushes stdout.
 void ReportListening(const std::string& name, const std::string& address);
 
+// Whether `host` names the loopback interface (127.0.0.0/8, localhost, ::1): the only hosts
+// a plaintext listener may bind.
+bool IsLoopbackHost(const std::string& host);
+
 }  // namespace sharedos::common::server
 
 #endif  // SHAREDOS_COMMON_SERVER_SERVER_RUNNER_H_

@@ -23,6 +23,8 @@
 #include "common/server/server_runner.h"
 #include "common/time/clock.h"
 #include "envelope_svc/client/grpc_authorizer_client.h"
+#include "envelope_svc/mcp/execution_token.h"
+#include "envelope_svc/mcp/mcp_server.h"
 #include "envelope_svc/providers/files/files_provider.h"
 #include "envelope_svc/providers/grpc/grpc_tool_provider.h"
 #include "envelope_svc/server/envelope_service.h"
@@ -60,6 +62,21 @@ ABSL_FLAG(std::string, audit, "",
 ABSL_FLAG(std::string, audit_target, "", "audit_svc address (host:port), remote/local.");
 ABSL_FLAG(std::string, audit_token_file, "", "File with this service's audit_svc token.");
 ABSL_FLAG(std::string, audit_outbox, "", "Durable audit outbox file, remote/local.");
+ABSL_FLAG(std::string, audit_outbox_durability, "full",
+          "Outbox commits: full (fsync each; survives a power loss) or normal (no fsync: survives "
+          "a crash or kill of this process, not a power loss or OS crash).");
+ABSL_FLAG(std::string, mcp_secret_file, "",
+          "File holding the MCP execution-token secret (at least 32 bytes; every replica of a "
+          "deployment shares it). Set: RUNTIME_MCP turns are served by the MCP front door on "
+          "--mcp_port. Empty: OpenTurn refuses RUNTIME_MCP.");
+ABSL_FLAG(std::string, mcp_host, "127.0.0.1",
+          "Host of the MCP front door. It serves plaintext HTTP, so only a loopback host is "
+          "accepted; front it with a TLS-terminating proxy to reach it from elsewhere.");
+ABSL_FLAG(int, mcp_port, 0,
+          "Port of the MCP front door (Streamable HTTP, path /mcp) on --mcp_host; 0 picks a free port. "
+          "Printed at start-up as \"envelope_svc mcp listening on http://<host>:<port>/mcp\".");
+ABSL_FLAG(std::vector<std::string>, mcp_allowed_origins, {},
+          "Origins the MCP front door accepts besides its own (comma-separated).");
 ABSL_FLAG(std::string, tls_cert, "", "PEM certificate; with --tls_key enables TLS.");
 ABSL_FLAG(std::string, tls_key, "", "PEM private key.");
 
@@ -128,7 +145,10 @@ int main(int argc, char** argv) {
   audit_config.target = absl::GetFlag(FLAGS_audit_target);
   audit_config.token_file = absl::GetFlag(FLAGS_audit_token_file);
   audit_config.outbox_path = absl::GetFlag(FLAGS_audit_outbox);
-  auto audit = sharedos::audit::client::NewAuditWriter(audit_config);
+  auto outbox_fsync =
+      sharedos::audit::client::OutboxFsyncFromFlag(absl::GetFlag(FLAGS_audit_outbox_durability));
+  if (!outbox_fsync.ok()) return fail(std::string(outbox_fsync.status().message()));
+  auto audit = sharedos::audit::client::NewAuditWriter(audit_config, *outbox_fsync);
   if (!audit.ok()) return fail(std::string(audit.status().message()));
 
   const sharedos::common::Clock& clock = sharedos::common::RealClock();
@@ -192,7 +212,31 @@ int main(int argc, char** argv) {
   if (options.default_timeout_ms < 1 || options.default_timeout_ms > 600000) {
     return fail("--default_timeout_ms: must be 1..600000");
   }
+  // The MCP front door: bound before the engine so RUNTIME_MCP turns can be told its URL.
+  std::unique_ptr<env::mcp::McpServer> mcp;
+  std::unique_ptr<env::mcp::ExecutionTokenCodec> mcp_tokens;
+  if (!absl::GetFlag(FLAGS_mcp_secret_file).empty()) {
+    std::ifstream in(absl::GetFlag(FLAGS_mcp_secret_file), std::ios::binary);
+    if (!in) return fail("--mcp_secret_file: cannot be read");
+    std::ostringstream text;
+    text << in.rdbuf();
+    const std::string secret(absl::StripAsciiWhitespace(text.str()));
+    if (secret.size() < env::mcp::ExecutionTokenCodec::kMinSecretBytes) {
+      return fail("--mcp_secret_file: the secret must hold at least 32 bytes");
+    }
+    mcp_tokens = std::make_unique<env::mcp::ExecutionTokenCodec>(secret);
+    env::mcp::McpServer::Options mcp_options;
+    mcp_options.host = absl::GetFlag(FLAGS_mcp_host);
+    mcp_options.port = absl::GetFlag(FLAGS_mcp_port);
+    mcp_options.allowed_origins = absl::GetFlag(FLAGS_mcp_allowed_origins);
+    auto bound = env::mcp::McpServer::Bind(mcp_options);
+    if (!bound.ok()) return fail(absl::StrCat("--mcp_port: ", bound.status().message()));
+    mcp = *std::move(bound);
+    options.mcp_url = mcp->url();
+    options.mcp_tokens = mcp_tokens.get();
+  }
   env::turn::TurnEngine engine(authorizer, **registry, providers, **audit, clock, options);
+  if (mcp != nullptr) mcp->Start(engine, *mcp_tokens, clock);
   env::server::EnvelopeService service(engine, **authenticator);
 
   server::ServerOptions server_options;
@@ -211,8 +255,10 @@ int main(int argc, char** argv) {
     }
   });
   server::ReportListening("envelope_svc", (*runner)->address());
+  if (mcp != nullptr) server::ReportListening("envelope_svc mcp", mcp->url());
 
   server::TerminationSignals::Wait();
+  if (mcp != nullptr) mcp->Shutdown();
   (*runner)->Shutdown();
   (*runner)->Wait();
   stopping.Notify();

@@ -411,7 +411,7 @@ TEST_F(EnvelopeServiceTest, RefusedWriteIsEscalatedWithItsRequiredAuthority) {
   EXPECT_EQ(events[6].reason(), "escalation_requested");
 }
 
-TEST_F(EnvelopeServiceTest, ToolNoGrantReachesIsWithheldThenRefusedNotOffered) {
+TEST_F(EnvelopeServiceTest, ToolNoGrantReachesIsWithheldThenRefusedNotDiscoverable) {
   v1::OpenTurnRequest request = OpenRequest();
   request.mutable_execution_request()->add_tools("notes.get");
   request.mutable_execution_request()->mutable_context()->add_enabled_tool_namespaces("notes");
@@ -428,7 +428,7 @@ TEST_F(EnvelopeServiceTest, ToolNoGrantReachesIsWithheldThenRefusedNotOffered) {
   ASSERT_FALSE(events.empty());
   EXPECT_EQ(events.back().type(), pb::AUDIT_EVENT_TYPE_TOOL_INVOKED);
   EXPECT_EQ(events.back().source(), pb::AUDIT_SOURCE_ENVELOPE);
-  EXPECT_EQ(events.back().cause(), "not_offered");
+  EXPECT_EQ(events.back().cause(), "not_discoverable");
 }
 
 }  // namespace

@@ -23,6 +23,10 @@ inline constexpr absl::string_view kNoMatchingGrant = "no_matching_grant";
 inline constexpr absl::string_view kCauseNotRegistered = "not_registered";
 inline constexpr absl::string_view kCauseNamespaceDisabled = "namespace_disabled";
 inline constexpr absl::string_view kCauseNotOffered = "not_offered";
+inline constexpr absl::string_view kCauseNotDiscoverable = "not_discoverable";
+// Behind turn_draining: the call named a turn that had already ended (answered
+// FAILED_PRECONDITION over gRPC, recorded as tool.invoked source envelope).
+inline constexpr absl::string_view kCauseTurnEnded = "turn_ended";
 
 // Turns (semantics §6.5) and infrastructure (§3.5).
 inline constexpr absl::string_view kActorMismatch = "actor_mismatch";

@@ -109,8 +109,38 @@ MediationResult Mediator::Decide(const MediationScope& scope, const pb::ToolCall
   if (std::find(enabled.begin(), enabled.end(), tool->tool_namespace()) == enabled.end()) {
     return refuse(pb::TOOL_RESULT_STATUS_DENIED, kToolUnavailable, kCauseNamespaceDisabled);
   }
-  // 4. Discoverable now (canDiscover on the declared ceiling, host ceiling included).
-  {
+  // 4. Discoverable now (canDiscover on the declared ceiling, host ceiling included). On the
+  // common path this check rides on the step-10 Authorize (declared_ceiling), so the call asks
+  // the authorizer once; steps 5–9 need no authorizer and are computed first, and any refusal
+  // they give is only answered after a separate discovery check (a withheld tool is
+  // tool_unavailable whatever its arguments). A denial is recorded as authorization.checked
+  // (pre-effect) by the envelope, as before.
+  auto withheld = [&](std::string code, bool fail_closed) -> MediationResult {
+    out.facts.requirement = tool->ceiling();
+    if (code == kAuditUnavailable) out.audit_unavailable = true;
+    if (!audit_
+             .RecordPreEffect(DiscoveryDeniedEvent(context, now, tool->ceiling(), call.id(),
+                                                   tool->name(), code, fail_closed,
+                                                   scope.authority_hash))
+             .ok()) {
+      out.audit_unavailable = true;
+      return refuse(pb::TOOL_RESULT_STATUS_DENIED, kAuditUnavailable);
+    }
+    MediationResult denied = refuse(pb::TOOL_RESULT_STATUS_DENIED, kToolUnavailable, code);
+    denied.facts.fail_closed = fail_closed;
+    return denied;
+  };
+  // The discovery verdict of `entry` (nullptr: the authorizer did not answer): the refusal, or
+  // nullopt when the tool is discoverable.
+  auto discovery_refusal =
+      [&](const az::DiscoveryEntry* entry) -> std::optional<MediationResult> {
+    if (entry == nullptr) return withheld(std::string(kAuthorityUnavailable), true);
+    if (entry->discoverable()) return std::nullopt;
+    const std::string& code = entry->reason_code();
+    return withheld(code, entry->fail_closed() || IsFailClosedCode(code));
+  };
+  // Step 4 on its own (a Discover of this one tool).
+  auto discover = [&]() -> std::optional<MediationResult> {
     az::DiscoverRequest discover;
     discover.set_lease_id(scope.lease_id);
     az::ToolRequirement* entry = discover.add_tools();
@@ -119,43 +149,33 @@ MediationResult Mediator::Decide(const MediationScope& scope, const pb::ToolCall
     *discover.mutable_operation_instant() = instant;
     absl::StatusOr<az::DiscoverResponse> discovered =
         authorizer_.Discover(discover, options_.authorizer_timeout);
-    std::string code;
-    bool fail_closed = false;
-    if (!discovered.ok() || discovered->entries_size() != 1) {
-      code = std::string(kAuthorityUnavailable);
-      fail_closed = true;
-    } else if (!discovered->entries(0).discoverable()) {
-      code = discovered->entries(0).reason_code();
-      fail_closed = discovered->entries(0).fail_closed() || IsFailClosedCode(code);
+    if (!discovered.ok() || discovered->entries_size() != 1) return discovery_refusal(nullptr);
+    return discovery_refusal(&discovered->entries(0));
+  };
+  // A refusal of steps 5–9, answered only once step 4 has passed.
+  auto after_discovery = [&](auto&& refusal) -> MediationResult {
+    if (std::optional<MediationResult> withheld_first = discover()) {
+      return *std::move(withheld_first);
     }
-    if (!code.empty()) {
-      out.facts.requirement = tool->ceiling();
-      if (code == kAuditUnavailable) out.audit_unavailable = true;
-      if (!audit_
-               .RecordPreEffect(DiscoveryDeniedEvent(context, now, tool->ceiling(), call.id(),
-                                                     tool->name(), code, fail_closed,
-                                                     scope.authority_hash))
-               .ok()) {
-        out.audit_unavailable = true;
-        return refuse(pb::TOOL_RESULT_STATUS_DENIED, kAuditUnavailable);
-      }
-      out = refuse(pb::TOOL_RESULT_STATUS_DENIED, kToolUnavailable, code);
-      out.facts.fail_closed = fail_closed;
-      return out;
-    }
-  }
+    return refusal();
+  };
+
   // 5. The escalation affordance ends a turn; it is never run as a tool.
   if (tool->name() == tools::kEscalationToolName) {
-    return refuse(pb::TOOL_RESULT_STATUS_FAILED, tools::kEscalationNotTerminated);
+    return after_discovery(
+        [&] { return refuse(pb::TOOL_RESULT_STATUS_FAILED, tools::kEscalationNotTerminated); });
   }
   // 6. Arguments, parsed once and used for both the requirement and the invocation.
   absl::StatusOr<nlohmann::json> arguments = tool->ParseArguments(call.arguments());
-  if (!arguments.ok()) return refuse_with(arguments.status());
+  if (!arguments.ok()) return after_discovery([&] { return refuse_with(arguments.status()); });
   // 7. The requirement the arguments select.
   absl::StatusOr<pb::CapabilityRequirement> requirement = tool->ResolveRequirement(*arguments);
-  if (!requirement.ok()) return refuse_with(requirement.status());
-  out.facts.requirement = *requirement;
+  if (!requirement.ok()) {
+    return after_discovery([&] { return refuse_with(requirement.status()); });
+  }
 
+  // Steps 4 and 8 or 10 in one Authorize: the declared ceiling is checked for discovery first.
+  // When the authorizer does not answer, step 4 is asked alone to tell which step failed.
   auto authorize = [&](bool consume) -> absl::StatusOr<az::AuthorizeResponse> {
     az::AuthorizeRequest request;
     request.set_lease_id(scope.lease_id);
@@ -164,27 +184,50 @@ MediationResult Mediator::Decide(const MediationScope& scope, const pb::ToolCall
     *request.mutable_operation_instant() = instant;
     request.set_operation_id(call.id());
     request.set_tool(tool->name());
+    *request.mutable_declared_ceiling() = tool->ceiling();
     return authorizer_.Authorize(request, options_.authorizer_timeout);
   };
   // 8. Another owner's resource: decided (and recorded) by the authorizer, never consuming.
   if (requirement->resource().has_owner() &&
       !authorizer::core::AddressEquals(requirement->resource().owner(), context.owner())) {
     absl::StatusOr<az::AuthorizeResponse> decided = authorize(/*consume=*/false);
-    if (!decided.ok()) return refuse(pb::TOOL_RESULT_STATUS_DENIED, kAuthorityUnavailable);
+    if (!decided.ok()) {
+      return after_discovery([&] {
+        out.facts.requirement = *requirement;
+        return refuse(pb::TOOL_RESULT_STATUS_DENIED, kAuthorityUnavailable);
+      });
+    }
+    if (std::optional<MediationResult> refused = discovery_refusal(
+            decided->has_discovery() ? &decided->discovery() : nullptr)) {
+      return *std::move(refused);
+    }
+    out.facts.requirement = *requirement;
     if (decided->decision().reason_code() == kAuditUnavailable) {
       out.audit_unavailable = true;
       return refuse(pb::TOOL_RESULT_STATUS_DENIED, kAuditUnavailable);
     }
-    out = refuse(pb::TOOL_RESULT_STATUS_DENIED, kInvalidRequest);
-    return out;
+    return refuse(pb::TOOL_RESULT_STATUS_DENIED, kInvalidRequest);
   }
   // 9. Inside the declared ceiling.
   if (absl::Status within = tool->CheckWithinCeiling(*requirement, context.owner()); !within.ok()) {
-    return refuse_with(within);
+    return after_discovery([&] {
+      out.facts.requirement = *requirement;
+      return refuse_with(within);
+    });
   }
   // 10. The decision, consuming a bounded use on allow.
   absl::StatusOr<az::AuthorizeResponse> decided = authorize(/*consume=*/true);
-  if (!decided.ok()) return refuse(pb::TOOL_RESULT_STATUS_DENIED, kAuthorityUnavailable);
+  if (!decided.ok()) {
+    return after_discovery([&] {
+      out.facts.requirement = *requirement;
+      return refuse(pb::TOOL_RESULT_STATUS_DENIED, kAuthorityUnavailable);
+    });
+  }
+  if (std::optional<MediationResult> refused =
+          discovery_refusal(decided->has_discovery() ? &decided->discovery() : nullptr)) {
+    return *std::move(refused);
+  }
+  out.facts.requirement = *requirement;
   const pb::AuthorizationDecision& decision = decided->decision();
   out.facts.grant_id = decision.matched_grant_id();
   if (!decision.allowed()) {

@@ -18,6 +18,11 @@
 //      {"requiredAuthority": CapabilityRequest as protobuf JSON} on no_matching_grant)
 //  11. the provider, bounded by a deadline                → failed tool_execution_failed
 //  12. the result against the call and output schema     → failed invalid_tool_result
+// Steps 4 and 10 (or 8) are one authorizer call on the common path: Authorize carries the
+// declared ceiling and the authorizer checks discoverability first. Steps 5–9 are computed before
+// it; a refusal of theirs is answered only after a separate Discover has passed (step 4 still
+// comes first), and an Authorize that does not answer is followed by a Discover to tell which
+// step failed (tool_unavailable/authority_unavailable, or denied authority_unavailable).
 // then tool.invoked (post-effect, source kernel): reason, cause, failClosed, grantId, resource
 // and action, authorityHash, metadata.catalogHash — never arguments or results. Every refusal
 // carries ProtocolError{code, fixed message, retryable false}. An authorizer that cannot be

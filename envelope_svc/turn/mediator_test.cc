@@ -141,10 +141,15 @@ TEST_F(MediatorTest, AllowedCallRunsOnItsProviderAndIsRecordedByTheKernel) {
   EXPECT_THAT(invoked.resource().path(), ElementsAre("Workspace", "notes.txt"));
   EXPECT_EQ(invoked.resource().owner().human_user_id(), "user-alice");  // defaulted
 
-  // Discovery (non-consuming, never recorded on allow), then one consuming decision.
-  EXPECT_EQ(authorizer_.calls(Method::kDiscover), 1);
+  // One authorizer call: discovery of the declared ceiling (non-consuming, never recorded on
+  // allow) and the consuming decision together.
+  EXPECT_EQ(authorizer_.calls(Method::kDiscover), 0);
+  EXPECT_EQ(authorizer_.calls(Method::kAuthorize), 1);
   ASSERT_THAT(authorizer_.authorize_requests(), SizeIs(1));
   const az::AuthorizeRequest decided = authorizer_.authorize_requests()[0];
+  EXPECT_TRUE(decided.has_declared_ceiling());
+  EXPECT_EQ(decided.declared_ceiling().resource().namespace_(), "files");
+  EXPECT_EQ(decided.declared_ceiling().action(), "read");
   EXPECT_TRUE(decided.consume());
   EXPECT_EQ(decided.operation_id(), "call-1");
   EXPECT_EQ(decided.tool(), "files.read");
@@ -228,6 +233,33 @@ TEST_F(MediatorTest, DiscoveryDenialIsRecordedAsADecisionThenAsTheCauseOfToolUna
   EXPECT_EQ(invoked.cause(), "no_matching_grant");
   EXPECT_FALSE(invoked.has_fail_closed());
   EXPECT_THAT(authorizer_.authorize_requests(), IsEmpty());
+}
+
+TEST_F(MediatorTest, DiscoveryComesBeforeArgumentChecksThroughASeparateDiscover) {
+  authorizer_.Withhold("files.read", "no_matching_grant");
+  MediationResult outcome = Invoke("files.read", R"({"path": 7})");
+  ExpectRefusal(outcome, pb::TOOL_RESULT_STATUS_DENIED, "tool_unavailable");
+  EXPECT_EQ(authorizer_.calls(Method::kDiscover), 1);
+  EXPECT_EQ(authorizer_.calls(Method::kAuthorize), 0);
+  EXPECT_EQ(ToolInvoked().cause(), "no_matching_grant");
+  // Discoverable: the argument refusal stands, after the same separate check.
+  authorizer_.Unwithhold("files.read");
+  outcome = Invoke("files.read", R"({"path": 7})");
+  ExpectRefusal(outcome, pb::TOOL_RESULT_STATUS_FAILED, "invalid_tool_arguments");
+  EXPECT_EQ(authorizer_.calls(Method::kDiscover), 2);
+  EXPECT_EQ(authorizer_.calls(Method::kAuthorize), 0);
+}
+
+TEST_F(MediatorTest, AWithheldToolNamingAForeignOwnerIsUnavailableNotInvalidRequest) {
+  authorizer_.Withhold("files.peek", "no_matching_grant");
+  MediationResult outcome =
+      Invoke("files.peek", R"({"path": "x", "owner": {"kind": "human", "userId": "user-bob"}})");
+  ExpectRefusal(outcome, pb::TOOL_RESULT_STATUS_DENIED, "tool_unavailable");
+  EXPECT_EQ(authorizer_.calls(Method::kAuthorize), 1);  // one call, withheld before deciding
+  EXPECT_THAT(authorizer_.authorize_requests(), IsEmpty());
+  ASSERT_THAT(Types(), ElementsAre(pb::AUDIT_EVENT_TYPE_AUTHORIZATION_CHECKED,
+                                   pb::AUDIT_EVENT_TYPE_TOOL_INVOKED));
+  EXPECT_EQ(ToolInvoked().cause(), "no_matching_grant");
 }
 
 TEST_F(MediatorTest, FailClosedDiscoveryDenialIsMarkedOnBothRecords) {

@@ -185,10 +185,25 @@ absl::StatusOr<az::AuthorizeResponse> FakeAuthorizerClient::Authorize(
     const az::AuthorizeRequest& request, absl::Duration) {
   absl::MutexLock lock(&mu_);
   if (absl::Status status = Enter(Method::kAuthorize); !status.ok()) return status;
-  authorizations_.push_back(request);
   absl::StatusOr<pb::AccessContext> context = LeaseContext(request.lease_id());
   if (!context.ok()) return context.status();
   az::AuthorizeResponse response;
+  if (request.has_declared_ceiling()) {
+    // Discovery first, as Discover answers it (a failing Discover fails this part too).
+    if (auto failing = failing_.find(Method::kDiscover); failing != failing_.end()) {
+      return failing->second;
+    }
+    az::DiscoveryEntry* entry = response.mutable_discovery();
+    entry->set_name(request.tool());
+    if (auto it = withheld_.find(request.tool()); it != withheld_.end()) {
+      entry->set_reason_code(it->second.code);
+      entry->set_fail_closed(it->second.fail_closed);
+      return response;  // withheld: no decision
+    }
+    entry->set_discoverable(true);
+    entry->set_reason_code("allowed");
+  }
+  authorizations_.push_back(request);
   pb::AuthorizationDecision* decision = response.mutable_decision();
   const pb::ResourceRef& resource = request.requirement().resource();
   if (resource.has_owner() &&

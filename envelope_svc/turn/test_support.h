@@ -36,7 +36,8 @@ class FakeAuthorizerClient : public AuthorizerClient {
   void SetLeaseUnavailable(std::string code) ABSL_LOCKS_EXCLUDED(mu_);
   void SetHostPolicyVersion(std::string version) ABSL_LOCKS_EXCLUDED(mu_);
   void DenyAdmission(std::string code, bool fail_closed = false) ABSL_LOCKS_EXCLUDED(mu_);
-  // Discover (at open and at invocation) answers `name` not discoverable with `code`.
+  // Discover (at open and at invocation), and Authorize with a declared ceiling for tool
+  // `name`, answer `name` not discoverable with `code`.
   void Withhold(std::string name, std::string code, bool fail_closed = false)
       ABSL_LOCKS_EXCLUDED(mu_);
   void Unwithhold(const std::string& name) ABSL_LOCKS_EXCLUDED(mu_);
@@ -48,6 +49,8 @@ class FakeAuthorizerClient : public AuthorizerClient {
   void FailMethod(Method method, absl::Status status) ABSL_LOCKS_EXCLUDED(mu_);
 
   int calls(Method method) const ABSL_LOCKS_EXCLUDED(mu_);
+  // The Authorize requests that reached a decision (not those whose declared ceiling was
+  // withheld).
   std::vector<authorizer::v1::AuthorizeRequest> authorize_requests() const ABSL_LOCKS_EXCLUDED(mu_);
   std::vector<authorizer::v1::RecordEscalationRequest> escalation_requests() const
       ABSL_LOCKS_EXCLUDED(mu_);

@@ -136,11 +136,30 @@ struct TurnEngine::Turn {
   // The effective catalogue: tools of `tools` (a call names a tool; Find, then this set).
   absl::flat_hash_set<const tools::Tool*> offered;
 
+  // Requested tools the turn's discovery withheld (not discoverable when the turn opened).
+  absl::flat_hash_set<const tools::Tool*> withheld;
+
   bool Offers(absl::string_view name) const {
     const tools::Tool* tool = tools.has_value() ? tools->Find(name) : nullptr;
     return tool != nullptr && offered.contains(tool);
   }
+  // Why a tool the turn does not offer is refused (metadata.cause of tool_unavailable, seed
+  // ADR 0023): not_registered, namespace_disabled, not_discoverable (requested, withheld by
+  // discovery) or not_offered (registered and discoverable, but not requested).
+  absl::string_view NotOfferedCause(absl::string_view name) const {
+    const tools::Tool* tool = tools.has_value() ? tools->Find(name) : nullptr;
+    if (tool == nullptr) return kCauseNotRegistered;
+    const auto& enabled = context.enabled_tool_namespaces();
+    if (std::find(enabled.begin(), enabled.end(), tool->tool_namespace()) == enabled.end()) {
+      return kCauseNamespaceDisabled;
+    }
+    if (withheld.contains(tool)) return kCauseNotDiscoverable;
+    return kCauseNotOffered;
+  }
   std::string catalog_hash;
+  // RUNTIME_MCP: the published catalogue (tools/list) and the execution token's claims.
+  std::shared_ptr<const pb::ToolCatalog> mcp_catalog;
+  std::optional<mcp::ExecutionTokenClaims> mcp_claims;
   // The runtime started (turn.started was emitted).
   bool started = false;
   // Guarded by TurnEngine::mu_: the turn is in deadlines_ and counted as running.
@@ -157,6 +176,9 @@ struct TurnEngine::Turn {
   int in_flight_unrepeatable ABSL_GUARDED_BY(mu) = 0;
   // A non-repeatable call reached its provider and was not refused there.
   bool unrepeatable_effect ABSL_GUARDED_BY(mu) = false;
+  // The MCP escalation latch: the reason the harness asked with, and calls it made since.
+  std::optional<std::string> escalation_asked ABSL_GUARDED_BY(mu);
+  int32_t calls_after_escalation ABSL_GUARDED_BY(mu) = 0;
   std::vector<pb::ExecutionEvent> events ABSL_GUARDED_BY(mu);
   pb::ExecutionResult result ABSL_GUARDED_BY(mu);
 
@@ -290,7 +312,7 @@ absl::StatusOr<v1::OpenTurnResponse> TurnEngine::OpenTurn(const v1::OpenTurnRequ
   pb::ExecutionRequest execution = request.execution_request();
   RETURN_IF_ERROR(validation::ValidateExecutionRequest(
       request.has_execution_request() ? &execution : nullptr, "execution_request"));
-  if (request.runtime() == v1::RUNTIME_MCP) {
+  if (request.runtime() == v1::RUNTIME_MCP && options_.mcp_tokens == nullptr) {
     return absl::FailedPreconditionError("runtime: RUNTIME_MCP is not configured on this envelope");
   }
   if (!ScopeCovers(scope, execution.context())) {
@@ -333,6 +355,21 @@ absl::StatusOr<v1::OpenTurnResponse> TurnEngine::OpenTurn(const v1::OpenTurnRequ
   v1::OpenTurnResponse response;
   response.set_turn_id(turn->id);
   Admit(*turn, response);
+  if (turn->runtime == v1::RUNTIME_MCP && !response.has_result()) {
+    // The harness's seat: the catalogue it lists and a token bound to this turn only.
+    turn->mcp_catalog = std::make_shared<const pb::ToolCatalog>(response.catalog());
+    mcp::ExecutionTokenClaims& claims = turn->mcp_claims.emplace();
+    claims.execution_id = turn->request.execution_id();
+    claims.turn_id = turn->id;
+    claims.namespace_id = turn->context.namespace_id();
+    claims.actor = authorizer::core::AddressKey(turn->context.actor());
+    claims.catalog_hash = turn->catalog_hash;
+    claims.expires_at = turn->deadline;
+    v1::McpEndpoint* endpoint = response.mutable_mcp();
+    endpoint->set_url(options_.mcp_url);
+    endpoint->set_token(options_.mcp_tokens->Mint(claims));
+    *endpoint->mutable_expires_at() = TimestampOf(claims.expires_at);
+  }
 
   absl::MutexLock lock(&mu_);
   turns_.emplace(turn->id, turn);
@@ -461,7 +498,11 @@ void TurnEngine::Admit(Turn& turn, v1::OpenTurnResponse& response) {
   absl::flat_hash_set<std::string> resource_namespaces;
   absl::string_view last_namespace;
   for (const auto& tool : turn.tools->tools()) {
-    if (!requested.contains(tool->name()) || !discoverable.contains(tool->name())) continue;
+    if (!requested.contains(tool->name())) continue;
+    if (!discoverable.contains(tool->name())) {
+      turn.withheld.insert(tool.get());
+      continue;
+    }
     effective.push_back(tool);
     turn.offered.insert(tool.get());
     const std::string& resource_namespace = tool->ceiling().resource().namespace_();
@@ -515,7 +556,7 @@ void TurnEngine::Admit(Turn& turn, v1::OpenTurnResponse& response) {
   for (const auto& tool : effective) visible.push_back(tool->name());
   Value started = Object({{"agent", FromJson(common::AddressToJson(request.agent()))},
                           {"visibleTools", FromJson(visible)},
-                          {"runtime", Object({{"id", Str(options_.runtime_id)},
+                          {"runtime", Object({{"id", Str(RuntimeId(turn))},
                                               {"version", Str(options_.runtime_version)},
                                               {"protocolVersion", Str("1")}})}});
   turn.started = true;
@@ -564,7 +605,7 @@ void TurnEngine::Finalize(Turn& turn, Settlement settlement) {
     *result.mutable_completed_at() = TimestampOf(completed_at);
     Struct metadata = std::move(settlement.metadata);
     if (turn.started) {
-      (*metadata.mutable_fields())["runtime"] = Object({{"id", Str(options_.runtime_id)},
+      (*metadata.mutable_fields())["runtime"] = Object({{"id", Str(RuntimeId(turn))},
                                                         {"version", Str(options_.runtime_version)},
                                                         {"protocolVersion", Str("1")}});
     }
@@ -708,8 +749,17 @@ absl::StatusOr<v1::InvokeToolResponse> TurnEngine::InvokeTool(
   std::string code;
   std::string cause;
   {
-    absl::MutexLock lock(&turn->mu);
+    absl::ReleasableMutexLock lock(&turn->mu);
     if (turn->phase == Phase::kEnded) {
+      lock.Release();
+      // An attempted operation all the same: recorded (tool.invoked, source envelope,
+      // turn_draining — "no new calls" — with cause turn_ended); no event follows the terminal.
+      pb::ToolResult refused;
+      refused.set_call_id(call.id());
+      refused.set_tool(call.tool());
+      refused.set_status(pb::TOOL_RESULT_STATUS_DENIED);
+      *refused.mutable_error() = Error(kTurnDraining);
+      RecordEnvelopeRefusal(*turn, call, now, refused, kCauseTurnEnded);
       return absl::FailedPreconditionError("the turn has ended");
     }
     turn->Emit("tool.requested", call_data({}), now);
@@ -736,7 +786,7 @@ absl::StatusOr<v1::InvokeToolResponse> TurnEngine::InvokeTool(
     }
     if (code.empty() && !turn->Offers(call.tool())) {
       code = std::string(kToolUnavailable);
-      cause = std::string(kCauseNotOffered);
+      cause = std::string(turn->NotOfferedCause(call.tool()));
     }
     if (code.empty()) {
       tool = turn->tools->Find(call.tool());
@@ -891,6 +941,8 @@ absl::StatusOr<v1::FinishTurnResponse> TurnEngine::FinishTurn(
 
   bool audit_outage = false;
   bool safe = true;
+  std::optional<std::string> escalation_asked;
+  int32_t calls_after_escalation = 0;
   {
     absl::MutexLock lock(&turn->mu);
     if (turn->phase == Phase::kEnded) {
@@ -907,6 +959,8 @@ absl::StatusOr<v1::FinishTurnResponse> TurnEngine::FinishTurn(
     }
     audit_outage = turn->audit_outage;
     safe = turn->SafeToRetry();
+    escalation_asked = turn->escalation_asked;
+    calls_after_escalation = turn->calls_after_escalation;
   }
 
   Settlement settlement;
@@ -931,47 +985,35 @@ absl::StatusOr<v1::FinishTurnResponse> TurnEngine::FinishTurn(
           settlement = Settlement::Failed(Error(kToolUnavailable), pb::ENDED_BY_ENVELOPE);
           break;
         }
-        az::RecordEscalationRequest record;
-        record.set_lease_id(turn->lease_id);
-        record.set_execution_id(turn->request.execution_id());
-        record.set_reason(reason);
-        *record.mutable_operation_instant() = TimestampOf(clock_.Now());
-        if (request.escalate().has_requested_authority()) {
-          az::AuthorityAsk* ask = record.mutable_requested_authority_ask();
-          *ask->mutable_capabilities() = requested.capabilities();
-          ask->set_purpose(requested.purpose().empty() ? turn->context.purpose()
-                                                       : requested.purpose());
-          if (requested.has_constraints()) *ask->mutable_constraints() = requested.constraints();
-          if (requested.has_metadata()) *ask->mutable_metadata() = requested.metadata();
-        }
-        absl::StatusOr<az::RecordEscalationResponse> recorded =
-            authorizer_.RecordEscalation(record, options_.authorizer_timeout);
-        if (!recorded.ok()) {
-          absl::MutexLock lock(&turn->mu);
-          turn->phase = Phase::kRunning;
-          turn->changed.SignalAll();
-          return absl::UnavailableError(
-              absl::StrCat("escalation not recorded: authorizer_svc answered ",
-                           absl::StatusCodeToString(recorded.status().code())));
-        }
-        settlement.status = pb::EXECUTION_STATUS_ESCALATED;
-        settlement.event_type = "turn.escalated";
-        settlement.event_data = Object(
-            {{"reason", Str(recorded->escalation().reason())},
-             {"reviewer", FromJson(common::AddressToJson(recorded->escalation().reviewer()))}});
-        settlement.escalation = recorded->escalation();
+        absl::StatusOr<Settlement> escalated = RecordEscalation(
+            *turn, reason, request.escalate().has_requested_authority() ? &requested : nullptr);
+        if (!escalated.ok()) return escalated.status();
+        settlement = *std::move(escalated);
         break;
       }
       case v1::FinishTurnRequest::kHarnessExited: {
-        HarnessSettlement exited =
-            SettleHarnessExit(request.harness_exited(), /*escalation_latched=*/false);
-        settlement.status = exited.status;
-        settlement.output = std::move(exited.output);
-        if (exited.error.has_value()) {
-          settlement = Settlement::Failed(*std::move(exited.error), pb::ENDED_BY_RUNTIME);
+        HarnessSettlement exited = SettleHarnessExit(
+            request.harness_exited(), /*escalation_latched=*/escalation_asked.has_value());
+        if (escalation_asked.has_value()) {
+          // The latch engaged (seed ADR 0018): the ask is recorded now, the harness's own
+          // outcome kept under metadata.
+          absl::StatusOr<Settlement> escalated =
+              RecordEscalation(*turn, *escalation_asked, nullptr);
+          if (!escalated.ok()) return escalated.status();
+          settlement = *std::move(escalated);
+          auto& fields = *exited.metadata.mutable_fields();
+          fields["escalationAsked"] = Object(
+              {{"tool", Str(tools::kEscalationToolName)}, {"reason", Str(*escalation_asked)}});
+          fields["callsAfterEscalation"] = Num(calls_after_escalation);
         } else {
-          settlement.event_type = "turn.completed";
-          settlement.event_data = Object({});
+          settlement.status = exited.status;
+          settlement.output = std::move(exited.output);
+          if (exited.error.has_value()) {
+            settlement = Settlement::Failed(*std::move(exited.error), pb::ENDED_BY_RUNTIME);
+          } else {
+            settlement.event_type = "turn.completed";
+            settlement.event_data = Object({});
+          }
         }
         for (const auto& [key, value] : exited.metadata.fields()) {
           (*settlement.metadata.mutable_fields())[key] = value;
@@ -1060,6 +1102,99 @@ absl::Status TurnEngine::WatchTurn(const v1::WatchTurnRequest& request,
     if (ended) return absl::OkStatus();
     if (cancelled()) return absl::CancelledError("the reader is gone");
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Escalation recording, the MCP seat
+
+absl::StatusOr<TurnEngine::Settlement> TurnEngine::RecordEscalation(
+    Turn& turn, const std::string& reason, const pb::CapabilityRequest* requested) {
+  az::RecordEscalationRequest record;
+  record.set_lease_id(turn.lease_id);
+  record.set_execution_id(turn.request.execution_id());
+  record.set_reason(reason);
+  *record.mutable_operation_instant() = TimestampOf(clock_.Now());
+  if (requested != nullptr) {
+    az::AuthorityAsk* ask = record.mutable_requested_authority_ask();
+    *ask->mutable_capabilities() = requested->capabilities();
+    ask->set_purpose(requested->purpose().empty() ? turn.context.purpose()
+                                                  : requested->purpose());
+    if (requested->has_constraints()) *ask->mutable_constraints() = requested->constraints();
+    if (requested->has_metadata()) *ask->mutable_metadata() = requested->metadata();
+  }
+  absl::StatusOr<az::RecordEscalationResponse> recorded =
+      authorizer_.RecordEscalation(record, options_.authorizer_timeout);
+  if (!recorded.ok()) {
+    absl::MutexLock lock(&turn.mu);
+    turn.phase = Phase::kRunning;
+    turn.changed.SignalAll();
+    return absl::UnavailableError(
+        absl::StrCat("escalation not recorded: authorizer_svc answered ",
+                     absl::StatusCodeToString(recorded.status().code())));
+  }
+  Settlement settlement;
+  settlement.status = pb::EXECUTION_STATUS_ESCALATED;
+  settlement.event_type = "turn.escalated";
+  settlement.event_data = Object(
+      {{"reason", Str(recorded->escalation().reason())},
+       {"reviewer", FromJson(common::AddressToJson(recorded->escalation().reviewer()))}});
+  settlement.escalation = recorded->escalation();
+  return settlement;
+}
+
+const std::string& TurnEngine::RuntimeId(const Turn& turn) const {
+  return turn.runtime == v1::RUNTIME_MCP ? options_.mcp_runtime_id : options_.runtime_id;
+}
+
+absl::StatusOr<TurnEngine::McpTurn> TurnEngine::FindMcpTurn(
+    const mcp::ExecutionTokenClaims& claims) const {
+  std::shared_ptr<Turn> turn;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = turns_.find(claims.turn_id);
+    if (it != turns_.end()) turn = it->second;
+  }
+  // Fields read here are immutable once the turn is in the table.
+  if (turn == nullptr || !turn->mcp_claims.has_value() ||
+      turn->mcp_claims->execution_id != claims.execution_id ||
+      turn->mcp_claims->namespace_id != claims.namespace_id ||
+      turn->mcp_claims->actor != claims.actor ||
+      turn->mcp_claims->catalog_hash != claims.catalog_hash) {
+    return absl::UnauthenticatedError("execution token: no such turn");
+  }
+  McpTurn view;
+  view.turn_id = turn->id;
+  view.execution_id = turn->request.execution_id();
+  view.trace_id = turn->context.trace_id();
+  view.catalog_hash = turn->catalog_hash;
+  view.catalog = turn->mcp_catalog;
+  view.offers_escalation = turn->Offers(tools::kEscalationToolName);
+  view.scope.namespaces = {turn->context.namespace_id()};
+  view.scope.owners = {authorizer::core::AddressKey(turn->context.owner())};
+  return view;
+}
+
+absl::StatusOr<TurnEngine::LatchStep> TurnEngine::StepEscalationLatch(
+    const std::string& turn_id, const std::optional<std::string>& ask_reason) {
+  std::shared_ptr<Turn> turn;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = turns_.find(turn_id);
+    if (it == turns_.end()) {
+      return absl::NotFoundError(absl::StrCat("turn \"", turn_id, "\" not found"));
+    }
+    turn = it->second;
+  }
+  absl::MutexLock lock(&turn->mu);
+  if (turn->escalation_asked.has_value()) {
+    ++turn->calls_after_escalation;
+    return LatchStep::kPending;
+  }
+  if (ask_reason.has_value() && turn->phase == Phase::kRunning) {
+    turn->escalation_asked = *ask_reason;
+    return LatchStep::kAsked;
+  }
+  return LatchStep::kPassThrough;
 }
 
 }  // namespace sharedos::envelope::turn

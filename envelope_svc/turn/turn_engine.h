@@ -40,6 +40,7 @@
 #include "audit_svc/client/audit_writer.h"
 #include "common/server/auth.h"
 #include "common/time/clock.h"
+#include "envelope_svc/mcp/execution_token.h"
 #include "envelope_svc/tools/tool_registry.h"
 #include "envelope_svc/tools/turn_tools.h"
 #include "envelope_svc/turn/authorizer_client.h"
@@ -78,6 +79,13 @@ class TurnEngine {
     // Runtime manifest of driver turns (turn.started, result metadata.runtime).
     std::string runtime_id = "sharedos.grpc-driver";
     std::string runtime_version = "1.0.0";
+    // The MCP front door (envelope_svc/mcp). With a token codec, RUNTIME_MCP turns open: their
+    // OpenTurnResponse.mcp carries `mcp_url` and a token minted by `mcp_tokens` that expires at
+    // the turn's deadline. Without one, OpenTurn refuses RUNTIME_MCP (FAILED_PRECONDITION).
+    std::string mcp_url;
+    const mcp::ExecutionTokenCodec* mcp_tokens = nullptr;
+    // Runtime manifest id of MCP turns.
+    std::string mcp_runtime_id = "sharedos.mcp-harness";
   };
 
   // Borrows every dependency; each must outlive the engine. `providers` are the providers
@@ -90,7 +98,9 @@ class TurnEngine {
 
   // Validates, checks the caller's scope and the context, opens the lease, admits, resolves
   // the tools once, discovers, lists the catalogue (tool.catalog.listed, pre-effect) and
-  // answers the catalogue, reach (narrowed to the catalogue's resource namespaces) and limits.
+  // answers the catalogue, reach (narrowed to the catalogue's resource namespaces) and limits;
+  // a running RUNTIME_MCP turn also answers `mcp` (Options::mcp_url and an execution token bound
+  // to the turn, expiring at its deadline).
   // A turn that ends here (actor_mismatch, receiver_mismatch, message_context_mismatch,
   // authority_unavailable, an admission denial, tool_catalog_unavailable, audit_unavailable)
   // answers `result` and has written turn.ended.
@@ -115,7 +125,9 @@ class TurnEngine {
   // Settles complete / fail / escalate / harness_exited (see envelope.proto) and answers the
   // ExecutionResult. escalate records the escalation at the authorizer (escalation.requested)
   // only when the turn's catalogue offers sharedos.escalate; otherwise the turn fails
-  // tool_unavailable and nothing is recorded but turn.ended.
+  // tool_unavailable and nothing is recorded but turn.ended. harness_exited on a turn whose MCP
+  // latch engaged (StepEscalationLatch) records the ask the same way and ends escalated, with the
+  // harness's outcome, callsAfterEscalation and escalationAsked in the result's metadata.
   // Errors: INVALID_ARGUMENT (no outcome; malformed outcome or metadata; a requested authority
   // naming another namespace, requester or owner); NOT_FOUND; PERMISSION_DENIED;
   // FAILED_PRECONDITION (already ended or ending; harness_exited on a driver turn);
@@ -145,6 +157,39 @@ class TurnEngine {
                          const common::server::HostScope& scope,
                          const std::function<bool(const protocol::v1::ExecutionEvent&)>& write,
                          const std::function<bool()>& cancelled) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // --- The MCP seat (envelope_svc/mcp) ---
+
+  // A RUNTIME_MCP turn as the MCP server serves it.
+  struct McpTurn {
+    std::string turn_id;
+    std::string execution_id;
+    std::string trace_id;
+    std::string catalog_hash;
+    // The published catalogue (tools/list).
+    std::shared_ptr<const protocol::v1::ToolCatalog> catalog;
+    // Whether the effective catalogue offers sharedos.escalate (the latch engages only then).
+    bool offers_escalation = false;
+    // A host scope covering exactly this turn's context: InvokeTool's argument for MCP calls.
+    common::server::HostScope scope;
+  };
+  // The held RUNTIME_MCP turn whose execution, turn, namespace, actor and catalogue all match a
+  // verified token's claims (ended turns included while retained).
+  // Errors: UNAUTHENTICATED (no such turn: forgotten, another turn's claims, a driver turn).
+  absl::StatusOr<McpTurn> FindMcpTurn(const mcp::ExecutionTokenClaims& claims) const
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+  // One step of a turn's escalation latch (seed ADR 0018), atomic per turn. Once the turn has
+  // asked, every call is kPending and counted in callsAfterEscalation. Otherwise `ask_reason`
+  // (a call naming sharedos.escalate on a turn that offers it) latches a running turn (kAsked:
+  // the first ask wins; nothing is recorded until FinishTurn); anything else is kPassThrough —
+  // so is an ask on a turn already ending or ended (InvokeTool then refuses it).
+  // FinishTurn(harness_exited) of a latched turn ends it escalated.
+  // Errors: NOT_FOUND (unknown turn).
+  enum class LatchStep { kPassThrough, kAsked, kPending };
+  absl::StatusOr<LatchStep> StepEscalationLatch(const std::string& turn_id,
+                                                const std::optional<std::string>& ask_reason)
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   // Ends every running turn whose deadline has passed (cancelled, turn_cancelled) and forgets
   // ended turns past their retention. Returns how many turns it ended.
@@ -182,6 +227,12 @@ class TurnEngine {
   protocol::v1::ExecutionResult Cancel(Turn& turn) ABSL_LOCKS_EXCLUDED(mu_);
   // Cancels `turn` if its deadline has passed.
   void EnforceDeadline(Turn& turn) ABSL_LOCKS_EXCLUDED(mu_);
+  // Records the escalation at the authorizer and answers the escalated settlement.
+  // Errors: UNAVAILABLE (the authorizer did not record it; `turn` is running again).
+  absl::StatusOr<Settlement> RecordEscalation(Turn& turn, const std::string& reason,
+                                              const protocol::v1::CapabilityRequest* requested);
+  // The runtime manifest id of `turn`'s runtime.
+  const std::string& RuntimeId(const Turn& turn) const;
   // Records an envelope refusal of `call` (tool.invoked, source envelope).
   void RecordEnvelopeRefusal(const Turn& turn, const protocol::v1::ToolCall& call, absl::Time at,
                              const protocol::v1::ToolResult& result, absl::string_view cause);
@@ -213,7 +264,7 @@ class TurnEngine {
 // The terminal outcome of an MCP harness that exited (envelope.proto HarnessExitedOutcome):
 // with a latched escalation → escalated (the caller records it); output with outcome
 // "completed" → succeeded; otherwise failed with error_code, or
-// harness_exited_without_outcome. Exposed for tests; the latch itself is a later issue.
+// harness_exited_without_outcome. Exposed for tests.
 struct HarnessSettlement {
   protocol::v1::ExecutionStatus status = protocol::v1::EXECUTION_STATUS_UNSPECIFIED;
   std::optional<google::protobuf::Value> output;

@@ -532,11 +532,13 @@ TEST_F(TurnEngineTest, ToolNotOfferedThisTurnIsRefusedByTheEnvelope) {
   EXPECT_EQ(authorizer_.calls(Method::kAuthorize), 0);
   const std::vector<pb::AuditEvent> invoked = Audited(pb::AUDIT_EVENT_TYPE_TOOL_INVOKED);
   ASSERT_THAT(invoked, SizeIs(2));
+  // The cause says why: registered but not requested this turn, or not registered at all.
+  EXPECT_EQ(invoked[0].cause(), "not_offered");
+  EXPECT_EQ(invoked[1].cause(), "not_registered");
   for (const pb::AuditEvent& event : invoked) {
     EXPECT_EQ(event.source(), pb::AUDIT_SOURCE_ENVELOPE);
     EXPECT_EQ(event.outcome(), pb::AUDIT_OUTCOME_DENIED);
     EXPECT_EQ(event.reason(), "tool_unavailable");
-    EXPECT_EQ(event.cause(), "not_offered");
     EXPECT_FALSE(event.has_fail_closed());
     EXPECT_EQ(event.operation_id(), "call-1");
   }
@@ -1068,6 +1070,79 @@ TEST(SettleHarnessExitTest, MapsTheHarnessOutcome) {
   settled = SettleHarnessExit(Parse<v1::HarnessExitedOutcome>(R"pb(outcome_status: "max_turns")pb"),
                               false);
   EXPECT_EQ(settled.error->code(), "harness_exited_without_outcome");
+}
+
+
+// ---------------------------------------------------------------------------------------------
+// Calls on ended turns
+
+// An agent calling after its turn ended keeps the documented FAILED_PRECONDITION answer, and the
+// attempt reaches audit: tool.invoked, source envelope, denied turn_draining, cause turn_ended,
+// post-effect — and no event follows the turn's terminal one.
+TEST_F(TurnEngineTest, CallOnAnEndedTurnIsRefusedAndRecorded) {
+  const std::string turn = OpenRunning();
+  const pb::ExecutionResult result =
+      Finish(turn, R"pb(complete { output { string_value: "done" } })pb");
+  ASSERT_EQ(result.status(), pb::EXECUTION_STATUS_SUCCEEDED);
+  EXPECT_THAT(TryCall(turn, "files.read", R"({"path": "a"})", 3, "call-late"),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("ended")));
+  EXPECT_THAT(files_->invocations(), IsEmpty());
+  EXPECT_EQ(authorizer_.calls(Method::kAuthorize), 0);
+
+  std::vector<pb::AuditEvent> invoked;
+  for (const auto& recorded : audit_.recorded()) {
+    if (recorded.event.type() != pb::AUDIT_EVENT_TYPE_TOOL_INVOKED) continue;
+    EXPECT_FALSE(recorded.pre_effect);
+    invoked.push_back(recorded.event);
+  }
+  ASSERT_THAT(invoked, SizeIs(1));
+  const pb::AuditEvent& event = invoked[0];
+  EXPECT_EQ(event.source(), pb::AUDIT_SOURCE_ENVELOPE);
+  EXPECT_EQ(event.outcome(), pb::AUDIT_OUTCOME_DENIED);
+  EXPECT_EQ(event.reason(), "turn_draining");
+  EXPECT_EQ(event.cause(), "turn_ended");
+  EXPECT_EQ(event.operation_id(), "call-late");
+  EXPECT_EQ(event.tool(), "files.read");
+  EXPECT_EQ(event.trace_id(), "trace-1");
+  EXPECT_EQ(event.authority_hash(), "authority-hash-1");
+  EXPECT_FALSE(event.has_fail_closed());
+  EXPECT_THAT(event.DebugString(), Not(HasSubstr("path")));
+  // The record follows the turn's end; the turn's events and result are unchanged.
+  EXPECT_EQ(audit_.events().back().type(), pb::AUDIT_EVENT_TYPE_TOOL_INVOKED);
+  TurnEnded();
+  EXPECT_EQ(Get(turn).result().events_size(), result.events_size());
+}
+
+TEST_F(TurnEngineTest, CallsOnTurnsEndedByTheDeadlineOrAtOpenTurnAreRecorded) {
+  pb::ExecutionRequest request = Request();
+  request.mutable_options()->set_timeout_ms(1000);
+  const std::string expired = OpenRunning(request);
+  clock_.AdvanceTime(absl::Seconds(2));
+  EXPECT_THAT(TryCall(expired, "files.read", R"({"path": "a"})"),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+  // The deadline ended the turn first (turn.ended turn_cancelled), then the call is recorded.
+  ASSERT_THAT(audit_.events(), Not(IsEmpty()));
+  EXPECT_EQ(TurnEnded().reason(), "turn_cancelled");
+  std::vector<pb::AuditEvent> invoked = Audited(pb::AUDIT_EVENT_TYPE_TOOL_INVOKED);
+  ASSERT_THAT(invoked, SizeIs(1));
+  EXPECT_EQ(invoked[0].reason(), "turn_draining");
+  EXPECT_EQ(invoked[0].cause(), "turn_ended");
+
+  // A turn denied at OpenTurn never had an authority: the record carries none.
+  pb::ExecutionRequest mismatched = Request();
+  mismatched.set_execution_id("exec-2");
+  mismatched.mutable_context()->mutable_actor()->set_agent_id("agent-other");
+  const v1::OpenTurnResponse denied = Open(mismatched);
+  ASSERT_TRUE(denied.has_result());
+  EXPECT_THAT(TryCall(denied.turn_id(), "files.read", R"({"path": "a"})", std::nullopt, "call-2"),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+  invoked = Audited(pb::AUDIT_EVENT_TYPE_TOOL_INVOKED);
+  ASSERT_THAT(invoked, SizeIs(2));
+  EXPECT_EQ(invoked[1].operation_id(), "call-2");
+  EXPECT_EQ(invoked[1].source(), pb::AUDIT_SOURCE_ENVELOPE);
+  EXPECT_EQ(invoked[1].cause(), "turn_ended");
+  EXPECT_TRUE(invoked[1].authority_hash().empty());
+  EXPECT_EQ(invoked[1].actor().agent_id(), "agent-other");
 }
 
 }  // namespace

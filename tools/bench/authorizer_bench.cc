@@ -12,6 +12,8 @@
 //   remote     Authorize(lease, consume, unbounded grant): decide + authorization.checked
 //              appended to audit_svc synchronously + answer
 //   local      the same with the record fsynced into the authorizer's outbox
+//   local, no fsync   the same with --audit_outbox_durability=normal (the outbox commits
+//              without fsync: the record survives a crash of the authorizer, not a power loss)
 // Latency: one caller, rounds interleaved (floor, remote, local per round) so machine load hits
 // all three alike; p50/p99 over all rounds and the ratios to the floor's. Throughput: --threads
 // callers sharing one channel for --seconds each, as calls per second and as a ratio.
@@ -183,18 +185,20 @@ int main(int argc, char** argv) {
   auto grantstore =
       start("grantstore_svc/server/grantstore_svc", "grantstore_svc",
             {"--port=0", "--db=" + path("grantstore.db"), credentials, "--audit=discard"});
-  const auto authorizer = [&](const std::string& mode) {
+  const auto authorizer = [&](const std::string& mode, const std::string& outbox_durability) {
     return start(
         "authorizer_svc/server/authorizer_svc", "authorizer_svc",
         {"--port=0", credentials, "--grantstore_target=" + grantstore->address(),
          "--grantstore_token_file=" + path("service.token"),
          "--lease_secret_file=" + path("lease.secret"), "--audit=" + mode,
          "--audit_target=" + audit->address(), "--audit_token_file=" + path("service.token"),
-         "--audit_outbox=" + path("outbox-" + mode + ".db")});
+         "--audit_outbox=" + path("outbox-" + mode + "-" + outbox_durability + ".db"),
+         "--audit_outbox_durability=" + outbox_durability});
   };
-  auto remote = authorizer("remote");
-  auto local = authorizer("local");
-  auto discard = authorizer("discard");
+  auto remote = authorizer("remote", "full");
+  auto local = authorizer("local", "full");
+  auto local_normal = authorizer("local", "normal");
+  auto discard = authorizer("discard", "full");
 
   auto store = gs::GrantStore::NewStub(
       grpc::CreateChannel(grantstore->address(), grpc::InsecureChannelCredentials()));
@@ -242,6 +246,7 @@ int main(int argc, char** argv) {
   };
   Target remote_target = target(*remote);
   Target local_target = target(*local);
+  Target local_normal_target = target(*local_normal);
   Target discard_target = target(*discard);
 
   const auto authorize = [](Target& t) {
@@ -301,6 +306,8 @@ int main(int argc, char** argv) {
   std::vector<Series> series = {{"floor (health Check)", floor, {}, 0},
                                 {"Authorize, remote audit", authorize(remote_target), {}, 0},
                                 {"Authorize, local audit", authorize(local_target), {}, 0},
+                                {"Authorize, local, no fsync", authorize(local_normal_target),
+                                 {}, 0},
                                 {"Authorize, audit discarded", authorize(discard_target), {}, 0},
                                 {"audit Append, 1 event", append, {}, 0}};
   for (Series& s : series) {
@@ -334,6 +341,7 @@ int main(int argc, char** argv) {
   }
   remote.reset();
   local.reset();
+  local_normal.reset();
   discard.reset();
   grantstore.reset();
   audit.reset();

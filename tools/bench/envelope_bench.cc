@@ -11,15 +11,22 @@
 // Series, interleaved per round so machine load hits them alike:
 //   floor        grpc.health.v1.Health/Check on the envelope server (a no-op unary call)
 //   authorize    Authorize(lease, consume) straight to the authorizer (one hop of InvokeTool)
-//   invoke       InvokeTool files.read: envelope checks, Discover, Authorize (consuming), the
-//                no-op provider, result check, tool.invoked — two authorizer hops inside
+//   invoke       InvokeTool files.read: envelope checks, Authorize (declared ceiling checked for
+//                discovery, then consuming), the no-op provider, result check, tool.invoked —
+//                one authorizer hop inside
+//   two hops     the same against a second envelope whose authorizer client splits that call
+//                into Discover + Authorize, as the mediator did before (the cost of the hop saved)
 //   engine only  the same TurnEngine::InvokeTool called directly over an in-memory authorizer
 //                (the envelope's own work: no gRPC hop at all)
+//   in-process   sharedosd's path minus the host's gRPC hop: the engine over a real
+//                TurnAuthorizer called directly, both writing a real SQLite audit log directly
 // Then OpenTurn with the whole registry requested (lease, admission, resolution, Discover of
 // every tool, listing, reach), its catalogue-resolution share from the engine's own counters,
 // and --turns turns held open at once (opened from --threads callers, one call each, all
 // finished).
 #include <google/protobuf/text_format.h>
+
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -35,12 +42,17 @@
 #include "absl/flags/parse.h"
 #include "absl/strings/str_cat.h"
 #include "audit_svc/client/fake_audit_writer.h"
+#include "audit_svc/client/log_audit_writer.h"
+#include "audit_svc/core/audit_log.h"
+#include "audit_svc/storage/sqlite_audit_store.h"
 #include "authorizer_svc/server/authorizer_service.h"
 #include "authorizer_svc/service/turn_authorizer.h"
 #include "common/server/auth.h"
 #include "common/server/server_runner.h"
 #include "common/time/clock.h"
 #include "envelope_svc/client/grpc_authorizer_client.h"
+#include "envelope_svc/client/local_authorizer_client.h"
+#include "envelope_svc/turn/authorizer_client.h"
 #include "envelope_svc/server/envelope_service.h"
 #include "envelope_svc/turn/test_support.h"
 #include "envelope_svc/turn/turn_engine.h"
@@ -58,6 +70,8 @@ ABSL_FLAG(int, tools, 200, "Extra registry tools (the OpenTurn registry size).")
 ABSL_FLAG(int, opens, 300, "OpenTurn calls measured.");
 ABSL_FLAG(int, turns, 1000, "Turns held open at once.");
 ABSL_FLAG(int, threads, 4, "Callers opening the held turns.");
+ABSL_FLAG(std::string, audit_durability, "normal",
+          "SQLite audit log of the in-process series (normal | full).");
 
 namespace {
 
@@ -68,6 +82,57 @@ using Clock = std::chrono::steady_clock;
 
 constexpr char kServiceToken[] = "bench-service-token";
 constexpr char kHostToken[] = "bench-host-token";
+
+// The mediator's former pattern, for comparison in the same run: an Authorize carrying the
+// declared ceiling is sent as a Discover of that ceiling, then the Authorize without it.
+class TwoHopAuthorizerClient final : public sharedos::envelope::turn::AuthorizerClient {
+ public:
+  explicit TwoHopAuthorizerClient(sharedos::envelope::turn::AuthorizerClient& inner)
+      : inner_(inner) {}
+  absl::StatusOr<av1::OpenTurnAuthorityResponse> OpenTurnAuthority(
+      const av1::OpenTurnAuthorityRequest& r, absl::Duration t) override {
+    return inner_.OpenTurnAuthority(r, t);
+  }
+  absl::StatusOr<av1::CloseTurnAuthorityResponse> CloseTurnAuthority(
+      const av1::CloseTurnAuthorityRequest& r, absl::Duration t) override {
+    return inner_.CloseTurnAuthority(r, t);
+  }
+  absl::StatusOr<av1::AuthorizeResponse> Authorize(const av1::AuthorizeRequest& r,
+                                                   absl::Duration t) override {
+    if (!r.has_declared_ceiling()) return inner_.Authorize(r, t);
+    av1::DiscoverRequest discover;
+    discover.set_lease_id(r.lease_id());
+    av1::ToolRequirement* tool = discover.add_tools();
+    tool->set_name(r.tool());
+    *tool->mutable_requirement() = r.declared_ceiling();
+    *discover.mutable_operation_instant() = r.operation_instant();
+    absl::StatusOr<av1::DiscoverResponse> discovered = inner_.Discover(discover, t);
+    if (!discovered.ok()) return discovered.status();
+    av1::AuthorizeRequest decide = r;
+    decide.clear_declared_ceiling();
+    absl::StatusOr<av1::AuthorizeResponse> decided = inner_.Authorize(decide, t);
+    if (decided.ok()) *decided->mutable_discovery() = discovered->entries(0);
+    return decided;
+  }
+  absl::StatusOr<av1::DiscoverResponse> Discover(const av1::DiscoverRequest& r,
+                                                 absl::Duration t) override {
+    return inner_.Discover(r, t);
+  }
+  absl::StatusOr<av1::AdmitTurnResponse> AdmitTurn(const av1::AdmitTurnRequest& r,
+                                                   absl::Duration t) override {
+    return inner_.AdmitTurn(r, t);
+  }
+  absl::StatusOr<av1::ReachResponse> Reach(const av1::ReachRequest& r, absl::Duration t) override {
+    return inner_.Reach(r, t);
+  }
+  absl::StatusOr<av1::RecordEscalationResponse> RecordEscalation(
+      const av1::RecordEscalationRequest& r, absl::Duration t) override {
+    return inner_.RecordEscalation(r, t);
+  }
+
+ private:
+  sharedos::envelope::turn::AuthorizerClient& inner_;
+};
 
 double Percentile(std::vector<double> values, double q) {
   if (values.empty()) return 0;
@@ -319,6 +384,89 @@ int main(int argc, char** argv) {
     return result.ok() && result->result().status() == pb::TOOL_RESULT_STATUS_SUCCEEDED;
   };
 
+  // sharedosd's hot path without its gRPC hop: the engine calling a real TurnAuthorizer
+  // directly (LocalAuthorizerClient), every record appended to a real SQLite audit log
+  // (LogAuditWriter; durability --audit_durability): authorization.checked before the provider,
+  // tool.invoked after it.
+  const std::string audit_path = absl::StrCat("/tmp/sharedos-envelope-bench-", getpid(), ".db");
+  sharedos::audit::storage::SqliteAuditStore::Options store_options;
+  store_options.durability = absl::GetFlag(FLAGS_audit_durability) == "full"
+                                 ? sharedos::audit::storage::SqliteAuditStore::Durability::kFull
+                                 : sharedos::audit::storage::SqliteAuditStore::Durability::kNormal;
+  auto audit_store = sharedos::audit::storage::SqliteAuditStore::Open(audit_path, store_options);
+  if (!audit_store.ok()) return 2;
+  sharedos::audit::core::AuditLog audit_log(*std::move(audit_store),
+                                            sharedos::common::RealClock(), {});
+  sharedos::audit::client::FakeAuditWriter unused_outbox;
+  sharedos::audit::client::LogAuditWriter log_writer(audit_log, unused_outbox);
+  sharedos::authorizer::service::TurnAuthorizer local_turn_authorizer(
+      grantstore, log_writer, sharedos::common::RealClock(),
+      "bench-lease-secret-0123456789abcdef0123", {});
+  env::client::LocalAuthorizerClient local_client(local_turn_authorizer);
+  env::turn::TurnEngine local_engine(local_client, *registry, providers, log_writer,
+                                     sharedos::common::RealClock(), {});
+  std::string local_turn;
+  int local_calls = 0;
+  std::function<bool()> local_call = [&] {
+    if (local_turn.empty() || ++local_calls > 9000) {
+      ev1::OpenTurnRequest request;
+      *request.mutable_execution_request() = base;
+      request.mutable_execution_request()->set_execution_id(
+          absl::StrCat("local-", next_execution++));
+      request.mutable_execution_request()->add_tools("files.read");
+      request.set_runtime(ev1::RUNTIME_DRIVER);
+      auto opened = local_engine.OpenTurn(request, bench_scope);
+      if (!opened.ok() || opened->has_result()) return false;
+      local_turn = opened->turn_id();
+      local_calls = 1;
+    }
+    ev1::InvokeToolRequest request = invoke;
+    request.set_turn_id(local_turn);
+    request.mutable_call()->set_id(absl::StrCat("local-call-", next_call++));
+    auto result = local_engine.InvokeTool(request, bench_scope);
+    return result.ok() && result->result().status() == pb::TOOL_RESULT_STATUS_SUCCEEDED;
+  };
+
+  // The former two-hop mediation, same run: a second envelope over the same authorizer.
+  TwoHopAuthorizerClient two_hop_client(authorizer_client);
+  sharedos::audit::client::FakeAuditWriter two_hop_audit;
+  env::turn::TurnEngine two_hop_engine(two_hop_client, *registry, providers, two_hop_audit,
+                                       sharedos::common::RealClock(), {});
+  env::server::EnvelopeService two_hop_service(two_hop_engine, **authenticator);
+  auto two_hop_runner = server::ServerRunner::Start({}, {&two_hop_service});
+  if (!two_hop_runner.ok()) return 2;
+  auto two_hop_envelope = ev1::Envelope::NewStub(
+      grpc::CreateChannel((*two_hop_runner)->address(), grpc::InsecureChannelCredentials()));
+  std::string two_hop_turn;
+  int two_hop_calls = 0;
+  std::function<bool()> two_hop_call = [&] {
+    if (two_hop_turn.empty() || ++two_hop_calls > 9000) {
+      ev1::OpenTurnRequest request;
+      *request.mutable_execution_request() = base;
+      request.mutable_execution_request()->set_execution_id(
+          absl::StrCat("two-hop-", next_execution++));
+      request.mutable_execution_request()->add_tools("files.read");
+      request.set_runtime(ev1::RUNTIME_DRIVER);
+      grpc::ClientContext context;
+      Authenticate(context, kHostToken);
+      ev1::OpenTurnResponse response;
+      if (!two_hop_envelope->OpenTurn(&context, request, &response).ok() ||
+          response.has_result()) {
+        return false;
+      }
+      two_hop_turn = response.turn_id();
+      two_hop_calls = 1;
+    }
+    ev1::InvokeToolRequest request = invoke;
+    request.set_turn_id(two_hop_turn);
+    request.mutable_call()->set_id(absl::StrCat("two-hop-call-", next_call++));
+    grpc::ClientContext context;
+    Authenticate(context, kHostToken);
+    ev1::InvokeToolResponse response;
+    return two_hop_envelope->InvokeTool(&context, request, &response).ok() &&
+           response.result().status() == pb::TOOL_RESULT_STATUS_SUCCEEDED;
+  };
+
   struct Series {
     std::string name;
     std::function<bool()>* call;
@@ -327,7 +475,9 @@ int main(int argc, char** argv) {
   std::vector<Series> series = {{"floor (health Check)", &floor_call, {}},
                                 {"Authorize (1 hop)", &authorize_call, {}},
                                 {"InvokeTool (mediated)", &invoke_call, {}},
-                                {"  engine only, no gRPC", &engine_call, {}}};
+                                {"  before: two auth hops", &two_hop_call, {}},
+                                {"  engine only, no gRPC", &engine_call, {}},
+                                {"  in-process, real audit", &local_call, {}}};
   for (Series& s : series) {
     for (int i = 0; i < absl::GetFlag(FLAGS_warmup); ++i) {
       if (!(*s.call)()) {
@@ -360,6 +510,14 @@ int main(int argc, char** argv) {
                 p99 / floor_p99);
   }
   cancel(turn_id);
+  {
+    grpc::ClientContext context;
+    Authenticate(context, kHostToken);
+    ev1::CancelTurnRequest request;
+    request.set_turn_id(two_hop_turn);
+    ev1::CancelTurnResponse response;
+    (void)two_hop_envelope->CancelTurn(&context, request, &response);
+  }
 
   // ---- OpenTurn with the whole registry ----
   // Per open: the whole RPC as the host sees it, and the engine's own counters around it.
@@ -465,7 +623,11 @@ int main(int argc, char** argv) {
       "%zu; authorizer leases held after: %d\n",
       open_seconds, turns / open_seconds, use_seconds, engine.running_turns(),
       turn_authorizer.held_leases());
+  std::remove(audit_path.c_str());
+  std::remove((audit_path + "-wal").c_str());
+  std::remove((audit_path + "-shm").c_str());
   (*envelope_runner)->Shutdown();
+  (*two_hop_runner)->Shutdown();
   (*authorizer_runner)->Shutdown();
   return failures.load() == 0 && held == static_cast<size_t>(turns) ? 0 : 1;
 }

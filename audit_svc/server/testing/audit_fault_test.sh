@@ -20,6 +20,7 @@ JSON
 # Starts audit_svc on $1 (db) and sets $pid and $addr.
 start() {
   local log="$dir/audit.$RANDOM.log"
+  : > "$log"  # exists before the first read below, however late the child opens it
   "$bin" --port=0 --db="$1" --credentials="$dir/credentials.json" --durability=normal > "$log" 2>&1 &
   pid=$!
   for _ in $(seq 1 200); do

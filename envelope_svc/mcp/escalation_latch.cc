@@ -1,0 +1,99 @@
+#include "envelope_svc/mcp/escalation_latch.h"
+
+#include <optional>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "common/time/proto_time.h"
+#include "envelope_svc/tools/escalation_tool.h"
+
+namespace sharedos::envelope::mcp {
+namespace {
+
+namespace pb = ::sharedos::protocol::v1;
+
+constexpr size_t kMaxReasonUtf16Units = 512;
+
+// The length of the UTF-8 sequence starting with `lead` (1 for a stray byte).
+size_t SequenceLength(unsigned char lead) {
+  if (lead >= 0xF0 && lead <= 0xF4) return 4;
+  if (lead >= 0xE0) return 3;
+  if (lead >= 0xC2 && lead < 0xE0) return 2;
+  return 1;
+}
+
+google::protobuf::Timestamp Now(const common::Clock& clock) {
+  absl::StatusOr<google::protobuf::Timestamp> now = common::ToProtoTimestamp(clock.Now());
+  return now.ok() ? *now : google::protobuf::Timestamp();
+}
+
+}  // namespace
+
+std::string EscalationReason(const google::protobuf::Struct& arguments) {
+  auto it = arguments.fields().find("reason");
+  if (it == arguments.fields().end() || !it->second.has_string_value()) {
+    return std::string(kEscalationFallbackReason);
+  }
+  absl::string_view reason = absl::StripAsciiWhitespace(it->second.string_value());
+  if (reason.empty()) return std::string(kEscalationFallbackReason);
+  // Whole characters only: a 4-byte sequence is a surrogate pair (2 units), the rest one unit.
+  size_t units = 0;
+  size_t end = 0;
+  while (end < reason.size()) {
+    const size_t length =
+        std::min(SequenceLength(static_cast<unsigned char>(reason[end])), reason.size() - end);
+    const size_t width = length == 4 ? 2 : 1;
+    if (units + width > kMaxReasonUtf16Units) break;
+    units += width;
+    end += length;
+  }
+  return std::string(reason.substr(0, end));
+}
+
+absl::StatusOr<pb::ToolResult> EngineInvoker::Invoke(const turn::TurnEngine::McpTurn& turn,
+                                                     const pb::ToolCall& call) {
+  v1::InvokeToolRequest request;
+  request.set_turn_id(turn.turn_id);
+  *request.mutable_call() = call;
+  absl::StatusOr<v1::InvokeToolResponse> response = engine_.InvokeTool(request, turn.scope);
+  if (!response.ok()) return response.status();
+  return std::move(*response->mutable_result());
+}
+
+absl::StatusOr<pb::ToolResult> EscalationLatch::Invoke(const turn::TurnEngine::McpTurn& turn,
+                                                       const pb::ToolCall& call) {
+  // The catalogue gates the name: an ask on a turn that does not offer it passes through.
+  std::optional<std::string> ask;
+  if (turn.offers_escalation && call.tool() == tools::kEscalationToolName) {
+    ask = EscalationReason(call.arguments());
+  }
+  absl::StatusOr<turn::TurnEngine::LatchStep> step = engine_.StepEscalationLatch(turn.turn_id, ask);
+  if (!step.ok()) return step.status();
+  pb::ToolResult result;
+  result.set_call_id(call.id());
+  result.set_tool(call.tool());
+  switch (*step) {
+    case turn::TurnEngine::LatchStep::kPassThrough:
+      return inner_.Invoke(turn, call);
+    case turn::TurnEngine::LatchStep::kAsked: {
+      result.set_status(pb::TOOL_RESULT_STATUS_SUCCEEDED);
+      auto& output = *result.mutable_output()->mutable_struct_value()->mutable_fields();
+      output["escalated"].set_bool_value(true);
+      output["reason"].set_string_value(*ask);
+      output["note"].set_string_value(std::string(kEscalationStopNote));
+      break;
+    }
+    case turn::TurnEngine::LatchStep::kPending: {
+      result.set_status(pb::TOOL_RESULT_STATUS_DENIED);
+      pb::ProtocolError* error = result.mutable_error();
+      error->set_code(std::string(kEscalationPending));
+      error->set_message(std::string(kEscalationPendingMessage));
+      error->set_retryable(false);
+      break;
+    }
+  }
+  *result.mutable_completed_at() = Now(clock_);
+  return result;
+}
+
+}  // namespace sharedos::envelope::mcp

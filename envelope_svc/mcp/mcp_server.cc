@@ -1,0 +1,520 @@
+#include "envelope_svc/mcp/mcp_server.h"
+
+#include <httplib.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/strip.h"
+#include "common/crypto/base64url.h"
+#include "common/crypto/random.h"
+#include "common/json/proto_json.h"
+#include "common/protocol_json/protocol_json.h"
+#include "common/server/server_runner.h"
+#include "common/time/proto_time.h"
+#include "envelope_svc/tools/escalation_tool.h"
+#include "envelope_svc/turn/codes.h"
+
+namespace sharedos::envelope::mcp {
+namespace {
+
+namespace pb = ::sharedos::protocol::v1;
+using Json = nlohmann::json;
+
+// JSON-RPC and MCP error codes.
+constexpr int kParseError = -32700;
+constexpr int kInvalidRequest = -32600;
+constexpr int kMethodNotFound = -32601;
+constexpr int kInvalidParams = -32602;
+constexpr int kInternalError = -32603;
+constexpr int kServerError = -32000;
+constexpr int kUnauthorized = -32001;
+constexpr int kHeaderMismatch = -32020;
+constexpr int kUnsupportedProtocolVersion = -32022;
+
+constexpr char kProtocolVersionMeta[] = "io.modelcontextprotocol/protocolVersion";
+constexpr char kServerInfoMeta[] = "io.modelcontextprotocol/serverInfo";
+constexpr char kRealm[] = "Bearer realm=\"sharedos-mcp\"";
+constexpr char kFirstModernVersion[] = "2026-07-28";
+
+bool IsModern(absl::string_view version) { return version >= kFirstModernVersion; }
+
+bool IsSupported(absl::string_view version) {
+  for (const char* known : kLegacyProtocolVersions) {
+    if (version == known) return true;
+  }
+  for (const char* known : kModernProtocolVersions) {
+    if (version == known) return true;
+  }
+  return false;
+}
+
+Json SupportedVersions() {
+  Json versions = Json::array();
+  for (const char* known : kModernProtocolVersions) versions.push_back(known);
+  for (auto it = std::rbegin(kLegacyProtocolVersions); it != std::rend(kLegacyProtocolVersions);
+       ++it) {
+    versions.push_back(*it);
+  }
+  return versions;
+}
+
+Json ErrorBody(const Json& id, int code, const std::string& message, Json data = nullptr) {
+  Json error = {{"code", code}, {"message", message}};
+  if (!data.is_null()) error["data"] = std::move(data);
+  return Json{{"jsonrpc", "2.0"}, {"id", id}, {"error", std::move(error)}};
+}
+
+// An optional header, whitespace trimmed.
+std::optional<std::string> Header(const httplib::Request& request, const char* name) {
+  if (!request.has_header(name)) return std::nullopt;
+  return std::string(absl::StripAsciiWhitespace(request.get_header_value(name)));
+}
+
+// SEP-2243 header values: "=?base64?<standard base64>?=" carries UTF-8 bytes; anything else is
+// the value itself. nullopt when the sentinel's payload is not base64.
+std::optional<std::string> DecodeHeaderValue(const std::string& value) {
+  constexpr absl::string_view kPrefix = "=?base64?";
+  constexpr absl::string_view kSuffix = "?=";
+  absl::string_view text = value;
+  if (!absl::ConsumePrefix(&text, kPrefix) || !absl::ConsumeSuffix(&text, kSuffix)) return value;
+  std::string url = absl::StrReplaceAll(text, {{"+", "-"}, {"/", "_"}});
+  while (!url.empty() && url.back() == '=') url.pop_back();
+  absl::StatusOr<std::string> decoded = common::Base64UrlDecode(url);
+  if (!decoded.ok()) return std::nullopt;
+  return *decoded;
+}
+
+const char* StatusName(pb::ToolResultStatus status) {
+  switch (status) {
+    case pb::TOOL_RESULT_STATUS_SUCCEEDED:
+      return "succeeded";
+    case pb::TOOL_RESULT_STATUS_DENIED:
+      return "denied";
+    default:
+      return "failed";
+  }
+}
+
+// The MCP Tool of a published definition: metadata moves under _meta.
+Json McpTool(const pb::PublishedToolDefinition& definition) {
+  absl::StatusOr<Json> published = common::PublishedToolDefinitionToJson(definition);
+  Json tool = published.ok() ? *std::move(published) : Json{{"name", definition.name()}};
+  if (auto metadata = tool.find("metadata"); metadata != tool.end()) {
+    Json meta = Json::object();
+    for (const auto& [key, value] : metadata->items()) meta["sharedos/" + key] = value;
+    tool.erase(metadata);
+    tool["_meta"] = std::move(meta);
+  }
+  return tool;
+}
+
+// A ToolResult as an MCP CallToolResult.
+Json CallToolResult(const pb::ToolResult& result, bool structured, bool modern) {
+  Json answer;
+  if (result.status() == pb::TOOL_RESULT_STATUS_SUCCEEDED) {
+    absl::StatusOr<Json> output = result.has_output() ? common::ProtoValueToJson(result.output())
+                                                      : absl::StatusOr<Json>(Json());
+    Json value = output.ok() ? *std::move(output) : Json();
+    answer["content"] = Json::array({Json{{"type", "text"}, {"text", value.dump()}}});
+    if (structured && (value.is_object() || modern)) answer["structuredContent"] = value;
+    answer["isError"] = false;
+    answer["_meta"] = Json{{"sharedos/status", "succeeded"}};
+    return answer;
+  }
+  const Json refusal = {{"status", StatusName(result.status())},
+                        {"code", result.error().code()},
+                        {"message", result.error().message()}};
+  answer["content"] = Json::array({Json{{"type", "text"}, {"text", refusal.dump()}}});
+  answer["isError"] = true;
+  answer["_meta"] = Json{{"sharedos/status", StatusName(result.status())},
+                         {"sharedos/code", result.error().code()}};
+  return answer;
+}
+
+std::string Instructions(const turn::TurnEngine::McpTurn& turn) {
+  std::string text = absl::StrCat(
+      "SharedOS turn ", turn.execution_id, ": you may call only the ",
+      turn.catalog ? turn.catalog->tools_size() : 0, " tools tools/list names (catalogue ",
+      turn.catalog_hash,
+      "); each call is authorized against the grants of this turn and recorded. A refused call "
+      "comes back as a tool result with isError true and _meta sharedos/code naming the "
+      "reason; it is not a transport error.");
+  if (turn.offers_escalation) {
+    absl::StrAppend(&text, " If you need authority you lack, call ", tools::kEscalationToolName,
+                    " with a reason, then stop: a human decides.");
+  }
+  return text;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+// The host part of the endpoint's URL: a wildcard listener is reached on loopback; IPv6 in [].
+std::string UrlHost(const std::string& host) {
+  if (host.empty() || host == "0.0.0.0" || host == "::") return "127.0.0.1";
+  if (absl::StrContains(host, ':')) return absl::StrCat("[", host, "]");
+  return host;
+}
+
+}  // namespace
+
+McpServer::McpServer(Options options, std::unique_ptr<httplib::Server> http, int port)
+    : options_(std::move(options)),
+      http_(std::move(http)),
+      port_(port),
+      url_(absl::StrCat("http://", UrlHost(options_.host), ":", port, "/mcp")) {
+  origins_ = options_.allowed_origins;
+  origins_.push_back(absl::StrCat("http://127.0.0.1:", port));
+  origins_.push_back(absl::StrCat("http://localhost:", port));
+  origins_.push_back(absl::StrCat("http://", UrlHost(options_.host), ":", port));
+}
+
+McpServer::~McpServer() { Shutdown(); }
+
+absl::StatusOr<std::unique_ptr<McpServer>> McpServer::Bind(Options options) {
+  if (!common::server::IsLoopbackHost(options.host)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "host: the MCP front door serves plaintext HTTP, allowed only on loopback (got ",
+        options.host, "); front it with a TLS-terminating proxy instead"));
+  }
+  auto http = std::make_unique<httplib::Server>();
+  // One small answer per request: Nagle's algorithm against the client's delayed ACK would add
+  // tens of milliseconds to each (accepted sockets inherit the option on Linux).
+  http->set_tcp_nodelay(true);
+  int port = options.port;
+  if (port == 0) {
+    port = http->bind_to_any_port(options.host);
+  } else if (!http->bind_to_port(options.host, port)) {
+    port = -1;
+  }
+  if (port <= 0) {
+    return absl::UnavailableError(
+        absl::StrCat("MCP: cannot listen on ", options.host, ":", options.port));
+  }
+  return std::unique_ptr<McpServer>(new McpServer(std::move(options), std::move(http), port));
+}
+
+void McpServer::Start(turn::TurnEngine& engine, const ExecutionTokenCodec& tokens,
+                      const common::Clock& clock) {
+  engine_ = &engine;
+  tokens_ = &tokens;
+  clock_ = &clock;
+  invoker_ = std::make_unique<EngineInvoker>(engine);
+  latch_ = std::make_unique<EscalationLatch>(engine, *invoker_, clock);
+
+  const auto seconds = absl::ToInt64Seconds(options_.request_timeout);
+  const auto micros = absl::ToInt64Microseconds(options_.request_timeout - absl::Seconds(seconds));
+  http_->set_read_timeout(seconds, micros);
+  http_->set_write_timeout(seconds, micros);
+  http_->set_keep_alive_max_count(1000);
+  http_->set_payload_max_length(options_.max_body_bytes);
+  auto not_allowed = [](const httplib::Request&, httplib::Response& response) {
+    response.status = 405;
+    response.set_header("Allow", "POST");
+    response.set_content(ErrorBody(nullptr, kServerError, "Method not allowed.").dump(),
+                         "application/json");
+  };
+  http_->Post("/mcp", [this](const httplib::Request& request, httplib::Response& response) {
+    HandlePost(request, response);
+  });
+  http_->Get("/mcp", not_allowed);
+  http_->Delete("/mcp", not_allowed);
+  http_->Put("/mcp", not_allowed);
+  http_->Patch("/mcp", not_allowed);
+  http_->set_exception_handler(
+      [](const httplib::Request&, httplib::Response& response, std::exception_ptr) {
+        response.status = 500;
+        response.set_content(ErrorBody(nullptr, kInternalError, "Internal error").dump(),
+                             "application/json");
+      });
+  thread_ = std::thread([this] {
+    http_->listen_after_bind();
+    loop_ended_ = true;
+  });
+  // The socket already listens (Bind), so no connection is lost meanwhile; waiting for the loop
+  // makes a Shutdown right after Start stop it (stop() ignores a server not yet running).
+  while (!http_->is_running() && !loop_ended_) std::this_thread::yield();
+}
+
+void McpServer::Shutdown() {
+  if (http_ != nullptr) http_->stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+void McpServer::HandlePost(const httplib::Request& request, httplib::Response& response) {
+  bool sse = false;
+  auto answer = [&](int status, const Json& body) {
+    response.status = status;
+    if (sse && status == 200) {
+      response.set_header("Cache-Control", "no-cache");
+      response.set_content(absl::StrCat("event: message\ndata: ", body.dump(), "\n\n"),
+                           "text/event-stream");
+    } else {
+      response.set_content(body.dump(), "application/json");
+    }
+  };
+  auto reject = [&](int status, int code, const std::string& message, Json data = nullptr) {
+    answer(status, ErrorBody(nullptr, code, message, std::move(data)));
+  };
+
+  // DNS rebinding: a browser page of another origin must not reach the endpoint.
+  if (std::optional<std::string> origin = Header(request, "Origin"); origin.has_value()) {
+    if (std::find(origins_.begin(), origins_.end(), *origin) == origins_.end()) {
+      return reject(403, kServerError, "Forbidden: Origin not allowed");
+    }
+  }
+
+  // The execution token: the only credential, bound to one turn. Not audited when refused.
+  const std::string authorization = request.get_header_value("Authorization");
+  absl::string_view bearer = absl::StripAsciiWhitespace(authorization);
+  if (bearer.size() < 7 || !absl::EqualsIgnoreCase(bearer.substr(0, 7), "Bearer ")) {
+    response.set_header("WWW-Authenticate", kRealm);
+    return reject(401, kUnauthorized, "Unauthorized: an execution token is required");
+  }
+  absl::StatusOr<ExecutionTokenClaims> claims =
+      tokens_->Verify(absl::StripAsciiWhitespace(bearer.substr(7)), clock_->Now());
+  absl::StatusOr<turn::TurnEngine::McpTurn> turn =
+      claims.ok() ? engine_->FindMcpTurn(*claims) : claims.status();
+  if (!turn.ok()) {
+    response.set_header("WWW-Authenticate",
+                        absl::StrCat(kRealm, ", error=\"invalid_token\", error_description=\"",
+                                     turn.status().message(), "\""));
+    return reject(401, kUnauthorized, absl::StrCat("Unauthorized: ", turn.status().message()));
+  }
+
+  const std::string content_type = absl::AsciiStrToLower(request.get_header_value("Content-Type"));
+  if (!absl::StartsWith(content_type, "application/json")) {
+    return reject(415, kServerError,
+                  "Unsupported Media Type: Content-Type must be application/json");
+  }
+  const std::string accept = absl::AsciiStrToLower(request.get_header_value("Accept"));
+  const bool accepts_json = accept.empty() || absl::StrContains(accept, "application/json") ||
+                            absl::StrContains(accept, "*/*") ||
+                            absl::StrContains(accept, "application/*");
+  const bool accepts_sse = absl::StrContains(accept, "text/event-stream");
+  if (!accepts_json && !accepts_sse) {
+    return reject(406, kServerError,
+                  "Not Acceptable: accept application/json or text/event-stream");
+  }
+  sse = !accepts_json;
+
+  const Json message = Json::parse(request.body, nullptr, /*allow_exceptions=*/false);
+  if (message.is_discarded()) return reject(400, kParseError, "Parse error");
+  if (message.is_array()) {
+    return reject(400, kInvalidRequest, "Bad Request: JSON-RPC batches are not supported");
+  }
+  if (!message.is_object() || message.value("jsonrpc", Json()) != "2.0") {
+    return reject(400, kInvalidRequest, "Bad Request: the body is not a JSON-RPC message");
+  }
+  auto method_it = message.find("method");
+  if (method_it == message.end()) {
+    // A response to a server request: none are ever sent, so there is nothing to match.
+    if (message.contains("result") || message.contains("error")) {
+      response.status = 202;
+      return;
+    }
+    return reject(400, kInvalidRequest, "Bad Request: the body is not a JSON-RPC message");
+  }
+  if (!method_it->is_string()) return reject(400, kInvalidRequest, "Bad Request: method");
+  const std::string method = method_it->get<std::string>();
+  const bool is_request = message.contains("id");
+  const Json id = is_request ? message["id"] : Json();
+  if (is_request && !id.is_string() && !id.is_number_integer()) {
+    return reject(400, kInvalidRequest, "Bad Request: id must be a string or an integer");
+  }
+  const Json params = message.value("params", Json::object());
+
+  // The era: body first (the _meta claim), the MCP-Protocol-Version header as a cross-check.
+  const std::optional<std::string> header_version = Header(request, "MCP-Protocol-Version");
+  std::optional<std::string> claim;
+  if (params.is_object()) {
+    if (auto meta = params.find("_meta"); meta != params.end() && meta->is_object()) {
+      if (auto version = meta->find(kProtocolVersionMeta); version != meta->end()) {
+        if (!version->is_string()) {
+          return reject(400, kInvalidParams,
+                        absl::StrCat("Invalid params: _meta.", kProtocolVersionMeta));
+        }
+        claim = version->get<std::string>();
+      }
+    }
+  }
+  auto unsupported = [&](const std::string& requested) {
+    reject(400, kUnsupportedProtocolVersion,
+           absl::StrCat("Unsupported protocol version: ", requested),
+           Json{{"supported", SupportedVersions()}, {"requested", requested}});
+  };
+  bool modern = false;
+  if (claim.has_value()) {
+    if (header_version.has_value() && *header_version != *claim) {
+      return reject(400, kHeaderMismatch,
+                    "Bad Request: the MCP-Protocol-Version header and the body disagree",
+                    Json{{"mismatch", {{"header", "MCP-Protocol-Version"}, {"body", *claim}}}});
+    }
+    if (!IsSupported(*claim) || !IsModern(*claim)) return unsupported(*claim);
+    modern = true;
+  } else if (header_version.has_value()) {
+    if (!IsSupported(*header_version)) return unsupported(*header_version);
+    if (IsModern(*header_version)) {
+      if (!is_request) {
+        response.status = 202;
+        return;
+      }
+      return reject(400, kInvalidParams,
+                    absl::StrCat("Invalid params: the request is missing the _meta envelope (",
+                                 kProtocolVersionMeta, ") its protocol version requires"));
+    }
+  }
+
+  if (modern) {
+    const std::optional<std::string> mcp_method = Header(request, "Mcp-Method");
+    if (mcp_method.has_value() && *mcp_method != method) {
+      return reject(400, kHeaderMismatch,
+                    "Bad Request: the Mcp-Method header and the body disagree",
+                    Json{{"mismatch", {{"header", "Mcp-Method"}, {"body", method}}}});
+    }
+    if (is_request) {
+      if (!header_version.has_value()) {
+        return reject(400, kHeaderMismatch,
+                      "Bad Request: the MCP-Protocol-Version header is missing",
+                      Json{{"mismatch", {{"header", "MCP-Protocol-Version"}, {"body", *claim}}}});
+      }
+      if (!mcp_method.has_value()) {
+        return reject(400, kHeaderMismatch, "Bad Request: the Mcp-Method header is missing",
+                      Json{{"mismatch", {{"header", "Mcp-Method"}, {"body", method}}}});
+      }
+      const char* name_field = method == "tools/call" || method == "prompts/get" ? "name"
+                               : method == "resources/read"                      ? "uri"
+                                                                                 : nullptr;
+      if (name_field != nullptr && params.is_object()) {
+        const Json body_name = params.value(name_field, Json());
+        const std::optional<std::string> header_name = Header(request, "Mcp-Name");
+        if (!header_name.has_value()) {
+          return reject(400, kHeaderMismatch, "Bad Request: the Mcp-Name header is missing",
+                        Json{{"mismatch", {{"header", "Mcp-Name"}, {"body", body_name}}}});
+        }
+        const std::optional<std::string> decoded = DecodeHeaderValue(*header_name);
+        if (!decoded.has_value() || !body_name.is_string() || *decoded != body_name) {
+          return reject(400, kHeaderMismatch,
+                        "Bad Request: the Mcp-Name header and the body disagree",
+                        Json{{"mismatch", {{"header", "Mcp-Name"}, {"body", body_name}}}});
+        }
+      }
+    }
+  }
+
+  // Notifications are accepted and need no answer (notifications/initialized, cancelled, …).
+  if (!is_request) {
+    response.status = 202;
+    return;
+  }
+
+  auto respond = [&](Json result) {
+    if (modern) result["resultType"] = "complete";
+    answer(200, Json{{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}});
+  };
+  auto fail = [&](int code, const std::string& text) { answer(200, ErrorBody(id, code, text)); };
+  if (!params.is_object()) return fail(kInvalidParams, "Invalid params: params must be an object");
+
+  if (method == "initialize" && !modern) {
+    const Json requested_json = params.value("protocolVersion", Json());
+    const std::string requested =
+        requested_json.is_string() ? requested_json.get<std::string>() : "";
+    std::string version = kLegacyProtocolVersions[std::size(kLegacyProtocolVersions) - 1];
+    if (IsSupported(requested) && !IsModern(requested)) version = requested;
+    return respond(
+        Json{{"protocolVersion", version},
+             {"capabilities", {{"tools", {{"listChanged", false}}}}},
+             {"serverInfo", {{"name", options_.server_name}, {"version", options_.server_version}}},
+             {"instructions", Instructions(*turn)}});
+  }
+  if (method == "server/discover" && modern) {
+    return respond(
+        Json{{"supportedVersions", SupportedVersions()},
+             {"capabilities", {{"tools", {{"listChanged", false}}}}},
+             {"instructions", Instructions(*turn)},
+             {"ttlMs", 0},
+             {"cacheScope", "private"},
+             {"_meta",
+              {{kServerInfoMeta,
+                {{"name", options_.server_name}, {"version", options_.server_version}}}}}});
+  }
+  // ping is a 2025 method; 2026-07-28 dropped it.
+  if (method == "ping" && !modern) return respond(Json::object());
+  if (method == "tools/list") {
+    Json tools = Json::array();
+    if (turn->catalog != nullptr) {
+      for (const pb::PublishedToolDefinition& tool : turn->catalog->tools()) {
+        tools.push_back(McpTool(tool));
+      }
+    }
+    Json result = {{"tools", std::move(tools)},
+                   {"_meta",
+                    {{"sharedos/catalogHash", turn->catalog_hash},
+                     {"sharedos/executionId", turn->execution_id}}}};
+    if (modern) {
+      // The catalogue is fixed for the turn and the token: cacheable by this client until then.
+      result["ttlMs"] =
+          std::max<int64_t>(0, absl::ToInt64Milliseconds(claims->expires_at - clock_->Now()));
+      result["cacheScope"] = "private";
+    }
+    return respond(std::move(result));
+  }
+  if (method == "tools/call") {
+    auto name = params.find("name");
+    if (name == params.end() || !name->is_string()) {
+      return fail(kInvalidParams, "Invalid params: name must be a string");
+    }
+    const Json arguments = params.value("arguments", Json::object());
+    absl::StatusOr<google::protobuf::Struct> parsed = common::JsonToProtoStruct(arguments);
+    if (!parsed.ok()) return fail(kInvalidParams, "Invalid params: arguments must be an object");
+    pb::ToolCall call;
+    call.set_id(absl::StrCat("mcp-", common::NewUuidV4()));
+    call.set_tool(name->get<std::string>());
+    *call.mutable_arguments() = *std::move(parsed);
+    call.set_trace_id(turn->trace_id);
+    if (absl::StatusOr<google::protobuf::Timestamp> now = common::ToProtoTimestamp(clock_->Now());
+        now.ok()) {
+      *call.mutable_requested_at() = *now;
+    }
+    absl::StatusOr<pb::ToolResult> result = latch_->Invoke(*turn, call);
+    if (!result.ok()) {
+      if (result.status().code() == absl::StatusCode::kInvalidArgument) {
+        return fail(kInvalidParams, absl::StrCat("Invalid params: ", result.status().message()));
+      }
+      if (result.status().code() != absl::StatusCode::kFailedPrecondition &&
+          result.status().code() != absl::StatusCode::kNotFound) {
+        return fail(kInternalError, "Internal error");
+      }
+      // The turn has ended (or is gone): refused in band like any call that comes too late.
+      pb::ToolResult refused;
+      refused.set_status(pb::TOOL_RESULT_STATUS_DENIED);
+      refused.mutable_error()->set_code(std::string(turn::kTurnDraining));
+      refused.mutable_error()->set_message(std::string(turn::CodeMessage(turn::kTurnDraining)));
+      result = std::move(refused);
+    }
+    bool structured = false;
+    if (turn->catalog != nullptr) {
+      for (const pb::PublishedToolDefinition& tool : turn->catalog->tools()) {
+        if (tool.name() == call.tool()) {
+          structured = tool.has_output_schema();
+          break;
+        }
+      }
+    }
+    return respond(CallToolResult(*result, structured, modern));
+  }
+  return fail(kMethodNotFound, absl::StrCat("Method not found: ", method));
+}
+
+}  // namespace sharedos::envelope::mcp

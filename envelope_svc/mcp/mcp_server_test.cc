@@ -1,0 +1,531 @@
+// The MCP endpoint's transport rules, every one over raw HTTP (httplib::Client), against a real
+// TurnEngine on test doubles: authentication (401, never audited), Origin, media types, JSON-RPC
+// shape, both protocol eras and their header checks, SSE, the body limit, and in-band refusals.
+// The official clients are exercised against a real sharedosd in //tests/mcp.
+#include "envelope_svc/mcp/mcp_server.h"
+
+#include <google/protobuf/text_format.h>
+#include <httplib.h>
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "audit_svc/client/fake_audit_writer.h"
+#include "common/time/clock.h"
+#include "envelope_svc/mcp/execution_token.h"
+#include "envelope_svc/turn/test_support.h"
+#include "envelope_svc/turn/turn_engine.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace sharedos::envelope::mcp {
+namespace {
+
+namespace pb = ::sharedos::protocol::v1;
+using Json = nlohmann::json;
+using ::testing::Contains;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
+using turn::TurnEngine;
+
+constexpr char kRequest[] = R"pb(
+  version: "1"
+  execution_id: "exec-1"
+  agent { agent_id: "agent-assistant" }
+  context {
+    namespace_id: "world-1"
+    actor { agent_id: "agent-assistant" }
+    authority { human_user_id: "user-alice" }
+    owner { human_user_id: "user-alice" }
+    purpose: "project work"
+    trace_id: "trace-1"
+    enabled_tool_namespaces: "files"
+    enabled_tool_namespaces: "sharedos"
+    now { seconds: 1786438800 }
+  }
+  message {
+    version: "1"
+    id: "msg-1"
+    sender { human_user_id: "user-alice" }
+    receiver { agent_id: "agent-assistant" }
+    purpose: "project work"
+    payload { string_value: "tidy my notes" }
+    trace_id: "trace-1"
+    created_at { seconds: 1786438800 }
+  }
+  tools: "files.read"
+  tools: "files.create"
+  tools: "sharedos.escalate"
+  options { timeout_ms: 60000 }
+)pb";
+
+constexpr char kModern[] = "2026-07-28";
+
+class McpServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    registry_ = turn::testing::TestRegistry();
+    files_ = std::make_unique<turn::testing::FakeToolProvider>("files");
+    McpServer::Options server_options;
+    server_options.max_body_bytes = 64 << 10;
+    server_options.allowed_origins = {"https://console.example"};
+    auto server = McpServer::Bind(server_options);
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = *std::move(server);
+    TurnEngine::Options options;
+    options.mcp_url = server_->url();
+    options.mcp_tokens = &codec_;
+    tools::AttachedProviders providers;
+    providers.files = files_.get();
+    engine_ =
+        std::make_unique<TurnEngine>(authorizer_, *registry_, providers, audit_, clock_, options);
+    server_->Start(*engine_, codec_, clock_);
+    client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
+
+    v1::OpenTurnRequest open;
+    ASSERT_TRUE(
+        google::protobuf::TextFormat::ParseFromString(kRequest, open.mutable_execution_request()));
+    open.set_runtime(v1::RUNTIME_MCP);
+    common::server::HostScope scope;
+    scope.namespaces = {"world-1"};
+    scope.owners = {"*"};
+    auto opened = engine_->OpenTurn(open, scope);
+    ASSERT_TRUE(opened.ok()) << opened.status();
+    ASSERT_FALSE(opened->has_result());
+    opened_ = *opened;
+    token_ = opened_.mcp().token();
+  }
+
+  void TearDown() override {
+    client_.reset();
+    if (server_ != nullptr) server_->Shutdown();
+  }
+
+  httplib::Headers Headers(const std::string& token) const {
+    httplib::Headers headers = {{"Accept", "application/json, text/event-stream"}};
+    if (!token.empty()) headers.emplace("Authorization", "Bearer " + token);
+    return headers;
+  }
+
+  httplib::Result Post(const std::string& body, httplib::Headers headers,
+                       const std::string& content_type = "application/json") {
+    return client_->Post("/mcp", headers, body, content_type.c_str());
+  }
+  httplib::Result Post(const Json& body) { return Post(body.dump(), Headers(token_)); }
+
+  // A legacy-era request.
+  static Json Request(const std::string& method, Json params = Json::object(), Json id = 1) {
+    return Json{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}};
+  }
+  // A modern-era request: _meta envelope and the SEP-2243 headers.
+  httplib::Result PostModern(const std::string& method, Json params = Json::object(),
+                             httplib::Headers extra = {}, bool standard_headers = true) {
+    params["_meta"] = Json{{"io.modelcontextprotocol/protocolVersion", kModern},
+                           {"io.modelcontextprotocol/clientCapabilities", Json::object()}};
+    httplib::Headers headers = Headers(token_);
+    if (standard_headers) {
+      headers.emplace("MCP-Protocol-Version", kModern);
+      headers.emplace("Mcp-Method", method);
+      if (method == "tools/call") headers.emplace("Mcp-Name", params.value("name", ""));
+    }
+    for (const auto& [key, value] : extra) {
+      headers.erase(key);
+      headers.emplace(key, value);
+    }
+    return Post(Request(method, params).dump(), headers);
+  }
+
+  static Json Body(const httplib::Result& result) {
+    return Json::parse(result->body, nullptr, /*allow_exceptions=*/false);
+  }
+  static int ErrorCode(const httplib::Result& result) {
+    const Json body = Body(result);
+    return body.contains("error") ? body["error"].value("code", 0) : 0;
+  }
+
+  common::SimulatedClock clock_{absl::FromUnixSeconds(1786438800)};
+  const ExecutionTokenCodec codec_{std::string(32, 'k')};
+  turn::testing::FakeAuthorizerClient authorizer_;
+  audit::client::FakeAuditWriter audit_;
+  std::unique_ptr<tools::ToolRegistry> registry_;
+  std::unique_ptr<turn::testing::FakeToolProvider> files_;
+  std::unique_ptr<McpServer> server_;
+  std::unique_ptr<TurnEngine> engine_;
+  std::unique_ptr<httplib::Client> client_;
+  v1::OpenTurnResponse opened_;
+  std::string token_;
+};
+
+// ---- HTTP methods ----
+
+TEST(McpServerBindTest, RefusesAHostOffLoopback) {
+  for (const std::string host : {"0.0.0.0", "10.1.2.3", "::"}) {
+    McpServer::Options options;
+    options.host = host;
+    absl::StatusOr<std::unique_ptr<McpServer>> server = McpServer::Bind(options);
+    ASSERT_FALSE(server.ok()) << host;
+    EXPECT_EQ(server.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(server.status().message()), HasSubstr("host: "));
+  }
+  McpServer::Options loopback;
+  absl::StatusOr<std::unique_ptr<McpServer>> server = McpServer::Bind(loopback);
+  ASSERT_TRUE(server.ok()) << server.status();
+  EXPECT_THAT((*server)->url(), StartsWith("http://127.0.0.1:"));
+}
+
+TEST_F(McpServerTest, GetAndDeleteAreNotAllowed) {
+  auto get = client_->Get("/mcp", Headers(token_));
+  ASSERT_TRUE(get);
+  EXPECT_EQ(get->status, 405);
+  EXPECT_EQ(get->get_header_value("Allow"), "POST");
+  auto del = client_->Delete("/mcp", Headers(token_));
+  ASSERT_TRUE(del);
+  EXPECT_EQ(del->status, 405);
+  auto other = client_->Post("/other", Headers(token_), "{}", "application/json");
+  ASSERT_TRUE(other);
+  EXPECT_EQ(other->status, 404);
+}
+
+// ---- Authentication: 401 with WWW-Authenticate, never audited ----
+
+TEST_F(McpServerTest, MissingTokenIs401WithAChallenge) {
+  const size_t audited = audit_.events().size();
+  auto result = Post(Request("tools/list").dump(), Headers(""));
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->status, 401);
+  EXPECT_EQ(result->get_header_value("WWW-Authenticate"), "Bearer realm=\"sharedos-mcp\"");
+  httplib::Headers basic = {{"Authorization", "Basic dXNlcjpwYXNz"}};
+  auto wrong_scheme = Post(Request("tools/list").dump(), basic);
+  ASSERT_TRUE(wrong_scheme);
+  EXPECT_EQ(wrong_scheme->status, 401);
+  EXPECT_EQ(audit_.events().size(), audited);
+}
+
+TEST_F(McpServerTest, ForgedExpiredAndOtherTurnTokensAre401InvalidToken) {
+  const size_t audited = audit_.events().size();
+  const ExecutionTokenCodec other_secret(std::string(32, 'x'));
+  absl::StatusOr<ExecutionTokenClaims> claims = codec_.Verify(token_, clock_.Now());
+  ASSERT_TRUE(claims.ok());
+  ExecutionTokenClaims other_turn = *claims;
+  other_turn.turn_id = "turn-other";
+  ExecutionTokenClaims other_catalogue = *claims;
+  other_catalogue.catalog_hash = "sha256:0000";
+  for (const std::string& token :
+       {std::string("not-a-token"), other_secret.Mint(*claims), codec_.Mint(other_turn),
+        codec_.Mint(other_catalogue), token_ + "x"}) {
+    auto result = Post(Request("tools/list").dump(), Headers(token));
+    ASSERT_TRUE(result);
+    EXPECT_EQ(result->status, 401) << token;
+    EXPECT_THAT(result->get_header_value("WWW-Authenticate"), HasSubstr("error=\"invalid_token\""));
+  }
+  clock_.AdvanceTime(absl::Seconds(61));
+  auto expired = Post(Request("tools/list"));
+  ASSERT_TRUE(expired);
+  EXPECT_EQ(expired->status, 401);
+  EXPECT_THAT(expired->get_header_value("WWW-Authenticate"), HasSubstr("expired"));
+  EXPECT_EQ(audit_.events().size(), audited);
+}
+
+// ---- Origin, media types, body ----
+
+TEST_F(McpServerTest, ForeignOriginIs403) {
+  httplib::Headers headers = Headers(token_);
+  headers.emplace("Origin", "https://evil.example");
+  auto foreign = Post(Request("tools/list").dump(), headers);
+  ASSERT_TRUE(foreign);
+  EXPECT_EQ(foreign->status, 403);
+  for (const std::string& origin : {absl::StrCat("http://127.0.0.1:", server_->port()),
+                                    std::string("https://console.example")}) {
+    httplib::Headers allowed = Headers(token_);
+    allowed.emplace("Origin", origin);
+    auto result = Post(Request("tools/list").dump(), allowed);
+    ASSERT_TRUE(result);
+    EXPECT_EQ(result->status, 200) << origin;
+  }
+}
+
+TEST_F(McpServerTest, WrongContentTypeIs415AndUnacceptableAcceptIs406) {
+  auto text = Post(Request("tools/list").dump(), Headers(token_), "text/plain");
+  ASSERT_TRUE(text);
+  EXPECT_EQ(text->status, 415);
+  httplib::Headers html = {{"Authorization", "Bearer " + token_}, {"Accept", "text/html"}};
+  auto result = Post(Request("tools/list").dump(), html);
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->status, 406);
+}
+
+TEST_F(McpServerTest, BodyOverTheLimitIs413) {
+  Json big = Request("tools/call", {{"name", "files.read"},
+                                    {"arguments", {{"path", std::string(70 << 10, 'a')}}}});
+  auto result = Post(big);
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->status, 413);
+}
+
+TEST_F(McpServerTest, BadJsonIsParseError) {
+  auto result = Post("{\"jsonrpc\": \"2.0\", ", Headers(token_));
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->status, 400);
+  EXPECT_EQ(ErrorCode(result), -32700);
+}
+
+TEST_F(McpServerTest, BatchesAndNonMessagesAreInvalidRequests) {
+  auto batch = Post(Json::array({Request("ping")}).dump(), Headers(token_));
+  ASSERT_TRUE(batch);
+  EXPECT_EQ(batch->status, 400);
+  EXPECT_EQ(ErrorCode(batch), -32600);
+  for (const Json& body :
+       {Json{{"hello", 1}}, Json{{"jsonrpc", "1.0"}, {"id", 1}, {"method", "ping"}},
+        Json{{"jsonrpc", "2.0"}, {"id", Json::object()}, {"method", "ping"}}}) {
+    auto result = Post(body);
+    ASSERT_TRUE(result);
+    EXPECT_EQ(result->status, 400) << body;
+    EXPECT_EQ(ErrorCode(result), -32600) << body;
+  }
+}
+
+// ---- Legacy era ----
+
+TEST_F(McpServerTest, InitializeEchoesASupportedVersionElseTheNewest) {
+  for (const auto& [requested, answered] :
+       {std::pair<std::string, std::string>{"2025-03-26", "2025-03-26"},
+        {"2025-06-18", "2025-06-18"},
+        {"2025-11-25", "2025-11-25"},
+        {"2024-11-05", "2025-11-25"},
+        {"2026-07-28", "2025-11-25"}}) {
+    auto result = Post(Request("initialize", {{"protocolVersion", requested},
+                                              {"capabilities", Json::object()},
+                                              {"clientInfo", {{"name", "t"}, {"version", "1"}}}}));
+    ASSERT_TRUE(result);
+    ASSERT_EQ(result->status, 200) << result->body;
+    const Json body = Body(result);
+    EXPECT_EQ(body["result"]["protocolVersion"], answered) << requested;
+    EXPECT_THAT(body["result"]["instructions"].get<std::string>(), HasSubstr("sharedos.escalate"));
+    EXPECT_EQ(body["result"]["serverInfo"]["name"], "sharedos-envelope");
+    EXPECT_TRUE(body["result"]["capabilities"].contains("tools"));
+    // Stateless: no session is issued.
+    EXPECT_FALSE(result->has_header("Mcp-Session-Id"));
+  }
+}
+
+TEST_F(McpServerTest, NotificationsAndResponsesAre202) {
+  auto notification = Post(Json{{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}}.dump(),
+                           Headers(token_));
+  ASSERT_TRUE(notification);
+  EXPECT_EQ(notification->status, 202);
+  EXPECT_TRUE(notification->body.empty());
+  auto response =
+      Post(Json{{"jsonrpc", "2.0"}, {"id", 7}, {"result", Json::object()}}.dump(), Headers(token_));
+  ASSERT_TRUE(response);
+  EXPECT_EQ(response->status, 202);
+}
+
+TEST_F(McpServerTest, PingAndUnknownMethods) {
+  auto ping = Post(Request("ping", Json::object(), "p-1"));
+  ASSERT_TRUE(ping);
+  EXPECT_EQ(ping->status, 200);
+  EXPECT_EQ(Body(ping), (Json{{"jsonrpc", "2.0"}, {"id", "p-1"}, {"result", Json::object()}}));
+  auto unknown = Post(Request("resources/list"));
+  ASSERT_TRUE(unknown);
+  EXPECT_EQ(unknown->status, 200);
+  EXPECT_EQ(ErrorCode(unknown), -32601);
+  // server/discover is a 2026 method.
+  auto discover = Post(Request("server/discover"));
+  ASSERT_TRUE(discover);
+  EXPECT_EQ(ErrorCode(discover), -32601);
+}
+
+TEST_F(McpServerTest, UnsupportedProtocolVersionHeaderIs400WithTheSupportedList) {
+  httplib::Headers headers = Headers(token_);
+  headers.emplace("MCP-Protocol-Version", "1999-01-01");
+  auto result = Post(Request("tools/list").dump(), headers);
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->status, 400);
+  const Json body = Body(result);
+  EXPECT_EQ(body["error"]["code"], -32022);
+  EXPECT_EQ(body["error"]["data"]["requested"], "1999-01-01");
+  EXPECT_THAT(body["error"]["data"]["supported"].get<std::vector<std::string>>(),
+              Contains("2025-06-18"));
+  // A supported one, and a session id the server never issued, are fine.
+  httplib::Headers good = Headers(token_);
+  good.emplace("MCP-Protocol-Version", "2025-06-18");
+  good.emplace("Mcp-Session-Id", "whatever");
+  auto ok = Post(Request("tools/list").dump(), good);
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 200);
+}
+
+TEST_F(McpServerTest, ToolsListIsTheCatalogueWithItsHash) {
+  auto result = Post(Request("tools/list"));
+  ASSERT_TRUE(result);
+  const Json body = Body(result);
+  std::vector<std::string> names;
+  for (const Json& tool : body["result"]["tools"]) names.push_back(tool["name"]);
+  EXPECT_EQ(names, (std::vector<std::string>{"files.create", "files.read", "sharedos.escalate"}));
+  EXPECT_EQ(body["result"]["_meta"]["sharedos/catalogHash"], opened_.catalog().catalog_hash());
+  EXPECT_EQ(body["result"]["_meta"]["sharedos/executionId"], "exec-1");
+  EXPECT_TRUE(body["result"]["tools"][0].contains("inputSchema"));
+  EXPECT_FALSE(body["result"].contains("resultType"));
+}
+
+TEST_F(McpServerTest, RefusalsAreToolResultsNeverJsonRpcErrors) {
+  auto result = Post(Request("tools/call", {{"name", "notes.get"}, {"arguments", Json::object()}}));
+  ASSERT_TRUE(result);
+  ASSERT_EQ(result->status, 200);
+  const Json body = Body(result);
+  ASSERT_TRUE(body.contains("result")) << body;
+  EXPECT_EQ(body["result"]["isError"], true);
+  EXPECT_EQ(body["result"]["_meta"]["sharedos/status"], "denied");
+  EXPECT_EQ(body["result"]["_meta"]["sharedos/code"], "tool_unavailable");
+  const Json text = Json::parse(body["result"]["content"][0]["text"].get<std::string>());
+  EXPECT_EQ(text, (Json{{"status", "denied"},
+                        {"code", "tool_unavailable"},
+                        {"message", "The tool is not available to this turn."}}));
+
+  auto allowed =
+      Post(Request("tools/call", {{"name", "files.read"}, {"arguments", {{"path", "a.md"}}}}));
+  ASSERT_TRUE(allowed);
+  const Json answer = Body(allowed);
+  EXPECT_EQ(answer["result"]["isError"], false) << answer;
+  EXPECT_EQ(answer["result"]["_meta"]["sharedos/status"], "succeeded");
+  EXPECT_EQ(Json::parse(answer["result"]["content"][0]["text"].get<std::string>()),
+            (Json{{"ok", true}}));
+}
+
+TEST_F(McpServerTest, MalformedCallParamsAreInvalidParams) {
+  for (const Json& params :
+       {Json{{"arguments", Json::object()}}, Json{{"name", 3}},
+        Json{{"name", "files.read"}, {"arguments", "x"}}, Json{{"name", ""}}}) {
+    auto result = Post(Request("tools/call", params));
+    ASSERT_TRUE(result);
+    EXPECT_EQ(result->status, 200);
+    EXPECT_EQ(ErrorCode(result), -32602) << params;
+  }
+}
+
+TEST_F(McpServerTest, AnswersOneSseEventWhenOnlyTheStreamIsAccepted) {
+  httplib::Headers headers = {{"Authorization", "Bearer " + token_},
+                              {"Accept", "text/event-stream"}};
+  auto result = Post(Request("tools/list").dump(), headers);
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->status, 200);
+  EXPECT_THAT(result->get_header_value("Content-Type"), StartsWith("text/event-stream"));
+  EXPECT_THAT(result->body, StartsWith("event: message\ndata: {"));
+  const std::string data = result->body.substr(result->body.find("data: ") + 6);
+  EXPECT_TRUE(Json::parse(data)["result"].contains("tools"));
+}
+
+// ---- Modern era (2026-07-28) ----
+
+TEST_F(McpServerTest, DiscoverAnswersVersionsCapabilitiesAndCacheHints) {
+  auto result = PostModern("server/discover");
+  ASSERT_TRUE(result);
+  ASSERT_EQ(result->status, 200) << result->body;
+  const Json answer = Body(result)["result"];
+  EXPECT_EQ(answer["resultType"], "complete");
+  EXPECT_THAT(answer["supportedVersions"].get<std::vector<std::string>>(), Contains(kModern));
+  EXPECT_TRUE(answer["capabilities"].contains("tools"));
+  EXPECT_TRUE(answer.contains("ttlMs"));
+  EXPECT_EQ(answer["cacheScope"], "private");
+  EXPECT_THAT(answer["instructions"].get<std::string>(), HasSubstr("exec-1"));
+}
+
+TEST_F(McpServerTest, ModernListAndCallCarryResultType) {
+  auto list = PostModern("tools/list");
+  ASSERT_TRUE(list);
+  const Json listed = Body(list)["result"];
+  EXPECT_EQ(listed["resultType"], "complete");
+  EXPECT_EQ(listed["cacheScope"], "private");
+  EXPECT_EQ(listed["ttlMs"], 60000);
+  EXPECT_EQ(listed["_meta"]["sharedos/catalogHash"], opened_.catalog().catalog_hash());
+  auto call = PostModern("tools/call", {{"name", "files.read"}, {"arguments", {{"path", "a"}}}});
+  ASSERT_TRUE(call);
+  ASSERT_EQ(call->status, 200) << call->body;
+  EXPECT_EQ(Body(call)["result"]["resultType"], "complete");
+  EXPECT_EQ(Body(call)["result"]["isError"], false);
+  // ping was dropped by 2026-07-28.
+  auto ping = PostModern("ping");
+  ASSERT_TRUE(ping);
+  EXPECT_EQ(ErrorCode(ping), -32601);
+}
+
+TEST_F(McpServerTest, ModernHeadersMustMatchTheBody) {
+  struct Case {
+    std::string name;
+    std::string method;
+    httplib::Headers headers;
+    bool standard = true;
+  };
+  const Json call = {{"name", "files.read"}, {"arguments", {{"path", "a"}}}};
+  for (const Case& c : std::vector<Case>{
+           {"version differs", "tools/list", {{"MCP-Protocol-Version", "2025-11-25"}}},
+           {"method differs", "tools/list", {{"Mcp-Method", "tools/call"}}},
+           {"name differs", "tools/call", {{"Mcp-Name", "files.create"}}},
+           {"version missing", "tools/list", {{"Mcp-Method", "tools/list"}}, false},
+           {"method missing", "tools/list", {{"MCP-Protocol-Version", kModern}}, false},
+           {"name missing",
+            "tools/call",
+            {{"MCP-Protocol-Version", kModern}, {"Mcp-Method", "tools/call"}},
+            false},
+       }) {
+    auto result = PostModern(c.method, c.method == "tools/call" ? call : Json::object(), c.headers,
+                             c.standard);
+    ASSERT_TRUE(result);
+    EXPECT_EQ(result->status, 400) << c.name << ": " << result->body;
+    EXPECT_EQ(ErrorCode(result), -32020) << c.name;
+  }
+  // Mcp-Name may carry the name base64-encoded (SEP-2243 sentinel): "files.read".
+  auto encoded = PostModern("tools/call", call, {{"Mcp-Name", "=?base64?ZmlsZXMucmVhZA==?="}});
+  ASSERT_TRUE(encoded);
+  EXPECT_EQ(encoded->status, 200) << encoded->body;
+}
+
+TEST_F(McpServerTest, ModernUnsupportedVersionIs32022WithTheSupportedList) {
+  Json params = {{"_meta", {{"io.modelcontextprotocol/protocolVersion", "2027-01-01"}}}};
+  httplib::Headers headers = Headers(token_);
+  headers.emplace("MCP-Protocol-Version", "2027-01-01");
+  headers.emplace("Mcp-Method", "tools/list");
+  auto result = Post(Request("tools/list", params).dump(), headers);
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->status, 400);
+  const Json body = Body(result);
+  EXPECT_EQ(body["error"]["code"], -32022);
+  EXPECT_EQ(body["error"]["data"]["requested"], "2027-01-01");
+  EXPECT_THAT(body["error"]["data"]["supported"].get<std::vector<std::string>>(),
+              Contains(kModern));
+}
+
+TEST_F(McpServerTest, ModernHeaderWithoutTheMetaEnvelopeIsInvalidParams) {
+  httplib::Headers headers = Headers(token_);
+  headers.emplace("MCP-Protocol-Version", kModern);
+  headers.emplace("Mcp-Method", "tools/list");
+  auto result = Post(Request("tools/list").dump(), headers);
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->status, 400);
+  EXPECT_EQ(ErrorCode(result), -32602);
+}
+
+TEST_F(McpServerTest, EscalationOverHttpLatchesTheTurn) {
+  auto ask = Post(Request(
+      "tools/call", {{"name", "sharedos.escalate"}, {"arguments", {{"reason", "need Reports"}}}}));
+  ASSERT_TRUE(ask);
+  const Json asked = Body(ask)["result"];
+  EXPECT_EQ(asked["isError"], false);
+  EXPECT_EQ(Json::parse(asked["content"][0]["text"].get<std::string>())["escalated"], true);
+  auto later =
+      Post(Request("tools/call", {{"name", "files.read"}, {"arguments", {{"path", "a"}}}}));
+  ASSERT_TRUE(later);
+  EXPECT_EQ(Body(later)["result"]["_meta"]["sharedos/code"], "escalation_pending");
+  EXPECT_THAT(files_->invocations(), ::testing::IsEmpty());
+}
+
+TEST_F(McpServerTest, ShutdownRightAfterStartStopsServing) {
+  server_->Shutdown();
+  auto result = Post(Request("tools/list"));
+  EXPECT_FALSE(result);
+}
+
+}  // namespace
+}  // namespace sharedos::envelope::mcp

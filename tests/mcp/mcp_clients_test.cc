@@ -1,0 +1,365 @@
+// The MCP front door with the official clients (issue 8): a real sharedosd (--demo world), a
+// turn opened over gRPC with RUNTIME_MCP, node running the MCP TypeScript SDK v1 (legacy era,
+// 2025-11-25) or the v2 client (2026-07-28) with the turn's URL and token through scenario.mjs,
+// then the host finishing the turn (harness_exited) and the ExecutionResult and the audit log
+// checked. Also the MCP Inspector CLI (tools/list, tools/call). node_modules comes from the
+// workspace root, found through the //:package.json runfile (like //proto:buf_breaking_test).
+#include <grpcpp/grpcpp.h>
+#include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdlib>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "gmock/gmock.h"
+#include "google/protobuf/text_format.h"
+#include "gtest/gtest.h"
+#include "sharedos/audit/v1/audit.grpc.pb.h"
+#include "sharedos/envelope/v1/envelope.grpc.pb.h"
+#include "tests/testing/process.h"
+
+namespace sharedos {
+namespace {
+
+namespace pb = ::sharedos::protocol::v1;
+using Json = nlohmann::json;
+using ::sharedos::testing::Process;
+using ::testing::Contains;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// The workspace root: where //:package.json really lives (node_modules beside it).
+std::string WorkspaceRoot() {
+  char resolved[PATH_MAX];
+  const std::string link = sharedos::testing::RunfilePath("package.json");
+  if (realpath(link.c_str(), resolved) == nullptr) return "";
+  std::string root = resolved;
+  return root.substr(0, root.rfind('/'));
+}
+
+struct Ran {
+  int exit_code = -1;
+  std::string output;
+};
+
+// Runs a shell command line; stdout and stderr together.
+Ran RunShell(const std::string& command) {
+  Ran ran;
+  FILE* pipe = popen(absl::StrCat("PATH=\"$PATH:/usr/local/bin\" ", command, " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return ran;
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) ran.output.append(buffer, n);
+  const int status = pclose(pipe);
+  ran.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return ran;
+}
+
+// The last line of `output` that parses as a JSON object.
+Json LastJsonLine(const std::string& output) {
+  const std::vector<std::string> lines = absl::StrSplit(output, '\n');
+  for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
+    if (it->empty() || (*it)[0] != '{') continue;
+    Json json = Json::parse(*it, nullptr, /*allow_exceptions=*/false);
+    if (json.is_object()) return json;
+  }
+  return Json();
+}
+
+// The first JSON object printed in `output` (possibly over several lines).
+Json FirstJsonObject(const std::string& output) {
+  const std::vector<std::string> lines = absl::StrSplit(output, '\n');
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].empty() || lines[i][0] != '{') continue;
+    for (size_t j = i; j < lines.size(); ++j) {
+      if (lines[j].empty() || lines[j].back() != '}') continue;
+      Json json = Json::parse(absl::StrJoin(lines.begin() + i, lines.begin() + j + 1, "\n"),
+                              nullptr, /*allow_exceptions=*/false);
+      if (json.is_object()) return json;
+    }
+  }
+  return Json();
+}
+
+class McpClientsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = WorkspaceRoot();
+    ASSERT_FALSE(root_.empty()) << "//:package.json is not among the runfiles";
+    ASSERT_EQ(access((root_ + "/node_modules/@modelcontextprotocol/sdk").c_str(), F_OK), 0)
+        << "node_modules is missing under " << root_ << ": run tools/setup.sh (npm ci)";
+    data_ = sharedos::testing::TempPath(
+        std::string("sharedosd-") +
+        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    auto process = Process::StartService(
+        "sharedosd/sharedosd",
+        {"--demo", "--port=0", "--mcp_port=0", "--durability=normal", "--data_dir=" + data_},
+        "sharedosd");
+    ASSERT_TRUE(process.ok()) << process.status();
+    process_ = *std::move(process);
+    auto url = process_->WaitForLine("sharedosd mcp listening on ", absl::Seconds(30));
+    ASSERT_TRUE(url.ok()) << url.status();
+    url_ = *url;
+    auto channel = grpc::CreateChannel(process_->address(), grpc::InsecureChannelCredentials());
+    envelope_ = envelope::v1::Envelope::NewStub(channel);
+    audit_ = audit::v1::AuditLog::NewStub(channel);
+    host_ = sharedos::testing::ReadFirstLine(data_ + "/host.token");
+    admin_ = sharedos::testing::ReadFirstLine(data_ + "/admin.token");
+    ASSERT_FALSE(host_.empty());
+  }
+
+  void TearDown() override {
+    envelope_.reset();
+    audit_.reset();
+    if (process_) {
+      EXPECT_EQ(process_->Terminate(), 0) << process_->output();
+    }
+  }
+
+  std::unique_ptr<grpc::ClientContext> As(const std::string& token) {
+    auto context = std::make_unique<grpc::ClientContext>();
+    context->AddMetadata("authorization", "Bearer " + token);
+    context->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    return context;
+  }
+
+  // Opens a RUNTIME_MCP turn in the demo world with its own execution and trace ids.
+  envelope::v1::OpenTurnResponse OpenMcpTurn(const std::string& name) {
+    envelope::v1::OpenTurnRequest request;
+    EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(
+        R"pb(
+          runtime: RUNTIME_MCP
+          execution_request {
+            version: "1"
+            agent { agent_id: "agent-assistant" }
+            context {
+              namespace_id: "world-demo"
+              actor { agent_id: "agent-assistant" }
+              authority { human_user_id: "user-alice" }
+              owner { human_user_id: "user-alice" }
+              purpose: "keep notes"
+              enabled_tool_namespaces: "files"
+              enabled_tool_namespaces: "sharedos"
+            }
+            message {
+              version: "1"
+              id: "msg-1"
+              sender { human_user_id: "user-alice" }
+              receiver { agent_id: "agent-assistant" }
+              purpose: "keep notes"
+              payload { string_value: "summarise my notes" }
+            }
+            tools: "files.read"
+            tools: "files.create"
+            tools: "sharedos.escalate"
+            options { timeout_ms: 120000 }
+          })pb",
+        &request));
+    pb::ExecutionRequest* execution = request.mutable_execution_request();
+    execution->set_execution_id("exec-" + name);
+    execution->mutable_context()->set_trace_id("trace-" + name);
+    execution->mutable_message()->set_trace_id("trace-" + name);
+    const int64_t now = absl::ToUnixSeconds(absl::Now());
+    execution->mutable_context()->mutable_now()->set_seconds(now);
+    execution->mutable_message()->mutable_created_at()->set_seconds(now);
+    envelope::v1::OpenTurnResponse response;
+    grpc::Status status = envelope_->OpenTurn(As(host_).get(), request, &response);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    EXPECT_FALSE(response.has_result()) << response.result().DebugString();
+    return response;
+  }
+
+  pb::ExecutionResult FinishHarnessExited(const std::string& turn_id) {
+    envelope::v1::FinishTurnRequest request;
+    request.set_turn_id(turn_id);
+    request.mutable_harness_exited()->set_outcome_status("completed");
+    request.mutable_harness_exited()->set_exit_code(0);
+    envelope::v1::FinishTurnResponse response;
+    grpc::Status status = envelope_->FinishTurn(As(host_).get(), request, &response);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    return response.result();
+  }
+
+  // The turn's audit records (by its trace id), once turn.ended is among them (post-effect
+  // records are delivered by then; polled, bounded).
+  std::vector<pb::AuditEvent> Audited(const std::string& trace_id) {
+    std::vector<pb::AuditEvent> events;
+    for (int attempt = 0; attempt < 200; ++attempt) {
+      audit::v1::QueryRequest query;
+      query.mutable_filter()->set_trace_id(trace_id);
+      query.set_limit(1000);
+      audit::v1::QueryResponse response;
+      grpc::Status status = audit_->Query(As(admin_).get(), query, &response);
+      EXPECT_TRUE(status.ok()) << status.error_message();
+      events.clear();
+      bool ended = false;
+      for (const auto& record : response.records()) {
+        events.push_back(record.event());
+        ended |= record.event().type() == pb::AUDIT_EVENT_TYPE_TURN_ENDED;
+      }
+      if (ended || !status.ok()) break;
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+    return events;
+  }
+
+  Json RunClient(const std::string& script, const envelope::v1::OpenTurnResponse& opened) {
+    const Ran ran = RunShell(absl::StrCat("cd '", root_, "' && node tests/mcp/", script, " '",
+                                          opened.mcp().url(), "' '", opened.mcp().token(), "'"));
+    EXPECT_EQ(ran.exit_code, 0) << ran.output;
+    Json summary = LastJsonLine(ran.output);
+    EXPECT_TRUE(summary.is_object()) << ran.output;
+    return summary;
+  }
+
+  // What both clients must have seen, and what the turn and the audit log must hold after.
+  void CheckScenario(const std::string& name, const Json& summary,
+                     const envelope::v1::OpenTurnResponse& opened) {
+    SCOPED_TRACE(summary.dump(2));
+    EXPECT_THAT(summary["tools"].get<std::vector<std::string>>(),
+                ElementsAre("files.create", "files.read", "sharedos.escalate"));
+    EXPECT_EQ(summary["listMeta"]["sharedos/catalogHash"], opened.catalog().catalog_hash());
+    EXPECT_EQ(summary["listMeta"]["sharedos/executionId"], "exec-" + name);
+    EXPECT_EQ(summary["readHasOutputSchema"], true);
+    EXPECT_THAT(summary["instructions"].get<std::string>(), HasSubstr("sharedos.escalate"));
+
+    const Json& allowed = summary["allowed"];
+    EXPECT_EQ(allowed["isError"], false);
+    EXPECT_EQ(allowed["meta"]["sharedos/status"], "succeeded");
+    EXPECT_EQ(allowed["structuredContent"]["content"], "buy milk\n");
+
+    const Json& denied = summary["denied"];
+    EXPECT_EQ(denied["isError"], true);
+    EXPECT_EQ(denied["meta"]["sharedos/status"], "denied");
+    EXPECT_EQ(denied["meta"]["sharedos/code"], "no_matching_grant");
+    EXPECT_EQ(denied["text"]["code"], "no_matching_grant");
+    EXPECT_EQ(denied["text"]["status"], "denied");
+
+    const Json& not_offered = summary["notOffered"];
+    EXPECT_EQ(not_offered["isError"], true) << not_offered;
+    EXPECT_EQ(not_offered["meta"]["sharedos/code"], "tool_unavailable");
+
+    const Json& escalate = summary["escalate"];
+    EXPECT_EQ(escalate["isError"], false);
+    EXPECT_EQ(escalate["text"]["escalated"], true);
+    EXPECT_EQ(escalate["text"]["reason"], "need to create Workspace/summary.txt");
+
+    const Json& after = summary["afterEscalation"];
+    EXPECT_EQ(after["isError"], true);
+    EXPECT_EQ(after["meta"]["sharedos/code"], "escalation_pending");
+
+    const pb::ExecutionResult result = FinishHarnessExited(opened.turn_id());
+    EXPECT_EQ(result.status(), pb::EXECUTION_STATUS_ESCALATED) << result.DebugString();
+    EXPECT_EQ(result.escalation().reason(), "need to create Workspace/summary.txt");
+    const auto& metadata = result.metadata().fields();
+    EXPECT_EQ(metadata.at("harnessOutcome").string_value(), "completed");
+    EXPECT_EQ(metadata.at("callsAfterEscalation").number_value(), 1);
+    EXPECT_EQ(metadata.at("runtime").struct_value().fields().at("id").string_value(),
+              "sharedos.mcp-harness");
+
+    // The audit log: the three calls that reached the envelope, the escalation, the end — and
+    // no operation for the ask or the call after it.
+    std::vector<std::string> invoked;
+    std::vector<std::string> kinds;
+    for (const pb::AuditEvent& event : Audited("trace-" + name)) {
+      kinds.push_back(pb::AuditEventType_Name(event.type()));
+      if (event.type() == pb::AUDIT_EVENT_TYPE_TOOL_INVOKED) {
+        invoked.push_back(absl::StrCat(event.tool(), "/", pb::AuditOutcome_Name(event.outcome()),
+                                       "/", event.reason(), "/", event.cause()));
+      }
+      if (event.type() == pb::AUDIT_EVENT_TYPE_TURN_ENDED) {
+        EXPECT_EQ(event.reason(), "escalation_requested");
+        EXPECT_EQ(event.outcome(), pb::AUDIT_OUTCOME_ESCALATED);
+      }
+    }
+    EXPECT_THAT(invoked,
+                ElementsAre("files.read/AUDIT_OUTCOME_SUCCEEDED//",
+                            "files.create/AUDIT_OUTCOME_DENIED/no_matching_grant/",
+                            "files.delete/AUDIT_OUTCOME_DENIED/tool_unavailable/not_offered"));
+    EXPECT_THAT(kinds, Contains("AUDIT_EVENT_TYPE_ESCALATION_REQUESTED"));
+    EXPECT_THAT(kinds, Contains("AUDIT_EVENT_TYPE_TURN_ENDED"));
+  }
+
+  std::string root_;
+  std::string data_;
+  std::string url_;
+  std::unique_ptr<Process> process_;
+  std::unique_ptr<envelope::v1::Envelope::Stub> envelope_;
+  std::unique_ptr<audit::v1::AuditLog::Stub> audit_;
+  std::string host_;
+  std::string admin_;
+};
+
+TEST_F(McpClientsTest, StartUpPrintsTheMcpUrl) {
+  EXPECT_THAT(url_, ::testing::MatchesRegex("http://127\\.0\\.0\\.1:[0-9]+/mcp"));
+  const envelope::v1::OpenTurnResponse opened = OpenMcpTurn("url");
+  EXPECT_EQ(opened.mcp().url(), url_);
+  EXPECT_FALSE(opened.mcp().token().empty());
+}
+
+TEST_F(McpClientsTest, SdkV1LegacyEra) {
+  const envelope::v1::OpenTurnResponse opened = OpenMcpTurn("sdk-v1");
+  const Json summary = RunClient("sdk_v1_client.mjs", opened);
+  ASSERT_TRUE(summary.is_object());
+  EXPECT_EQ(summary["pingOk"], true);
+  EXPECT_EQ(summary["protocolVersion"], "2025-11-25") << summary;
+  EXPECT_EQ(summary["serverInfo"]["name"], "sharedos-envelope") << summary;
+  CheckScenario("sdk-v1", summary, opened);
+}
+
+TEST_F(McpClientsTest, ClientV2ModernEra) {
+  const envelope::v1::OpenTurnResponse opened = OpenMcpTurn("client-v2");
+  const Json summary = RunClient("client_v2_client.mjs", opened);
+  ASSERT_TRUE(summary.is_object());
+  EXPECT_EQ(summary["protocolVersion"], "2026-07-28") << summary;
+  CheckScenario("client-v2", summary, opened);
+}
+
+// The MCP Inspector CLI (@modelcontextprotocol/inspector --cli) over HTTP: tools/list and
+// tools/call, allowed and refused.
+TEST_F(McpClientsTest, InspectorCli) {
+  const envelope::v1::OpenTurnResponse opened = OpenMcpTurn("inspector");
+  // The CLI exits non-zero after printing a result with isError true.
+  auto inspector = [&](const std::string& arguments, int exit_code = 0) {
+    const Ran ran = RunShell(
+        absl::StrCat("cd '", root_, "' && HOME='", data_, "' MCP_CATALOG_PATH='", data_,
+                     "/inspector.json' node node_modules/.bin/mcp-inspector --cli '",
+                     opened.mcp().url(), "' --transport http --header 'Authorization: Bearer ",
+                     opened.mcp().token(), "' ", arguments));
+    EXPECT_EQ(ran.exit_code == 0, exit_code == 0) << ran.output;
+    Json json = FirstJsonObject(ran.output);
+    EXPECT_TRUE(json.is_object()) << ran.output;
+    return json;
+  };
+  Json listed = inspector("--method tools/list");
+  ASSERT_TRUE(listed.contains("tools")) << listed;
+  std::vector<std::string> names;
+  for (const Json& tool : listed["tools"]) names.push_back(tool.value("name", ""));
+  EXPECT_THAT(names, ElementsAre("files.create", "files.read", "sharedos.escalate"));
+
+  Json read =
+      inspector("--method tools/call --tool-name files.read --tool-arg path=Workspace/notes.txt");
+  EXPECT_EQ(read.value("isError", true), false) << read;
+  EXPECT_EQ(read["structuredContent"]["content"], "buy milk\n") << read;
+
+  Json denied = inspector(
+      "--method tools/call --tool-name files.create --tool-arg path=Workspace/x.txt "
+      "--tool-arg content=x",
+      /*exit_code=*/1);
+  EXPECT_EQ(denied.value("isError", false), true) << denied;
+  EXPECT_EQ(denied["_meta"]["sharedos/code"], "no_matching_grant") << denied;
+}
+
+}  // namespace
+}  // namespace sharedos

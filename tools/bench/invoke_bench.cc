@@ -1,0 +1,395 @@
+// A full mediated InvokeTool against the gRPC floor, through real deployments, in one run.
+//
+//   bazel run //tools/bench:invoke_bench -- --rounds=5 --calls=1000 --audit_durability=normal
+//
+// Starts, from this target's runfiles, both deployments a host can talk to:
+//   four processes  audit_svc (SQLite, --durability), grantstore_svc, authorizer_svc and
+//                   envelope_svc, each its own process on loopback, every writer in remote audit
+//                   mode with its outbox (as envelope_svc's end-to-end test wires them);
+//   sharedosd       the one-process default (--durability), in-process authorizer and audit.
+// Both serve the same one-tool registry (files.read over the built-in files provider, reading a
+// 9-byte file) and the same grant. For each deployment, series interleaved round by round so
+// machine load hits them alike, one caller, synchronous stubs:
+//   floor   grpc.health.v1.Health/Check on the envelope's own server (a no-op unary call)
+//   invoke  InvokeTool files.read: envelope checks, discovery + consuming Authorize (one
+//           authorizer call), authorization.checked durable in the audit log before the answer,
+//           the provider, result check, tool.invoked (post-effect)
+// p50/p99 over all rounds and each invoke's ratio to the floor of its own server.
+#include <google/protobuf/text_format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/strings/str_cat.h"
+#include "common/server/auth.h"
+#include "grpcpp/grpcpp.h"
+#include "grpcpp/impl/client_unary_call.h"
+#include "grpcpp/impl/rpc_method.h"
+#include "sharedos/envelope/v1/envelope.grpc.pb.h"
+#include "sharedos/grantstore/v1/grantstore.grpc.pb.h"
+#include "tests/testing/process.h"
+
+ABSL_FLAG(int, rounds, 5, "Latency rounds (every series each round).");
+ABSL_FLAG(int, calls, 1000, "Calls per series per round.");
+ABSL_FLAG(int, warmup, 300, "Unmeasured calls per series first.");
+ABSL_FLAG(std::string, audit_durability, "normal",
+          "audit_svc and sharedosd --durability (normal | full).");
+ABSL_FLAG(std::string, outbox_durability, "full",
+          "authorizer_svc and envelope_svc --audit_outbox_durability (full | normal).");
+
+namespace {
+
+namespace pb = ::sharedos::protocol::v1;
+namespace ev1 = ::sharedos::envelope::v1;
+namespace gs = ::sharedos::grantstore::v1;
+using ::sharedos::testing::Process;
+using ::sharedos::testing::WriteFile;
+using Clock = std::chrono::steady_clock;
+
+constexpr char kAdminToken[] = "bench-admin-token";
+constexpr char kServiceToken[] = "bench-service-token";
+constexpr char kHostToken[] = "bench-host-token";
+
+constexpr char kRegistry[] = R"pb(
+  tools {
+    definition {
+      name: 'files.read'
+      description: 'Read a file of the workspace.'
+      namespace: 'files'
+      source: 'sharedos'
+      read_write: READ_WRITE_READ
+      annotations { read_only: true idempotent: true }
+      required_capability {
+        resource { namespace: 'files' }
+        action: 'read'
+      }
+    }
+    requirement { path_from_arguments { path_argument: 'path' mode: PATH_MODE_APPEND } }
+    provider { files {} }
+    input_schema_json: '{"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"], "additionalProperties": false}'
+  }
+)pb";
+
+constexpr char kGrant[] = R"pb(
+  id: "grant-assistant"
+  namespace_id: "world-demo"
+  subject { agent_id: "agent-assistant" }
+  issuer { human_user_id: "user-alice" }
+  capabilities {
+    resource { namespace: "sharedos.execution" path: "agent" path: "agent-assistant" }
+    actions: "invoke"
+    scope: SCOPE_EXACT
+  }
+  capabilities {
+    resource { namespace: "files" path: "Workspace" }
+    actions: "read"
+    scope: SCOPE_DESCENDANTS
+  }
+  constraints {}
+  issued_at { seconds: 1700000000 }
+)pb";
+
+constexpr char kExecution[] = R"pb(
+  version: "1"
+  agent { agent_id: "agent-assistant" }
+  context {
+    namespace_id: "world-demo"
+    actor { agent_id: "agent-assistant" }
+    authority { human_user_id: "user-alice" }
+    owner { human_user_id: "user-alice" }
+    purpose: "bench"
+    trace_id: "trace-bench"
+    enabled_tool_namespaces: "files"
+    now { seconds: 1786438800 }
+  }
+  message {
+    version: "1"
+    id: "msg-1"
+    sender { human_user_id: "user-alice" }
+    receiver { agent_id: "agent-assistant" }
+    purpose: "bench"
+    payload { string_value: "go" }
+    trace_id: "trace-bench"
+    created_at { seconds: 1786438800 }
+  }
+  tools: "files.read"
+  options { max_steps: 1000 max_tool_calls: 10000 timeout_ms: 600000 }
+)pb";
+
+[[noreturn]] void Die(const std::string& what) {
+  std::fprintf(stderr, "invoke_bench: %s\n", what.c_str());
+  std::exit(1);
+}
+
+template <typename T>
+T Parse(const std::string& text) {
+  T message;
+  if (!google::protobuf::TextFormat::ParseFromString(text, &message)) Die("bad text proto");
+  return message;
+}
+
+void Authenticate(grpc::ClientContext& context, const std::string& token) {
+  context.AddMetadata("authorization", absl::StrCat("Bearer ", token));
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+}
+
+double Percentile(std::vector<double> values, double q) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  return values[std::min(values.size() - 1, static_cast<size_t>(q * values.size()))];
+}
+
+// One deployment as a host sees it: the envelope's address and the tokens.
+class Deployment {
+ public:
+  Deployment(std::string name, const std::string& address, std::string admin, std::string host)
+      : name_(std::move(name)),
+        admin_(std::move(admin)),
+        host_(std::move(host)),
+        channel_(grpc::CreateChannel(address, grpc::InsecureChannelCredentials())),
+        envelope_(ev1::Envelope::NewStub(channel_)),
+        grants_(gs::GrantStore::NewStub(channel_)) {}
+
+  const std::string& name() const { return name_; }
+
+  void IssueGrant(const std::string& grantstore_address) {
+    auto stub = gs::GrantStore::NewStub(
+        grpc::CreateChannel(grantstore_address, grpc::InsecureChannelCredentials()));
+    gs::IssueGrantRequest request;
+    *request.mutable_grant() = Parse<pb::CapabilityGrant>(kGrant);
+    gs::IssueGrantResponse response;
+    grpc::ClientContext context;
+    Authenticate(context, admin_);
+    const grpc::Status status = stub->IssueGrant(&context, request, &response);
+    if (!status.ok()) Die(name_ + ": IssueGrant: " + status.error_message());
+  }
+
+  bool Floor() {
+    static const grpc::internal::RpcMethod health("/grpc.health.v1.Health/Check",
+                                                  grpc::internal::RpcMethod::NORMAL_RPC);
+    grpc::Slice empty("");
+    const grpc::ByteBuffer request(&empty, 1);
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    grpc::ByteBuffer response;
+    return grpc::internal::BlockingUnaryCall<grpc::ByteBuffer, grpc::ByteBuffer>(
+               channel_.get(), health, &context, request, &response)
+        .ok();
+  }
+
+  bool Invoke() {
+    if (turn_id_.empty() || ++calls_on_turn_ > 9000) {  // under the turn's 10,000-call budget
+      if (!turn_id_.empty()) Cancel();
+      if (!Open()) return false;
+      calls_on_turn_ = 1;
+    }
+    ev1::InvokeToolRequest request;
+    request.set_turn_id(turn_id_);
+    pb::ToolCall* call = request.mutable_call();
+    call->set_id(absl::StrCat("call-", next_call_++));
+    call->set_tool("files.read");
+    call->set_trace_id("trace-bench");
+    (*call->mutable_arguments()->mutable_fields())["path"].set_string_value(
+        "Workspace/notes.txt");
+    call->mutable_requested_at()->set_seconds(1786438800);
+    grpc::ClientContext context;
+    Authenticate(context, host_);
+    ev1::InvokeToolResponse response;
+    const grpc::Status status = envelope_->InvokeTool(&context, request, &response);
+    if (!status.ok() || response.result().status() != pb::TOOL_RESULT_STATUS_SUCCEEDED) {
+      std::fprintf(stderr, "%s: InvokeTool: %s %s\n", name_.c_str(),
+                   status.error_message().c_str(), response.result().DebugString().c_str());
+      return false;
+    }
+    return true;
+  }
+
+  void Cancel() {
+    ev1::CancelTurnRequest request;
+    request.set_turn_id(turn_id_);
+    ev1::CancelTurnResponse response;
+    grpc::ClientContext context;
+    Authenticate(context, host_);
+    (void)envelope_->CancelTurn(&context, request, &response);
+    turn_id_.clear();
+  }
+
+ private:
+  bool Open() {
+    ev1::OpenTurnRequest request;
+    request.set_runtime(ev1::RUNTIME_DRIVER);
+    *request.mutable_execution_request() = Parse<pb::ExecutionRequest>(kExecution);
+    request.mutable_execution_request()->set_execution_id(absl::StrCat("exec-", next_turn_++));
+    ev1::OpenTurnResponse response;
+    grpc::ClientContext context;
+    Authenticate(context, host_);
+    const grpc::Status status = envelope_->OpenTurn(&context, request, &response);
+    if (!status.ok() || response.has_result()) {
+      std::fprintf(stderr, "%s: OpenTurn: %s %s\n", name_.c_str(), status.error_message().c_str(),
+                   response.result().DebugString().c_str());
+      return false;
+    }
+    turn_id_ = response.turn_id();
+    return true;
+  }
+
+  const std::string name_;
+  const std::string admin_;
+  const std::string host_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<ev1::Envelope::Stub> envelope_;
+  std::unique_ptr<gs::GrantStore::Stub> grants_;
+  std::string turn_id_;
+  int calls_on_turn_ = 0;
+  int64_t next_call_ = 0;
+  int next_turn_ = 0;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::ParseCommandLine(argc, argv);
+  const std::string durability = absl::GetFlag(FLAGS_audit_durability);
+  const std::string dir = absl::StrCat("/tmp/sharedos-invoke-bench-", getpid());
+  const auto path = [&](const std::string& name) { return absl::StrCat(dir, "/", name); };
+  if (std::system(absl::StrCat("rm -rf ", dir, " && mkdir -p ", dir,
+                               "/files/human/user-alice/workspace/Workspace")
+                      .c_str()) != 0) {
+    Die("cannot create " + dir);
+  }
+  using sharedos::common::server::TokenDigestHex;
+  if (!WriteFile(path("credentials.json"),
+                 absl::StrCat(R"({"credentials": [)",
+                              R"({"name": "ops", "role": "admin", "token_sha256": ")",
+                              TokenDigestHex(kAdminToken), R"("},)",
+                              R"({"name": "services", "role": "service", "token_sha256": ")",
+                              TokenDigestHex(kServiceToken), R"("},)",
+                              R"({"name": "host-a", "role": "host", "token_sha256": ")",
+                              TokenDigestHex(kHostToken),
+                              R"(", "scope": {"namespaces": ["world-demo"], )",
+                              R"("owners": ["human:user-alice"]}}]})"))
+           .ok() ||
+      !WriteFile(path("service.token"), std::string(kServiceToken) + "\n").ok() ||
+      !WriteFile(path("lease.secret"), "bench-lease-secret-0123456789abcdef0123").ok() ||
+      !WriteFile(path("registry.textproto"), kRegistry).ok() ||
+      !WriteFile(path("files/human/user-alice/workspace/Workspace/notes.txt"), "buy milk\n")
+           .ok()) {
+    Die("cannot write configuration");
+  }
+
+  // ---- Four processes ----
+  const auto start = [&](const std::string& runfile, const std::string& name,
+                         std::vector<std::string> args) {
+    auto child = Process::StartService(runfile, args, name, argv[0]);
+    if (!child.ok()) Die(std::string(child.status().message()));
+    return *std::move(child);
+  };
+  const std::string credentials = "--credentials=" + path("credentials.json");
+  auto audit = start("audit_svc/server/audit_svc", "audit_svc",
+                     {"--port=0", "--db=" + path("audit.db"), "--durability=" + durability,
+                      credentials});
+  const auto audit_flags = [&](const std::string& name) {
+    return std::vector<std::string>{"--audit=remote", "--audit_target=" + audit->address(),
+                                    "--audit_token_file=" + path("service.token"),
+                                    "--audit_outbox=" + path(name + ".outbox")};
+  };
+  const auto with_audit = [&](std::vector<std::string> args, const std::string& name) {
+    for (const std::string& flag : audit_flags(name)) args.push_back(flag);
+    return args;
+  };
+  auto grantstore =
+      start("grantstore_svc/server/grantstore_svc", "grantstore_svc",
+            with_audit({"--port=0", "--db=" + path("grantstore.db"), credentials}, "grantstore"));
+  const std::string outbox_durability =
+      "--audit_outbox_durability=" + absl::GetFlag(FLAGS_outbox_durability);
+  auto authorizer = start(
+      "authorizer_svc/server/authorizer_svc", "authorizer_svc",
+      with_audit({"--port=0", credentials, "--grantstore_target=" + grantstore->address(),
+                  "--grantstore_token_file=" + path("service.token"),
+                  "--lease_secret_file=" + path("lease.secret"), outbox_durability},
+                 "authorizer"));
+  auto envelope = start(
+      "envelope_svc/server/envelope_svc", "envelope_svc",
+      with_audit({"--port=0", credentials, "--authorizer_target=" + authorizer->address(),
+                  "--authorizer_token_file=" + path("service.token"),
+                  "--registry=" + path("registry.textproto"), "--files_root=" + path("files"),
+                  outbox_durability},
+                 "envelope"));
+  Deployment four("four processes", envelope->address(), kAdminToken, kHostToken);
+  four.IssueGrant(grantstore->address());
+
+  // ---- sharedosd ----
+  auto sharedosd_process = Process::Start(
+      "sharedosd/sharedosd",
+      {"--port=0", "--data_dir=" + path("sharedosd-data"), "--files_root=" + path("files"),
+       "--registry=" + path("registry.textproto"), "--durability=" + durability},
+      argv[0]);
+  if (!sharedosd_process.ok()) Die(std::string(sharedosd_process.status().message()));
+  auto sharedosd_address =
+      sharedosd_process->WaitForLine("sharedosd listening on ", absl::Seconds(60));
+  if (!sharedosd_address.ok()) Die(std::string(sharedosd_address.status().message()));
+  Deployment one("sharedosd", *sharedosd_address,
+                 sharedos::testing::ReadFirstLine(path("sharedosd-data/admin.token")),
+                 sharedos::testing::ReadFirstLine(path("sharedosd-data/host.token")));
+  one.IssueGrant(*sharedosd_address);
+
+  struct Series {
+    std::string name;
+    std::function<bool()> call;
+    std::vector<double> micros;
+  };
+  std::vector<Series> series = {
+      {"four processes: floor", [&] { return four.Floor(); }, {}},
+      {"four processes: InvokeTool", [&] { return four.Invoke(); }, {}},
+      {"sharedosd: floor", [&] { return one.Floor(); }, {}},
+      {"sharedosd: InvokeTool", [&] { return one.Invoke(); }, {}},
+  };
+  for (Series& s : series) {
+    for (int i = 0; i < absl::GetFlag(FLAGS_warmup); ++i) {
+      if (!s.call()) Die(s.name + ": warm-up call failed");
+    }
+  }
+  for (int round = 0; round < absl::GetFlag(FLAGS_rounds); ++round) {
+    for (Series& s : series) {
+      for (int i = 0; i < absl::GetFlag(FLAGS_calls); ++i) {
+        const auto begin = Clock::now();
+        if (!s.call()) Die(s.name + ": call failed");
+        s.micros.push_back(std::chrono::duration<double, std::micro>(Clock::now() - begin).count());
+      }
+    }
+  }
+  four.Cancel();
+  one.Cancel();
+
+  std::printf(
+      "invoke_bench: %d rounds x %d calls, one caller, loopback TCP, audit durability %s, "
+      "outbox durability %s\n",
+      absl::GetFlag(FLAGS_rounds), absl::GetFlag(FLAGS_calls), durability.c_str(),
+      absl::GetFlag(FLAGS_outbox_durability).c_str());
+  std::printf("%-30s %9s %9s %9s %9s\n", "series", "p50 us", "p99 us", "p50/floor", "p99/floor");
+  for (size_t i = 0; i < series.size(); ++i) {
+    const Series& floor = series[i - i % 2];
+    const double p50 = Percentile(series[i].micros, 0.5);
+    const double p99 = Percentile(series[i].micros, 0.99);
+    std::printf("%-30s %9.1f %9.1f %9.2f %9.2f\n", series[i].name.c_str(), p50, p99,
+                p50 / Percentile(floor.micros, 0.5), p99 / Percentile(floor.micros, 0.99));
+  }
+  std::fflush(stdout);
+
+  sharedosd_process->Terminate();
+  envelope->Terminate();
+  authorizer->Terminate();
+  grantstore->Terminate();
+  audit->Terminate();
+  std::system(absl::StrCat("rm -rf ", dir).c_str());
+  return 0;
+}
