@@ -67,7 +67,8 @@ ABSL_FLAG(std::string, mcp_host, "127.0.0.1",
           "Host of the MCP front door. It serves plaintext HTTP, so only a loopback host is "
           "accepted; front it with a TLS-terminating proxy to reach it from elsewhere.");
 ABSL_FLAG(int, mcp_port, -1,
-          "Port of the MCP front door (Streamable HTTP, path /mcp) on --mcp_host; 0 picks a free port; "
+          "Port of the MCP front door (Streamable HTTP, path /mcp) on --mcp_host; 0 picks a free "
+          "port; "
           "-1: --port + 1 (50052 by default), or a free port when --port is 0. Printed at start-up "
           "as \"sharedosd mcp listening on http://<host>:<port>/mcp\".");
 ABSL_FLAG(bool, demo, false,

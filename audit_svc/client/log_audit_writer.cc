@@ -20,8 +20,9 @@ absl::Status LogAuditWriter::Append(AuditEvent& event) {
   if (code == absl::StatusCode::kInvalidArgument || code == absl::StatusCode::kFailedPrecondition) {
     return appended.status();  // a bug in the caller, not an outage
   }
-  return absl::UnavailableError(absl::StrCat("audit_unavailable: the audit log did not take the record (",
-                                             absl::StatusCodeToString(code), ")"));
+  return absl::UnavailableError(
+      absl::StrCat("audit_unavailable: the audit log did not take the record (",
+                   absl::StatusCodeToString(code), ")"));
 }
 
 absl::Status LogAuditWriter::RecordPreEffect(AuditEvent event) { return Append(event); }

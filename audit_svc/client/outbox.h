@@ -17,8 +17,9 @@ namespace sharedos::audit::client {
 
 // A writer's durable, bounded queue of audit events not yet acknowledged by audit_svc: one
 // SQLite file, synchronous=FULL (unless opened without fsync), so an event Put() returned OK for
-// survives a crash of the writer. Events leave it in the order they entered; their removal is not fsynced (after a
-// power loss some acknowledged events may be delivered again: audit_svc deduplicates by id).
+// survives a crash of the writer. Events leave it in the order they entered; their removal is
+// not fsynced (after a power loss some acknowledged events may be delivered again: audit_svc
+// deduplicates by id).
 // Thread-safe.
 class Outbox {
  public:

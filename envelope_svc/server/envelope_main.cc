@@ -73,7 +73,8 @@ ABSL_FLAG(std::string, mcp_host, "127.0.0.1",
           "Host of the MCP front door. It serves plaintext HTTP, so only a loopback host is "
           "accepted; front it with a TLS-terminating proxy to reach it from elsewhere.");
 ABSL_FLAG(int, mcp_port, 0,
-          "Port of the MCP front door (Streamable HTTP, path /mcp) on --mcp_host; 0 picks a free port. "
+          "Port of the MCP front door (Streamable HTTP, path /mcp) on --mcp_host; 0 picks a free "
+          "port. "
           "Printed at start-up as \"envelope_svc mcp listening on http://<host>:<port>/mcp\".");
 ABSL_FLAG(std::vector<std::string>, mcp_allowed_origins, {},
           "Origins the MCP front door accepts besides its own (comma-separated).");
