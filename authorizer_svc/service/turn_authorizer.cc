@@ -647,6 +647,7 @@ absl::StatusOr<v1::RecordEscalationResponse> TurnAuthorizer::RecordEscalation(
   store.set_namespace_id(context.namespace_id());
   store.set_execution_id(execution_id);
   store.set_escalation_id(escalation_id);
+  *store.mutable_authority() = context.authority();
   absl::StatusOr<gs::RecordEscalationResponse> stored =
       grantstore_.RecordEscalation(store, Deadline(options_.escalation_deadline));
   if (!stored.ok()) return errors::EscalationNotStored(stored.status().code());

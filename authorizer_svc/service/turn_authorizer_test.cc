@@ -879,6 +879,8 @@ TEST_F(TurnAuthorizerTest, TheDenialToEscalationHopKeepsTheRequestId) {
   EXPECT_EQ(stored[0].escalation_id(), escalated->escalation_id());
   EXPECT_EQ(stored[0].execution_id(), "exec-1");
   EXPECT_EQ(stored[0].namespace_id(), "world-1");
+  // The turn's context authority travels with it: an approval issues the grant under it.
+  EXPECT_EQ(stored[0].authority().human_user_id(), "alice");
 
   const auto recorded = audit_.recorded();
   const auto& last = recorded.back();

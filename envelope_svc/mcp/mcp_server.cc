@@ -136,6 +136,15 @@ Json CallToolResult(const pb::ToolResult& result, bool structured, bool modern) 
   answer["isError"] = true;
   answer["_meta"] = Json{{"sharedos/status", StatusName(result.status())},
                          {"sharedos/code", result.error().code()}};
+  // A no_matching_grant denial names the authority a reviewer would grant (seed ADR 0019): the
+  // harness, or the host it reports to, escalates with exactly this CapabilityRequest.
+  const auto& details = result.error().details().fields();
+  if (auto required = details.find("requiredAuthority"); required != details.end()) {
+    if (absl::StatusOr<Json> authority = common::ProtoValueToJson(required->second);
+        authority.ok()) {
+      answer["_meta"]["sharedos/requiredAuthority"] = *std::move(authority);
+    }
+  }
   return answer;
 }
 

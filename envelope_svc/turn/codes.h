@@ -24,6 +24,8 @@ inline constexpr absl::string_view kCauseNotRegistered = "not_registered";
 inline constexpr absl::string_view kCauseNamespaceDisabled = "namespace_disabled";
 inline constexpr absl::string_view kCauseNotOffered = "not_offered";
 inline constexpr absl::string_view kCauseNotDiscoverable = "not_discoverable";
+// A requested tool the host ceiling withheld from the turn's catalogue (ADR 0020's count).
+inline constexpr absl::string_view kCauseHostPolicyDenied = "host_policy_denied";
 // Behind turn_draining: the call named a turn that had already ended (answered
 // FAILED_PRECONDITION over gRPC, recorded as tool.invoked source envelope).
 inline constexpr absl::string_view kCauseTurnEnded = "turn_ended";

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "authorizer_svc/core/address.h"
@@ -136,16 +137,18 @@ struct TurnEngine::Turn {
   // The effective catalogue: tools of `tools` (a call names a tool; Find, then this set).
   absl::flat_hash_set<const tools::Tool*> offered;
 
-  // Requested tools the turn's discovery withheld (not discoverable when the turn opened).
-  absl::flat_hash_set<const tools::Tool*> withheld;
+  // Requested tools the turn's discovery withheld (not discoverable when the turn opened), each
+  // with the cause a call naming it is refused with (host_policy_denied or not_discoverable).
+  absl::flat_hash_map<const tools::Tool*, absl::string_view> withheld;
 
   bool Offers(absl::string_view name) const {
     const tools::Tool* tool = tools.has_value() ? tools->Find(name) : nullptr;
     return tool != nullptr && offered.contains(tool);
   }
   // Why a tool the turn does not offer is refused (metadata.cause of tool_unavailable, seed
-  // ADR 0023): not_registered, namespace_disabled, not_discoverable (requested, withheld by
-  // discovery) or not_offered (registered and discoverable, but not requested).
+  // ADR 0023): not_registered, namespace_disabled, host_policy_denied (requested, withheld by
+  // the host ceiling), not_discoverable (requested, withheld by discovery otherwise) or
+  // not_offered (registered and discoverable, but not requested).
   absl::string_view NotOfferedCause(absl::string_view name) const {
     const tools::Tool* tool = tools.has_value() ? tools->Find(name) : nullptr;
     if (tool == nullptr) return kCauseNotRegistered;
@@ -153,7 +156,7 @@ struct TurnEngine::Turn {
     if (std::find(enabled.begin(), enabled.end(), tool->tool_namespace()) == enabled.end()) {
       return kCauseNamespaceDisabled;
     }
-    if (withheld.contains(tool)) return kCauseNotDiscoverable;
+    if (auto it = withheld.find(tool); it != withheld.end()) return it->second;
     return kCauseNotOffered;
   }
   std::string catalog_hash;
@@ -479,11 +482,13 @@ void TurnEngine::Admit(Turn& turn, v1::OpenTurnResponse& response) {
   }
   absl::flat_hash_set<absl::string_view> discoverable;
   discoverable.reserve(discovered->entries_size());
+  absl::flat_hash_set<absl::string_view> host_policy_withheld;
   for (const az::DiscoveryEntry& entry : discovered->entries()) {
     if (entry.discoverable()) {
       discoverable.insert(entry.name());
-    } else if (entry.fail_closed()) {
-      listing.fail_closed = true;
+    } else {
+      if (entry.fail_closed()) listing.fail_closed = true;
+      if (entry.reason_code() == kCauseHostPolicyDenied) host_policy_withheld.insert(entry.name());
     }
   }
   const absl::Time effective_start = stopwatch.Now();
@@ -500,7 +505,9 @@ void TurnEngine::Admit(Turn& turn, v1::OpenTurnResponse& response) {
   for (const auto& tool : turn.tools->tools()) {
     if (!requested.contains(tool->name())) continue;
     if (!discoverable.contains(tool->name())) {
-      turn.withheld.insert(tool.get());
+      turn.withheld.emplace(tool.get(), host_policy_withheld.contains(tool->name())
+                                            ? kCauseHostPolicyDenied
+                                            : kCauseNotDiscoverable);
       continue;
     }
     effective.push_back(tool);

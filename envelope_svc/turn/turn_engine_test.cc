@@ -550,6 +550,29 @@ TEST_F(TurnEngineTest, ToolNotOfferedThisTurnIsRefusedByTheEnvelope) {
   EXPECT_EQ(completed.at("code").string_value(), "tool_unavailable");
 }
 
+// A withheld tool's cause says who withheld it: the host ceiling (host_policy_denied, ADR 0020's
+// count) or discovery otherwise (not_discoverable); a disabled namespace says so too.
+TEST_F(TurnEngineTest, WithheldToolsAreRefusedWithTheCauseThatWithheldThem) {
+  authorizer_.Withhold("files.peek", "no_matching_grant");
+  authorizer_.Withhold("files.create", "host_policy_denied");
+  const std::string turn = OpenRunning(Request());
+  for (const std::string tool : {"files.peek", "files.create", "notes.get"}) {
+    pb::ToolResult result = Call(turn, tool, R"({"path": "a"})");
+    EXPECT_EQ(result.status(), pb::TOOL_RESULT_STATUS_DENIED) << tool;
+    EXPECT_EQ(result.error().code(), "tool_unavailable") << tool;
+  }
+  EXPECT_EQ(authorizer_.calls(Method::kAuthorize), 0);
+  const std::vector<pb::AuditEvent> invoked = Audited(pb::AUDIT_EVENT_TYPE_TOOL_INVOKED);
+  ASSERT_THAT(invoked, SizeIs(3));
+  EXPECT_EQ(invoked[0].cause(), "not_discoverable");
+  EXPECT_EQ(invoked[1].cause(), "host_policy_denied");
+  EXPECT_EQ(invoked[2].cause(), "namespace_disabled");
+  for (const pb::AuditEvent& event : invoked) {
+    EXPECT_EQ(event.source(), pb::AUDIT_SOURCE_ENVELOPE);
+    EXPECT_EQ(event.reason(), "tool_unavailable");
+  }
+}
+
 TEST_F(TurnEngineTest, CallBudgetRefusesTheCallNotTheTurn) {
   pb::ExecutionRequest request = Request();
   request.mutable_options()->set_max_tool_calls(2);

@@ -74,7 +74,10 @@ absl::StatusOr<pb::CapabilityGrant> ApprovedGrant(const v1::EscalationRecord& re
   grant.set_id(grant_id);
   grant.set_namespace_id(asked.namespace_id());
   *grant.mutable_subject() = asked.requester();
-  *grant.mutable_issuer() = request.reviewer();
+  // Issued under the authority the escalated turn ran under, so the next turn with the same
+  // context loads it (LoadAuthority: subject = actor, issuer = authority); the reviewer who
+  // decided is on the escalation record. Older records without it: the reviewer.
+  *grant.mutable_issuer() = record.has_authority() ? record.authority() : request.reviewer();
   *grant.mutable_capabilities() = asked.capabilities();
   pb::CapabilityConstraints* constraints = grant.mutable_constraints();
   if (asked.has_constraints()) *constraints = asked.constraints();
@@ -536,7 +539,8 @@ absl::StatusOr<v1::RecordEscalationResponse> GrantStoreCore::RecordEscalation(
       const v1::EscalationRecord& stored = existing->record;
       if (stored.namespace_id() != request.namespace_id() ||
           stored.execution_id() != request.execution_id() ||
-          !MessageDifferencer::Equals(stored.escalation(), request.escalation())) {
+          !MessageDifferencer::Equals(stored.escalation(), request.escalation()) ||
+          !MessageDifferencer::Equals(stored.authority(), request.authority())) {
         return errors::EscalationIdInUse(id);
       }
       response.set_escalation_id(id);
@@ -550,6 +554,7 @@ absl::StatusOr<v1::RecordEscalationResponse> GrantStoreCore::RecordEscalation(
   record.set_namespace_id(request.namespace_id());
   record.set_execution_id(request.execution_id());
   *record.mutable_escalation() = request.escalation();
+  if (request.has_authority()) *record.mutable_authority() = request.authority();
   record.set_status(v1::ESCALATION_RECORD_STATUS_PENDING);
   record.set_recorded_revision(txn->revision());
   RETURN_IF_ERROR(txn->InsertEscalation(record));

@@ -1039,6 +1039,38 @@ TEST_F(GrantStoreCoreTest, AnEscalationIsResolvedOnlyOnce) {
   EXPECT_THAT(audit_.events(), SizeIs(events));
 }
 
+// A delegated turn (authority ≠ owner) escalates: the owner approves, and the grant is issued
+// under the turn's authority, so the next turn with the same context loads it.
+TEST_F(GrantStoreCoreTest, ApprovalIssuesUnderTheEscalatedTurnsAuthority) {
+  v1::RecordEscalationRequest recorded = EscalationRequest("esc-1");
+  recorded.mutable_authority()->set_agent_id("orchestrator");
+  ASSERT_THAT(core_->RecordEscalation(service_, recorded), IsOk());
+  // A retry must say the same authority.
+  v1::RecordEscalationRequest other = recorded;
+  other.mutable_authority()->set_agent_id("someone-else");
+  EXPECT_THAT(core_->RecordEscalation(service_, other),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+  auto resolved = core_->ResolveEscalation(admin_, Resolve("ESCALATION_DECISION_APPROVE"));
+  ASSERT_THAT(resolved, IsOk());
+  EXPECT_THAT(resolved->grant().issuer(),
+              EqualsProto(Parse<pb::Address>(R"pb(agent_id: "orchestrator")pb")));
+  EXPECT_THAT(resolved->escalation().reviewer(),
+              EqualsProto(Parse<pb::Address>(R"pb(human_user_id: "alice")pb")));
+  EXPECT_THAT(resolved->escalation().authority(),
+              EqualsProto(Parse<pb::Address>(R"pb(agent_id: "orchestrator")pb")));
+  v1::LoadAuthorityRequest delegated = Load();
+  delegated.mutable_authority()->Clear();
+  delegated.mutable_authority()->set_agent_id("orchestrator");
+  auto loaded = core_->LoadAuthority(delegated);
+  ASSERT_THAT(loaded, IsOk());
+  ASSERT_THAT(loaded->grants(), SizeIs(1));
+  EXPECT_EQ(loaded->grants(0).id(), resolved->grant().id());
+  // Under the owner's own authority it is not there.
+  auto owners = core_->LoadAuthority(Load());
+  ASSERT_THAT(owners, IsOk());
+  EXPECT_THAT(owners->grants(), SizeIs(0));
+}
+
 TEST_F(GrantStoreCoreTest, AnEscalationWithoutRequestedAuthorityCannotBeApproved) {
   v1::RecordEscalationRequest bare = EscalationRequest("esc-1");
   bare.mutable_escalation()->clear_requested_authority();

@@ -294,6 +294,9 @@ absl::Status ValidateRecordEscalationRequest(v1::RecordEscalationRequest* reques
   RETURN_IF_ERROR(val::CheckIdentifier(request->mutable_namespace_id(), "namespace_id"));
   RETURN_IF_ERROR(val::CheckIdentifier(request->mutable_execution_id(), "execution_id"));
   RETURN_IF_ERROR(val::CheckOptionalIdentifier(request->mutable_escalation_id(), "escalation_id"));
+  if (request->has_authority()) {
+    RETURN_IF_ERROR(val::ValidateAddress(request->mutable_authority(), "authority"));
+  }
   if (escalation->has_requested_authority()) {
     const pb::CapabilityRequest& asked = escalation->requested_authority();
     if (asked.namespace_id() != request->namespace_id()) {

@@ -243,6 +243,10 @@ class McpClientsTest : public ::testing::Test {
     EXPECT_EQ(denied["isError"], true);
     EXPECT_EQ(denied["meta"]["sharedos/status"], "denied");
     EXPECT_EQ(denied["meta"]["sharedos/code"], "no_matching_grant");
+    // The authority a reviewer would grant travels with the denial, for the host to escalate.
+    const Json& required = denied["meta"]["sharedos/requiredAuthority"];
+    EXPECT_EQ(required.value("id", "").rfind("capreq-", 0), 0u) << denied;
+    EXPECT_EQ(required["capabilities"][0]["actions"][0], "create") << denied;
     EXPECT_EQ(denied["text"]["code"], "no_matching_grant");
     EXPECT_EQ(denied["text"]["status"], "denied");
 
