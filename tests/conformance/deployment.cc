@@ -1,0 +1,642 @@
+#include "tests/conformance/deployment.h"
+
+#include <atomic>
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "audit_svc/client/audit_writer_factory.h"
+#include "audit_svc/core/audit_log.h"
+#include "audit_svc/server/audit_service.h"
+#include "audit_svc/storage/sqlite_audit_store.h"
+#include "authorizer_svc/service/turn_authorizer.h"
+#include "common/server/auth.h"
+#include "common/server/server_runner.h"
+#include "common/status/status_macros.h"
+#include "common/time/clock.h"
+#include "common/time/rfc3339.h"
+#include "envelope_svc/providers/files/files_provider.h"
+#include "envelope_svc/tools/tool_registry.h"
+#include "envelope_svc/turn/turn_engine.h"
+#include "grantstore_svc/client/grpc_grant_store_client.h"
+#include "grantstore_svc/core/grant_store_core.h"
+#include "grantstore_svc/server/grantstore_service.h"
+#include "grantstore_svc/storage/sqlite_grant_store.h"
+#include "grpcpp/grpcpp.h"
+#include "sharedos/authorizer/v1/authorizer.grpc.pb.h"
+#include "sharedos/envelope/v1/envelope.grpc.pb.h"
+#include "tests/testing/process.h"
+
+namespace sharedos::conformance {
+namespace {
+
+namespace gv1 = ::sharedos::grantstore::v1;
+namespace av1 = ::sharedos::authorizer::v1;
+namespace ev1 = ::sharedos::envelope::v1;
+namespace env = ::sharedos::envelope;
+
+constexpr char kAdminToken[] = "conformance-admin-token-0123456789";
+constexpr char kServiceToken[] = "conformance-service-token-0123456789";
+constexpr char kHostToken[] = "conformance-host-token-0123456789";
+constexpr char kLeaseSecret[] = "conformance-lease-secret-0123456789abcdef0123";
+constexpr char kMcpSecret[] = "conformance-mcp-secret-0123456789abcdef0123456789";
+
+std::string CredentialsJson(const DeploymentOptions& options) {
+  return absl::StrCat(
+      R"({"credentials": [)", R"({"name": "ops", "role": "admin", "token_sha256": ")",
+      common::server::TokenDigestHex(kAdminToken), R"("},)",
+      R"({"name": "services", "role": "service", "token_sha256": ")",
+      common::server::TokenDigestHex(kServiceToken), R"("},)",
+      R"({"name": "conformance-host", "role": "host", "token_sha256": ")",
+      common::server::TokenDigestHex(kHostToken), R"(", "scope": {"namespaces": [")",
+      options.namespace_id, R"("], "owners": [")", options.owner_key, R"("]}}]})");
+}
+
+std::unique_ptr<grpc::ClientContext> As(const std::string& token) {
+  auto context = std::make_unique<grpc::ClientContext>();
+  context->AddMetadata("authorization", "Bearer " + token);
+  context->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  return context;
+}
+
+absl::Status FromGrpc(const grpc::Status& status) {
+  if (status.ok()) return absl::OkStatus();
+  return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
+}
+
+// The grant-material surfaces both deployments expose to the host credential: the control plane
+// and the audit log (each expected to refuse a host).
+std::vector<Surface> ControlPlaneSurfaces(gv1::GrantStore::StubInterface& grants,
+                                          audit::v1::AuditLog::StubInterface& audit,
+                                          const std::string& namespace_id,
+                                          const std::string& token) {
+  std::vector<Surface> surfaces;
+  surfaces.push_back(
+      {"GrantStore.ListGrants", [&grants, namespace_id, token]() -> absl::StatusOr<std::string> {
+         gv1::ListGrantsRequest request;
+         request.mutable_filter()->set_namespace_id(namespace_id);
+         gv1::ListGrantsResponse response;
+         RETURN_IF_ERROR(FromGrpc(grants.ListGrants(As(token).get(), request, &response)));
+         return response.SerializeAsString();
+       }});
+  surfaces.push_back(
+      {"GrantStore.LoadAuthority", [&grants, namespace_id, token]() -> absl::StatusOr<std::string> {
+         gv1::LoadAuthorityRequest request;
+         request.set_namespace_id(namespace_id);
+         request.mutable_actor()->set_agent_id("agent-mallory");
+         request.mutable_authority()->set_agent_id("agent-orchestrator");
+         gv1::LoadAuthorityResponse response;
+         RETURN_IF_ERROR(FromGrpc(grants.LoadAuthority(As(token).get(), request, &response)));
+         return response.SerializeAsString();
+       }});
+  surfaces.push_back({"GrantStore.ListEscalations",
+                      [&grants, namespace_id, token]() -> absl::StatusOr<std::string> {
+                        gv1::ListEscalationsRequest request;
+                        request.set_namespace_id(namespace_id);
+                        gv1::ListEscalationsResponse response;
+                        RETURN_IF_ERROR(
+                            FromGrpc(grants.ListEscalations(As(token).get(), request, &response)));
+                        return response.SerializeAsString();
+                      }});
+  surfaces.push_back(
+      {"AuditLog.Query", [&audit, namespace_id, token]() -> absl::StatusOr<std::string> {
+         audit::v1::QueryRequest request;
+         request.mutable_filter()->set_namespace_id(namespace_id);
+         audit::v1::QueryResponse response;
+         RETURN_IF_ERROR(FromGrpc(audit.Query(As(token).get(), request, &response)));
+         return response.SerializeAsString();
+       }});
+  return surfaces;
+}
+
+// ---------------------------------------------------------------- kernel
+
+// The grant store as the authorizer reaches it, with outages switched on by the runner.
+class FaultInjectingGrantStore final : public grantstore::client::GrantStoreClient {
+ public:
+  explicit FaultInjectingGrantStore(grantstore::client::GrantStoreClient& inner) : inner_(inner) {}
+  void SetOutage(bool store, bool usage) {
+    store_down_ = store;
+    usage_down_ = usage;
+  }
+
+  absl::StatusOr<gv1::LoadAuthorityResponse> LoadAuthority(
+      const gv1::LoadAuthorityRequest& request,
+      const grantstore::client::CallOptions& options) override {
+    if (store_down_) return Down();
+    return inner_.LoadAuthority(request, options);
+  }
+  absl::StatusOr<gv1::ResolveGrantResponse> ResolveGrant(
+      const gv1::ResolveGrantRequest& request,
+      const grantstore::client::CallOptions& options) override {
+    if (store_down_) return Down();
+    return inner_.ResolveGrant(request, options);
+  }
+  absl::StatusOr<gv1::TryConsumeResponse> TryConsume(
+      const gv1::TryConsumeRequest& request,
+      const grantstore::client::CallOptions& options) override {
+    if (store_down_ || usage_down_) return Down();
+    return inner_.TryConsume(request, options);
+  }
+  absl::StatusOr<gv1::GetUsageResponse> GetUsage(
+      const gv1::GetUsageRequest& request,
+      const grantstore::client::CallOptions& options) override {
+    if (store_down_ || usage_down_) return Down();
+    return inner_.GetUsage(request, options);
+  }
+  absl::StatusOr<gv1::CheckRevocationsResponse> CheckRevocations(
+      const gv1::CheckRevocationsRequest& request,
+      const grantstore::client::CallOptions& options) override {
+    if (store_down_) return Down();
+    return inner_.CheckRevocations(request, options);
+  }
+  absl::StatusOr<gv1::RecordEscalationResponse> RecordEscalation(
+      const gv1::RecordEscalationRequest& request,
+      const grantstore::client::CallOptions& options) override {
+    if (store_down_) return Down();
+    return inner_.RecordEscalation(request, options);
+  }
+
+ private:
+  static absl::Status Down() { return absl::UnavailableError("grantstore_svc unreachable"); }
+  grantstore::client::GrantStoreClient& inner_;
+  std::atomic<bool> store_down_{false};
+  std::atomic<bool> usage_down_{false};
+};
+
+// The envelope's AuthorizerClient over the TurnAuthorizer in this process. With
+// `allow_everything` (the negative control) every decision is turned into an allow.
+class DirectAuthorizerClient final : public env::turn::AuthorizerClient {
+ public:
+  DirectAuthorizerClient(authorizer::service::TurnAuthorizer& authorizer, bool allow_everything)
+      : authorizer_(authorizer), allow_everything_(allow_everything) {}
+
+  absl::StatusOr<av1::OpenTurnAuthorityResponse> OpenTurnAuthority(
+      const av1::OpenTurnAuthorityRequest& request, absl::Duration) override {
+    return authorizer_.OpenTurnAuthority(request);
+  }
+  absl::StatusOr<av1::CloseTurnAuthorityResponse> CloseTurnAuthority(
+      const av1::CloseTurnAuthorityRequest& request, absl::Duration) override {
+    return authorizer_.CloseTurnAuthority(request);
+  }
+  absl::StatusOr<av1::AuthorizeResponse> Authorize(const av1::AuthorizeRequest& request,
+                                                   absl::Duration) override {
+    absl::StatusOr<av1::AuthorizeResponse> response = authorizer_.Authorize(request);
+    if (!allow_everything_ || !response.ok()) return response;
+    if (response->has_discovery()) {
+      response->mutable_discovery()->set_discoverable(true);
+      response->mutable_discovery()->set_reason_code("allowed");
+      response->mutable_discovery()->set_fail_closed(false);
+    }
+    protocol::v1::AuthorizationDecision* decision = response->mutable_decision();
+    decision->set_allowed(true);
+    decision->set_reason_code("allowed");
+    decision->clear_required_authority();
+    response->set_fail_closed(false);
+    return response;
+  }
+  absl::StatusOr<av1::DiscoverResponse> Discover(const av1::DiscoverRequest& request,
+                                                 absl::Duration) override {
+    return authorizer_.Discover(request);
+  }
+  absl::StatusOr<av1::AdmitTurnResponse> AdmitTurn(const av1::AdmitTurnRequest& request,
+                                                   absl::Duration) override {
+    return authorizer_.AdmitTurn(request);
+  }
+  absl::StatusOr<av1::ReachResponse> Reach(const av1::ReachRequest& request,
+                                           absl::Duration) override {
+    return authorizer_.Reach(request);
+  }
+  absl::StatusOr<av1::RecordEscalationResponse> RecordEscalation(
+      const av1::RecordEscalationRequest& request, absl::Duration) override {
+    return authorizer_.RecordEscalation(request);
+  }
+
+ private:
+  authorizer::service::TurnAuthorizer& authorizer_;
+  const bool allow_everything_;
+};
+
+// The host seat calling the engine directly (the adversary's scope: the conformance world).
+class DirectHost final : public HostApi {
+ public:
+  DirectHost(env::turn::TurnEngine& engine, common::server::HostScope scope)
+      : engine_(engine), scope_(std::move(scope)) {}
+  absl::StatusOr<ev1::OpenTurnResponse> OpenTurn(const ev1::OpenTurnRequest& request) override {
+    return engine_.OpenTurn(request, scope_);
+  }
+  absl::StatusOr<ev1::InvokeToolResponse> InvokeTool(
+      const ev1::InvokeToolRequest& request) override {
+    return engine_.InvokeTool(request, scope_);
+  }
+  absl::StatusOr<ev1::FinishTurnResponse> FinishTurn(
+      const ev1::FinishTurnRequest& request) override {
+    return engine_.FinishTurn(request, scope_);
+  }
+  absl::StatusOr<ev1::GetTurnResponse> GetTurn(const ev1::GetTurnRequest& request) override {
+    return engine_.GetTurn(request, scope_);
+  }
+
+ private:
+  env::turn::TurnEngine& engine_;
+  const common::server::HostScope scope_;
+};
+
+absl::Status Plant(grantstore::storage::GrantStore& store,
+                   const protocol::v1::CapabilityGrant& grant) {
+  ASSIGN_OR_RETURN(auto transaction, store.BeginWrite());
+  RETURN_IF_ERROR(transaction->InsertGrant(grant));
+  return transaction->Commit();
+}
+
+absl::Time WorldStart() {
+  absl::Time start;
+  std::string error;
+  absl::ParseTime(absl::RFC3339_full, "2026-08-18T09:00:00Z", &start, &error);
+  return start;
+}
+
+class KernelDeployment final : public Deployment {
+ public:
+  explicit KernelDeployment(DeploymentOptions options)
+      : options_(std::move(options)), clock_(WorldStart()) {}
+
+  ~KernelDeployment() override {
+    for (auto* runner : {&grantstore_runner_, &audit_runner_}) {
+      if (*runner) (*runner)->Shutdown();
+    }
+  }
+
+  absl::Status Start() {
+    ASSIGN_OR_RETURN(authenticator_,
+                     common::server::Authenticator::FromJson(CredentialsJson(options_)));
+    RETURN_IF_ERROR(
+        testing::WriteFile(options_.dir + "/service.token", std::string(kServiceToken) + "\n"));
+    common::server::ServerOptions internal;
+    internal.listen = false;
+
+    ASSIGN_OR_RETURN(auto audit_store,
+                     audit::storage::SqliteAuditStore::Open(options_.dir + "/audit.db", {}));
+    audit_log_ = std::make_unique<audit::core::AuditLog>(std::move(audit_store), clock_,
+                                                         audit::core::AuditLog::Options{});
+    audit_service_ = std::make_unique<audit::server::AuditService>(*audit_log_, *authenticator_);
+    ASSIGN_OR_RETURN(audit_runner_,
+                     common::server::ServerRunner::Start(internal, {audit_service_.get()}));
+    auto writer = [&](const std::string& name) {
+      audit::client::AuditWriterConfig config;
+      config.mode = "remote";
+      config.token_file = options_.dir + "/service.token";
+      config.outbox_path = options_.dir + "/" + name + ".outbox";
+      return audit::client::NewAuditWriterOverChannel(config, audit_runner_->InProcessChannel());
+    };
+    ASSIGN_OR_RETURN(grantstore_audit_, writer("grantstore"));
+    ASSIGN_OR_RETURN(authorizer_audit_, writer("authorizer"));
+    ASSIGN_OR_RETURN(envelope_audit_, writer("envelope"));
+
+    grantstore::storage::SqliteGrantStore::Options store_options;
+    store_options.path = options_.dir + "/grants.db";
+    ASSIGN_OR_RETURN(grant_store_,
+                     grantstore::storage::SqliteGrantStore::Open(store_options, clock_));
+    grantstore_core_ = std::make_unique<grantstore::core::GrantStoreCore>(
+        *grant_store_, *grantstore_audit_, clock_);
+    grantstore_service_ =
+        std::make_unique<grantstore::server::GrantStoreService>(*grantstore_core_, *authenticator_);
+    ASSIGN_OR_RETURN(grantstore_runner_,
+                     common::server::ServerRunner::Start(internal, {grantstore_service_.get()}));
+    grantstore_client_ = std::make_unique<grantstore::client::GrpcGrantStoreClient>(
+        grantstore_runner_->InProcessChannel(), kServiceToken);
+    faults_ = std::make_unique<FaultInjectingGrantStore>(*grantstore_client_);
+    turn_authorizer_ = std::make_unique<authorizer::service::TurnAuthorizer>(
+        *faults_, *authorizer_audit_, clock_, kLeaseSecret,
+        authorizer::service::TurnAuthorizer::Options{});
+    authorizer_client_ =
+        std::make_unique<DirectAuthorizerClient>(*turn_authorizer_, options_.allow_everything);
+
+    std::vector<std::string> paths;
+    for (const std::string& registry : options_.registries) {
+      paths.push_back(testing::RunfilePath(registry));
+    }
+    ASSIGN_OR_RETURN(registry_, env::tools::ToolRegistry::LoadFiles(paths));
+    env::files::FilesProvider::Options files_options;
+    files_options.root = options_.files_root;
+    for (const auto& tool : registry_->tools()) {
+      if (tool->provider_binding().has_files()) files_options.tools.push_back(tool->definition());
+    }
+    ASSIGN_OR_RETURN(files_, env::files::FilesProvider::Create(std::move(files_options), clock_));
+    notion_ =
+        std::make_unique<NotionFixture>(options_.notion_provider_id, options_.notion_definition);
+    if (options_.broker_listing_fails) notion_->FailListing();
+    env::tools::AttachedProviders with_broker;
+    with_broker.files = files_.get();
+    with_broker.hosts[options_.notion_provider_id] = notion_.get();
+    env::tools::AttachedProviders without_broker;
+    without_broker.files = files_.get();
+    engine_ = std::make_unique<env::turn::TurnEngine>(*authorizer_client_, *registry_, with_broker,
+                                                      *envelope_audit_, clock_,
+                                                      env::turn::TurnEngine::Options{});
+    engine_unattached_ = std::make_unique<env::turn::TurnEngine>(
+        *authorizer_client_, *registry_, without_broker, *envelope_audit_, clock_,
+        env::turn::TurnEngine::Options{});
+    common::server::HostScope scope{{options_.namespace_id}, {options_.owner_key}};
+    host_ = std::make_unique<DirectHost>(*engine_, scope);
+    host_unattached_ = std::make_unique<DirectHost>(*engine_unattached_, scope);
+    grants_stub_ = gv1::GrantStore::NewStub(grantstore_runner_->InProcessChannel());
+    audit_stub_ = audit::v1::AuditLog::NewStub(audit_runner_->InProcessChannel());
+    return absl::OkStatus();
+  }
+
+  std::string column() const override { return "kernel"; }
+  HostApi& host(bool broker) override { return broker ? *host_ : *host_unattached_; }
+  gv1::GrantStore::StubInterface& grants() override { return *grants_stub_; }
+  audit::v1::AuditLog::StubInterface& audit() override { return *audit_stub_; }
+  std::string admin_token() const override { return kAdminToken; }
+  std::string host_token() const override { return kHostToken; }
+  absl::Time Now() override { return clock_.Now(); }
+  void Tick() override { clock_.AdvanceTime(absl::Seconds(1)); }
+  absl::Status PassBeyond(absl::Time instant) override {
+    if (clock_.Now() <= instant) clock_.SetTime(instant + absl::Seconds(1));
+    return absl::OkStatus();
+  }
+  absl::Status Outage(const std::string& what) override {
+    if (what == "usage") {
+      faults_->SetOutage(false, true);
+    } else if (what == "grantstore") {
+      faults_->SetOutage(true, true);
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat("outage: unknown \"", what, "\""));
+    }
+    return absl::OkStatus();
+  }
+  absl::Status Recover() override {
+    faults_->SetOutage(false, false);
+    return absl::OkStatus();
+  }
+  NotionFixture& notion() override { return *notion_; }
+  absl::Status PlantGrant(const protocol::v1::CapabilityGrant& grant) override {
+    return Plant(*grant_store_, grant);
+  }
+  std::vector<Surface> Surfaces(const std::string& token) override {
+    return ControlPlaneSurfaces(*grants_stub_, *audit_stub_, options_.namespace_id, token);
+  }
+
+ private:
+  const DeploymentOptions options_;
+  common::SimulatedClock clock_;
+  std::unique_ptr<common::server::Authenticator> authenticator_;
+  std::unique_ptr<audit::core::AuditLog> audit_log_;
+  std::unique_ptr<audit::server::AuditService> audit_service_;
+  std::unique_ptr<common::server::ServerRunner> audit_runner_;
+  std::unique_ptr<audit::client::AuditWriter> grantstore_audit_, authorizer_audit_, envelope_audit_;
+  std::unique_ptr<grantstore::storage::SqliteGrantStore> grant_store_;
+  std::unique_ptr<grantstore::core::GrantStoreCore> grantstore_core_;
+  std::unique_ptr<grantstore::server::GrantStoreService> grantstore_service_;
+  std::unique_ptr<common::server::ServerRunner> grantstore_runner_;
+  std::unique_ptr<grantstore::client::GrpcGrantStoreClient> grantstore_client_;
+  std::unique_ptr<FaultInjectingGrantStore> faults_;
+  std::unique_ptr<authorizer::service::TurnAuthorizer> turn_authorizer_;
+  std::unique_ptr<DirectAuthorizerClient> authorizer_client_;
+  std::unique_ptr<env::tools::ToolRegistry> registry_;
+  std::unique_ptr<env::files::FilesProvider> files_;
+  std::unique_ptr<NotionFixture> notion_;
+  std::unique_ptr<env::turn::TurnEngine> engine_, engine_unattached_;
+  std::unique_ptr<DirectHost> host_, host_unattached_;
+  std::unique_ptr<gv1::GrantStore::Stub> grants_stub_;
+  std::unique_ptr<audit::v1::AuditLog::Stub> audit_stub_;
+};
+
+// ---------------------------------------------------------------- processes
+
+class GrpcHost final : public HostApi {
+ public:
+  explicit GrpcHost(const std::string& address)
+      : stub_(ev1::Envelope::NewStub(
+            grpc::CreateChannel(address, grpc::InsecureChannelCredentials()))) {}
+  absl::StatusOr<ev1::OpenTurnResponse> OpenTurn(const ev1::OpenTurnRequest& request) override {
+    ev1::OpenTurnResponse response;
+    RETURN_IF_ERROR(FromGrpc(stub_->OpenTurn(As(kHostToken).get(), request, &response)));
+    return response;
+  }
+  absl::StatusOr<ev1::InvokeToolResponse> InvokeTool(
+      const ev1::InvokeToolRequest& request) override {
+    ev1::InvokeToolResponse response;
+    RETURN_IF_ERROR(FromGrpc(stub_->InvokeTool(As(kHostToken).get(), request, &response)));
+    return response;
+  }
+  absl::StatusOr<ev1::FinishTurnResponse> FinishTurn(
+      const ev1::FinishTurnRequest& request) override {
+    ev1::FinishTurnResponse response;
+    RETURN_IF_ERROR(FromGrpc(stub_->FinishTurn(As(kHostToken).get(), request, &response)));
+    return response;
+  }
+  absl::StatusOr<ev1::GetTurnResponse> GetTurn(const ev1::GetTurnRequest& request) override {
+    ev1::GetTurnResponse response;
+    RETURN_IF_ERROR(FromGrpc(stub_->GetTurn(As(kHostToken).get(), request, &response)));
+    return response;
+  }
+
+ private:
+  std::unique_ptr<ev1::Envelope::Stub> stub_;
+};
+
+class ProcessDeployment final : public Deployment {
+ public:
+  explicit ProcessDeployment(DeploymentOptions options) : options_(std::move(options)) {}
+
+  ~ProcessDeployment() override {
+    for (auto* process : {&envelope_unattached_, &envelope_, &authorizer_, &grantstore_, &audit_}) {
+      if (*process) (*process)->Terminate();
+    }
+    if (notion_runner_) notion_runner_->Shutdown();
+  }
+
+  absl::Status Start() {
+    const std::string& dir = options_.dir;
+    RETURN_IF_ERROR(testing::WriteFile(dir + "/credentials.json", CredentialsJson(options_)));
+    RETURN_IF_ERROR(testing::WriteFile(dir + "/service.token", std::string(kServiceToken) + "\n"));
+    RETURN_IF_ERROR(testing::WriteFile(dir + "/lease.secret", kLeaseSecret));
+    RETURN_IF_ERROR(testing::WriteFile(dir + "/mcp.secret", kMcpSecret));
+    credentials_ = "--credentials=" + dir + "/credentials.json";
+    token_file_ = dir + "/service.token";
+
+    notion_ =
+        std::make_unique<NotionFixture>(options_.notion_provider_id, options_.notion_definition);
+    ASSIGN_OR_RETURN(notion_runner_, common::server::ServerRunner::Start({}, {notion_.get()}));
+
+    ASSIGN_OR_RETURN(
+        audit_, testing::Process::StartService(
+                    "audit_svc/server/audit_svc",
+                    {"--port=0", "--db=" + dir + "/audit.db", "--durability=normal", credentials_},
+                    "audit_svc"));
+    RETURN_IF_ERROR(StartGrantStore("0"));
+    std::vector<std::string> args = {
+        "--port=0", credentials_, "--grantstore_target=" + grantstore_->address(),
+        "--grantstore_token_file=" + token_file_, "--lease_secret_file=" + dir + "/lease.secret"};
+    for (const std::string& flag : AuditFlags("authorizer")) args.push_back(flag);
+    ASSIGN_OR_RETURN(authorizer_,
+                     testing::Process::StartService("authorizer_svc/server/authorizer_svc", args,
+                                                    "authorizer_svc"));
+    std::string registries;
+    for (const std::string& registry : options_.registries) {
+      if (!registries.empty()) registries += ",";
+      registries += testing::RunfilePath(registry);
+    }
+    auto envelope_args = [&](const std::string& name, bool broker) {
+      std::vector<std::string> flags = {"--port=0",
+                                        credentials_,
+                                        "--authorizer_target=" + authorizer_->address(),
+                                        "--authorizer_token_file=" + token_file_,
+                                        "--registry=" + registries,
+                                        "--files_root=" + options_.files_root};
+      if (broker) {
+        flags.push_back("--provider=" + options_.notion_provider_id + "=" +
+                        notion_runner_->address());
+        flags.push_back("--provider_token_file=" + token_file_);
+      }
+      for (const std::string& flag : AuditFlags(name)) flags.push_back(flag);
+      if (options_.mcp) {
+        flags.push_back("--mcp_secret_file=" + dir + "/mcp.secret");
+        flags.push_back("--mcp_port=0");
+      }
+      return flags;
+    };
+    ASSIGN_OR_RETURN(envelope_, StartEnvelope(envelope_args("envelope", true)));
+    ASSIGN_OR_RETURN(envelope_unattached_,
+                     StartEnvelope(envelope_args("envelope-unattached", false)));
+    host_ = std::make_unique<GrpcHost>(envelope_->address());
+    host_unattached_ = std::make_unique<GrpcHost>(envelope_unattached_->address());
+    grants_stub_ = gv1::GrantStore::NewStub(
+        grpc::CreateChannel(grantstore_->address(), grpc::InsecureChannelCredentials()));
+    audit_stub_ = audit::v1::AuditLog::NewStub(
+        grpc::CreateChannel(audit_->address(), grpc::InsecureChannelCredentials()));
+    authorizer_stub_ = av1::Authorizer::NewStub(
+        grpc::CreateChannel(authorizer_->address(), grpc::InsecureChannelCredentials()));
+    return absl::OkStatus();
+  }
+
+  std::string column() const override { return "grpc"; }
+  HostApi& host(bool broker) override { return broker ? *host_ : *host_unattached_; }
+  gv1::GrantStore::StubInterface& grants() override { return *grants_stub_; }
+  audit::v1::AuditLog::StubInterface& audit() override { return *audit_stub_; }
+  std::string admin_token() const override { return kAdminToken; }
+  std::string host_token() const override { return kHostToken; }
+  absl::Time Now() override { return absl::Now(); }
+  void Tick() override {}
+  absl::Status PassBeyond(absl::Time instant) override {
+    // Waiting for the real clock to pass a declared instant (no condition to poll but time).
+    const absl::Time limit = absl::Now() + absl::Seconds(60);
+    while (absl::Now() <= instant) {
+      if (absl::Now() > limit) return absl::DeadlineExceededError("clock did not pass instant");
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+    return absl::OkStatus();
+  }
+  absl::Status Outage(const std::string& what) override {
+    if (what != "usage" && what != "grantstore") {
+      return absl::InvalidArgumentError(absl::StrCat("outage: unknown \"", what, "\""));
+    }
+    // Usage counting lives in grantstore_svc: either outage stops the process.
+    if (grantstore_) {
+      grantstore_->Terminate();
+      grantstore_.reset();
+    }
+    return absl::OkStatus();
+  }
+  absl::Status Recover() override {
+    if (grantstore_) return absl::OkStatus();
+    return StartGrantStore(grantstore_port_);
+  }
+  NotionFixture& notion() override { return *notion_; }
+  absl::Status PlantGrant(const protocol::v1::CapabilityGrant& grant) override {
+    grantstore::storage::SqliteGrantStore::Options store_options;
+    store_options.path = options_.dir + "/grantstore.db";
+    ASSIGN_OR_RETURN(auto store, grantstore::storage::SqliteGrantStore::Open(store_options));
+    return Plant(*store, grant);
+  }
+  std::vector<Surface> Surfaces(const std::string& token) override {
+    std::vector<Surface> surfaces =
+        ControlPlaneSurfaces(*grants_stub_, *audit_stub_, options_.namespace_id, token);
+    surfaces.push_back(
+        {"Authorizer.OpenTurnAuthority", [this, token]() -> absl::StatusOr<std::string> {
+           av1::OpenTurnAuthorityRequest request;
+           request.set_turn_id("turn-surface-probe");
+           request.mutable_context()->set_namespace_id(options_.namespace_id);
+           av1::OpenTurnAuthorityResponse response;
+           RETURN_IF_ERROR(
+               FromGrpc(authorizer_stub_->OpenTurnAuthority(As(token).get(), request, &response)));
+           return response.SerializeAsString();
+         }});
+    return surfaces;
+  }
+  std::string envelope_address() const override { return envelope_->address(); }
+
+ private:
+  std::vector<std::string> AuditFlags(const std::string& name) const {
+    return {"--audit=remote", "--audit_target=" + audit_->address(),
+            "--audit_token_file=" + token_file_,
+            "--audit_outbox=" + options_.dir + "/" + name + ".outbox"};
+  }
+
+  absl::StatusOr<std::unique_ptr<testing::Process>> StartEnvelope(
+      const std::vector<std::string>& args) {
+    absl::StatusOr<std::unique_ptr<testing::Process>> envelope =
+        testing::Process::StartService("envelope_svc/server/envelope_svc", args, "envelope_svc");
+    if (!options_.mcp) return envelope;
+    const std::string missing = "MCP front door (issue 8): envelope_svc serves no MCP endpoint";
+    if (!envelope.ok()) {
+      if (absl::StrContains(envelope.status().message(), "mcp_")) {
+        return absl::UnimplementedError(missing);
+      }
+      return envelope.status();
+    }
+    absl::StatusOr<std::string> url =
+        (*envelope)->WaitForLine("envelope_svc mcp listening on ", absl::Seconds(20));
+    if (!url.ok()) return absl::UnimplementedError(missing);
+    return envelope;
+  }
+
+  absl::Status StartGrantStore(const std::string& port) {
+    std::vector<std::string> args = {"--port=" + port, "--db=" + options_.dir + "/grantstore.db",
+                                     credentials_};
+    for (const std::string& flag : AuditFlags("grantstore")) args.push_back(flag);
+    ASSIGN_OR_RETURN(grantstore_,
+                     testing::Process::StartService("grantstore_svc/server/grantstore_svc", args,
+                                                    "grantstore_svc"));
+    std::vector<std::string> parts = absl::StrSplit(grantstore_->address(), ':');
+    grantstore_port_ = parts.back();
+    return absl::OkStatus();
+  }
+
+  const DeploymentOptions options_;
+  std::string credentials_, token_file_, grantstore_port_;
+  std::unique_ptr<NotionFixture> notion_;
+  std::unique_ptr<common::server::ServerRunner> notion_runner_;
+  std::unique_ptr<testing::Process> audit_, grantstore_, authorizer_, envelope_,
+      envelope_unattached_;
+  std::unique_ptr<GrpcHost> host_, host_unattached_;
+  std::unique_ptr<gv1::GrantStore::Stub> grants_stub_;
+  std::unique_ptr<audit::v1::AuditLog::Stub> audit_stub_;
+  std::unique_ptr<av1::Authorizer::Stub> authorizer_stub_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Deployment>> StartKernelDeployment(
+    const DeploymentOptions& options) {
+  auto deployment = std::make_unique<KernelDeployment>(options);
+  RETURN_IF_ERROR(deployment->Start());
+  return deployment;
+}
+
+absl::StatusOr<std::unique_ptr<Deployment>> StartProcessDeployment(
+    const DeploymentOptions& options) {
+  auto deployment = std::make_unique<ProcessDeployment>(options);
+  RETURN_IF_ERROR(deployment->Start());
+  return deployment;
+}
+
+}  // namespace sharedos::conformance

@@ -1,0 +1,60 @@
+#include "tests/conformance/run_suite.h"
+
+#include <sys/stat.h>
+
+#include "absl/strings/str_cat.h"
+#include "tests/conformance/deployment.h"
+#include "tests/conformance/mcp_client.h"
+
+namespace sharedos::conformance {
+
+std::map<std::string, std::vector<Cell>> RunSuite(const Declarations& declarations,
+                                                  const SuiteOptions& options) {
+  std::vector<std::string> columns = options.columns;
+  if (columns.empty()) columns = declarations.cases["columns"].get<std::vector<std::string>>();
+  std::map<std::string, std::vector<Cell>> cells;
+  for (const std::string& column : columns) {
+    const std::string dir = absl::StrCat(options.scratch, "/", column);
+    mkdir(dir.c_str(), 0700);
+    const std::string files_root = dir + "/files";
+    if (absl::Status prepared = PrepareFiles(declarations, files_root); !prepared.ok()) {
+      cells[column] = UnrunColumn(declarations, column, "not exercised",
+                                  absl::StrCat("world files: ", prepared.message()));
+      continue;
+    }
+    DeploymentOptions deployment_options = DeploymentOptionsFor(declarations, dir, files_root);
+    deployment_options.allow_everything = options.allow_everything && column == "kernel";
+    deployment_options.broker_listing_fails = options.broker_listing_fails && column == "kernel";
+    const bool mcp = column == "mcp-legacy" || column == "mcp-modern";
+    deployment_options.mcp = mcp;
+    std::unique_ptr<McpClient> client;
+    if (mcp) {
+      absl::StatusOr<std::unique_ptr<McpClient>> started =
+          StartMcpClient(options.node_root, column);
+      if (!started.ok()) {
+        cells[column] = UnrunColumn(declarations, column, "not exercised",
+                                    std::string(started.status().message()));
+        continue;
+      }
+      client = *std::move(started);
+    }
+    absl::StatusOr<std::unique_ptr<Deployment>> deployment =
+        column == "kernel" ? StartKernelDeployment(deployment_options)
+                           : StartProcessDeployment(deployment_options);
+    if (!deployment.ok() && deployment.status().code() == absl::StatusCode::kUnimplemented) {
+      // The system lacks the capability this column reaches it through.
+      cells[column] = UnrunColumn(declarations, column, "not implemented",
+                                  std::string(deployment.status().message()));
+      continue;
+    }
+    if (!deployment.ok()) {
+      cells[column] = UnrunColumn(declarations, column, "not exercised",
+                                  absl::StrCat("deployment: ", deployment.status().message()));
+      continue;
+    }
+    cells[column] = RunColumn(declarations, **deployment, column, client.get());
+  }
+  return cells;
+}
+
+}  // namespace sharedos::conformance

@@ -1,0 +1,1866 @@
+#include "tests/conformance/suite.h"
+
+#include <google/protobuf/text_format.h>
+#include <google/protobuf/unknown_field_set.h>
+#include <google/protobuf/util/json_util.h>
+#include <google/protobuf/util/message_differencer.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "authorizer_svc/core/address.h"
+#include "common/json/canonical_json.h"
+#include "common/json/canonical_proto_json.h"
+#include "common/json/proto_json.h"
+#include "common/status/status_macros.h"
+#include "common/time/proto_time.h"
+#include "envelope_svc/tools/tool_registry.h"
+#include "grpcpp/grpcpp.h"
+#include "sharedos/envelope/v1/registry.pb.h"
+#include "tests/testing/process.h"
+
+namespace sharedos::conformance {
+namespace {
+
+namespace pb = ::sharedos::protocol::v1;
+namespace gv1 = ::sharedos::grantstore::v1;
+namespace ev1 = ::sharedos::envelope::v1;
+using ::google::protobuf::util::MessageDifferencer;
+using nlohmann::json;
+
+absl::StatusOr<std::string> ReadText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in.good()) return absl::NotFoundError(absl::StrCat(path, ": cannot be read"));
+  std::stringstream content;
+  content << in.rdbuf();
+  return content.str();
+}
+
+absl::StatusOr<json> ReadJson(const std::string& path) {
+  ASSIGN_OR_RETURN(std::string text, ReadText(path));
+  json value = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (value.is_discarded()) return absl::InvalidArgumentError(absl::StrCat(path, ": not JSON"));
+  return value;
+}
+
+// The declarations minus prose (the case-set hash covers ids, tools, arguments, conditions,
+// expectations and issue markers only).
+json WithoutProse(const json& value) {
+  if (value.is_object()) {
+    json out = json::object();
+    for (auto it = value.begin(); it != value.end(); ++it) {
+      if (it.key() == "prose") continue;
+      out[it.key()] = WithoutProse(it.value());
+    }
+    return out;
+  }
+  if (value.is_array()) {
+    json out = json::array();
+    for (const json& item : value) out.push_back(WithoutProse(item));
+    return out;
+  }
+  return value;
+}
+
+std::string Str(const json& value, const char* key, const std::string& fallback = "") {
+  auto it = value.find(key);
+  return it != value.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+
+std::string Pad(int row) { return absl::StrCat(row < 10 ? "0" : "", row); }
+
+std::unique_ptr<grpc::ClientContext> As(const std::string& token) {
+  auto context = std::make_unique<grpc::ClientContext>();
+  context->AddMetadata("authorization", "Bearer " + token);
+  context->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  context->set_wait_for_ready(true);
+  return context;
+}
+
+absl::Status FromGrpc(const grpc::Status& status) {
+  if (status.ok()) return absl::OkStatus();
+  return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
+}
+
+pb::Address AddressOf(const json& value) {
+  pb::Address address;
+  if (value.contains("humanUserId")) address.set_human_user_id(value["humanUserId"]);
+  if (value.contains("agentId")) address.set_agent_id(value["agentId"]);
+  return address;
+}
+
+// "<kind>:<id>" of a world.json address.
+std::string KeyOf(const json& address) { return authorizer::core::AddressKey(AddressOf(address)); }
+
+google::protobuf::Timestamp Stamp(absl::Time time) { return *common::ToProtoTimestamp(time); }
+
+// "-2h", "+6s" relative to `base`.
+absl::StatusOr<absl::Time> Instant(const std::string& offset, absl::Time base) {
+  std::string text = offset;
+  if (!text.empty() && text[0] == '+') text = text.substr(1);
+  absl::Duration duration;
+  if (!absl::ParseDuration(text, &duration)) {
+    return absl::InvalidArgumentError(absl::StrCat("instant: \"", offset, "\""));
+  }
+  return base + duration;
+}
+
+// The word the protocol spells a status, outcome or source with ("succeeded", "denied",
+// "kernel", …): the enum value's generated name without the enum's prefix, lower case
+// ("unspecified" for the zero value). One mapping for every enum the grader compares.
+template <typename Enum>
+std::string Word(Enum value, absl::string_view prefix) {
+  const google::protobuf::EnumValueDescriptor* described =
+      google::protobuf::GetEnumDescriptor<Enum>()->FindValueByNumber(value);
+  if (described == nullptr) return "unspecified";
+  return absl::AsciiStrToLower(absl::StripPrefix(described->name(), prefix));
+}
+
+std::string StatusName(pb::ToolResultStatus status) { return Word(status, "TOOL_RESULT_STATUS_"); }
+std::string TurnStatusName(pb::ExecutionStatus status) { return Word(status, "EXECUTION_STATUS_"); }
+std::string OutcomeName(pb::AuditOutcome outcome) { return Word(outcome, "AUDIT_OUTCOME_"); }
+// Empty when the event names no boundary.
+std::string SourceName(const pb::AuditEvent& event) {
+  return event.has_source() ? Word(event.source(), "AUDIT_SOURCE_") : "";
+}
+
+// The escalation the grant store holds for `execution_id` (any status), or none. Errors: the
+// ListEscalations call's.
+absl::Status StoredEscalation(Deployment& deployment, const std::string& namespace_id,
+                              const std::string& execution_id,
+                              std::optional<gv1::EscalationRecord>* found) {
+  found->reset();
+  std::string page;
+  do {
+    gv1::ListEscalationsRequest list;
+    list.set_namespace_id(namespace_id);
+    list.set_page_token(page);
+    gv1::ListEscalationsResponse listed;
+    RETURN_IF_ERROR(FromGrpc(
+        deployment.grants().ListEscalations(As(deployment.admin_token()).get(), list, &listed)));
+    for (const gv1::EscalationRecord& record : listed.escalations()) {
+      if (record.execution_id() == execution_id) *found = record;
+    }
+    page = listed.next_page_token();
+  } while (!page.empty());
+  return absl::OkStatus();
+}
+
+// ------------------------------------------------------------------ world builder
+
+struct ArmedGrant {
+  std::string id;  // as issued (row-prefixed)
+  std::optional<absl::Time> expires_at;
+};
+
+class WorldBuilder {
+ public:
+  WorldBuilder(const Declarations& declarations, Deployment& deployment)
+      : d_(declarations), deployment_(deployment), world_(declarations.world) {}
+
+  // Revokes the previous row's grants, puts the condition's host policy (or an empty one), and
+  // issues and derives the condition's grants. Grant ids become "r<row>-<id>".
+  absl::Status Arm(int row, const json& condition) {
+    for (const std::string& id : issued_) {
+      gv1::RevokeGrantRequest revoke;
+      revoke.set_namespace_id(Namespace());
+      revoke.set_grant_id(id);
+      gv1::RevokeGrantResponse revoked;
+      grpc::Status status =
+          deployment_.grants().RevokeGrant(As(deployment_.admin_token()).get(), revoke, &revoked);
+      if (!status.ok() && status.error_code() != grpc::StatusCode::FAILED_PRECONDITION) {
+        return absl::InternalError(absl::StrCat("revoke ", id, ": ", status.error_message()));
+      }
+    }
+    issued_.clear();
+    armed_.clear();
+    prefix_ = absl::StrCat("r", Pad(row), "-");
+    base_ = deployment_.Now();
+
+    gv1::PutHostPolicyRequest policy;
+    policy.mutable_policy()->set_namespace_id(Namespace());
+    if (condition.contains("hostPolicy")) {
+      const json& declared = condition["hostPolicy"];
+      policy.mutable_policy()->set_version(absl::StrCat(prefix_, Str(declared, "version")));
+      for (const json& rule : declared["rules"]) {
+        gv1::HostPolicyRule* out = policy.mutable_policy()->add_rules();
+        out->set_id(Str(rule, "id"));
+        out->set_resource_namespace(Str(rule, "namespace"));
+        for (const json& segment : rule["path"]) out->add_path(segment.get<std::string>());
+        out->set_scope(Str(rule, "scope") == "exact" ? pb::SCOPE_EXACT : pb::SCOPE_DESCENDANTS);
+        for (const json& action : rule["actions"]) out->add_actions(action.get<std::string>());
+      }
+    } else {
+      policy.mutable_policy()->set_version(absl::StrCat(prefix_, "no-rules"));
+    }
+    gv1::PutHostPolicyResponse put;
+    RETURN_IF_ERROR(FromGrpc(
+        deployment_.grants().PutHostPolicy(As(deployment_.admin_token()).get(), policy, &put)));
+
+    // The condition's grants: the named sets, the extras, then the overrides.
+    std::vector<json> grants;
+    for (const json& set : condition["grants"]) {
+      for (const json& grant : world_["grantSets"][set.get<std::string>()]) grants.push_back(grant);
+    }
+    if (condition.contains("extra")) {
+      for (const json& grant : condition["extra"]) grants.push_back(grant);
+    }
+    if (condition.contains("override")) {
+      for (json& grant : grants) {
+        auto it = condition["override"].find(Str(grant, "id"));
+        if (it == condition["override"].end()) continue;
+        for (auto field = it->begin(); field != it->end(); ++field) grant[field.key()] = *field;
+      }
+    }
+    // Parents before children.
+    std::set<std::string> done;
+    while (done.size() < grants.size()) {
+      bool progressed = false;
+      for (const json& grant : grants) {
+        const std::string id = Str(grant, "id");
+        if (done.count(id)) continue;
+        const std::string parent = Str(grant, "parent");
+        if (!parent.empty() && !done.count(parent)) continue;
+        RETURN_IF_ERROR(IssueOne(grant));
+        done.insert(id);
+        progressed = true;
+      }
+      if (!progressed) return absl::InvalidArgumentError("world.json: a grant's parent is missing");
+    }
+    if (condition.contains("revoke")) {
+      for (const json& id : condition["revoke"]) RETURN_IF_ERROR(Revoke(id.get<std::string>()));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Revoke(const std::string& declared_id) {
+    gv1::RevokeGrantRequest revoke;
+    revoke.set_namespace_id(Namespace());
+    revoke.set_grant_id(prefix_ + declared_id);
+    gv1::RevokeGrantResponse revoked;
+    return FromGrpc(
+        deployment_.grants().RevokeGrant(As(deployment_.admin_token()).get(), revoke, &revoked));
+  }
+
+  std::optional<absl::Time> ExpiryOf(const std::string& declared_id) const {
+    auto it = armed_.find(declared_id);
+    return it == armed_.end() ? std::nullopt : it->second.expires_at;
+  }
+  std::string GrantId(const std::string& declared_id) const { return prefix_ + declared_id; }
+  // A grant the row's run created (an approval): revoked with the row's own when the next row
+  // is armed.
+  void Adopt(const std::string& grant_id) {
+    issued_.push_back(grant_id);
+    all_ids_.push_back(grant_id);
+  }
+  const std::vector<std::string>& all_ids() const { return all_ids_; }
+  std::string Namespace() const { return world_["namespace"]; }
+
+ private:
+  absl::Status IssueOne(const json& grant) {
+    const std::string id = Str(grant, "id");
+    std::vector<pb::Capability> capabilities;
+    for (const json& name : grant["capabilities"]) {
+      const json& declared = world_["capabilities"][name.get<std::string>()];
+      pb::Capability capability;
+      capability.mutable_resource()->set_namespace_(Str(declared, "namespace"));
+      for (const json& segment : declared["path"]) {
+        capability.mutable_resource()->add_path(segment.get<std::string>());
+      }
+      for (const json& action : declared["actions"])
+        capability.add_actions(action.get<std::string>());
+      capability.set_scope(Str(declared, "scope") == "exact" ? pb::SCOPE_EXACT
+                                                             : pb::SCOPE_DESCENDANTS);
+      capabilities.push_back(std::move(capability));
+    }
+    pb::CapabilityConstraints constraints;
+    ArmedGrant armed{prefix_ + id, std::nullopt};
+    if (grant.contains("expiresAt")) {
+      ASSIGN_OR_RETURN(absl::Time expires, Instant(Str(grant, "expiresAt"), base_));
+      *constraints.mutable_expires_at() = Stamp(expires);
+      armed.expires_at = expires;
+    }
+    if (grant.contains("maxUses")) constraints.set_max_uses(grant["maxUses"].get<int64_t>());
+    if (grant.contains("delegationDepth")) {
+      constraints.set_delegation_depth(grant["delegationDepth"].get<int32_t>());
+    }
+    ASSIGN_OR_RETURN(absl::Time issued_at, Instant(Str(grant, "issuedAt", "-1h"), base_));
+    const pb::Address subject = AddressOf(world_[Str(grant, "subject")]);
+
+    if (Str(grant, "via") == "plant") {
+      pb::CapabilityGrant out;
+      out.set_id(prefix_ + id);
+      out.set_namespace_id(Namespace());
+      *out.mutable_subject() = subject;
+      *out.mutable_issuer() = AddressOf(world_[Str(grant, "issuer")]);
+      for (const pb::Capability& capability : capabilities) *out.add_capabilities() = capability;
+      *out.mutable_constraints() = constraints;
+      *out.mutable_issued_at() = Stamp(issued_at);
+      if (grant.contains("parent")) out.set_parent_grant_id(prefix_ + Str(grant, "parent"));
+      RETURN_IF_ERROR(deployment_.PlantGrant(out));
+    } else if (Str(grant, "via") == "derive") {
+      gv1::DeriveGrantRequest request;
+      request.set_namespace_id(Namespace());
+      request.set_parent_grant_id(prefix_ + Str(grant, "parent"));
+      gv1::DerivationRequest* child = request.mutable_child();
+      child->set_id(prefix_ + id);
+      *child->mutable_subject() = subject;
+      for (const pb::Capability& capability : capabilities) *child->add_capabilities() = capability;
+      *child->mutable_constraints() = constraints;
+      *child->mutable_issued_at() = Stamp(issued_at);
+      gv1::DeriveGrantResponse response;
+      RETURN_IF_ERROR(FromGrpc(deployment_.grants().DeriveGrant(As(deployment_.admin_token()).get(),
+                                                                request, &response)));
+      if (response.has_refusal()) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("derive ", id, ": refused ", response.refusal().code()));
+      }
+    } else {
+      gv1::IssueGrantRequest request;
+      pb::CapabilityGrant* out = request.mutable_grant();
+      out->set_id(prefix_ + id);
+      out->set_namespace_id(Namespace());
+      *out->mutable_subject() = subject;
+      *out->mutable_issuer() = AddressOf(world_[Str(grant, "issuer")]);
+      for (const pb::Capability& capability : capabilities) *out->add_capabilities() = capability;
+      *out->mutable_constraints() = constraints;
+      *out->mutable_issued_at() = Stamp(issued_at);
+      if (grant.contains("parent")) out->set_parent_grant_id(prefix_ + Str(grant, "parent"));
+      gv1::IssueGrantResponse response;
+      RETURN_IF_ERROR(FromGrpc(deployment_.grants().IssueGrant(As(deployment_.admin_token()).get(),
+                                                               request, &response)));
+    }
+    issued_.push_back(prefix_ + id);
+    all_ids_.push_back(prefix_ + id);
+    armed_[id] = armed;
+    return absl::OkStatus();
+  }
+
+  const Declarations& d_;
+  Deployment& deployment_;
+  const json& world_;
+  std::string prefix_;
+  absl::Time base_;
+  std::vector<std::string> issued_;
+  std::vector<std::string> all_ids_;
+  std::map<std::string, ArmedGrant> armed_;
+};
+
+// ------------------------------------------------------------------ observations
+
+struct Attempt {
+  json declared;
+  std::string id, role;
+  int turn = 1;
+  bool issued = false;
+  // Structurally unreachable: declared so, or its turn ended before the runtime started.
+  std::string unreachable;
+  // succeeded | denied | failed | rpc:<CODE> | (empty: not issued)
+  std::string status;
+  std::string code;
+  std::string message;
+  json details;  // ToolResult error details / probe findings
+  json output;   // ToolResult output
+};
+
+struct Turn {
+  int number = 0;
+  std::string execution_id;
+  // Each turn runs under its own trace ("<world trace>-r<row>-t<turn>"): the audit record of a
+  // turn is read back by it.
+  std::string trace_id;
+  std::string turn_id;
+  bool opened = false;         // OpenTurn answered OK
+  bool ended_at_open = false;  // admission ended it
+  bool finished = false;       // a result was answered
+  pb::ExecutionResult result;
+  json expect_turn;
+  std::vector<std::string> catalogue;
+  json expect_catalogue;
+  std::string serialized;  // every answer of this turn, for the grant-material scan
+  // MCP: the session is live; the turn's execution token.
+  bool mcp_connected = false;
+  std::string execution_token;
+  std::string mcp_url;
+  // The row declares that this turn ends at admission (its expectTurn is on the open step).
+  bool ending_at_open_expected = false;
+};
+
+struct RowRun {
+  json row;
+  std::vector<Attempt> attempts;
+  std::map<int, Turn> turns;
+  std::vector<std::string> harness_errors;
+  std::vector<std::string> grant_ids;
+  // Execution ids that must have left nothing in the audit log.
+  std::vector<std::string> unrecorded_executions;
+};
+
+json ValueToJson(const google::protobuf::Value& value) {
+  auto converted = common::ProtoValueToJson(value);
+  return converted.ok() ? *converted : json();
+}
+
+json StructToJson(const google::protobuf::Struct& value) {
+  auto converted = common::ProtoStructToJson(value);
+  return converted.ok() ? *converted : json::object();
+}
+
+class RowRunner {
+ public:
+  RowRunner(const Declarations& declarations, Deployment& deployment, WorldBuilder& world,
+            const std::string& column, McpClient* mcp)
+      : d_(declarations), deployment_(deployment), world_(world), column_(column), mcp_(mcp) {}
+
+  RowRun Run(const json& row) {
+    RowRun run;
+    run.row = row;
+    const int number = row["row"];
+    const json& condition = d_.world["conditions"][Str(row, "conditionId")];
+    deployment_.notion().Reset();
+    if (absl::Status armed = world_.Arm(number, condition); !armed.ok()) {
+      run.harness_errors.push_back(absl::StrCat("arming: ", armed.message()));
+      return run;
+    }
+    expect_turn_.clear();
+    for (const json& step : row["script"]) {
+      if (step.contains("expectTurn") && !step.contains("mutate")) {
+        expect_turn_[step.value("turn", 1)] = step["expectTurn"];
+      }
+    }
+    for (const json& step : row["script"]) {
+      deployment_.Tick();
+      if (absl::Status status = Step(run, condition, step); !status.ok()) {
+        run.harness_errors.push_back(std::string(status.message()));
+      }
+    }
+    // A turn the script left open would leave no turn.ended: close it (never a pass).
+    for (auto& [n, turn] : run.turns) {
+      if (turn.opened && !turn.finished && !turn.ended_at_open) {
+        run.harness_errors.push_back(absl::StrCat("turn ", n, " left open by the script"));
+      }
+    }
+    run.grant_ids = world_.all_ids();
+    return run;
+  }
+
+ private:
+  std::string ExecutionId(int row, int turn) const {
+    return absl::StrCat("exec-r", Pad(row), "-t", turn);
+  }
+  std::string TraceId(int row, int turn) const {
+    return absl::StrCat(d_.world["trace"].get<std::string>(), "-r", Pad(row), "-t", turn);
+  }
+
+  json Substitute(const json& value, const RowRun& run) const {
+    if (value.is_string()) {
+      std::string text = value.get<std::string>();
+      if (text == "$forgedGrant") return d_.cases["forgedGrant"];
+      if (!text.empty() && text[0] == '$') {
+        std::vector<std::string> parts = absl::StrSplit(text.substr(1), '.');
+        for (const Attempt& attempt : run.attempts) {
+          if (attempt.id == parts[0] && parts.size() == 2 && attempt.output.is_object() &&
+              attempt.output.contains(parts[1])) {
+            return attempt.output[parts[1]];
+          }
+        }
+        return "unresolved";
+      }
+      return absl::StrReplaceAll(text, {{"{column}", column_}});
+    }
+    if (value.is_object()) {
+      json out = json::object();
+      for (auto it = value.begin(); it != value.end(); ++it) out[it.key()] = Substitute(*it, run);
+      return out;
+    }
+    if (value.is_array()) {
+      json out = json::array();
+      for (const json& item : value) out.push_back(Substitute(item, run));
+      return out;
+    }
+    return value;
+  }
+
+  Attempt& NewAttempt(RowRun& run, const json& step) {
+    Attempt attempt;
+    attempt.declared = step;
+    attempt.id = Str(step, "id");
+    attempt.role = Str(step, "role", "attack");
+    attempt.turn = step.value("turn", 1);
+    attempt.unreachable = Str(step, "unreachable");
+    // What the MCP seat must observe, where it differs from the host's (a step's expectMcp).
+    if (mcp_ && step.contains("expectMcp")) attempt.declared["expect"] = step["expectMcp"];
+    run.attempts.push_back(std::move(attempt));
+    return run.attempts.back();
+  }
+
+  absl::Status Step(RowRun& run, const json& condition, const json& step) {
+    const std::string what = Str(step, "do");
+    const int row = run.row["row"];
+    if (what == "open") return Open(run, condition, step, row);
+    if (what == "call") return Call(run, step);
+    if (what == "finish") return Finish(run, step);
+    if (what == "probe") return Probe(run, step);
+    if (what == "approve") return Approve(run, step);
+    if (what == "resume") return Resume(run, step);
+    if (what == "revoke") return world_.Revoke(Str(step, "grant"));
+    if (what == "expire") {
+      std::optional<absl::Time> expiry = world_.ExpiryOf(Str(step, "grant"));
+      if (!expiry) return absl::InvalidArgumentError("expire: the grant has no expiry");
+      return deployment_.PassBeyond(*expiry);
+    }
+    if (what == "outage") return deployment_.Outage(Str(step, "what"));
+    if (what == "recover") return deployment_.Recover();
+    if (what == "move-tool") {
+      deployment_.notion().MoveAction(Str(step, "action"));
+      return absl::OkStatus();
+    }
+    return absl::InvalidArgumentError(absl::StrCat("unknown step \"", what, "\""));
+  }
+
+  absl::Status Open(RowRun& run, const json& condition, const json& step, int row) {
+    const int number = step.value("turn", 1);
+    Turn& turn = run.turns[number];
+    turn.number = number;
+    turn.execution_id = ExecutionId(row, number);
+    turn.trace_id = TraceId(row, number);
+    turn.expect_turn = expect_turn_[number];
+    turn.ending_at_open_expected = step.contains("expectTurn");
+    turn.expect_catalogue = step.value("expectCatalogue", json());
+    const json& world = d_.world;
+    ev1::OpenTurnRequest request;
+    request.set_runtime(mcp_ ? ev1::RUNTIME_MCP : ev1::RUNTIME_DRIVER);
+    pb::ExecutionRequest* execution = request.mutable_execution_request();
+    execution->set_version("1");
+    execution->set_execution_id(turn.execution_id);
+    *execution->mutable_agent() = AddressOf(world["agent"]);
+    pb::AccessContext* context = execution->mutable_context();
+    context->set_namespace_id(world["namespace"]);
+    *context->mutable_actor() = AddressOf(world["agent"]);
+    *context->mutable_authority() = AddressOf(world["orchestrator"]);
+    *context->mutable_owner() = AddressOf(world["owner"]);
+    context->set_purpose(world["purpose"]);
+    context->set_trace_id(turn.trace_id);
+    for (const json& ns : world["enabledToolNamespaces"]) {
+      context->add_enabled_tool_namespaces(ns.get<std::string>());
+    }
+    const absl::Time now = deployment_.Now();
+    *context->mutable_now() = Stamp(now);
+    pb::MessageEnvelope* message = execution->mutable_message();
+    message->set_version("1");
+    message->set_id(absl::StrCat("msg-r", Pad(row), "-t", number));
+    *message->mutable_sender() = AddressOf(world["orchestrator"]);
+    *message->mutable_receiver() = AddressOf(world["agent"]);
+    message->set_purpose(world["purpose"]);
+    json payload = step.contains("payload") ? Substitute(step["payload"], run)
+                                            : json("Work in the workspace.");
+    auto value = common::JsonToProtoValue(payload);
+    if (!value.ok()) return value.status();
+    *message->mutable_payload() = *value;
+    message->set_trace_id(turn.trace_id);
+    *message->mutable_created_at() = Stamp(now);
+    for (const std::string& name : d_.tool_names) execution->add_tools(name);
+    if (condition.contains("options")) {
+      const json& options = condition["options"];
+      if (options.contains("maxSteps")) {
+        execution->mutable_options()->set_max_steps(options["maxSteps"]);
+      }
+      if (options.contains("maxToolCalls")) {
+        execution->mutable_options()->set_max_tool_calls(options["maxToolCalls"]);
+      }
+    }
+    const bool broker = Str(condition, "broker") != "unattached";
+
+    // An open that is itself an attempt (row 34: a malformed protocol "1" object).
+    if (step.contains("mutate")) {
+      Attempt& attempt = NewAttempt(run, step);
+      const std::string mutate = Str(step, "mutate");
+      if (mutate == "unknown-field") {
+        context->GetReflection()->MutableUnknownFields(context)->AddVarint(9999, 1);
+      } else if (mutate == "version-2") {
+        execution->set_version("2");
+      }
+      run.unrecorded_executions.push_back(turn.trace_id);
+      absl::StatusOr<ev1::OpenTurnResponse> response = deployment_.host(broker).OpenTurn(request);
+      attempt.issued = true;
+      if (response.ok()) {
+        attempt.status = "opened";
+        turn.opened = true;
+        turn.turn_id = response->turn_id();
+        if (response->has_result()) {
+          turn.ended_at_open = true;
+          turn.finished = true;
+          turn.result = response->result();
+        } else {
+          // Close what should never have opened, so the record is complete.
+          ev1::FinishTurnRequest finish;
+          finish.set_turn_id(turn.turn_id);
+          finish.mutable_complete()->mutable_output()->set_string_value("closed");
+          auto finished = deployment_.host(broker).FinishTurn(finish);
+          if (finished.ok()) turn.result = finished->result();
+          turn.finished = true;
+        }
+      } else {
+        attempt.status = absl::StrCat("rpc:", absl::StatusCodeToString(response.status().code()));
+        attempt.message = std::string(response.status().message());
+      }
+      return absl::OkStatus();
+    }
+
+    absl::StatusOr<ev1::OpenTurnResponse> response = deployment_.host(broker).OpenTurn(request);
+    if (!response.ok()) {
+      return absl::Status(response.status().code(),
+                          absl::StrCat("open turn ", number, ": ", response.status().message()));
+    }
+    turn.opened = true;
+    turn.turn_id = response->turn_id();
+    turn.serialized += response->SerializeAsString();
+    broker_[number] = broker;
+    if (response->has_result()) {
+      turn.ended_at_open = true;
+      turn.finished = true;
+      turn.result = response->result();
+      return absl::OkStatus();
+    }
+    for (const auto& tool : response->catalog().tools()) {
+      turn.catalogue.push_back(tool.name());
+    }
+    if (mcp_) {
+      if (!response->has_mcp()) return absl::FailedPreconditionError("no MCP endpoint answered");
+      turn.execution_token = response->mcp().token();
+      turn.mcp_url = response->mcp().url();
+      absl::StatusOr<std::vector<std::string>> listed =
+          mcp_->Connect(response->mcp().url(), response->mcp().token());
+      if (!listed.ok()) return listed.status();
+      turn.catalogue = *listed;
+      turn.mcp_connected = true;
+    }
+    return absl::OkStatus();
+  }
+
+  // One tools/call by the MCP client on its live session, and what it got back.
+  void McpCall(Attempt& attempt, Turn& turn, const json& arguments) {
+    const json& step = attempt.declared;
+    absl::StatusOr<json> answer = mcp_->Call(Str(step, "tool"), arguments);
+    if (!answer.ok() && answer.status().code() == absl::StatusCode::kFailedPrecondition) {
+      // The client refused before sending: the attempt never reached SharedOS. For a name
+      // absent from tools/list that is structural (the client's own router, ADR 0018).
+      if (step.value("uncatalogued", false)) {
+        attempt.unreachable = "the client refuses a tool absent from tools/list";
+      }
+      attempt.message = std::string(answer.status().message());
+      return;
+    }
+    attempt.issued = true;
+    if (!answer.ok()) {
+      attempt.status = "rpc:" + std::string(absl::StatusCodeToString(answer.status().code()));
+      attempt.message = std::string(answer.status().message());
+      return;
+    }
+    const json meta = answer->value("_meta", json::object());
+    if (answer->value("isError", false)) {
+      attempt.status = meta.value("sharedos/status", std::string("failed"));
+      attempt.code = meta.value("sharedos/code", std::string());
+    } else {
+      attempt.status = "succeeded";
+      attempt.output = answer->value("structuredContent", json());
+    }
+    attempt.details = meta;
+    // A denial's required authority travels in _meta on the MCP seat (envelope_svc/mcp
+    // README): the same CapabilityRequest the gRPC seat finds in error.details.
+    if (meta.contains("sharedos/requiredAuthority")) {
+      attempt.details["requiredAuthority"] = meta["sharedos/requiredAuthority"];
+    }
+    turn.serialized += answer->dump();
+  }
+
+  absl::Status Call(RowRun& run, const json& step) {
+    Attempt& attempt = NewAttempt(run, step);
+    if (!attempt.unreachable.empty()) return absl::OkStatus();
+    auto it = run.turns.find(attempt.turn);
+    if (it == run.turns.end() || !it->second.opened) return absl::OkStatus();  // not exercised
+    Turn& turn = it->second;
+    if (turn.ended_at_open) {
+      // Structurally unreachable only where the row declares that ending; otherwise the
+      // attempt never reached SharedOS (not exercised) and the turn's ending is graded.
+      if (turn.ending_at_open_expected) {
+        attempt.unreachable = "the turn ended before its runtime started";
+      }
+      return absl::OkStatus();
+    }
+    const json arguments = Substitute(step.value("arguments", json::object()), run);
+    if (mcp_) {
+      if (!turn.mcp_connected) return absl::OkStatus();
+      McpCall(attempt, turn, arguments);
+      return absl::OkStatus();
+    }
+    ev1::InvokeToolRequest request;
+    request.set_turn_id(turn.turn_id);
+    pb::ToolCall* call = request.mutable_call();
+    call->set_id(attempt.id);
+    call->set_tool(Str(step, "tool"));
+    call->set_trace_id(turn.trace_id);
+    auto parsed = common::JsonToProtoStruct(arguments);
+    if (!parsed.ok()) return parsed.status();
+    *call->mutable_arguments() = *parsed;
+    *call->mutable_requested_at() = Stamp(deployment_.Now());
+    if (step.contains("step")) request.set_step(step["step"].get<int64_t>());
+    absl::StatusOr<ev1::InvokeToolResponse> response =
+        deployment_.host(broker_[attempt.turn]).InvokeTool(request);
+    attempt.issued = true;
+    if (!response.ok()) {
+      attempt.status = absl::StrCat("rpc:", absl::StatusCodeToString(response.status().code()));
+      attempt.message = std::string(response.status().message());
+      return absl::OkStatus();
+    }
+    const pb::ToolResult& result = response->result();
+    turn.serialized += response->SerializeAsString();
+    attempt.status = StatusName(result.status());
+    if (result.has_error()) {
+      attempt.code = result.error().code();
+      attempt.details = StructToJson(result.error().details());
+    }
+    if (result.has_output()) attempt.output = ValueToJson(result.output());
+    return absl::OkStatus();
+  }
+
+  absl::Status Finish(RowRun& run, const json& step) {
+    const int number = step.value("turn", 1);
+    auto it = run.turns.find(number);
+    if (it == run.turns.end() || !it->second.opened || it->second.finished) return absl::OkStatus();
+    Turn& turn = it->second;
+    if (mcp_ && turn.mcp_connected) {
+      RETURN_IF_ERROR(mcp_->Close());
+      turn.mcp_connected = false;
+    }
+    ev1::FinishTurnRequest request;
+    request.set_turn_id(turn.turn_id);
+    const std::string outcome = Str(step, "outcome");
+    if (mcp_ && outcome == "complete") {
+      request.mutable_harness_exited()->set_outcome_status("completed");
+      request.mutable_harness_exited()->mutable_output()->set_string_value("done");
+    } else if (outcome == "harness-exited") {
+      request.mutable_harness_exited()->set_outcome_status(
+          Str(step, "harnessOutcome", "completed"));
+    } else if (outcome == "complete") {
+      request.mutable_complete()->mutable_output()->set_string_value("done");
+    } else if (outcome == "fail") {
+      request.mutable_fail()->mutable_error()->set_code(Str(step, "code"));
+      request.mutable_fail()->mutable_error()->set_message("the runtime died");
+    } else if (outcome == "escalate") {
+      request.mutable_escalate()->set_reason(Str(step, "reason"));
+      const std::string from = Str(step, "requestedAuthorityFrom");
+      if (!from.empty()) {
+        for (const Attempt& attempt : run.attempts) {
+          if (attempt.id != from || !attempt.details.is_object() ||
+              !attempt.details.contains("requiredAuthority")) {
+            continue;
+          }
+          auto parsed = google::protobuf::util::JsonStringToMessage(
+              attempt.details["requiredAuthority"].dump(),
+              request.mutable_escalate()->mutable_requested_authority());
+          if (!parsed.ok()) return absl::InternalError("requiredAuthority does not parse");
+        }
+      }
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat("finish: unknown outcome ", outcome));
+    }
+    absl::StatusOr<ev1::FinishTurnResponse> response =
+        deployment_.host(broker_[number]).FinishTurn(request);
+    if (!response.ok()) {
+      return absl::Status(response.status().code(),
+                          absl::StrCat("finish turn ", number, ": ", response.status().message()));
+    }
+    turn.finished = true;
+    turn.result = response->result();
+    turn.serialized += response->SerializeAsString();
+    return absl::OkStatus();
+  }
+
+  // Row 18: every surface the host seat reaches, and everything its turn answered.
+  absl::Status Probe(RowRun& run, const json& step) {
+    Attempt& attempt = NewAttempt(run, step);
+    if (Str(step, "probe") != "grant-material") {
+      return absl::InvalidArgumentError("unknown probe");
+    }
+    attempt.issued = true;
+    std::vector<std::string> found;
+    const std::vector<std::string>& ids = world_.all_ids();
+    auto scan = [&](const std::string& where, const std::string& text) {
+      for (const std::string& id : ids) {
+        if (absl::StrContains(text, id)) {
+          found.push_back(absl::StrCat(where, " returned grant ", id));
+          return;
+        }
+      }
+    };
+    std::vector<std::string> answered;
+    std::vector<std::pair<std::string, std::string>> seats = {
+        {"host credential", deployment_.host_token()}};
+    for (const auto& [n, turn] : run.turns) {
+      if (!turn.execution_token.empty()) {
+        seats.push_back({absl::StrCat("execution token of turn ", n), turn.execution_token});
+      }
+    }
+    for (const auto& [seat, token] : seats) {
+      for (const Surface& surface : deployment_.Surfaces(token)) {
+        absl::StatusOr<std::string> answer = surface.call();
+        answered.push_back(absl::StrCat(
+            surface.name, " (", seat, ") ",
+            answer.ok() ? "answered" : absl::StatusCodeToString(answer.status().code())));
+        if (answer.ok()) scan(surface.name, *answer);
+      }
+    }
+    answered.push_back("turn answers and GetTurn scanned for every grant id of the world");
+    attempt.details = {{"surfaces", answered}};
+    for (auto& [n, turn] : run.turns) {
+      scan(absl::StrCat("turn ", n, " answers"), turn.serialized);
+      ev1::GetTurnRequest get;
+      get.set_turn_id(turn.turn_id);
+      auto got = deployment_.host(broker_[n]).GetTurn(get);
+      if (got.ok()) scan(absl::StrCat("GetTurn of turn ", n), got->SerializeAsString());
+    }
+    if (found.empty()) {
+      attempt.status = "denied";
+      attempt.code = "no_grant_material_reachable";
+    } else {
+      attempt.status = "succeeded";
+      attempt.message = absl::StrJoin(found, "; ");
+    }
+    return absl::OkStatus();
+  }
+
+  // Row 33: the reviewer (the context's owner) approves the turn's escalation; the issued grant
+  // is read back from the store and must hold exactly the denial's required authority, for the
+  // agent, issued under the authority the escalated turn ran under (so the next turn with the
+  // same context loads it), with the reviewer who decided on the escalation record.
+  absl::Status Approve(RowRun& run, const json& step) {
+    Attempt& attempt = NewAttempt(run, step);
+    const Turn& turn = run.turns[attempt.turn];
+    std::optional<gv1::EscalationRecord> pending;
+    RETURN_IF_ERROR(StoredEscalation(deployment_, world_.Namespace(), turn.execution_id, &pending));
+    attempt.issued = true;
+    if (!pending.has_value() || pending->status() != gv1::ESCALATION_RECORD_STATUS_PENDING) {
+      attempt.status = "failed";
+      attempt.message = "no pending escalation for the turn";
+      return absl::OkStatus();
+    }
+    const pb::Address reviewer = AddressOf(d_.world["reviewer"]);
+    gv1::ResolveEscalationRequest resolve;
+    resolve.set_escalation_id(pending->escalation_id());
+    resolve.set_decision(gv1::ESCALATION_DECISION_APPROVE);
+    *resolve.mutable_reviewer() = reviewer;
+    resolve.set_grant_id(world_.GrantId("approved"));
+    gv1::ResolveEscalationResponse resolved;
+    grpc::Status status = deployment_.grants().ResolveEscalation(
+        As(deployment_.admin_token()).get(), resolve, &resolved);
+    if (!status.ok()) {
+      attempt.status = absl::StrCat("rpc:", status.error_code());
+      attempt.message = status.error_message();
+      return absl::OkStatus();
+    }
+    world_.Adopt(world_.GrantId("approved"));  // revoked when the next row is armed
+    // What the store holds now: the grant, and the escalation record.
+    gv1::GetGrantRequest get;
+    get.set_namespace_id(world_.Namespace());
+    get.set_grant_id(world_.GrantId("approved"));
+    gv1::GetGrantResponse stored;
+    status = deployment_.grants().GetGrant(As(deployment_.admin_token()).get(), get, &stored);
+    if (!status.ok()) {
+      attempt.status = "failed";
+      attempt.message = "the approved grant cannot be read back";
+      return absl::OkStatus();
+    }
+    std::optional<gv1::EscalationRecord> decided;
+    RETURN_IF_ERROR(StoredEscalation(deployment_, world_.Namespace(), turn.execution_id, &decided));
+    json required;
+    for (const Attempt& other : run.attempts) {
+      if (other.id == Str(step, "requestedAuthorityFrom") && other.details.is_object()) {
+        required = other.details.value("requiredAuthority", json());
+      }
+    }
+    pb::CapabilityRequest request;
+    if (required.is_null() ||
+        !google::protobuf::util::JsonStringToMessage(required.dump(), &request).ok()) {
+      attempt.status = "failed";
+      attempt.message = "the denial carried no required authority";
+      return absl::OkStatus();
+    }
+    std::string have, want;
+    for (const pb::Capability& capability : stored.grant().capabilities()) {
+      have += capability.SerializeAsString();
+    }
+    for (const pb::Capability& capability : request.capabilities()) {
+      want += capability.SerializeAsString();
+    }
+    using authorizer::core::AddressEquals;
+    using authorizer::core::AddressKey;
+    const pb::Address authority = AddressOf(d_.world["orchestrator"]);
+    std::vector<std::string> wrong;
+    if (have != want) wrong.push_back("its capabilities differ from the requested authority");
+    if (!AddressEquals(stored.grant().subject(), AddressOf(d_.world["agent"]))) {
+      wrong.push_back("its subject is not the agent");
+    }
+    if (!AddressEquals(stored.grant().issuer(), authority)) {
+      wrong.push_back(absl::StrCat("its issuer is ", AddressKey(stored.grant().issuer()),
+                                   ", not the turn's authority ", AddressKey(authority)));
+    }
+    if (!decided.has_value() || decided->status() != gv1::ESCALATION_RECORD_STATUS_APPROVED ||
+        !AddressEquals(decided->reviewer(), reviewer) ||
+        decided->grant_id() != stored.grant().id()) {
+      wrong.push_back("the escalation record does not show the reviewer's approval and grant");
+    }
+    if (wrong.empty()) {
+      attempt.status = "succeeded";
+      attempt.details = {{"grantId", stored.grant().id()},
+                         {"issuer", AddressKey(stored.grant().issuer())},
+                         {"reviewer", AddressKey(decided->reviewer())}};
+    } else {
+      attempt.status = "failed";
+      attempt.message = "the approved grant: " + absl::StrJoin(wrong, "; ");
+    }
+    return absl::OkStatus();
+  }
+
+  // Row 33: a call on the turn that escalated (it must not resume).
+  absl::Status Resume(RowRun& run, const json& step) {
+    Attempt& attempt = NewAttempt(run, step);
+    const Turn& turn = run.turns[attempt.turn];
+    if (mcp_) {
+      // The harness seat: it still holds the ended turn's execution token, and tries a new
+      // session with it. A token that no longer opens one is the refusal (401, never audited).
+      absl::StatusOr<std::vector<std::string>> listed =
+          mcp_->Connect(turn.mcp_url, turn.execution_token);
+      if (!listed.ok()) {
+        attempt.issued = true;
+        attempt.status =
+            absl::StrContains(listed.status().message(), "401")
+                ? "rpc:UNAUTHENTICATED"
+                : "rpc:" + std::string(absl::StatusCodeToString(listed.status().code()));
+        attempt.message = std::string(listed.status().message());
+        return absl::OkStatus();
+      }
+      McpCall(attempt, run.turns[attempt.turn], Substitute(step["arguments"], run));
+      return mcp_->Close();
+    }
+    ev1::InvokeToolRequest request;
+    request.set_turn_id(turn.turn_id);
+    request.mutable_call()->set_id(attempt.id);
+    request.mutable_call()->set_tool(Str(step, "tool"));
+    request.mutable_call()->set_trace_id(turn.trace_id);
+    auto parsed = common::JsonToProtoStruct(Substitute(step["arguments"], run));
+    if (!parsed.ok()) return parsed.status();
+    *request.mutable_call()->mutable_arguments() = *parsed;
+    *request.mutable_call()->mutable_requested_at() = Stamp(deployment_.Now());
+    auto response = deployment_.host(broker_[attempt.turn]).InvokeTool(request);
+    attempt.issued = true;
+    if (response.ok()) {
+      attempt.status = StatusName(response->result().status());
+      attempt.code = response->result().error().code();
+    } else {
+      attempt.status = absl::StrCat("rpc:", absl::StatusCodeToString(response.status().code()));
+      attempt.message = std::string(response.status().message());
+    }
+    return absl::OkStatus();
+  }
+
+  const Declarations& d_;
+  Deployment& deployment_;
+  WorldBuilder& world_;
+  const std::string column_;
+  McpClient* mcp_;
+  std::map<int, bool> broker_;
+  // Turn → its declared ending (from the open or the finish step).
+  std::map<int, json> expect_turn_;
+};
+
+// ------------------------------------------------------------------ the record
+
+// Every audit event of one execution, read through AuditLog.Query. Post-effect records are
+// delivered by the writers' outboxes, so this polls until the turn's turn.ended is present
+// (`want_ended`) — and, for an escalated turn, its escalation.requested, which the authorizer's
+// writer delivers independently (`want_escalation`) — bounded by a deadline.
+std::vector<pb::AuditEvent> ReadRecord(Deployment& deployment, const std::string& namespace_id,
+                                       const std::string& trace_id, bool want_ended,
+                                       bool want_escalation = false) {
+  const absl::Time limit = absl::Now() + absl::Seconds(20);
+  while (true) {
+    std::vector<pb::AuditEvent> events;
+    std::string page;
+    bool ok = true;
+    do {
+      audit::v1::QueryRequest request;
+      request.mutable_filter()->set_namespace_id(namespace_id);
+      request.mutable_filter()->set_trace_id(trace_id);
+      request.set_page_token(page);
+      request.set_limit(500);
+      audit::v1::QueryResponse response;
+      grpc::Status status =
+          deployment.audit().Query(As(deployment.admin_token()).get(), request, &response);
+      if (!status.ok()) {
+        ok = false;
+        break;
+      }
+      for (const audit::v1::AuditRecord& record : response.records()) {
+        events.push_back(record.event());
+      }
+      page = response.next_page_token();
+    } while (!page.empty());
+    bool ended = false, escalation = false;
+    for (const pb::AuditEvent& event : events) {
+      if (event.type() == pb::AUDIT_EVENT_TYPE_TURN_ENDED) ended = true;
+      if (event.type() == pb::AUDIT_EVENT_TYPE_ESCALATION_REQUESTED) escalation = true;
+    }
+    const bool complete = (ended || !want_ended) && (escalation || !want_escalation);
+    if ((ok && complete) || absl::Now() > limit) return events;
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+}
+
+// ------------------------------------------------------------------ grading
+
+bool ExpectationMet(const Attempt& attempt, std::string* why) {
+  const json& expect = attempt.declared.value("expect", json::object());
+  if (expect.contains("rpcError")) {
+    const std::string want = "rpc:" + Str(expect, "rpcError");
+    if (attempt.status != want) {
+      *why = absl::StrCat(attempt.id, ": answered ", attempt.status,
+                          attempt.code.empty() ? "" : " " + attempt.code, ", expected ", want);
+      return false;
+    }
+    const std::string names = Str(expect, "names");
+    if (!names.empty() && !absl::StrContains(attempt.message, names)) {
+      *why = absl::StrCat(attempt.id, ": the error does not name \"", names, "\"");
+      return false;
+    }
+    return true;
+  }
+  bool status_ok = false;
+  for (const json& status : expect.value("statuses", json::array())) {
+    if (status == attempt.status) status_ok = true;
+  }
+  if (!status_ok) {
+    *why = absl::StrCat(attempt.id, ": answered ", attempt.status,
+                        attempt.code.empty() ? "" : " " + attempt.code,
+                        attempt.message.empty() ? "" : " (" + attempt.message + ")", ", expected ",
+                        expect.value("statuses", json::array()).dump());
+    return false;
+  }
+  if (attempt.status != "succeeded" && expect.contains("reasonCodes")) {
+    bool code_ok = false;
+    for (const json& code : expect["reasonCodes"]) {
+      if (code == attempt.code) code_ok = true;
+    }
+    if (!code_ok) {
+      *why = absl::StrCat(attempt.id, ": refused ", attempt.code, ", expected ",
+                          expect["reasonCodes"].dump());
+      return false;
+    }
+  }
+  if (expect.value("requiredAuthority", false)) {
+    std::string id;
+    if (attempt.details.is_object() && attempt.details.contains("requiredAuthority")) {
+      id = Str(attempt.details["requiredAuthority"], "id");
+    }
+    if (!absl::StartsWith(id, "capreq-")) {
+      *why = absl::StrCat(attempt.id, ": the denial names no required authority (capreq-)");
+      return false;
+    }
+  }
+  return true;
+}
+
+// The audit facts one issued call must have left: exactly one tool.invoked for its operation,
+// with the outcome and code the caller was given, the boundary (source), a cause on the
+// tool_unavailable family, fail_closed where declared, and the authority hash where declared.
+// `invoked`: the tool.invoked records attributed to the attempt (by operation id on the gRPC
+// seat; by order on the MCP seat, whose call ids the front door mints).
+void CheckCallRecord(const Attempt& attempt, const std::vector<const pb::AuditEvent*>& invoked,
+                     const std::vector<pb::AuditEvent>& events, bool completeness,
+                     const std::string& grant_prefix, std::vector<std::string>* gaps,
+                     std::set<std::string>* refused_by) {
+  const json& step = attempt.declared;
+  const pb::AuditEvent* checked = nullptr;
+  for (const pb::AuditEvent& event : events) {
+    if (!invoked.empty() && event.operation_id() == invoked[0]->operation_id() &&
+        event.type() == pb::AUDIT_EVENT_TYPE_AUTHORIZATION_CHECKED) {
+      checked = &event;
+    }
+  }
+  if (step.value("notAnOperation", false)) {
+    if (!invoked.empty()) gaps->push_back(attempt.id + ": recorded as an operation");
+    return;
+  }
+  if (attempt.status.rfind("rpc:", 0) == 0) {
+    // A call on an ended turn may be recorded as the refusal it is; never as an operation
+    // that ran.
+    for (const pb::AuditEvent* event : invoked) {
+      if (Str(step, "do") != "resume" || event->outcome() == pb::AUDIT_OUTCOME_SUCCEEDED) {
+        gaps->push_back(absl::StrCat(attempt.id, ": a rejected call recorded as an operation (",
+                                     OutcomeName(event->outcome()), ")"));
+      }
+    }
+    return;
+  }
+  if (invoked.size() != 1) {
+    gaps->push_back(absl::StrCat(attempt.id, ": ", invoked.size(), " tool.invoked records"));
+    return;
+  }
+  const pb::AuditEvent& event = *invoked[0];
+  if (OutcomeName(event.outcome()) != attempt.status) {
+    gaps->push_back(absl::StrCat(attempt.id, ": audited ", OutcomeName(event.outcome()),
+                                 ", answered ", attempt.status));
+  }
+  if (attempt.status != "succeeded") {
+    if (event.reason() != attempt.code) {
+      gaps->push_back(absl::StrCat(attempt.id, ": audited reason \"", event.reason(),
+                                   "\", answered ", attempt.code));
+    }
+    const std::string source = SourceName(event);
+    if (!source.empty()) refused_by->insert(source);
+    const std::string declared_source = Str(step, "refusedBy");
+    if (!declared_source.empty() && source != declared_source) {
+      gaps->push_back(absl::StrCat(attempt.id, ": refused by ", source.empty() ? "?" : source,
+                                   ", declared ", declared_source));
+    }
+    if (attempt.code == "tool_unavailable" && event.cause().empty()) {
+      gaps->push_back(attempt.id + ": tool_unavailable without a cause");
+    }
+    // The specific fact behind a coarse code (ADR 0023): one of the declared causes.
+    if (step.contains("causes")) {
+      bool cause_ok = false;
+      for (const json& cause : step["causes"]) cause_ok |= cause == event.cause();
+      if (!cause_ok) {
+        gaps->push_back(absl::StrCat(attempt.id, ": audited cause \"", event.cause(),
+                                     "\", declared ", step["causes"].dump()));
+      }
+    }
+  }
+  if (!event.has_source()) gaps->push_back(attempt.id + ": no source");
+  if (step.value("failClosed", false) && !(event.has_fail_closed() && event.fail_closed())) {
+    gaps->push_back(attempt.id + ": not audited fail_closed");
+  }
+  const std::string grant = Str(step, "auditGrant");
+  if (!grant.empty() && (checked == nullptr || checked->grant_id() != grant_prefix + grant)) {
+    gaps->push_back(absl::StrCat(attempt.id, ": the decision does not name grant ", grant));
+  }
+  if (event.authority_hash().empty()) gaps->push_back(attempt.id + ": no authorityHash");
+  // Record completeness (row 30): the decision behind a kernel refusal is in the record too,
+  // under the same authority.
+  if (completeness && SourceName(event) == "kernel" && attempt.status != "succeeded" &&
+      (checked == nullptr || checked->authority_hash() != event.authority_hash())) {
+    gaps->push_back(attempt.id + ": no authorization.checked under the same authorityHash");
+  }
+}
+
+Cell Grade(const RowRun& run, Deployment& deployment, const std::string& column,
+           const std::string& namespace_id, bool mcp) {
+  Cell cell;
+  cell.column = column;
+  const json& row = run.row;
+  const bool completeness = row.value("recordCompleteness", false);
+  const std::string grant_prefix = absl::StrCat("r", Pad(row["row"].get<int>()), "-");
+  std::vector<std::string> unmet_controls, unmet_attacks, not_exercised, turn_failures;
+  bool driver_pass = false;
+
+  // The record of every turn, and the tool.invoked records of each attempt.
+  std::map<int, std::vector<pb::AuditEvent>> records;
+  for (const auto& [n, turn] : run.turns) {
+    if (!turn.opened) continue;
+    records[n] = ReadRecord(deployment, namespace_id, turn.trace_id, true,
+                            turn.result.status() == pb::EXECUTION_STATUS_ESCALATED);
+  }
+  std::map<std::string, std::vector<const pb::AuditEvent*>> invoked_of;
+  for (const auto& [n, events] : records) {
+    std::vector<const pb::AuditEvent*> in_order;
+    for (const pb::AuditEvent& event : events) {
+      if (event.type() != pb::AUDIT_EVENT_TYPE_TOOL_INVOKED) continue;
+      if (!mcp) {
+        invoked_of[event.operation_id()].push_back(&event);
+      } else {
+        in_order.push_back(&event);
+      }
+    }
+    size_t next = 0;
+    for (const Attempt& attempt : run.attempts) {
+      const std::string what = Str(attempt.declared, "do");
+      if (!mcp || attempt.turn != n || !attempt.issued || (what != "call" && what != "resume") ||
+          attempt.status.rfind("rpc:", 0) == 0 || attempt.declared.value("notAnOperation", false)) {
+        continue;
+      }
+      if (next < in_order.size()) invoked_of[attempt.id].push_back(in_order[next++]);
+    }
+    while (mcp && next < in_order.size()) {
+      invoked_of["(unattributed)"].push_back(in_order[next++]);
+    }
+  }
+  if (invoked_of.count("(unattributed)")) {
+    cell.record_gaps.push_back(absl::StrCat(invoked_of["(unattributed)"].size(),
+                                            " tool.invoked records no call accounts for"));
+  }
+
+  for (const Attempt& attempt : run.attempts) {
+    ++cell.declared;
+    if (!attempt.unreachable.empty()) continue;
+    if (mcp && attempt.declared.value("uncatalogued", false) && !attempt.issued) continue;
+    if (!attempt.issued) {
+      not_exercised.push_back(attempt.id + ": never reached SharedOS");
+      continue;
+    }
+    ++cell.attempted;
+    std::string why;
+    bool met = ExpectationMet(attempt, &why);
+    if (attempt.status != "succeeded" && !attempt.code.empty())
+      cell.reason_codes.insert(attempt.code);
+    const std::string what = Str(attempt.declared, "do");
+    if (what == "call" || what == "resume") {
+      auto record = records.find(attempt.turn);
+      std::vector<std::string> gaps;
+      if (record != records.end()) {
+        CheckCallRecord(attempt, invoked_of[attempt.id], record->second, completeness, grant_prefix,
+                        &gaps, &cell.refused_by);
+      } else {
+        gaps.push_back(attempt.id + ": no record of its turn");
+      }
+      for (std::string& gap : gaps) cell.record_gaps.push_back(std::move(gap));
+    }
+    if (attempt.details.is_object() && attempt.details.contains("surfaces")) {
+      for (const json& note : attempt.details["surfaces"]) {
+        cell.notes.push_back(attempt.id + ": " + note.get<std::string>());
+      }
+    }
+    if (!met) {
+      (attempt.role == "control" ? unmet_controls : unmet_attacks).push_back(why);
+    } else if (attempt.role != "control" && attempt.declared.value("driverIssued", false)) {
+      driver_pass = true;
+    }
+  }
+
+  // Turn endings: the answer, and exactly one turn.ended in the record agreeing with it.
+  for (const auto& [n, turn] : run.turns) {
+    if (!turn.opened) continue;
+    const std::vector<pb::AuditEvent>& events = records[n];
+    std::vector<const pb::AuditEvent*> ended;
+    const pb::AuditEvent* escalation = nullptr;
+    for (const pb::AuditEvent& event : events) {
+      if (event.type() == pb::AUDIT_EVENT_TYPE_TURN_ENDED) ended.push_back(&event);
+      if (event.type() == pb::AUDIT_EVENT_TYPE_ESCALATION_REQUESTED) escalation = &event;
+    }
+    if (ended.size() != 1) {
+      cell.record_gaps.push_back(absl::StrCat("turn ", n, ": ", ended.size(), " turn.ended"));
+    }
+    const std::string status = TurnStatusName(turn.result.status());
+    const std::string code = turn.result.has_error() ? turn.result.error().code()
+                             : status == "escalated" ? "escalation_requested"
+                                                     : "";
+    if (!code.empty() && status != "succeeded") cell.reason_codes.insert(code);
+    // The boundary that refused a turn (semantics §8.1): a denied turn was refused by the
+    // kernel (admission); a failed one by the envelope; an escalated turn names none.
+    if (status == "denied") cell.refused_by.insert("kernel");
+    if (status == "failed" && code != "runtime_failed") cell.refused_by.insert("envelope");
+    if (ended.size() == 1) {
+      if (OutcomeName(ended[0]->outcome()) != status) {
+        cell.record_gaps.push_back(absl::StrCat(
+            "turn ", n, ": turn.ended ", OutcomeName(ended[0]->outcome()), ", answered ", status));
+      }
+      if (!code.empty() && ended[0]->reason() != code) {
+        cell.record_gaps.push_back(absl::StrCat("turn ", n, ": turn.ended reason \"",
+                                                ended[0]->reason(), "\", answered ", code));
+      }
+    }
+    const json& expect = turn.expect_turn;
+    if (!expect.is_object())
+      turn_failures.push_back(absl::StrCat("turn ", n, ": no declared ending"));
+    if (expect.is_object()) {
+      if (Str(expect, "status") != status) {
+        turn_failures.push_back(absl::StrCat("turn ", n, " ended ", status,
+                                             code.empty() ? "" : " " + code, ", expected ",
+                                             Str(expect, "status")));
+      } else if (expect.contains("reasonCode") && Str(expect, "reasonCode") != code) {
+        turn_failures.push_back(
+            absl::StrCat("turn ", n, " ended ", code, ", expected ", Str(expect, "reasonCode")));
+      }
+      if (expect.value("failClosed", false) &&
+          !(ended.size() == 1 && ended[0]->has_fail_closed() && ended[0]->fail_closed())) {
+        turn_failures.push_back(absl::StrCat("turn ", n, ": not recorded fail_closed"));
+      }
+      if (expect.contains("escalationAudited")) {
+        const bool want = expect["escalationAudited"];
+        if (want != (escalation != nullptr)) {
+          turn_failures.push_back(absl::StrCat("turn ", n, ": escalation.requested ",
+                                               escalation ? "present" : "absent"));
+        }
+        if (!want) {
+          std::optional<gv1::EscalationRecord> stored;
+          if (!StoredEscalation(deployment, namespace_id, turn.execution_id, &stored).ok()) {
+            turn_failures.push_back("escalations cannot be listed");
+          } else if (stored.has_value()) {
+            turn_failures.push_back(absl::StrCat("turn ", n, ": an escalation was stored"));
+          }
+        }
+      }
+      // The MCP latch's count and the harness's own outcome, from the result's metadata.
+      const auto& metadata = turn.result.metadata().fields();
+      if (expect.contains("callsAfterEscalation")) {
+        auto it = metadata.find("callsAfterEscalation");
+        const int want = expect["callsAfterEscalation"];
+        if (it == metadata.end() || it->second.number_value() != want) {
+          turn_failures.push_back(absl::StrCat("turn ", n, ": callsAfterEscalation is not ", want));
+        }
+      }
+      if (expect.contains("harnessOutcome")) {
+        auto it = metadata.find("harnessOutcome");
+        if (it == metadata.end() || it->second.string_value() != Str(expect, "harnessOutcome")) {
+          turn_failures.push_back(absl::StrCat("turn ", n, ": harnessOutcome not kept"));
+        }
+      }
+      // The escalation names exactly the authority the denial described (ADR 0019): the same
+      // CapabilityRequest (its capreq- id included) in the turn's answer, in the audited
+      // escalation.requested, and on the escalation record the grant store holds.
+      const std::string from = Str(expect, "requestedAuthorityFrom");
+      if (!from.empty()) {
+        pb::CapabilityRequest required;
+        bool named = false;
+        for (const Attempt& attempt : run.attempts) {
+          if (attempt.id == from && attempt.details.is_object() &&
+              attempt.details.contains("requiredAuthority")) {
+            named = google::protobuf::util::JsonStringToMessage(
+                        attempt.details["requiredAuthority"].dump(), &required)
+                        .ok();
+          }
+        }
+        std::optional<gv1::EscalationRecord> stored;
+        const bool listed =
+            StoredEscalation(deployment, namespace_id, turn.execution_id, &stored).ok();
+        const pb::CapabilityRequest* answered = &turn.result.escalation().requested_authority();
+        const pb::CapabilityRequest* audited =
+            escalation != nullptr ? &escalation->requested_authority() : nullptr;
+        const pb::CapabilityRequest* kept =
+            stored.has_value() ? &stored->escalation().requested_authority() : nullptr;
+        // requested_at is minted again when the escalation is recorded (semantics §10.2: it is
+        // outside the id); every other field must be the denial's. Empty: equal.
+        auto differs = [&](const char* where, const pb::CapabilityRequest* other) -> std::string {
+          if (other == nullptr) return absl::StrCat(where, ": none");
+          std::string diff;
+          MessageDifferencer differ;
+          differ.IgnoreField(pb::CapabilityRequest::descriptor()->FindFieldByName("requested_at"));
+          differ.ReportDifferencesToString(&diff);
+          if (differ.Compare(*other, required)) return "";
+          return absl::StrCat(where, " \"", other->id(), "\" ", diff);
+        };
+        if (!named || !absl::StartsWith(required.id(), "capreq-")) {
+          turn_failures.push_back(
+              absl::StrCat("turn ", n, ": ", from, " named no required authority (capreq-)"));
+        } else if (!listed) {
+          turn_failures.push_back("escalations cannot be listed");
+        } else {
+          std::vector<std::string> wrong;
+          for (std::string difference : {differs("answered", answered), differs("audited", audited),
+                                         differs("stored", kept)}) {
+            if (!difference.empty()) wrong.push_back(std::move(difference));
+          }
+          if (!wrong.empty()) {
+            turn_failures.push_back(absl::StrCat("turn ", n, ": the requested authority is not ",
+                                                 "the denial's \"", required.id(),
+                                                 "\": ", absl::StrJoin(wrong, "; ")));
+          }
+        }
+      }
+    }
+    if (turn.expect_catalogue.is_object() && !turn.ended_at_open) {
+      for (const json& name : turn.expect_catalogue.value("absent", json::array())) {
+        if (std::find(turn.catalogue.begin(), turn.catalogue.end(), name.get<std::string>()) !=
+            turn.catalogue.end()) {
+          unmet_attacks.push_back(
+              absl::StrCat("turn ", n, ": ", name.get<std::string>(), " is in the catalogue"));
+        }
+      }
+      for (const json& name : turn.expect_catalogue.value("present", json::array())) {
+        if (std::find(turn.catalogue.begin(), turn.catalogue.end(), name.get<std::string>()) ==
+            turn.catalogue.end()) {
+          unmet_controls.push_back(absl::StrCat("turn ", n, ": ", name.get<std::string>(),
+                                                " is missing from the catalogue"));
+        }
+      }
+    }
+  }
+  for (const std::string& trace : run.unrecorded_executions) {
+    std::vector<pb::AuditEvent> events = ReadRecord(deployment, namespace_id, trace, false);
+    if (!events.empty()) {
+      cell.record_gaps.push_back(
+          absl::StrCat(trace, ": rejected, yet ", events.size(), " audit records"));
+    }
+  }
+
+  // Evidence: what each step got, with the audited boundary and cause of each refusal.
+  for (const Attempt& attempt : run.attempts) {
+    const std::string what = Str(attempt.declared, "do");
+    std::string step = absl::StrCat("`", attempt.id, "` (", attempt.role);
+    if (attempt.declared.contains("tool")) {
+      absl::StrAppend(&step, ", ", Str(attempt.declared, "tool"));
+    }
+    if (what != "call") absl::StrAppend(&step, ", ", what);
+    absl::StrAppend(&step, ")");
+    std::string observed;
+    if (!attempt.unreachable.empty()) {
+      observed = absl::StrCat("unreachable: ", attempt.unreachable);
+    } else if (!attempt.issued) {
+      observed = "not issued";
+    } else if (absl::StartsWith(attempt.status, "rpc:")) {
+      observed = absl::StrCat("error ", attempt.status.substr(4));
+    } else {
+      observed = attempt.status;
+      if (!attempt.code.empty()) absl::StrAppend(&observed, " `", attempt.code, "`");
+      auto audited = invoked_of.find(attempt.id);
+      if (attempt.status != "succeeded" && audited != invoked_of.end() &&
+          audited->second.size() == 1) {
+        const pb::AuditEvent& event = *audited->second[0];
+        absl::StrAppend(&observed, " · ", SourceName(event).empty() ? "?" : SourceName(event));
+        if (!event.cause().empty()) absl::StrAppend(&observed, ", cause `", event.cause(), "`");
+        if (event.has_fail_closed() && event.fail_closed()) {
+          absl::StrAppend(&observed, ", fail closed");
+        }
+      }
+      if (attempt.details.is_object() && attempt.details.contains("requiredAuthority")) {
+        absl::StrAppend(&observed, "; requires `", Str(attempt.details["requiredAuthority"], "id"),
+                        "`");
+      }
+      if (what == "approve" && attempt.details.is_object() && attempt.details.contains("issuer")) {
+        absl::StrAppend(&observed, ": grant issued by ", Str(attempt.details, "issuer"),
+                        ", approved by ", Str(attempt.details, "reviewer"));
+      }
+    }
+    cell.observed.push_back({step, observed});
+  }
+  for (const auto& [n, turn] : run.turns) {
+    if (!turn.opened) continue;
+    std::string observed = TurnStatusName(turn.result.status());
+    if (turn.result.has_error()) absl::StrAppend(&observed, " `", turn.result.error().code(), "`");
+    if (turn.result.has_escalation()) {
+      absl::StrAppend(&observed, " `escalation_requested`");
+      const std::string& asked = turn.result.escalation().requested_authority().id();
+      if (!asked.empty()) absl::StrAppend(&observed, ", requested authority `", asked, "`");
+    }
+    if (turn.ended_at_open) absl::StrAppend(&observed, " at admission");
+    for (const pb::AuditEvent& event : records[n]) {
+      if (event.type() == pb::AUDIT_EVENT_TYPE_TURN_ENDED && event.has_fail_closed() &&
+          event.fail_closed()) {
+        absl::StrAppend(&observed, ", audited fail closed");
+      }
+    }
+    cell.observed.push_back({absl::StrCat("turn ", n, " ended"), observed});
+  }
+
+  cell.record_usable = cell.record_gaps.empty();
+  auto join = [](const std::vector<std::string>& items) { return absl::StrJoin(items, "; "); };
+  if (!run.harness_errors.empty()) {
+    cell.status = "not exercised";
+    cell.detail = join(run.harness_errors);
+  } else if (!unmet_controls.empty()) {
+    cell.status = "not exercised";
+    cell.detail = "control: " + join(unmet_controls);
+  } else if (!unmet_attacks.empty()) {
+    cell.status = "fail";
+    cell.detail = join(unmet_attacks);
+  } else if (!not_exercised.empty()) {
+    cell.status = "not exercised";
+    cell.detail = join(not_exercised);
+  } else if (!turn_failures.empty()) {
+    cell.status = "fail";
+    cell.detail = join(turn_failures);
+  } else if (!cell.record_usable) {
+    cell.status = "fail";
+    cell.detail = "record: " + join(cell.record_gaps);
+  } else {
+    cell.status = driver_pass ? "pass (driver)" : "pass";
+  }
+  // Attack failures also report the record's gaps (evidence).
+  if (cell.status == "fail" && !cell.record_usable && cell.detail.rfind("record:", 0) != 0) {
+    cell.detail += "; record: " + join(cell.record_gaps);
+  }
+  return cell;
+}
+
+std::optional<Cell> Unrun(const json& row, const std::string& column) {
+  Cell cell;
+  cell.column = column;
+  for (const json& step : row["script"]) {
+    if (step.contains("id")) ++cell.declared;
+  }
+  if (row.contains("notImplemented")) {
+    cell.status = "not implemented";
+    cell.detail = Str(row, "notImplemented");
+    return cell;
+  }
+  if (row.contains("columns") && row["columns"].contains(column) &&
+      row["columns"][column].contains("notImplemented")) {
+    cell.status = "not implemented";
+    cell.detail = Str(row["columns"][column], "notImplemented");
+    return cell;
+  }
+  if (row.contains("columns") && row["columns"].contains(column) &&
+      row["columns"][column].contains("notApplicable")) {
+    cell.status = "not applicable";
+    cell.detail = Str(row["columns"][column], "notApplicable");
+    return cell;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+absl::StatusOr<Declarations> LoadDeclarations(const char* argv0) {
+  Declarations d;
+  ASSIGN_OR_RETURN(d.cases, ReadJson(testing::RunfilePath(kCasesPath, argv0)));
+  ASSIGN_OR_RETURN(d.world, ReadJson(testing::RunfilePath(kWorldPath, argv0)));
+  d.registries = json::object();
+  for (const json& path : d.world["registries"]) {
+    ASSIGN_OR_RETURN(std::string text,
+                     ReadText(testing::RunfilePath(path.get<std::string>(), argv0)));
+    envelope::v1::ToolRegistryConfig config;
+    if (!google::protobuf::TextFormat::ParseFromString(text, &config)) {
+      return absl::InvalidArgumentError(absl::StrCat(path.get<std::string>(), ": not a registry"));
+    }
+    for (const envelope::v1::RegisteredTool& tool : config.tools()) {
+      d.tool_names.push_back(tool.definition().name());
+    }
+    ASSIGN_OR_RETURN(std::string canonical, common::CanonicalProtoJson(config));
+    d.registries[path.get<std::string>()] = json::parse(canonical);
+  }
+  // notion.search as the registry holds it (schemas parsed), which the fixture provider lists.
+  std::vector<std::string> paths;
+  for (const json& path : d.world["registries"]) {
+    paths.push_back(testing::RunfilePath(path.get<std::string>(), argv0));
+  }
+  ASSIGN_OR_RETURN(auto registry, envelope::tools::ToolRegistry::LoadFiles(paths));
+  for (const auto& tool : registry->tools()) {
+    if (tool->name() == "notion.search") d.notion_definition = tool->definition();
+  }
+  d.case_set_hash = common::Sha256HexOfCanonicalJson(WithoutProse(d.cases));
+  d.world_set_hash = common::Sha256HexOfCanonicalJson(
+      json{{"world", WithoutProse(d.world)}, {"tools", d.registries}});
+  return d;
+}
+
+absl::Status PrepareFiles(const Declarations& declarations, const std::string& root) {
+  auto write_all = [&](const json& owner, const json& files) -> absl::Status {
+    std::string base = root;
+    const std::string key = KeyOf(owner);
+    const std::string kind = key.substr(0, key.find(':'));
+    const std::string id = key.substr(key.find(':') + 1);
+    for (const std::string& part : {kind, id, std::string("workspace")}) {
+      base += "/" + part;
+      mkdir(base.c_str(), 0700);
+    }
+    for (auto it = files.begin(); it != files.end(); ++it) {
+      std::vector<std::string> segments = absl::StrSplit(it.key(), '/');
+      std::string dir = base;
+      for (size_t i = 0; i + 1 < segments.size(); ++i) {
+        dir += "/" + segments[i];
+        mkdir(dir.c_str(), 0700);
+      }
+      RETURN_IF_ERROR(testing::WriteFile(base + "/" + it.key(), it.value().get<std::string>()));
+    }
+    return absl::OkStatus();
+  };
+  mkdir(root.c_str(), 0700);
+  RETURN_IF_ERROR(write_all(declarations.world["owner"], declarations.world["files"]));
+  return write_all(declarations.world["otherOwner"], declarations.world["otherOwnerFiles"]);
+}
+
+DeploymentOptions DeploymentOptionsFor(const Declarations& declarations, const std::string& dir,
+                                       const std::string& files_root) {
+  DeploymentOptions options;
+  for (const json& path : declarations.world["registries"]) {
+    options.registries.push_back(path.get<std::string>());
+  }
+  options.files_root = files_root;
+  options.dir = dir;
+  options.notion_definition = declarations.notion_definition;
+  options.notion_provider_id = Str(declarations.world["broker"], "providerId");
+  options.namespace_id = declarations.world["namespace"];
+  options.owner_key = KeyOf(declarations.world["owner"]);
+  return options;
+}
+
+std::vector<Cell> RunColumn(const Declarations& declarations, Deployment& deployment,
+                            const std::string& column, McpClient* mcp) {
+  std::vector<Cell> cells;
+  WorldBuilder world(declarations, deployment);
+  RowRunner runner(declarations, deployment, world, column, mcp);
+  for (const json& row : declarations.cases["rows"]) {
+    if (std::optional<Cell> cell = Unrun(row, column)) {
+      cells.push_back(*cell);
+      continue;
+    }
+    RowRun run = runner.Run(row);
+    cells.push_back(Grade(run, deployment, column, world.Namespace(), mcp != nullptr));
+  }
+  return cells;
+}
+
+std::vector<Cell> UnrunColumn(const Declarations& declarations, const std::string& column,
+                              const std::string& status, const std::string& detail) {
+  std::vector<Cell> cells;
+  for (const json& row : declarations.cases["rows"]) {
+    if (std::optional<Cell> cell = Unrun(row, column)) {
+      cells.push_back(*cell);
+      continue;
+    }
+    Cell cell;
+    cell.column = column;
+    cell.status = status;
+    cell.detail = detail;
+    for (const json& step : row["script"]) {
+      if (step.contains("id")) ++cell.declared;
+    }
+    cells.push_back(cell);
+  }
+  return cells;
+}
+
+Manifest BuildManifest(const Declarations& declarations,
+                       const std::map<std::string, std::vector<Cell>>& cells) {
+  Manifest manifest;
+  const std::vector<std::string> columns = declarations.cases["columns"];
+  json rows = json::array();
+  std::map<std::string, std::map<std::string, int>> counts;  // column → status → n
+  std::string table = "| # | case / condition |";
+  std::string rule = "|---|---|";
+  for (const std::string& column : columns) {
+    table += " " + column + " |";
+    rule += "---|";
+  }
+  table += "\n" + rule + "\n";
+  std::string evidence;
+  std::string unrun;  // the not applicable / not implemented cells, with their reasons
+  // Rows in numeric order (the run order puts the outage rows last).
+  std::vector<size_t> order(declarations.cases["rows"].size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return declarations.cases["rows"][a]["row"].get<int>() <
+           declarations.cases["rows"][b]["row"].get<int>();
+  });
+  for (size_t index : order) {
+    const json& row = declarations.cases["rows"][index];
+    const int number = row["row"].get<int>();
+    json out = {{"row", row["row"]},
+                {"caseId", row["caseId"]},
+                {"conditionId", row["conditionId"]},
+                {"cells", json::array()}};
+    table += absl::StrCat("| [", number, "](#row-", number, ") | ", Str(row, "caseId"), " / ",
+                          Str(row, "conditionId"), " |");
+    evidence += absl::StrCat("\n### Row ", number, "\n\n`", Str(row, "caseId"), "` / `",
+                             Str(row, "conditionId"), "`");
+    if (row.contains("prose")) {
+      evidence += absl::StrCat(". Attack: ", Str(row["prose"], "attack"),
+                               ". Expected: ", Str(row["prose"], "expected"));
+    }
+    evidence += ".\n\n";
+    // Step → (column → observed), steps in the order the first column that ran met them.
+    std::vector<std::string> steps;
+    std::map<std::string, std::map<std::string, std::string>> observed;
+    for (const std::string& column : columns) {
+      auto it = cells.find(column);
+      if (it == cells.end() || index >= it->second.size()) continue;
+      const Cell& cell = it->second[index];
+      ++counts[column][cell.status];
+      json c = {{"columnId", column},
+                {"status", cell.status},
+                {"declared", cell.declared},
+                {"attempted", cell.attempted},
+                {"refusedBy",
+                 json(std::vector<std::string>(cell.refused_by.begin(), cell.refused_by.end()))},
+                {"reasonCodes", json(std::vector<std::string>(cell.reason_codes.begin(),
+                                                              cell.reason_codes.end()))},
+                {"recordUsable", cell.record_usable},
+                {"recordGaps", cell.record_gaps}};
+      if (!cell.detail.empty()) c["detail"] = cell.detail;
+      if (!cell.notes.empty()) c["notes"] = cell.notes;
+      json steps_json = json::array();
+      for (const Cell::Observation& observation : cell.observed) {
+        steps_json.push_back({{"step", observation.step}, {"observed", observation.observed}});
+        if (!observed.count(observation.step)) steps.push_back(observation.step);
+        observed[observation.step][column] = observation.observed;
+      }
+      if (!steps_json.empty()) c["observed"] = steps_json;
+      out["cells"].push_back(c);
+      table += " " + cell.status + " |";
+      const bool ran = cell.status != "not applicable" && cell.status != "not implemented";
+      if (!ran) {
+        unrun += absl::StrCat("| ", number, " | ", column, " | ", cell.status, " | ", cell.detail,
+                              " |\n");
+      }
+      evidence += absl::StrCat("- `", column, "` **", cell.status, "**");
+      if (ran) {
+        evidence +=
+            absl::StrCat(" — attempts issued ", cell.attempted, " of ", cell.declared, " declared");
+        if (!cell.refused_by.empty()) {
+          evidence += "; refused by " + absl::StrJoin(cell.refused_by, ", ");
+        }
+        if (!cell.reason_codes.empty()) {
+          evidence += "; codes `" + absl::StrJoin(cell.reason_codes, "`, `") + "`";
+        }
+        evidence += cell.record_usable ? "; record usable" : "; record NOT usable";
+      }
+      if (!cell.detail.empty()) evidence += (ran ? ". " : " — ") + cell.detail;
+      if (!cell.notes.empty()) evidence += ". Observed: " + absl::StrJoin(cell.notes, "; ");
+      evidence += "\n";
+    }
+    if (!steps.empty()) {
+      evidence += "\n| step |";
+      std::string step_rule = "|---|";
+      for (const std::string& column : columns) {
+        evidence += " " + column + " |";
+        step_rule += "---|";
+      }
+      evidence += "\n" + step_rule + "\n";
+      for (const std::string& step : steps) {
+        evidence += "| " + step + " |";
+        for (const std::string& column : columns) {
+          auto it = observed[step].find(column);
+          evidence += " " + (it == observed[step].end() ? std::string("—") : it->second) + " |";
+        }
+        evidence += "\n";
+      }
+    }
+    table += "\n";
+    rows.push_back(out);
+  }
+  manifest.json = {{"version", "1"},
+                   {"judgeVersion", declarations.cases["judgeVersion"]},
+                   {"caseSetHash", declarations.case_set_hash},
+                   {"worldSetHash", declarations.world_set_hash},
+                   {"clock", declarations.world["clock"]},
+                   {"columns", columns},
+                   {"rows", rows}};
+  std::string summary =
+      "| column | pass | pass (driver) | fail | not exercised | not applicable | "
+      "not implemented |\n|---|---|---|---|---|---|---|\n";
+  for (const std::string& column : columns) {
+    summary += "| " + column + " |";
+    for (const char* status :
+         {"pass", "pass (driver)", "fail", "not exercised", "not applicable", "not implemented"}) {
+      summary += absl::StrCat(" ", counts[column][status], " |");
+    }
+    summary += "\n";
+  }
+  manifest.markdown = absl::StrCat(
+      "# Conformance manifest\n\n"
+      "Every row of the attack matrix (`/work/shared/conformance/cases.md`) on every way of "
+      "reaching SharedOS, graded from what the system recorded: the answers the column received "
+      "and the audit log read back through `AuditLog.Query` (source, cause, fail_closed, "
+      "authority hash, one `turn.ended` per turn) — never from what the script expected of "
+      "itself. Generated by `bazel run //tests/conformance:update_manifest` from "
+      "`tests/conformance/cases.json` (the rows) and `tests/conformance/world.json` (the world); "
+      "`//tests/conformance:conformance_test` fails when this file differs from a fresh run. Do "
+      "not edit by hand. Machine-readable: `manifest.json` (same cells, same evidence).\n\n"
+      "- Case-set hash: `",
+      declarations.case_set_hash,
+      "` (SHA-256 of the canonical JSON of cases.json without prose)\n"
+      "- World-set hash: `",
+      declarations.world_set_hash,
+      "` (SHA-256 of the canonical JSON of world.json and every registered tool's full "
+      "definition)\n"
+      "- Judge version: ",
+      declarations.cases["judgeVersion"].dump(),
+      "\n\nTwo runs compare only when both hashes match: a different case-set hash means the "
+      "rows or their expectations changed, a different world-set hash the grants, namespaces or "
+      "tool definitions they run against.\n\n"
+      "## Summary\n\n",
+      summary, "\n## Grades\n\n", table,
+      "\n## How to read a cell\n\n"
+      "| grade | meaning | in CI |\n|---|---|---|\n"
+      "| `pass` | every attack met its expected refusal (status, reason code, boundary, cause) "
+      "and every control succeeded, and the record is usable | ok |\n"
+      "| `pass (driver)` | a pass whose attack only the column's driver can issue (row 17: only "
+      "a driver declares steps) | ok |\n"
+      "| `fail` | an attack got through, was refused with the wrong code or by the wrong boundary, "
+      "a turn ended otherwise than declared, or the audit record is not usable | breaks the "
+      "build |\n"
+      "| `not exercised` | an attempt never reached the system, a control failed (the world was "
+      "not as declared), or the harness erred — never a pass | breaks the build |\n"
+      "| `not applicable` | the column structurally cannot make the attempt; the reason is "
+      "given below | ok |\n"
+      "| `not implemented` | SharedOS lacks the capability the row needs, named below; the row is "
+      "declared so the gap stays visible and is never run | ok only with the capability "
+      "named |\n\n"
+      "Each row's evidence lists, per column: attempts issued of declared (an attempt the column "
+      "cannot make, e.g. a tool an MCP client refuses to call because tools/list did not offer "
+      "it, counts as declared, not issued); the boundary that refused (`kernel`: the authorizer's "
+      "decision; `envelope`: the catalogue, budgets or turn state, before any decision); the "
+      "reason codes answered; whether the record is usable (every issued call has exactly one "
+      "`tool.invoked` agreeing with its answer, with source, cause on `tool_unavailable`, "
+      "authority hash, and each turn exactly one `turn.ended`); then a table of what every step "
+      "observed — the answer, and for a refusal the audited boundary and cause.\n\n"
+      "### Cells not run\n\n| # | column | grade | reason |\n|---|---|---|---|\n",
+      unrun,
+      "\n## How to reproduce\n\n"
+      "```sh\n"
+      "bazel test //tests/conformance:conformance_test       # every column; the run's manifest "
+      "is in bazel-testlogs/tests/conformance/conformance_test/test.outputs/outputs.zip\n"
+      "bazel run  //tests/conformance:update_manifest        # rewrites this file; prints the "
+      "cells that break the build and the scratch directory it kept\n"
+      "bazel test //tests/conformance:negative_control_test  # the grader fails where a "
+      "guarantee is broken on purpose\n"
+      "```\n\n"
+      "`update_manifest` keeps its scratch directory (printed): one directory per column with "
+      "the audit database (`audit.db`), the grant store (`grantstore.db`) and the world's files, "
+      "for reading a row's record after the fact. Every turn runs under its own trace "
+      "`trace-conformance-r<row>-t<turn>` and execution id `exec-r<row>-t<turn>`; a row's grants "
+      "are `r<row>-<id>` of world.json (revoked when the next row is armed).\n\n"
+      "- Clock: `kernel` runs on a simulated world clock armed at 2026-08-18T09:00:00Z, moved "
+      "1 s per declared step; `grpc` and the MCP columns run real processes on the real clock, "
+      "with the world's instants (issuedAt, expiresAt) declared relative to each row's arming "
+      "(the world-set hash is over those declarations).\n"
+      "- Outages: `kernel` injects them into the authorizer's grant-store client (usage counting "
+      "only, or the whole store); `grpc` and the MCP columns stop the grantstore_svc process "
+      "(usage counting lives in it) and restart it on the same port and database.\n"
+      "- Row 19's over-broad child is planted in the grant store's database directly: IssueGrant "
+      "refuses a parent and DeriveGrant refuses widening, so the control plane cannot create it.\n"
+      "- Escalations (rows 31, 33): the host passes the denial's required authority (gRPC: "
+      "`error.details.requiredAuthority`; MCP: `_meta[\"sharedos/requiredAuthority\"]`) to "
+      "`FinishTurn(escalate)`; row 33's approval is made by world.json's reviewer, the context "
+      "owner, and the issued grant must be exactly the requested capability, for the agent, "
+      "issued under the escalated turn's authority.\n"
+      "- The MCP columns drive the official clients (`@modelcontextprotocol/sdk` v1, "
+      "`@modelcontextprotocol/client` v2) through `tests/conformance/mcp_driver.mjs`; the turn is "
+      "opened and finished by the host over gRPC.\n"
+      "\n## Evidence\n",
+      evidence);
+  return manifest;
+}
+
+std::vector<std::string> BuildBreakers(const Declarations& declarations,
+                                       const std::map<std::string, std::vector<Cell>>& cells) {
+  std::vector<std::string> breakers;
+  for (const auto& [column, column_cells] : cells) {
+    for (size_t i = 0; i < column_cells.size(); ++i) {
+      const Cell& cell = column_cells[i];
+      const json& row = declarations.cases["rows"][i];
+      const bool bad = cell.status == "fail" || cell.status == "not exercised" ||
+                       (cell.status == "not implemented" && cell.detail.empty()) ||
+                       (cell.status == "not applicable" && cell.detail.empty());
+      if (bad) {
+        breakers.push_back(absl::StrCat("row ", row["row"].get<int>(), " ", column, ": ",
+                                        cell.status, " (", cell.detail, ")"));
+      }
+    }
+  }
+  return breakers;
+}
+
+}  // namespace sharedos::conformance
