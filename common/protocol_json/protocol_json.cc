@@ -44,6 +44,36 @@ absl::string_view ScopeName(protocol::v1::Scope scope) {
   }
 }
 
+absl::string_view ToolResultStatusName(protocol::v1::ToolResultStatus status) {
+  switch (status) {
+    case protocol::v1::TOOL_RESULT_STATUS_SUCCEEDED:
+      return "succeeded";
+    case protocol::v1::TOOL_RESULT_STATUS_DENIED:
+      return "denied";
+    case protocol::v1::TOOL_RESULT_STATUS_FAILED:
+      return "failed";
+    default:
+      return "unspecified";
+  }
+}
+
+absl::string_view ExecutionStatusName(protocol::v1::ExecutionStatus status) {
+  switch (status) {
+    case protocol::v1::EXECUTION_STATUS_SUCCEEDED:
+      return "succeeded";
+    case protocol::v1::EXECUTION_STATUS_DENIED:
+      return "denied";
+    case protocol::v1::EXECUTION_STATUS_FAILED:
+      return "failed";
+    case protocol::v1::EXECUTION_STATUS_CANCELLED:
+      return "cancelled";
+    case protocol::v1::EXECUTION_STATUS_ESCALATED:
+      return "escalated";
+    default:
+      return "unspecified";
+  }
+}
+
 Json AddressToJson(const Address& address) {
   switch (address.kind_case()) {
     case Address::kHumanUserId:

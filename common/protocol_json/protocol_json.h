@@ -17,6 +17,7 @@
 #include "absl/strings/string_view.h"
 #include "google/protobuf/timestamp.pb.h"
 #include "sharedos/protocol/v1/common.pb.h"
+#include "sharedos/protocol/v1/execution.pb.h"
 #include "sharedos/protocol/v1/grant.pb.h"
 #include "sharedos/protocol/v1/tool.pb.h"
 
@@ -24,6 +25,11 @@ namespace sharedos::common {
 
 // "exact" | "descendants"; empty for SCOPE_UNSPECIFIED.
 absl::string_view ScopeName(protocol::v1::Scope scope);
+
+// The reference's names of the status enums: "succeeded" | "denied" | "failed" (tool results),
+// plus "cancelled" | "escalated" (executions); "unspecified" for UNSPECIFIED.
+absl::string_view ToolResultStatusName(protocol::v1::ToolResultStatus status);
+absl::string_view ExecutionStatusName(protocol::v1::ExecutionStatus status);
 
 // {"kind":"human","userId"} | {"kind":"agent","agentId"} | {"kind":"group","conversationId"}
 // | {"kind":"service","serviceId"}; {} when no kind is set.

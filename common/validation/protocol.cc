@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "common/protocol_json/protocol_json.h"
 #include "common/status/status_macros.h"
 #include "common/validation/bounds.h"
 #include "common/validation/limits.h"
@@ -113,38 +114,6 @@ absl::Status CheckActions(RepeatedPtrField<std::string>* actions,
     RETURN_IF_ERROR(CheckAction(actions->Mutable(i), IndexPath(path, i)));
   }
   return absl::OkStatus();
-}
-
-// The "<name>" of a status for messages such as "required when status is
-// succeeded".
-absl::string_view StatusName(pb::ExecutionStatus status) {
-  switch (status) {
-    case pb::EXECUTION_STATUS_SUCCEEDED:
-      return "succeeded";
-    case pb::EXECUTION_STATUS_DENIED:
-      return "denied";
-    case pb::EXECUTION_STATUS_FAILED:
-      return "failed";
-    case pb::EXECUTION_STATUS_CANCELLED:
-      return "cancelled";
-    case pb::EXECUTION_STATUS_ESCALATED:
-      return "escalated";
-    default:
-      return "unspecified";
-  }
-}
-
-absl::string_view StatusName(pb::ToolResultStatus status) {
-  switch (status) {
-    case pb::TOOL_RESULT_STATUS_SUCCEEDED:
-      return "succeeded";
-    case pb::TOOL_RESULT_STATUS_DENIED:
-      return "denied";
-    case pb::TOOL_RESULT_STATUS_FAILED:
-      return "failed";
-    default:
-      return "unspecified";
-  }
 }
 
 // The outcome oneof must hold `expected` (a field name; empty = nothing
@@ -605,7 +574,7 @@ absl::Status CheckToolResult(pb::ToolResult* result, absl::string_view path) {
   const absl::string_view expected =
       result->status() == pb::TOOL_RESULT_STATUS_SUCCEEDED ? "output" : "error";
   RETURN_IF_ERROR(CheckOutcome(actual, expected, /*optional=*/false,
-                               StatusName(result->status()), path));
+                               ToolResultStatusName(result->status()), path));
   if (result->has_output()) {
     RETURN_IF_ERROR(
         CheckJsonValue(result->output(), FieldPath(path, "output")));
@@ -740,7 +709,7 @@ absl::Status CheckExecutionResult(pb::ExecutionResult* result,
       break;
   }
   RETURN_IF_ERROR(CheckOutcome(actual, expected, optional,
-                               StatusName(result->status()), path));
+                               ExecutionStatusName(result->status()), path));
   if (result->has_output()) {
     RETURN_IF_ERROR(
         CheckJsonValue(result->output(), FieldPath(path, "output")));

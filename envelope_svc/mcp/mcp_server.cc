@@ -92,16 +92,6 @@ std::optional<std::string> DecodeHeaderValue(const std::string& value) {
   return *decoded;
 }
 
-const char* StatusName(pb::ToolResultStatus status) {
-  switch (status) {
-    case pb::TOOL_RESULT_STATUS_SUCCEEDED:
-      return "succeeded";
-    case pb::TOOL_RESULT_STATUS_DENIED:
-      return "denied";
-    default:
-      return "failed";
-  }
-}
 
 // The MCP Tool of a published definition: metadata moves under _meta.
 Json McpTool(const pb::PublishedToolDefinition& definition) {
@@ -129,12 +119,12 @@ Json CallToolResult(const pb::ToolResult& result, bool structured, bool modern) 
     answer["_meta"] = Json{{"sharedos/status", "succeeded"}};
     return answer;
   }
-  const Json refusal = {{"status", StatusName(result.status())},
+  const Json refusal = {{"status", std::string(common::ToolResultStatusName(result.status()))},
                         {"code", result.error().code()},
                         {"message", result.error().message()}};
   answer["content"] = Json::array({Json{{"type", "text"}, {"text", refusal.dump()}}});
   answer["isError"] = true;
-  answer["_meta"] = Json{{"sharedos/status", StatusName(result.status())},
+  answer["_meta"] = Json{{"sharedos/status", std::string(common::ToolResultStatusName(result.status()))},
                          {"sharedos/code", result.error().code()}};
   // A no_matching_grant denial names the authority a reviewer would grant (seed ADR 0019): the
   // harness, or the host it reports to, escalates with exactly this CapabilityRequest.

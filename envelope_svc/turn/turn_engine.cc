@@ -75,19 +75,6 @@ pb::ProtocolError Error(absl::string_view code, bool retryable = false) {
   return error;
 }
 
-absl::string_view StatusName(pb::ToolResultStatus status) {
-  switch (status) {
-    case pb::TOOL_RESULT_STATUS_SUCCEEDED:
-      return "succeeded";
-    case pb::TOOL_RESULT_STATUS_DENIED:
-      return "denied";
-    case pb::TOOL_RESULT_STATUS_FAILED:
-      return "failed";
-    default:
-      return "unspecified";
-  }
-}
-
 v1::ProviderContext ProviderContextOf(const pb::AccessContext& context) {
   v1::ProviderContext provider;
   provider.set_namespace_id(context.namespace_id());
@@ -838,7 +825,7 @@ absl::StatusOr<v1::InvokeToolResponse> TurnEngine::InvokeTool(
     }
     if (mediated.audit_unavailable) turn->audit_outage = true;
     if (turn->phase != Phase::kEnded) {
-      Value data = call_data({{"status", Str(StatusName(mediated.result.status()))}});
+      Value data = call_data({{"status", Str(common::ToolResultStatusName(mediated.result.status()))}});
       if (mediated.result.has_error()) {
         (*data.mutable_struct_value()->mutable_fields())["code"] =
             Str(mediated.result.error().code());
