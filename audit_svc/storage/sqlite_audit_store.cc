@@ -1,5 +1,7 @@
 #include "audit_svc/storage/sqlite_audit_store.h"
 
+#include <sqlite3.h>
+
 #include <algorithm>
 #include <utility>
 #include <vector>
@@ -91,6 +93,13 @@ absl::Status BindColumns(Statement& insert, int64_t sequence, const std::string&
   return insert.BindInt64(15, recorded_at_micros);
 }
 
+// Runs constant SQL that returns no rows through the connection's statement cache (no parsing
+// per call, unlike Exec).
+absl::Status RunCached(Database& db, const char* sql) {
+  ASSIGN_OR_RETURN(Statement statement, db.Cached(sql));
+  return statement.Step().status();
+}
+
 // The indexed columns as stored in a row read with kSelectColumns.
 IndexedColumns StoredColumns(const Statement& row) {
   IndexedColumns columns;
@@ -140,8 +149,73 @@ absl::StatusOr<std::unique_ptr<SqliteAuditStore>> SqliteAuditStore::Open(
     RETURN_IF_ERROR(writer->Exec(absl::StrCat("PRAGMA max_page_count = ", pages)));
   }
   ASSIGN_OR_RETURN(std::unique_ptr<Database> reader, Database::Open(path, options));
+  ASSIGN_OR_RETURN(std::unique_ptr<Database> checkpointer, Database::Open(path, options));
   return std::unique_ptr<SqliteAuditStore>(
-      new SqliteAuditStore(std::move(writer), std::move(reader)));
+      new SqliteAuditStore(std::move(writer), std::move(reader), std::move(checkpointer)));
+}
+
+SqliteAuditStore::SqliteAuditStore(std::unique_ptr<Database> writer,
+                                   std::unique_ptr<Database> reader,
+                                   std::unique_ptr<Database> checkpointer)
+    : writer_(std::move(writer)), reader_(std::move(reader)),
+      checkpointer_(std::move(checkpointer)) {
+  checkpoint_thread_ = std::thread([this] { CheckpointLoop(); });
+  // Replaces the writer's automatic checkpoint (wal_autocheckpoint is itself a WAL hook).
+  absl::MutexLock lock(&write_mu_);
+  sqlite3_wal_hook(writer_->handle(), &SqliteAuditStore::OnWalCommit, this);
+}
+
+SqliteAuditStore::~SqliteAuditStore() {
+  {
+    absl::MutexLock lock(&write_mu_);
+    sqlite3_wal_hook(writer_->handle(), nullptr, nullptr);
+  }
+  {
+    absl::MutexLock lock(&checkpoint_mu_);
+    stopping_ = true;
+  }
+  checkpoint_thread_.join();
+}
+
+int SqliteAuditStore::OnWalCommit(void* self, sqlite3* db, const char* schema, int pages) {
+  auto* store = static_cast<SqliteAuditStore*>(self);
+  if (pages >= kInlineCheckpointPages) {
+    // Copies what the background checkpointer left (or all, if it is failing), so the next
+    // commit rewinds the WAL. As with SQLite's own automatic checkpoint, the commit has already
+    // succeeded either way.
+    sqlite3_wal_checkpoint_v2(db, schema, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+    return SQLITE_OK;
+  }
+  absl::MutexLock lock(&store->checkpoint_mu_);
+  if (pages < store->checkpointed_pages_) store->checkpointed_pages_ = 0;  // the WAL rewound
+  if (pages - store->checkpointed_pages_ >= kBackgroundCheckpointPages) {
+    store->checkpoint_wanted_ = true;
+  }
+  return SQLITE_OK;
+}
+
+void SqliteAuditStore::CheckpointLoop() {
+  while (true) {
+    {
+      absl::MutexLock lock(&checkpoint_mu_);
+      auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(checkpoint_mu_) {
+        return checkpoint_wanted_ || stopping_;
+      };
+      checkpoint_mu_.Await(absl::Condition(&ready));
+      if (stopping_) return;
+      checkpoint_wanted_ = false;
+    }
+    // PASSIVE: copies what no reader still needs, never blocks the writer; a failure (busy, I/O)
+    // leaves the WAL to the next attempt or to the writer's inline checkpoint.
+    int log_pages = 0;
+    int copied_pages = 0;
+    const int rc = sqlite3_wal_checkpoint_v2(checkpointer_->handle(), "main",
+                                             SQLITE_CHECKPOINT_PASSIVE, &log_pages, &copied_pages);
+    if (rc == SQLITE_OK && copied_pages > 0) {
+      absl::MutexLock lock(&checkpoint_mu_);
+      checkpointed_pages_ = copied_pages;
+    }
+  }
 }
 
 absl::StatusOr<Head> SqliteAuditStore::ReadHead(Database& db) {
@@ -167,8 +241,10 @@ absl::StatusOr<AppendBatchResult> SqliteAuditStore::Append(
   // Prepared once per group; Step() resets it after each row, keeping it ready for the next.
   ASSIGN_OR_RETURN(Statement insert, db.Cached(kInsertSql));
   for (const std::vector<PendingEvent>& submission : submissions) {
-    // A savepoint per submission: a conflicting id undoes only its own submission.
-    RETURN_IF_ERROR(db.Exec("SAVEPOINT submission"));
+    // A savepoint per submission of several events: a conflicting id undoes only its own
+    // submission. A single event needs none: its INSERT either adds the row or changes nothing.
+    const bool savepoint = submission.size() > 1;
+    if (savepoint) RETURN_IF_ERROR(RunCached(db, "SAVEPOINT submission"));
     const Head head_before = head;
     SubmissionOutcome outcome;
     outcome.events.reserve(submission.size());
@@ -198,12 +274,11 @@ absl::StatusOr<AppendBatchResult> SqliteAuditStore::Append(
         outcome.events.clear();
       }
     }
-    if (outcome.accepted) {
-      RETURN_IF_ERROR(db.Exec("RELEASE submission"));
-    } else {
-      RETURN_IF_ERROR(db.Exec("ROLLBACK TO submission; RELEASE submission"));
+    if (!outcome.accepted) {
+      if (savepoint) RETURN_IF_ERROR(RunCached(db, "ROLLBACK TO submission"));
       head = head_before;
     }
+    if (savepoint) RETURN_IF_ERROR(RunCached(db, "RELEASE submission"));
     result.submissions.push_back(std::move(outcome));
   }
   {

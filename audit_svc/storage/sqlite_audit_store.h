@@ -1,8 +1,10 @@
 #ifndef SHAREDOS_AUDIT_SVC_STORAGE_SQLITE_AUDIT_STORE_H_
 #define SHAREDOS_AUDIT_SVC_STORAGE_SQLITE_AUDIT_STORE_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
@@ -12,9 +14,20 @@
 namespace sharedos::audit::storage {
 
 // The audit log in one SQLite file (WAL). One connection writes (group commits under a mutex),
-// another reads, so queries and Verify never wait for a commit. Thread-safe.
+// another reads, so queries and Verify never wait for a commit, and a third checkpoints the WAL
+// into the database file on a background thread, so a commit does not pay for the checkpoint
+// (its copying and, under either durability, its two fsyncs). When the background checkpointer
+// falls far behind, the committing writer checkpoints inline, as SQLite would by itself.
+// Thread-safe.
 class SqliteAuditStore : public AuditStore {
  public:
+  // WAL pages not yet checkpointed that wake the background checkpointer (SQLite's default
+  // wal_autocheckpoint). A checkpoint that runs while commits go on leaves the newest pages in
+  // the WAL, and SQLite only rewinds a WAL that is fully checkpointed: at this many pages in
+  // the WAL the writer checkpoints the rest inline, so the WAL rewinds and stays bounded.
+  static constexpr int kBackgroundCheckpointPages = 1000;
+  static constexpr int kInlineCheckpointPages = 4000;
+
   enum class Durability {
     // synchronous=FULL: every group commit is fsynced before Append returns (survives a power
     // loss).
@@ -48,20 +61,34 @@ class SqliteAuditStore : public AuditStore {
                                       std::optional<int64_t> to) override
       ABSL_LOCKS_EXCLUDED(read_mu_);
 
+  // Stops the background checkpointer (the last connection to close checkpoints the rest).
+  ~SqliteAuditStore() override;
+
   // The schema, for tools that load rows directly (the raw-insert benchmark baseline).
   static const char* InsertSql();
 
  private:
   SqliteAuditStore(std::unique_ptr<common::sqlite::Database> writer,
-                   std::unique_ptr<common::sqlite::Database> reader)
-      : writer_(std::move(writer)), reader_(std::move(reader)) {}
+                   std::unique_ptr<common::sqlite::Database> reader,
+                   std::unique_ptr<common::sqlite::Database> checkpointer);
 
   absl::StatusOr<Head> ReadHead(common::sqlite::Database& db);
+  // sqlite3_wal_hook on the writer connection, after every commit.
+  static int OnWalCommit(void* self, sqlite3* db, const char* schema, int pages);
+  void CheckpointLoop() ABSL_LOCKS_EXCLUDED(checkpoint_mu_);
 
   absl::Mutex write_mu_;
   std::unique_ptr<common::sqlite::Database> writer_ ABSL_GUARDED_BY(write_mu_);
   absl::Mutex read_mu_;
   std::unique_ptr<common::sqlite::Database> reader_ ABSL_GUARDED_BY(read_mu_);
+  // Used only by the checkpoint thread.
+  const std::unique_ptr<common::sqlite::Database> checkpointer_;
+  absl::Mutex checkpoint_mu_;
+  bool checkpoint_wanted_ ABSL_GUARDED_BY(checkpoint_mu_) = false;
+  // WAL pages the last background checkpoint copied (0 once the WAL has rewound).
+  int checkpointed_pages_ ABSL_GUARDED_BY(checkpoint_mu_) = 0;
+  bool stopping_ ABSL_GUARDED_BY(checkpoint_mu_) = false;
+  std::thread checkpoint_thread_;
 };
 
 }  // namespace sharedos::audit::storage

@@ -5,6 +5,9 @@
 #include <cstdlib>
 #include <string>
 
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+
 #include "audit_svc/storage/event_codec.h"
 #include "common/sqlite/database.h"
 #include "common/status/status_matchers.h"
@@ -139,6 +142,43 @@ TEST_F(SqliteAuditStoreTest, SameIdOtherContentRejectsOnlyItsSubmission) {
   ASSERT_EQ(records->size(), 2u);
   EXPECT_EQ((*records)[1].event().id(), "new-2");
   EXPECT_TRUE(VerifyAll().ok);
+}
+
+TEST_F(SqliteAuditStoreTest, ASingleEventConflictWritesNothingAndOthersProceed) {
+  AppendAll(1);
+  Batch conflicting, fine;
+  conflicting.Add(MakeEvent("e1", "world", "no_matching_grant"));  // e1 exists, other content
+  fine.Add(MakeEvent("new-2"));
+  auto result = store_->Append({conflicting.pending, fine.pending}, absl::FromUnixSeconds(1));
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_FALSE(result->submissions[0].accepted);
+  EXPECT_EQ(result->submissions[0].conflict_index, 0);
+  ASSERT_TRUE(result->submissions[1].accepted);
+  EXPECT_EQ(result->submissions[1].events[0].sequence, 2);
+  EXPECT_EQ(result->head.sequence, 2);
+  auto records = store_->Query(AuditFilter(), 0, 10);
+  ASSERT_TRUE(records.ok());
+  ASSERT_EQ(records->size(), 2u);
+  EXPECT_EQ((*records)[0].event().reason(), "allowed");
+  EXPECT_EQ((*records)[1].event().id(), "new-2");
+  EXPECT_TRUE(VerifyAll().ok);
+}
+
+TEST_F(SqliteAuditStoreTest, CheckpointsTheWalInTheBackground) {
+  // Single-event commits, as a mediated call makes them, until the WAL passes the background
+  // threshold; the database file itself only grows when a checkpoint copies the WAL into it.
+  struct stat info;
+  ASSERT_EQ(stat(path_.c_str(), &info), 0);
+  const off_t before = info.st_size;
+  for (int i = 1; i <= 400; ++i) AppendAll(1, i);
+  const absl::Time deadline = absl::Now() + absl::Seconds(60);
+  while (absl::Now() < deadline) {
+    ASSERT_EQ(stat(path_.c_str(), &info), 0);
+    if (info.st_size > before + 100 * 1024) break;
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  EXPECT_GT(info.st_size, before + 100 * 1024);
+  EXPECT_EQ(VerifyAll().checked, 400);
 }
 
 TEST_F(SqliteAuditStoreTest, QueryFiltersAndPaginatesBySequence) {

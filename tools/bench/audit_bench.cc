@@ -199,8 +199,9 @@ BENCHMARK(BM_AuditLogAppend)
     ->UseManualTime();
 
 // One single-event commit straight into the store, on the calling thread: what the storage
-// (SQLite transaction, chain hash, four indexes, WAL) costs per group of one, without the
-// validation, encoding and writer-thread handoff AuditLog::Append adds around it.
+// (SQLite transaction, chain hash, the row and its three indexes, the head, WAL) costs per group
+// of one, without the validation, encoding and writer-thread handoff AuditLog::Append adds
+// around it. The mean includes the WAL checkpoints the commits cause (now in the background).
 void BM_StoreAppendOneEvent(benchmark::State& state) {
   const auto durability = state.range(0) == 0 ? SqliteAuditStore::Durability::kNormal
                                               : SqliteAuditStore::Durability::kFull;
