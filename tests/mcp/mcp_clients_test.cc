@@ -21,10 +21,10 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
-#include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 #include "sharedos/audit/v1/audit.grpc.pb.h"
 #include "sharedos/envelope/v1/envelope.grpc.pb.h"
+#include "sharedosd/demo_turn.h"
 #include "tests/testing/process.h"
 
 namespace sharedos {
@@ -120,43 +120,11 @@ class McpClientsTest : public ::testing::Test {
 
   // Opens a RUNTIME_MCP turn in the demo world with its own execution and trace ids.
   envelope::v1::OpenTurnResponse OpenMcpTurn(const std::string& name) {
-    envelope::v1::OpenTurnRequest request;
-    EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(
-        R"pb(
-          runtime: RUNTIME_MCP
-          execution_request {
-            version: "1"
-            agent { agent_id: "agent-assistant" }
-            context {
-              namespace_id: "world-demo"
-              actor { agent_id: "agent-assistant" }
-              authority { human_user_id: "user-alice" }
-              owner { human_user_id: "user-alice" }
-              purpose: "keep notes"
-              enabled_tool_namespaces: "files"
-              enabled_tool_namespaces: "sharedos"
-            }
-            message {
-              version: "1"
-              id: "msg-1"
-              sender { human_user_id: "user-alice" }
-              receiver { agent_id: "agent-assistant" }
-              purpose: "keep notes"
-              payload { string_value: "summarise my notes" }
-            }
-            tools: "files.read"
-            tools: "files.create"
-            tools: "sharedos.escalate"
-            options { timeout_ms: 120000 }
-          })pb",
-        &request));
-    pb::ExecutionRequest* execution = request.mutable_execution_request();
-    execution->set_execution_id("exec-" + name);
-    execution->mutable_context()->set_trace_id("trace-" + name);
-    execution->mutable_message()->set_trace_id("trace-" + name);
-    const int64_t now = absl::ToUnixSeconds(absl::Now());
-    execution->mutable_context()->mutable_now()->set_seconds(now);
-    execution->mutable_message()->mutable_created_at()->set_seconds(now);
+    google::protobuf::Timestamp now;
+    now.set_seconds(absl::ToUnixSeconds(absl::Now()));
+    envelope::v1::OpenTurnRequest request = sharedosd::DemoTurnRequest(
+        envelope::v1::RUNTIME_MCP, "exec-" + name, "trace-" + name, now);
+    request.mutable_execution_request()->mutable_options()->set_timeout_ms(120000);
     envelope::v1::OpenTurnResponse response;
     grpc::Status status = envelope_->OpenTurn(As(host_).get(), request, &response);
     EXPECT_TRUE(status.ok()) << status.error_message();

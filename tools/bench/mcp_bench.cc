@@ -14,7 +14,6 @@
 // and then, with --node (default on), the same tools/call from the official MCP SDK v1 client
 // in node (mcp_bench_client.mjs, timed in the client; node_modules found beside //:package.json).
 // Prints p50/p99 per series and the MCP overhead (mcp − grpc) at p50 and p99.
-#include <google/protobuf/text_format.h>
 #include <httplib.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -35,6 +34,7 @@
 #include "absl/time/clock.h"
 #include "grpcpp/grpcpp.h"
 #include "sharedos/envelope/v1/envelope.grpc.pb.h"
+#include "sharedosd/demo_turn.h"
 #include "tests/testing/process.h"
 
 ABSL_FLAG(int, rounds, 5, "Rounds (one turn each; every series each round).");
@@ -151,42 +151,17 @@ int main(int argc, char** argv) {
   int64_t next_id = 0;
 
   for (int round = 0; round < rounds; ++round) {
-    ev1::OpenTurnRequest open;
-    google::protobuf::TextFormat::ParseFromString(
-        R"pb(
-          runtime: RUNTIME_MCP
-          execution_request {
-            version: "1"
-            agent { agent_id: "agent-assistant" }
-            context {
-              namespace_id: "world-demo"
-              actor { agent_id: "agent-assistant" }
-              authority { human_user_id: "user-alice" }
-              owner { human_user_id: "user-alice" }
-              purpose: "keep notes"
-              trace_id: "trace-bench"
-              enabled_tool_namespaces: "files"
-              enabled_tool_namespaces: "sharedos"
-            }
-            message {
-              version: "1"
-              id: "msg-1"
-              sender { human_user_id: "user-alice" }
-              receiver { agent_id: "agent-assistant" }
-              purpose: "keep notes"
-              payload { string_value: "bench" }
-              trace_id: "trace-bench"
-            }
-            tools: "files.read"
-            tools: "sharedos.escalate"
-            options { max_tool_calls: 10000 timeout_ms: 600000 }
-          })pb",
-        &open);
-    const int64_t now = absl::ToUnixSeconds(absl::Now());
+    google::protobuf::Timestamp now;
+    now.set_seconds(absl::ToUnixSeconds(absl::Now()));
+    ev1::OpenTurnRequest open = sharedos::sharedosd::DemoTurnRequest(
+        ev1::RUNTIME_MCP, absl::StrCat("exec-bench-", round), "trace-bench", now);
     pb::ExecutionRequest* execution = open.mutable_execution_request();
-    execution->set_execution_id(absl::StrCat("exec-bench-", round));
-    execution->mutable_context()->mutable_now()->set_seconds(now);
-    execution->mutable_message()->mutable_created_at()->set_seconds(now);
+    // files.read (measured) and the escalation affordance (so the latch is on the path).
+    execution->clear_tools();
+    execution->add_tools("files.read");
+    execution->add_tools("sharedos.escalate");
+    execution->mutable_options()->set_max_tool_calls(10000);
+    execution->mutable_options()->set_timeout_ms(600000);
     ev1::OpenTurnResponse opened;
     grpc::ClientContext open_context;
     open_context.AddMetadata("authorization", "Bearer " + host_token);

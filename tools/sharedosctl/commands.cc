@@ -15,6 +15,7 @@
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/json_util.h"
 #include "grpcpp/grpcpp.h"
+#include "sharedosd/demo_turn.h"
 #include "tools/sharedosctl/names.h"
 #include "tools/sharedosctl/table.h"
 
@@ -548,41 +549,7 @@ int Turn(const Invocation&, const GlobalOptions& globals, const Clients& clients
 
 ev1::OpenTurnRequest BuildDemoTurn(const std::string& execution_id,
                                    const google::protobuf::Timestamp& now) {
-  ev1::OpenTurnRequest request;
-  google::protobuf::TextFormat::ParseFromString(R"pb(
-    runtime: RUNTIME_DRIVER
-    execution_request {
-      version: "1"
-      agent { agent_id: "agent-assistant" }
-      context {
-        namespace_id: "world-demo"
-        actor { agent_id: "agent-assistant" }
-        authority { human_user_id: "user-alice" }
-        owner { human_user_id: "user-alice" }
-        purpose: "keep notes"
-        trace_id: "trace-quickstart"
-        enabled_tool_namespaces: "files"
-        enabled_tool_namespaces: "sharedos"
-      }
-      message {
-        version: "1"
-        id: "msg-1"
-        sender { human_user_id: "user-alice" }
-        receiver { agent_id: "agent-assistant" }
-        purpose: "keep notes"
-        payload { string_value: "summarise my notes" }
-        trace_id: "trace-quickstart"
-      }
-      tools: "files.read"
-      tools: "files.create"
-      tools: "sharedos.escalate"
-    })pb",
-                                                &request);
-  pb::ExecutionRequest* execution = request.mutable_execution_request();
-  execution->set_execution_id(execution_id);
-  *execution->mutable_context()->mutable_now() = now;
-  *execution->mutable_message()->mutable_created_at() = now;
-  return request;
+  return sharedosd::DemoTurnRequest(ev1::RUNTIME_DRIVER, execution_id, "trace-quickstart", now);
 }
 
 absl::StatusOr<pb::CapabilityRequest> RequiredAuthority(const pb::ToolResult& denial) {
