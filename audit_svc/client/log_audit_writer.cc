@@ -9,26 +9,37 @@ namespace sharedos::audit::client {
 
 using ::sharedos::protocol::v1::AuditEvent;
 
-absl::Status LogAuditWriter::Append(AuditEvent& event) {
-  event.set_version("1");
-  if (event.id().empty()) event.set_id(common::NewUuidV4());
-  sharedos::audit::v1::AppendRequest request;
-  *request.add_events() = event;
-  absl::StatusOr<sharedos::audit::v1::AppendResponse> appended = log_.Append(request);
+namespace {
+
+// The log's answer as the writer's: a malformed event or a conflicting id is the caller's bug,
+// anything else an outage.
+absl::Status Outcome(const absl::Status& appended) {
   if (appended.ok()) return absl::OkStatus();
-  const absl::StatusCode code = appended.status().code();
+  const absl::StatusCode code = appended.code();
   if (code == absl::StatusCode::kInvalidArgument || code == absl::StatusCode::kFailedPrecondition) {
-    return appended.status();  // a bug in the caller, not an outage
+    return appended;  // a bug in the caller, not an outage
   }
   return absl::UnavailableError(
       absl::StrCat("audit_unavailable: the audit log did not take the record (",
                    absl::StatusCodeToString(code), ")"));
 }
 
-absl::Status LogAuditWriter::RecordPreEffect(AuditEvent event) { return Append(event); }
+void Stamp(AuditEvent& event) {
+  event.set_version("1");
+  if (event.id().empty()) event.set_id(common::NewUuidV4());
+}
+
+}  // namespace
+
+absl::Status LogAuditWriter::RecordPreEffect(AuditEvent event) {
+  Stamp(event);
+  return Outcome(log_.AppendEvent(std::move(event)).status());
+}
 
 absl::Status LogAuditWriter::RecordPostEffect(AuditEvent event) {
-  absl::Status appended = Append(event);
+  Stamp(event);
+  // A copy goes to the log: the record is kept for the fallback.
+  absl::Status appended = Outcome(log_.AppendEvent(event).status());
   if (appended.code() != absl::StatusCode::kUnavailable) return appended;
   // The id is kept: if the log did commit it after all, the later delivery is a duplicate.
   return fallback_.RecordPostEffect(std::move(event));

@@ -27,8 +27,6 @@ class LogAuditWriter : public AuditWriter {
   absl::Status RecordPostEffect(sharedos::protocol::v1::AuditEvent event) override;
 
  private:
-  absl::Status Append(sharedos::protocol::v1::AuditEvent& event);
-
   core::AuditLog& log_;
   AuditWriter& fallback_;
 };

@@ -88,6 +88,16 @@ absl::StatusOr<AppendResponse> AuditLog::Append(const AppendRequest& request) {
     return absl::InvalidArgumentError(absl::StrCat("events: more than ",
                                                    options_.max_events_per_append));
   }
+  return AppendEvents(std::vector<AuditEvent>(request.events().begin(), request.events().end()));
+}
+
+absl::StatusOr<AppendResponse> AuditLog::AppendEvent(AuditEvent event) {
+  std::vector<AuditEvent> events;
+  events.push_back(std::move(event));
+  return AppendEvents(std::move(events));
+}
+
+absl::StatusOr<AppendResponse> AuditLog::AppendEvents(std::vector<AuditEvent> events) {
   // Counted from here, so concurrent callers are seen while they are still validating.
   active_callers_.fetch_add(1, std::memory_order_relaxed);
   struct Leave {
@@ -95,7 +105,6 @@ absl::StatusOr<AppendResponse> AuditLog::Append(const AppendRequest& request) {
     ~Leave() { count.fetch_sub(1, std::memory_order_relaxed); }
   } leave{active_callers_};
   // Validate and encode outside the writer: the single writer only links and inserts.
-  std::vector<AuditEvent> events(request.events().begin(), request.events().end());
   Submission submission;
   submission.events.reserve(events.size());
   std::set<std::string> ids;

@@ -46,6 +46,11 @@ class AuditLog {
   // written); UNAVAILABLE (storage failed; nothing of the request is written).
   absl::StatusOr<sharedos::audit::v1::AppendResponse> Append(
       const sharedos::audit::v1::AppendRequest& request);
+  // Append of a request holding exactly `event`, taking it by value (an in-process writer moves
+  // its record in instead of building a request that is copied again). Same checks, errors and
+  // durability; error messages name it `events[0]`.
+  absl::StatusOr<sharedos::audit::v1::AppendResponse> AppendEvent(
+      sharedos::protocol::v1::AuditEvent event);
 
   // Errors: INVALID_ARGUMENT (limit out of range, enums present but unspecified, from ≥ to, a
   // page token not issued for this filter); UNAVAILABLE; DATA_LOSS (a stored event no longer
@@ -75,6 +80,9 @@ class AuditLog {
     storage::Head head;
   };
 
+  // Append's body once the request's size is checked; `events` is non-empty.
+  absl::StatusOr<sharedos::audit::v1::AppendResponse> AppendEvents(
+      std::vector<sharedos::protocol::v1::AuditEvent> events) ABSL_LOCKS_EXCLUDED(mu_);
   void WriterLoop() ABSL_LOCKS_EXCLUDED(mu_);
 
   const std::unique_ptr<storage::AuditStore> store_;

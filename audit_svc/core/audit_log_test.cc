@@ -72,6 +72,26 @@ TEST_F(AuditLogTest, AppendAcknowledgesWithTheNewHead) {
   EXPECT_EQ(log_->HeadSequence(), 2);
 }
 
+// AppendEvent is Append of a one-event request: same record, same checks, same duplicate rule.
+TEST_F(AuditLogTest, AppendEventIsAppendOfOneEvent) {
+  auto appended = log_->AppendEvent(MakeEvent("e1"));
+  ASSERT_TRUE(appended.ok()) << appended.status();
+  EXPECT_EQ(appended->appended(), 1);
+  EXPECT_EQ(appended->head_sequence(), 1);
+  auto again = log_->AppendEvent(MakeEvent("e1"));
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->appended(), 0);
+  EXPECT_EQ(again->duplicates(), 1);
+  AuditEvent changed = MakeEvent("e1");
+  changed.set_purpose("another");
+  EXPECT_THAT(log_->AppendEvent(changed), StatusIs(absl::StatusCode::kFailedPrecondition));
+  AuditEvent unversioned = MakeEvent("e2");
+  unversioned.clear_version();
+  EXPECT_THAT(log_->AppendEvent(unversioned),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("events[0]")));
+  EXPECT_EQ(log_->HeadSequence(), 1);
+}
+
 TEST_F(AuditLogTest, ARetriedAppendNeverDoublesARecord) {
   ASSERT_TRUE(log_->Append(Request({MakeEvent("e1")})).ok());
   auto retried = log_->Append(Request({MakeEvent("e1"), MakeEvent("e2")}));

@@ -1,5 +1,9 @@
 #include "common/crypto/random.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
 #include <string>
 
 #include "absl/container/flat_hash_set.h"
@@ -27,6 +31,35 @@ TEST(NewUuidV4Test, IsUnique) {
   for (int i = 0; i < 10000; ++i) {
     EXPECT_TRUE(seen.insert(NewUuidV4()).second);
   }
+}
+
+// UUIDs are drawn from a per-thread batch of random bytes; a forked child must not hand out the
+// parent's next ones.
+TEST(NewUuidV4Test, AForkedChildDoesNotRepeatTheParentsNextUuid) {
+  (void)NewUuidV4();  // the parent's batch is filled, with unused UUIDs left in it
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const std::string uuid = NewUuidV4();
+    const ssize_t written = write(fds[1], uuid.data(), uuid.size());
+    _exit(written == static_cast<ssize_t>(uuid.size()) ? 0 : 1);
+  }
+  close(fds[1]);
+  char from_child[36];
+  size_t got = 0;
+  while (got < sizeof(from_child)) {
+    const ssize_t n = read(fds[0], from_child + got, sizeof(from_child) - got);
+    if (n <= 0) break;
+    got += static_cast<size_t>(n);
+  }
+  close(fds[0]);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  ASSERT_EQ(got, sizeof(from_child));
+  EXPECT_NE(std::string(from_child, sizeof(from_child)), NewUuidV4());
 }
 
 TEST(SecureRandomBytesTest, ReturnsTheRequestedSize) {

@@ -1,8 +1,10 @@
 #include "common/json/canonical_proto_json.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <random>
+#include <vector>
 
 #include "common/json/canonical_json.h"
 #include "common/status/status_matchers.h"
@@ -106,6 +108,27 @@ TEST(CanonicalProtoJsonTest, MatchesThePrinterOnWellKnownTypes) {
   google::protobuf::FloatValue f;
   f.set_value(0.1f);
   ExpectSameAsPrinter(f);
+}
+
+// Timestamps are formatted without a time zone lookup: the printer's text over the whole range,
+// every fraction width, before 1970 and around leap days.
+TEST(CanonicalProtoJsonTest, TimestampsMatchThePrinterOverTheirRange) {
+  std::vector<int64_t> seconds = {-62135596800LL, -62135596799LL, -62135596800LL + 86400 * 59,
+                                  -2208988800LL,  -86401,         -86400,
+                                  -1,             0,              1,
+                                  86399,          951782400,      951868799,
+                                  951868800,      4107542400LL,   4107628800LL,
+                                  253402300799LL, 253402300799LL - 86400 * 365};
+  std::mt19937_64 random(20261130);
+  std::uniform_int_distribution<int64_t> any_second(-62135596800LL, 253402300799LL);
+  for (int i = 0; i < 3000; ++i) seconds.push_back(any_second(random));
+  const std::vector<int32_t> nanos = {0, 1, 999999999, 120000000, 123000, 5000000, 7};
+  for (size_t i = 0; i < seconds.size(); ++i) {
+    google::protobuf::Timestamp timestamp;
+    timestamp.set_seconds(seconds[i]);
+    timestamp.set_nanos(nanos[i % nanos.size()]);
+    ExpectSameAsPrinter(timestamp);
+  }
 }
 
 // Numbers in Struct/Value are doubles and render as ECMAScript does — also integral doubles

@@ -26,6 +26,7 @@
 #include "audit_svc/storage/event_codec.h"
 #include "audit_svc/storage/sqlite_audit_store.h"
 #include "benchmark/benchmark.h"
+#include "common/crypto/random.h"
 #include "common/sqlite/database.h"
 #include "common/server/auth.h"
 #include "common/server/server_runner.h"
@@ -343,6 +344,12 @@ void BM_CanonicalEventJson(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_CanonicalEventJson);
+
+// Every record and turn id is a fresh UUID (several per mediated call).
+void BM_NewUuidV4(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(sharedos::common::NewUuidV4());
+}
+BENCHMARK(BM_NewUuidV4);
 
 }  // namespace
 

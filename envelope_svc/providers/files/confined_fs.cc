@@ -255,11 +255,18 @@ absl::Status CheckName(absl::string_view name) {
 }
 
 absl::StatusOr<UniqueFd> OpenDirectory(int dir_fd, const std::string& name, bool create) {
-  if (create && mkdirat(dir_fd, name.c_str(), kDirectoryMode) != 0 && errno != EEXIST) {
-    return ErrnoError(errno);
-  }
-  UniqueFd fd(openat(dir_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  constexpr int kFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+  UniqueFd fd(openat(dir_fd, name.c_str(), kFlags));
   if (fd.valid()) return fd;
+  // Created only when missing: the provider's per-owner directories exist on every call after
+  // the first, and a mkdirat that fails with EEXIST costs as much as the open.
+  if (create && errno == ENOENT) {
+    if (mkdirat(dir_fd, name.c_str(), kDirectoryMode) != 0 && errno != EEXIST) {
+      return ErrnoError(errno);
+    }
+    fd = UniqueFd(openat(dir_fd, name.c_str(), kFlags));
+    if (fd.valid()) return fd;
+  }
   if (errno != ENOTDIR) return ErrnoError(errno);
   // Not a directory: a file is not_a_directory; a symlink or special file is not permitted.
   struct stat st;
