@@ -130,6 +130,19 @@ bool IsTrimmedWhitespace(char32_t c) {
   }
 }
 
+absl::string_view Utf16Prefix(absl::string_view s, size_t max_units) {
+  size_t units = 0;
+  size_t pos = 0;
+  while (pos < s.size()) {
+    const size_t start = pos;
+    char32_t c = 0;
+    if (!DecodeUtf8(s, &pos, &c)) pos = start + 1;  // An invalid byte: one unit.
+    units += c >= 0x10000 ? 2 : 1;
+    if (units > max_units) return s.substr(0, start);
+  }
+  return s;
+}
+
 absl::string_view TrimWhitespace(absl::string_view s) {
   size_t begin = s.size();
   size_t end = 0;

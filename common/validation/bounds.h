@@ -42,6 +42,11 @@ absl::Status InvalidArgumentAt(absl::string_view path,
 // invalid).
 std::optional<size_t> Utf16Length(absl::string_view s);
 
+// The longest prefix of `s` of at most `max_units` UTF-16 code units that ends on a character
+// boundary (a character outside the BMP is two units and is never split). `s` should be valid
+// UTF-8; an invalid byte counts as one unit.
+absl::string_view Utf16Prefix(absl::string_view s, size_t max_units);
+
 // True for the code points JavaScript's String.prototype.trim removes (Unicode
 // White_Space of category Zs, TAB, VT, FF, LF, CR, U+2028, U+2029 and U+FEFF).
 bool IsTrimmedWhitespace(char32_t c);

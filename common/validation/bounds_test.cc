@@ -51,6 +51,19 @@ TEST(PathsTest, Compose) {
               StatusIs(absl::StatusCode::kInvalidArgument, "empty"));
 }
 
+TEST(Utf16PrefixTest, CutsOnCharacterBoundaries) {
+  EXPECT_EQ(Utf16Prefix("", 3), "");
+  EXPECT_EQ(Utf16Prefix("abcdef", 3), "abc");
+  EXPECT_EQ(Utf16Prefix("abc", 3), "abc");
+  EXPECT_EQ(Utf16Prefix("ab", 0), "");
+  // U+00E9: 2 bytes, 1 unit; U+1F600: 4 bytes, 2 units, never split.
+  EXPECT_EQ(Utf16Prefix("\xC3\xA9\xC3\xA9\xC3\xA9", 2), "\xC3\xA9\xC3\xA9");
+  EXPECT_EQ(Utf16Prefix("a\xF0\x9F\x98\x80", 2), "a");
+  EXPECT_EQ(Utf16Prefix("a\xF0\x9F\x98\x80", 3), "a\xF0\x9F\x98\x80");
+  // An invalid byte counts as one unit.
+  EXPECT_EQ(Utf16Prefix("\xFF" "ab", 2), "\xFF" "a");
+}
+
 TEST(Utf16LengthTest, CountsCodeUnits) {
   EXPECT_THAT(Utf16Length(""), Optional(0u));
   EXPECT_THAT(Utf16Length("abc"), Optional(3u));

@@ -3,24 +3,15 @@
 #include <optional>
 #include <utility>
 
-#include "absl/strings/ascii.h"
 #include "common/time/proto_time.h"
+#include "common/validation/bounds.h"
+#include "common/validation/limits.h"
 #include "envelope_svc/tools/escalation_tool.h"
 
 namespace sharedos::envelope::mcp {
 namespace {
 
 namespace pb = ::sharedos::protocol::v1;
-
-constexpr size_t kMaxReasonUtf16Units = 512;
-
-// The length of the UTF-8 sequence starting with `lead` (1 for a stray byte).
-size_t SequenceLength(unsigned char lead) {
-  if (lead >= 0xF0 && lead <= 0xF4) return 4;
-  if (lead >= 0xE0) return 3;
-  if (lead >= 0xC2 && lead < 0xE0) return 2;
-  return 1;
-}
 
 google::protobuf::Timestamp Now(const common::Clock& clock) {
   absl::StatusOr<google::protobuf::Timestamp> now = common::ToProtoTimestamp(clock.Now());
@@ -34,20 +25,11 @@ std::string EscalationReason(const google::protobuf::Struct& arguments) {
   if (it == arguments.fields().end() || !it->second.has_string_value()) {
     return std::string(kEscalationFallbackReason);
   }
-  absl::string_view reason = absl::StripAsciiWhitespace(it->second.string_value());
+  // Trimmed as every protocol string is, then cut to the Escalation's reason bound.
+  const absl::string_view reason = common::validation::TrimWhitespace(it->second.string_value());
   if (reason.empty()) return std::string(kEscalationFallbackReason);
-  // Whole characters only: a 4-byte sequence is a surrogate pair (2 units), the rest one unit.
-  size_t units = 0;
-  size_t end = 0;
-  while (end < reason.size()) {
-    const size_t length =
-        std::min(SequenceLength(static_cast<unsigned char>(reason[end])), reason.size() - end);
-    const size_t width = length == 4 ? 2 : 1;
-    if (units + width > kMaxReasonUtf16Units) break;
-    units += width;
-    end += length;
-  }
-  return std::string(reason.substr(0, end));
+  return std::string(
+      common::validation::Utf16Prefix(reason, common::validation::kMaxEscalationReasonLength));
 }
 
 absl::StatusOr<pb::ToolResult> EngineInvoker::Invoke(const turn::TurnEngine::McpTurn& turn,

@@ -338,6 +338,8 @@ google::protobuf::Struct Reason(const std::string& text) {
 TEST(EscalationReasonTest, TrimsAndFallsBack) {
   EXPECT_EQ(EscalationReason(Reason("  why \n")), "why");
   EXPECT_EQ(EscalationReason(Reason("   ")), kEscalationFallbackReason);
+  // The protocol's trim (JavaScript's), not only ASCII: U+2028 and U+00A0 go too.
+  EXPECT_EQ(EscalationReason(Reason("\u2028why\u00a0")), "why");
   EXPECT_EQ(EscalationReason(google::protobuf::Struct()), kEscalationFallbackReason);
   google::protobuf::Struct number;
   (*number.mutable_fields())["reason"].set_number_value(3);
