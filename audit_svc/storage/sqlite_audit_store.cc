@@ -56,6 +56,25 @@ const common::sqlite::Migration kMigrations[] = {
       INSERT INTO audit_head (id, sequence, hash)
         VALUES (1, 0, '0000000000000000000000000000000000000000000000000000000000000000');
     )sql"},
+    // The lookup keys move to a narrow derived table that the indexer fills off the commit path
+    // (see the class comment); the records keep their columns (Verify checks them).
+    {2, R"sql(
+      CREATE TABLE audit_keys (
+        sequence INTEGER PRIMARY KEY,
+        namespace_id TEXT NOT NULL,
+        trace_id TEXT NOT NULL,
+        execution_id TEXT NOT NULL
+      );
+      INSERT INTO audit_keys (sequence, namespace_id, trace_id, execution_id)
+        SELECT sequence, namespace_id, trace_id, execution_id FROM audit_records
+        WHERE sequence <= (SELECT sequence FROM audit_head WHERE id = 1);
+      CREATE INDEX audit_keys_by_namespace ON audit_keys(namespace_id, sequence);
+      CREATE INDEX audit_keys_by_trace ON audit_keys(trace_id, sequence);
+      CREATE INDEX audit_keys_by_execution ON audit_keys(execution_id, sequence);
+      DROP INDEX audit_records_by_namespace;
+      DROP INDEX audit_records_by_trace;
+      DROP INDEX audit_records_by_execution;
+    )sql"},
 };
 
 constexpr char kInsertSql[] =
@@ -64,9 +83,18 @@ constexpr char kInsertSql[] =
     "recorded_at_micros) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15) "
     "ON CONFLICT(event_id) DO NOTHING";
 
+// The record columns of `audit_records AS r`, in the order RecordFromRow and StoredColumns read.
 constexpr char kSelectColumns[] =
-    "SELECT sequence, event_id, type, outcome, namespace_id, trace_id, execution_id, reason, "
-    "source, actor, at_micros, event_json, prev_hash, hash, recorded_at_micros FROM audit_records";
+    "SELECT r.sequence, r.event_id, r.type, r.outcome, r.namespace_id, r.trace_id, "
+    "r.execution_id, r.reason, r.source, r.actor, r.at_micros, r.event_json, r.prev_hash, r.hash, "
+    "r.recorded_at_micros";
+
+// One indexer batch: the committed records in (?1, ?2]. REPLACE, so a keys row forged ahead of
+// the log is overwritten by the record's own keys instead of wedging the indexer.
+constexpr char kIndexSql[] =
+    "INSERT OR REPLACE INTO audit_keys (sequence, namespace_id, trace_id, execution_id) "
+    "SELECT sequence, namespace_id, trace_id, execution_id FROM audit_records "
+    "WHERE sequence > ?1 AND sequence <= ?2";
 
 absl::Status BindColumns(Statement& insert, int64_t sequence, const std::string& event_id,
                          const IndexedColumns& columns, absl::string_view json,
@@ -125,6 +153,23 @@ absl::StatusOr<AuditRecord> RecordFromRow(const Statement& row) {
   return record;
 }
 
+// Indexes the records in (from, to]; one statement, so it commits (or fails) on its own.
+absl::Status IndexRange(Database& db, int64_t from, int64_t to) {
+  if (from >= to) return absl::OkStatus();
+  ASSIGN_OR_RETURN(Statement insert, db.Cached(kIndexSql));
+  RETURN_IF_ERROR(insert.BindInt64(1, from));
+  RETURN_IF_ERROR(insert.BindInt64(2, to));
+  return insert.Step().status();
+}
+
+absl::StatusOr<int64_t> SelectInt64(Database& db, const char* sql, int64_t parameter) {
+  ASSIGN_OR_RETURN(Statement select, db.Cached(sql));
+  RETURN_IF_ERROR(select.BindInt64(1, parameter));
+  ASSIGN_OR_RETURN(bool row, select.Step());
+  if (!row || select.ColumnIsNull(0)) return absl::InternalError(absl::StrCat("no value: ", sql));
+  return select.ColumnInt64(0);
+}
+
 }  // namespace
 
 const char* SqliteAuditStore::InsertSql() { return kInsertSql; }
@@ -140,6 +185,17 @@ absl::StatusOr<std::unique_ptr<SqliteAuditStore>> SqliteAuditStore::Open(
                             : Database::Synchronous::kNormal;
   ASSIGN_OR_RETURN(std::unique_ptr<Database> writer, Database::Open(path, options));
   RETURN_IF_ERROR(common::sqlite::Migrate(*writer, kMigrations));
+  // Crash recovery: records committed but not indexed before the store last closed. The
+  // indexer only ever adds the records after the last indexed one, so audit_keys holds a
+  // prefix of the log (keys rows beyond the head can only be forged, and are ignored).
+  ASSIGN_OR_RETURN(const int64_t head_sequence,
+                   SelectInt64(*writer, "SELECT sequence FROM audit_head WHERE id = ?1", 1));
+  ASSIGN_OR_RETURN(const int64_t indexed_through,
+                   SelectInt64(*writer,
+                               "SELECT COALESCE(MAX(sequence), 0) FROM audit_keys "
+                               "WHERE sequence <= ?1",
+                               head_sequence));
+  RETURN_IF_ERROR(IndexRange(*writer, indexed_through, head_sequence));
   if (store_options.max_size_bytes > 0) {
     ASSIGN_OR_RETURN(Statement page_size, writer->Prepare("PRAGMA page_size"));
     ASSIGN_OR_RETURN(bool row, page_size.Step());
@@ -151,15 +207,20 @@ absl::StatusOr<std::unique_ptr<SqliteAuditStore>> SqliteAuditStore::Open(
   ASSIGN_OR_RETURN(std::unique_ptr<Database> reader, Database::Open(path, options));
   ASSIGN_OR_RETURN(std::unique_ptr<Database> checkpointer, Database::Open(path, options));
   return std::unique_ptr<SqliteAuditStore>(
-      new SqliteAuditStore(std::move(writer), std::move(reader), std::move(checkpointer)));
+      new SqliteAuditStore(std::move(writer), std::move(reader), std::move(checkpointer),
+                           head_sequence, store_options.durability,
+                           store_options.background_indexing));
 }
 
 SqliteAuditStore::SqliteAuditStore(std::unique_ptr<Database> writer,
                                    std::unique_ptr<Database> reader,
-                                   std::unique_ptr<Database> checkpointer)
-    : writer_(std::move(writer)), reader_(std::move(reader)),
-      checkpointer_(std::move(checkpointer)) {
+                                   std::unique_ptr<Database> checkpointer, int64_t head_sequence,
+                                   Durability durability, bool background_indexing)
+    : durability_(durability), writer_(std::move(writer)), reader_(std::move(reader)),
+      checkpointer_(std::move(checkpointer)), committed_through_(head_sequence),
+      indexed_through_(head_sequence) {
   checkpoint_thread_ = std::thread([this] { CheckpointLoop(); });
+  if (background_indexing) index_thread_ = std::thread([this] { IndexLoop(); });
   // Replaces the writer's automatic checkpoint (wal_autocheckpoint is itself a WAL hook).
   absl::MutexLock lock(&write_mu_);
   sqlite3_wal_hook(writer_->handle(), &SqliteAuditStore::OnWalCommit, this);
@@ -170,6 +231,11 @@ SqliteAuditStore::~SqliteAuditStore() {
     absl::MutexLock lock(&write_mu_);
     sqlite3_wal_hook(writer_->handle(), nullptr, nullptr);
   }
+  {
+    absl::MutexLock lock(&index_mu_);
+    index_stopping_ = true;
+  }
+  if (index_thread_.joinable()) index_thread_.join();
   {
     absl::MutexLock lock(&checkpoint_mu_);
     stopping_ = true;
@@ -218,6 +284,68 @@ void SqliteAuditStore::CheckpointLoop() {
   }
 }
 
+void SqliteAuditStore::IndexLoop() {
+  while (true) {
+    {
+      absl::MutexLock lock(&index_mu_);
+      auto unindexed = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_) {
+        return index_stopping_ || committed_through_ > indexed_through_;
+      };
+      index_mu_.Await(absl::Condition(&unindexed));
+      // A batch's worth, or whatever came within kIndexDelay of the first unindexed record
+      // (the wait returns early when a Query or Verify has indexed everything meanwhile).
+      auto batch_ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_) {
+        return index_stopping_ || committed_through_ == indexed_through_ ||
+               committed_through_ - indexed_through_ >= kIndexBatchRows;
+      };
+      index_mu_.AwaitWithTimeout(absl::Condition(&batch_ready), kIndexDelay);
+      if (index_stopping_) return;
+    }
+    // A failure (busy, full disk, I/O) fails no Append: the records stay unindexed, the next
+    // Query or Verify indexes them (or fails), and this loop retries after a pause.
+    if (!CatchUpIndex().ok()) {
+      absl::MutexLock lock(&index_mu_);
+      index_mu_.AwaitWithTimeout(absl::Condition(&index_stopping_), kIndexRetryDelay);
+      if (index_stopping_) return;
+    }
+  }
+}
+
+absl::StatusOr<int64_t> SqliteAuditStore::CatchUpIndex() {
+  absl::MutexLock lock(&write_mu_);
+  return CatchUpIndexLocked();
+}
+
+absl::StatusOr<int64_t> SqliteAuditStore::CatchUpIndexLocked() {
+  int64_t from = 0;
+  int64_t to = 0;
+  {
+    absl::MutexLock lock(&index_mu_);
+    from = indexed_through_;
+    to = committed_through_;
+  }
+  if (from >= to) return to;
+  if (durability_ == Durability::kFull) {
+    // Keys rows are derived and rebuilt at Open when lost, so a batch needs no fsync of its
+    // own (it would hold up the next Append); the next FULL commit syncs the WAL, batch and all.
+    RETURN_IF_ERROR(RunCached(*writer_, "PRAGMA synchronous = NORMAL"));
+    full_sync_pending_ = true;
+  }
+  const absl::Status indexed = IndexRange(*writer_, from, to);
+  RETURN_IF_ERROR(RestoreFullSync());
+  RETURN_IF_ERROR(indexed);
+  absl::MutexLock lock(&index_mu_);
+  indexed_through_ = to;
+  return to;
+}
+
+absl::Status SqliteAuditStore::RestoreFullSync() {
+  if (!full_sync_pending_) return absl::OkStatus();
+  RETURN_IF_ERROR(RunCached(*writer_, "PRAGMA synchronous = FULL"));
+  full_sync_pending_ = false;
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Head> SqliteAuditStore::ReadHead(Database& db) {
   ASSIGN_OR_RETURN(Statement select, db.Cached("SELECT sequence, hash FROM audit_head WHERE id = 1"));
   ASSIGN_OR_RETURN(bool row, select.Step());
@@ -231,6 +359,8 @@ absl::StatusOr<Head> SqliteAuditStore::ReadHead(Database& db) {
 absl::StatusOr<AppendBatchResult> SqliteAuditStore::Append(
     const std::vector<std::vector<PendingEvent>>& submissions, absl::Time recorded_at) {
   absl::MutexLock lock(&write_mu_);
+  // Never commit with less durability than configured (fails closed if it cannot be restored).
+  RETURN_IF_ERROR(RestoreFullSync());
   Database& db = *writer_;
   const int64_t recorded_at_micros = absl::ToUnixMicros(recorded_at);
   ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db));
@@ -289,6 +419,11 @@ absl::StatusOr<AppendBatchResult> SqliteAuditStore::Append(
     RETURN_IF_ERROR(update.Step().status());
   }
   RETURN_IF_ERROR(txn.Commit());
+  {
+    // The background indexer picks the new records up (it waits on this).
+    absl::MutexLock index_lock(&index_mu_);
+    committed_through_ = head.sequence;
+  }
   result.head = std::move(head);
   return result;
 }
@@ -296,9 +431,18 @@ absl::StatusOr<AppendBatchResult> SqliteAuditStore::Append(
 absl::StatusOr<std::vector<AuditRecord>> SqliteAuditStore::Query(const AuditFilter& filter,
                                                                  int64_t after_sequence,
                                                                  int limit) {
-  // Only the filter's shape enters the SQL text (so statements are cached per shape); every
-  // value is bound.
-  std::string sql = absl::StrCat(kSelectColumns, " WHERE sequence > ?1");
+  // A filter on a lookup key walks that key's audit_keys index in sequence order and joins each
+  // hit to its record (CROSS JOIN fixes that order), so a large namespace is never
+  // materialised; other filters scan the records from after_sequence. Only the filter's shape
+  // enters the SQL text (so statements are cached per shape); every value is bound.
+  const bool by_key = !filter.namespace_id().empty() || !filter.trace_id().empty() ||
+                      !filter.execution_id().empty();
+  const char* order_column = by_key ? "k.sequence" : "r.sequence";
+  std::string sql =
+      by_key ? absl::StrCat(kSelectColumns,
+                            " FROM audit_keys AS k CROSS JOIN audit_records AS r"
+                            " ON r.sequence = k.sequence WHERE k.sequence > ?1")
+             : absl::StrCat(kSelectColumns, " FROM audit_records AS r WHERE r.sequence > ?1");
   struct Binding {
     bool is_text;
     std::string text;
@@ -313,20 +457,34 @@ absl::StatusOr<std::vector<AuditRecord>> SqliteAuditStore::Query(const AuditFilt
     bindings.push_back({false, "", value});
     absl::StrAppend(&sql, " AND ", column, " ", op, " ?", bindings.size() + 1);
   };
-  if (!filter.namespace_id().empty()) add_text("namespace_id", filter.namespace_id());
-  if (!filter.trace_id().empty()) add_text("trace_id", filter.trace_id());
-  if (!filter.execution_id().empty()) add_text("execution_id", filter.execution_id());
-  if (filter.has_type()) add_number("type", "=", filter.type());
-  if (filter.has_outcome()) add_number("outcome", "=", filter.outcome());
-  if (!filter.reason().empty()) add_text("reason", filter.reason());
-  if (filter.has_source()) add_number("source", "=", filter.source());
-  if (filter.has_actor()) add_text("actor", authorizer::core::AddressKey(filter.actor()));
+  if (!filter.namespace_id().empty()) add_text("k.namespace_id", filter.namespace_id());
+  if (!filter.trace_id().empty()) add_text("k.trace_id", filter.trace_id());
+  if (!filter.execution_id().empty()) add_text("k.execution_id", filter.execution_id());
+  if (filter.has_type()) add_number("r.type", "=", filter.type());
+  if (filter.has_outcome()) add_number("r.outcome", "=", filter.outcome());
+  if (!filter.reason().empty()) add_text("r.reason", filter.reason());
+  if (filter.has_source()) add_number("r.source", "=", filter.source());
+  if (filter.has_actor()) add_text("r.actor", authorizer::core::AddressKey(filter.actor()));
   if (filter.has_from()) {
-    add_number("at_micros", ">=", TimeUtil::TimestampToMicroseconds(filter.from()));
+    add_number("r.at_micros", ">=", TimeUtil::TimestampToMicroseconds(filter.from()));
   }
-  if (filter.has_to()) add_number("at_micros", "<", TimeUtil::TimestampToMicroseconds(filter.to()));
+  if (filter.has_to()) {
+    add_number("r.at_micros", "<", TimeUtil::TimestampToMicroseconds(filter.to()));
+  }
   bindings.push_back({false, "", limit});
-  absl::StrAppend(&sql, " ORDER BY sequence LIMIT ?", bindings.size() + 1);
+  absl::StrAppend(&sql, " ORDER BY ", order_column, " LIMIT ?", bindings.size() + 1);
+
+  // Read-your-writes: every record committed before this Query is indexed before it reads.
+  // Records committed meanwhile may be missing, but only after every record returned, so a
+  // page token never skips one.
+  if (by_key) {
+    bool behind = false;
+    {
+      absl::MutexLock lock(&index_mu_);
+      behind = committed_through_ > indexed_through_;
+    }
+    if (behind) RETURN_IF_ERROR(CatchUpIndex().status());
+  }
 
   absl::MutexLock lock(&read_mu_);
   ASSIGN_OR_RETURN(Statement select, reader_->Cached(sql));
@@ -356,6 +514,9 @@ absl::StatusOr<Head> SqliteAuditStore::GetHead() {
 
 absl::StatusOr<VerifyResult> SqliteAuditStore::Verify(std::optional<int64_t> from,
                                                       std::optional<int64_t> to) {
+  // Every record up to `indexed_through` has its keys row in the snapshot read below (which
+  // starts after this); later records may not have one yet.
+  ASSIGN_OR_RETURN(const int64_t indexed_through, CatchUpIndex());
   absl::MutexLock lock(&read_mu_);
   Database& db = *reader_;
   // One read transaction: a consistent snapshot while the writer goes on.
@@ -379,16 +540,22 @@ absl::StatusOr<VerifyResult> SqliteAuditStore::Verify(std::optional<int64_t> fro
   // The link into the range: genesis, or the stored hash of the record before it.
   std::string prev = kGenesisHash;
   if (first > 1) {
-    ASSIGN_OR_RETURN(Statement before, db.Prepare("SELECT hash FROM audit_records WHERE sequence = ?1"));
+    ASSIGN_OR_RETURN(Statement before,
+                     db.Prepare("SELECT hash FROM audit_records WHERE sequence = ?1"));
     RETURN_IF_ERROR(before.BindInt64(1, first - 1));
     ASSIGN_OR_RETURN(bool found, before.Step());
     if (!found) return bad(first - 1, "record missing");
     prev = std::string(before.ColumnText(0));
   }
 
+  // Columns 15-18: the record's keys row, NULL when it has none.
   ASSIGN_OR_RETURN(Statement rows,
-                   db.Prepare(absl::StrCat(kSelectColumns,
-                                           " WHERE sequence >= ?1 AND sequence <= ?2 ORDER BY sequence")));
+                   db.Prepare(absl::StrCat(
+                       kSelectColumns,
+                       ", k.sequence, k.namespace_id, k.trace_id, k.execution_id"
+                       " FROM audit_records AS r LEFT JOIN audit_keys AS k"
+                       " ON k.sequence = r.sequence"
+                       " WHERE r.sequence >= ?1 AND r.sequence <= ?2 ORDER BY r.sequence")));
   RETURN_IF_ERROR(rows.BindInt64(1, first));
   RETURN_IF_ERROR(rows.BindInt64(2, last));
   int64_t expected = first;
@@ -402,8 +569,18 @@ absl::StatusOr<VerifyResult> SqliteAuditStore::Verify(std::optional<int64_t> fro
     if (rows.ColumnText(13) != recomputed) return bad(sequence, "hash does not match the event");
     absl::StatusOr<sharedos::protocol::v1::AuditEvent> event = ParseEventJson(rows.ColumnText(11));
     if (!event.ok()) return bad(sequence, "event no longer parses");
-    if (event->id() != rows.ColumnText(1) || !(DeriveColumns(*event) == StoredColumns(rows))) {
+    const IndexedColumns columns = DeriveColumns(*event);
+    if (event->id() != rows.ColumnText(1) || !(columns == StoredColumns(rows))) {
       return bad(sequence, "indexed columns do not match the event");
+    }
+    // A missing or edited keys row would hide the record from lookups by namespace, trace or
+    // execution.
+    if (rows.ColumnIsNull(15)) {
+      if (sequence <= indexed_through) return bad(sequence, "lookup keys missing for the event");
+    } else if (rows.ColumnText(16) != columns.namespace_id ||
+               rows.ColumnText(17) != columns.trace_id ||
+               rows.ColumnText(18) != columns.execution_id) {
+      return bad(sequence, "lookup keys do not match the event");
     }
     prev = recomputed;
     ++result.checked;

@@ -10,6 +10,7 @@
 
 #include "audit_svc/storage/event_codec.h"
 #include "common/sqlite/database.h"
+#include "common/sqlite/migrations.h"
 #include "common/status/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -81,6 +82,42 @@ class SqliteAuditStoreTest : public ::testing::Test {
     auto db = common::sqlite::Database::Open(path_);
     ASSERT_TRUE(db.ok()) << db.status();
     ASSERT_TRUE((*db)->Exec(sql).ok()) << sql;
+  }
+
+  // Closes store_ and removes its files.
+  void RemoveFiles() {
+    store_.reset();
+    for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path_ + suffix).c_str());
+  }
+
+  // Reopens store_ on the same file with `options`.
+  void Reopen(const SqliteAuditStore::Options& options) {
+    store_.reset();
+    auto store = SqliteAuditStore::Open(path_, options);
+    ASSERT_TRUE(store.ok()) << store.status();
+    store_ = *std::move(store);
+  }
+
+  // Rows in audit_keys, read through a connection of its own.
+  int64_t CountKeys() {
+    auto db = common::sqlite::Database::Open(path_);
+    EXPECT_TRUE(db.ok()) << db.status();
+    auto count = (*db)->Prepare("SELECT COUNT(*) FROM audit_keys");
+    EXPECT_TRUE(count.ok()) << count.status();
+    auto row = count->Step();
+    EXPECT_TRUE(row.ok() && *row);
+    return count->ColumnInt64(0);
+  }
+
+  // The ids of the records the filter finds.
+  std::vector<std::string> Ids(const AuditFilter& filter) {
+    auto records = store_->Query(filter, 0, 100);
+    EXPECT_TRUE(records.ok()) << records.status();
+    std::vector<std::string> ids;
+    if (records.ok()) {
+      for (const auto& record : *records) ids.push_back(record.event().id());
+    }
+    return ids;
   }
 
   VerifyResult VerifyAll() {
@@ -340,6 +377,248 @@ TEST_F(SqliteAuditStoreTest, AFullDiskFailsUnavailableAndWritesNothing) {
   EXPECT_TRUE(verify->ok);
   // Nothing of the refused batch is visible.
   EXPECT_EQ((*store)->Query(AuditFilter(), 0, 100)->size(), 1u);
+}
+
+// --- Lookup keys: indexed off the commit path, seen by every query. ---
+
+SqliteAuditStore::Options NoBackgroundIndexing() {
+  SqliteAuditStore::Options options;
+  options.background_indexing = false;
+  return options;
+}
+
+AuditEvent MakeKeyedEvent(const std::string& id, const std::string& ns, const std::string& trace,
+                          const std::string& execution) {
+  AuditEvent event = MakeEvent(id, ns);
+  event.set_trace_id(trace);
+  (*event.mutable_metadata()->mutable_fields())["executionId"].set_string_value(execution);
+  return event;
+}
+
+TEST_F(SqliteAuditStoreTest, TheCommitPathDoesNotWriteTheLookupKeys) {
+  Reopen(NoBackgroundIndexing());
+  for (int i = 1; i <= 5; ++i) AppendAll(1, i);
+  EXPECT_EQ(CountKeys(), 0);
+  AuditFilter by_namespace;
+  by_namespace.set_namespace_id("world");
+  EXPECT_EQ(Ids(by_namespace).size(), 5u);  // the query indexed them first
+  EXPECT_EQ(CountKeys(), 5);
+}
+
+TEST_F(SqliteAuditStoreTest, AQueryRightAfterAnAppendSeesTheRecordByEachKey) {
+  for (bool background : {true, false}) {
+    SCOPED_TRACE(background ? "background indexing" : "no background indexing");
+    RemoveFiles();
+    SqliteAuditStore::Options options;
+    options.background_indexing = background;
+    Reopen(options);
+    Batch first, second;
+    first.Add(MakeKeyedEvent("x1", "ns-x", "trace-x", "exec-x"));
+    second.Add(MakeKeyedEvent("y1", "ns-y", "trace-y", "exec-y"));
+    ASSERT_TRUE(store_->Append({first.pending}, absl::FromUnixSeconds(1)).ok());
+    AuditFilter filter;
+    filter.set_namespace_id("ns-x");
+    EXPECT_THAT(Ids(filter), ElementsAre("x1"));
+    ASSERT_TRUE(store_->Append({second.pending}, absl::FromUnixSeconds(1)).ok());
+    filter.Clear();
+    filter.set_namespace_id("ns-y");
+    EXPECT_THAT(Ids(filter), ElementsAre("y1"));
+    filter.Clear();
+    filter.set_trace_id("trace-y");
+    EXPECT_THAT(Ids(filter), ElementsAre("y1"));
+    filter.Clear();
+    filter.set_execution_id("exec-x");
+    EXPECT_THAT(Ids(filter), ElementsAre("x1"));
+    filter.set_trace_id("trace-y");  // keys combine
+    EXPECT_THAT(Ids(filter), ElementsAre());
+    filter.set_trace_id("trace-x");
+    filter.set_reason("allowed");  // with a record column
+    EXPECT_THAT(Ids(filter), ElementsAre("x1"));
+    filter.set_reason("no_matching_grant");
+    EXPECT_THAT(Ids(filter), ElementsAre());
+    EXPECT_TRUE(VerifyAll().ok);
+  }
+}
+
+TEST_F(SqliteAuditStoreTest, TheBackgroundIndexerIndexesWithoutAQuery) {
+  AppendAll(1);  // below kIndexBatchRows: indexed kIndexDelay later
+  const absl::Time deadline = absl::Now() + absl::Seconds(60);
+  while (CountKeys() < 1 && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(5));
+  EXPECT_EQ(CountKeys(), 1);
+  // A batch's worth in one commit.
+  AppendAll(SqliteAuditStore::kIndexBatchRows, 2);
+  while (CountKeys() < 1 + SqliteAuditStore::kIndexBatchRows && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  EXPECT_EQ(CountKeys(), 1 + SqliteAuditStore::kIndexBatchRows);
+}
+
+TEST_F(SqliteAuditStoreTest, RecordsLeftUnindexedAreIndexedAtReopen) {
+  Reopen(NoBackgroundIndexing());
+  for (int i = 1; i <= 5; ++i) AppendAll(1, i);
+  store_.reset();  // as a crash would, before anything indexed them
+  EXPECT_EQ(CountKeys(), 0);
+  Reopen(NoBackgroundIndexing());
+  EXPECT_EQ(CountKeys(), 5);  // Open indexed them
+  AuditFilter by_trace;
+  by_trace.set_trace_id("trace-world");
+  EXPECT_THAT(Ids(by_trace), ElementsAre("e1", "e2", "e3", "e4", "e5"));
+  EXPECT_TRUE(VerifyAll().ok);
+}
+
+TEST_F(SqliteAuditStoreTest, AKeysRowForgedAheadOfTheLogDoesNotHideLaterRecords) {
+  AppendAll(2);
+  Tamper("INSERT INTO audit_keys VALUES (3, 'elsewhere', 'elsewhere', 'elsewhere')");
+  Reopen(NoBackgroundIndexing());  // the forged row is beyond the head: ignored at Open
+  AppendAll(2, 3);
+  AuditFilter by_trace;
+  by_trace.set_trace_id("trace-world");
+  EXPECT_THAT(Ids(by_trace), ElementsAre("e1", "e2", "e3", "e4"));
+  EXPECT_TRUE(VerifyAll().ok);
+}
+
+TEST_F(SqliteAuditStoreTest, AFailingIndexerFailsKeyQueriesButNeverAppends) {
+  AppendAll(2);
+  Tamper("DROP TABLE audit_keys");  // every index run fails from now on
+  for (int i = 3; i <= 2 + SqliteAuditStore::kIndexBatchRows; ++i) {
+    AppendBatchResult result = AppendAll(1, i);  // wakes the (failing) background indexer
+    ASSERT_EQ(result.head.sequence, i);
+  }
+  AuditFilter by_namespace;
+  by_namespace.set_namespace_id("world");
+  EXPECT_FALSE(store_->Query(by_namespace, 0, 10).ok());
+  EXPECT_FALSE(store_->Verify(std::nullopt, std::nullopt).ok());
+  // Filters that need no lookup key still read the log.
+  auto all = store_->Query(AuditFilter(), 0, 1000);
+  ASSERT_TRUE(all.ok()) << all.status();
+  EXPECT_EQ(all->size(), 2u + SqliteAuditStore::kIndexBatchRows);
+}
+
+// The version-1 schema, as files written before migration 2 hold it.
+constexpr char kVersion1Schema[] = R"sql(
+  CREATE TABLE audit_records (
+    sequence INTEGER PRIMARY KEY,
+    event_id TEXT NOT NULL UNIQUE,
+    type INTEGER NOT NULL,
+    outcome INTEGER NOT NULL,
+    namespace_id TEXT NOT NULL,
+    trace_id TEXT NOT NULL,
+    execution_id TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    source INTEGER,
+    actor TEXT NOT NULL,
+    at_micros INTEGER NOT NULL,
+    event_json TEXT NOT NULL,
+    prev_hash TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    recorded_at_micros INTEGER NOT NULL
+  );
+  CREATE INDEX audit_records_by_namespace ON audit_records(namespace_id, sequence);
+  CREATE INDEX audit_records_by_trace ON audit_records(trace_id, sequence);
+  CREATE INDEX audit_records_by_execution ON audit_records(execution_id, sequence);
+  CREATE TABLE audit_head (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    sequence INTEGER NOT NULL,
+    hash TEXT NOT NULL
+  );
+  INSERT INTO audit_head (id, sequence, hash)
+    VALUES (1, 0, '0000000000000000000000000000000000000000000000000000000000000000');
+)sql";
+
+TEST_F(SqliteAuditStoreTest, MigratesAVersionOneLog) {
+  RemoveFiles();
+  {
+    // A version-1 log of 6 chained records across two traces, written as version 1 did.
+    auto db = common::sqlite::Database::Open(path_);
+    ASSERT_TRUE(db.ok()) << db.status();
+    const common::sqlite::Migration version1[] = {{1, kVersion1Schema}};
+    ASSERT_TRUE(common::sqlite::Migrate(**db, version1).ok());
+    std::string prev = kGenesisHash;
+    for (int i = 1; i <= 6; ++i) {
+      AuditEvent event = MakeKeyedEvent("v" + std::to_string(i), "world",
+                                        i % 2 ? "trace-odd" : "trace-even", "exec-old");
+      const std::string json = *CanonicalEventJson(event);
+      const IndexedColumns columns = DeriveColumns(event);
+      const std::string hash = ChainHash(prev, json);
+      auto insert = (*db)->Prepare(SqliteAuditStore::InsertSql());
+      ASSERT_TRUE(insert.ok()) << insert.status();
+      ASSERT_TRUE(insert->BindInt64(1, i).ok());
+      ASSERT_TRUE(insert->BindText(2, event.id()).ok());
+      ASSERT_TRUE(insert->BindInt64(3, columns.type).ok());
+      ASSERT_TRUE(insert->BindInt64(4, columns.outcome).ok());
+      ASSERT_TRUE(insert->BindText(5, columns.namespace_id).ok());
+      ASSERT_TRUE(insert->BindText(6, columns.trace_id).ok());
+      ASSERT_TRUE(insert->BindText(7, columns.execution_id).ok());
+      ASSERT_TRUE(insert->BindText(8, columns.reason).ok());
+      ASSERT_TRUE(insert->BindInt64(9, *columns.source).ok());
+      ASSERT_TRUE(insert->BindText(10, columns.actor).ok());
+      ASSERT_TRUE(insert->BindInt64(11, columns.at_micros).ok());
+      ASSERT_TRUE(insert->BindText(12, json).ok());
+      ASSERT_TRUE(insert->BindText(13, prev).ok());
+      ASSERT_TRUE(insert->BindText(14, hash).ok());
+      ASSERT_TRUE(insert->BindInt64(15, 1).ok());
+      ASSERT_TRUE(insert->Step().ok());
+      prev = hash;
+    }
+    auto head = (*db)->Prepare("UPDATE audit_head SET sequence = 6, hash = ?1 WHERE id = 1");
+    ASSERT_TRUE(head.ok());
+    ASSERT_TRUE(head->BindText(1, prev).ok());
+    ASSERT_TRUE(head->Step().ok());
+  }
+  Reopen(NoBackgroundIndexing());
+  {
+    auto db = common::sqlite::Database::Open(path_);
+    ASSERT_TRUE(db.ok());
+    auto version = common::sqlite::SchemaVersion(**db);
+    ASSERT_TRUE(version.ok());
+    EXPECT_EQ(*version, 2);
+    // The lookup indexes moved off audit_records.
+    auto old_indexes = (*db)->Prepare(
+        "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'audit_records' "
+        "AND name LIKE 'audit_records_by_%'");
+    ASSERT_TRUE(old_indexes.ok());
+    ASSERT_TRUE(*old_indexes->Step());
+    EXPECT_EQ(old_indexes->ColumnInt64(0), 0);
+  }
+  EXPECT_EQ(CountKeys(), 6);  // backfilled
+  AuditFilter by_trace;
+  by_trace.set_trace_id("trace-odd");
+  EXPECT_THAT(Ids(by_trace), ElementsAre("v1", "v3", "v5"));
+  by_trace.set_trace_id("trace-even");
+  EXPECT_THAT(Ids(by_trace), ElementsAre("v2", "v4", "v6"));
+  // The migrated log goes on: new records chain on and are found.
+  Batch batch;
+  batch.Add(MakeKeyedEvent("new", "world", "trace-odd", "exec-new"));
+  ASSERT_TRUE(store_->Append({batch.pending}, absl::FromUnixSeconds(2)).ok());
+  by_trace.set_trace_id("trace-odd");
+  EXPECT_THAT(Ids(by_trace), ElementsAre("v1", "v3", "v5", "new"));
+  AuditFilter by_execution;
+  by_execution.set_execution_id("exec-old");
+  EXPECT_EQ(Ids(by_execution).size(), 6u);
+  VerifyResult verify = VerifyAll();
+  EXPECT_TRUE(verify.ok) << verify.detail;
+  EXPECT_EQ(verify.checked, 7);
+}
+
+TEST_F(SqliteAuditStoreTest, DetectsAnEditedLookupKey) {
+  AppendAll(5);
+  EXPECT_TRUE(VerifyAll().ok);  // indexes them
+  // Moves record 3 out of its trace, which would hide it from trace queries.
+  Tamper("UPDATE audit_keys SET trace_id = 'trace-elsewhere' WHERE sequence = 3");
+  VerifyResult result = VerifyAll();
+  EXPECT_FALSE(result.ok);
+  EXPECT_EQ(result.first_bad_sequence, 3);
+  EXPECT_THAT(result.detail, HasSubstr("lookup keys do not match the event"));
+}
+
+TEST_F(SqliteAuditStoreTest, DetectsADeletedLookupKey) {
+  AppendAll(5);
+  EXPECT_TRUE(VerifyAll().ok);
+  Tamper("DELETE FROM audit_keys WHERE sequence = 2");
+  VerifyResult result = VerifyAll();
+  EXPECT_FALSE(result.ok);
+  EXPECT_EQ(result.first_bad_sequence, 2);
+  EXPECT_THAT(result.detail, HasSubstr("lookup keys missing"));
 }
 
 TEST(SqliteAuditStoreOpenTest, RefusesInMemory) {
