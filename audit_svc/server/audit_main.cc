@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   server::TerminationSignals::Block();
   absl::SetProgramUsageMessage("audit_svc: the SharedOS audit log (append-only, hash-chained).");
   absl::ParseCommandLine(argc, argv);
+  sharedos::common::server::ConfigureServiceProcess();
 
   auto fail = [](const std::string& what) {
     std::fprintf(stderr, "audit_svc: %s\n", what.c_str());

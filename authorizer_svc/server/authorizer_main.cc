@@ -66,6 +66,7 @@ int main(int argc, char** argv) {
   server::TerminationSignals::Block();
   absl::SetProgramUsageMessage("authorizer_svc: SharedOS authorization decisions and turn leases.");
   absl::ParseCommandLine(argc, argv);
+  sharedos::common::server::ConfigureServiceProcess();
 
   auto fail = [](const std::string& what) {
     std::fprintf(stderr, "authorizer_svc: %s\n", what.c_str());

@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 
@@ -34,6 +35,10 @@ std::string HostForUri(const std::string& host) {
 }
 
 }  // namespace
+
+void ConfigureServiceProcess() {
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+}
 
 absl::StatusOr<std::unique_ptr<ServerRunner>> ServerRunner::Start(
     const ServerOptions& options, const std::vector<grpc::Service*>& services) {

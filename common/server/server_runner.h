@@ -11,6 +11,13 @@
 
 namespace sharedos::common::server {
 
+// Process-wide settings every service binary applies once at start, after parsing flags and
+// before starting threads. Turns off absl::Mutex deadlock detection: Debian builds Abseil
+// without NDEBUG, so by default every absl::Mutex acquisition — gRPC's own locks included —
+// updates one process-wide lock-order graph under a global lock (about 30 ns per uncontended
+// lock here, and a point of contention between threads). Tests keep the detection on.
+void ConfigureServiceProcess();
+
 // Where and how a service listens. Filled from flags in <svc>_main.cc only.
 struct ServerOptions {
   // Host to bind. Plaintext is allowed only on loopback; TLS needs both files below.
