@@ -71,6 +71,10 @@ ABSL_FLAG(int, mcp_port, -1,
           "port; "
           "-1: --port + 1 (50052 by default), or a free port when --port is 0. Printed at start-up "
           "as \"sharedosd mcp listening on http://<host>:<port>/mcp\".");
+ABSL_FLAG(absl::Duration, drain_grace, absl::ZeroDuration(),
+          "New tool calls are refused turn_draining this long before a turn's deadline (0: not "
+          "before the deadline; at most 600s — a grace at least a turn's timeout drains it from "
+          "its start).");
 ABSL_FLAG(bool, demo, false,
           "Seed the demo world world-demo on start (idempotent: what exists is kept) and print "
           "the README quickstart commands.");
@@ -116,6 +120,11 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "sharedosd: SharedOS in one process on SQLite (the embedded default).");
   absl::ParseCommandLine(argc, argv);
+  server::ConfigureServiceProcess();
+  const absl::Duration drain_grace = absl::GetFlag(FLAGS_drain_grace);
+  if (drain_grace < absl::ZeroDuration() || drain_grace > absl::Seconds(600)) {
+    return Fail("--drain_grace: must be 0s..600s");
+  }
 
   auto data = sharedos::sharedosd::PrepareDataDir(absl::GetFlag(FLAGS_data_dir));
   if (!data.ok()) return Fail(std::string(data.status().message()));
@@ -219,6 +228,7 @@ int main(int argc, char** argv) {
   if (!mcp.ok()) return Fail("--mcp_port: " + std::string(mcp.status().message()));
   const sharedos::envelope::mcp::ExecutionTokenCodec mcp_tokens(ReadFile(data->mcp_secret()));
   env::turn::TurnEngine::Options engine_options;
+  engine_options.drain_grace = drain_grace;
   engine_options.mcp_url = (*mcp)->url();
   engine_options.mcp_tokens = &mcp_tokens;
   env::turn::TurnEngine engine(authorizer_client, **registry, providers, envelope_audit, clock,

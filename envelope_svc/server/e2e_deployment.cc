@@ -97,6 +97,7 @@ void DeploymentTest::StartFourProcesses() {
           "--files_root=" + files_root_};
   for (const std::string& flag : audit_flags("envelope")) args.push_back(flag);
   args.insert(args.end(), envelope_args_.begin(), envelope_args_.end());
+  args.insert(args.end(), engine_args_.begin(), engine_args_.end());
   envelope_ = StartService("envelope_svc/server/envelope_svc", "envelope_svc", args);
   Connect();
 }
@@ -107,6 +108,7 @@ void DeploymentTest::StartSharedosd() {
   std::vector<std::string> args = {"--port=0", "--data_dir=" + data, "--files_root=" + files_root_,
                                    "--durability=normal"};
   if (sharedosd_registry_) args.push_back("--registry=" + dir_ + "/registry.textproto");
+  args.insert(args.end(), engine_args_.begin(), engine_args_.end());
   auto process = Process::Start("sharedosd/sharedosd", args);
   ASSERT_TRUE(process.ok()) << process.status();
   envelope_ = std::make_unique<Process>(*std::move(process));

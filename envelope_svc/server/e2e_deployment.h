@@ -69,6 +69,9 @@ class DeploymentTest : public ::testing::TestWithParam<bool> {
 
   // Extra envelope_svc flags (four processes), set before SetUp (e.g. --provider=<id>=<addr>).
   std::vector<std::string> envelope_args_;
+  // Turn-engine flags both envelope_svc and sharedosd take (e.g. --drain_grace), set before
+  // SetUp.
+  std::vector<std::string> engine_args_;
 
   std::string admin_token_;
   std::string host_token_;

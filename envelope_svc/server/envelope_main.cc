@@ -55,6 +55,10 @@ ABSL_FLAG(std::string, provider_token_file, "",
 ABSL_FLAG(int, default_max_steps, 16, "maxSteps of a turn whose request sets none.");
 ABSL_FLAG(int, default_timeout_ms, 120000, "timeoutMs of a turn whose request sets none.");
 ABSL_FLAG(absl::Duration, provider_timeout, absl::Seconds(30), "Deadline of one provider call.");
+ABSL_FLAG(absl::Duration, drain_grace, absl::ZeroDuration(),
+          "New tool calls are refused turn_draining this long before a turn's deadline (0: not "
+          "before the deadline; at most 600s — a grace at least a turn's timeout drains it from "
+          "its start).");
 ABSL_FLAG(absl::Duration, ended_turn_retention, absl::Minutes(15),
           "How long an ended turn stays readable (GetTurn, CancelTurn, WatchTurn).");
 ABSL_FLAG(std::string, audit, "",
@@ -119,6 +123,7 @@ int main(int argc, char** argv) {
   const std::vector<std::string> registries = Repeated(argc, argv, "registry");
   const std::vector<std::string> provider_flags = Repeated(argc, argv, "provider");
   absl::ParseCommandLine(argc, argv);
+  sharedos::common::server::ConfigureServiceProcess();
 
   auto fail = [](const std::string& what) {
     std::fprintf(stderr, "envelope_svc: %s\n", what.c_str());
@@ -207,6 +212,10 @@ int main(int argc, char** argv) {
   options.default_timeout_ms = absl::GetFlag(FLAGS_default_timeout_ms);
   options.provider_timeout = absl::GetFlag(FLAGS_provider_timeout);
   options.ended_turn_retention = absl::GetFlag(FLAGS_ended_turn_retention);
+  options.drain_grace = absl::GetFlag(FLAGS_drain_grace);
+  if (options.drain_grace < absl::ZeroDuration() || options.drain_grace > absl::Seconds(600)) {
+    return fail("--drain_grace: must be 0s..600s");
+  }
   if (options.default_max_steps < 1 || options.default_max_steps > 1000) {
     return fail("--default_max_steps: must be 1..1000");
   }

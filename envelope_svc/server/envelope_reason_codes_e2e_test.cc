@@ -10,9 +10,9 @@
 // Not reachable through this surface, by design of the turn layer (semantics §4.3 step 7): the
 // mediator's tool_unavailable causes not_registered and namespace_disabled — any name outside
 // the turn's catalogue is refused not_offered first; a withheld tool's discovery code is the
-// cause only when discovery changes mid-turn (a single-use grant spent, below). turn_draining by
-// the drain window (no drain grace is configurable on envelope_svc or sharedosd); it is reached
-// here through an audit outage.
+// cause only when discovery changes mid-turn (a single-use grant spent, below). turn_draining is
+// reached three ways: the drain window (--drain_grace), an audit outage, and a call racing
+// FinishTurn.
 #include <google/protobuf/util/json_util.h>
 
 #include <map>
@@ -811,6 +811,48 @@ TEST_P(ReasonCodesEndToEndTest, AuditOutageDrainsTheTurnAndFailsItAuditUnavailab
 }
 
 INSTANTIATE_TEST_SUITE_P(Deployments, ReasonCodesEndToEndTest, ::testing::Bool(),
+                         e2e::DeploymentName);
+
+// turn_draining by the drain window: started with --drain_grace as long as the longest turn
+// (600 s), every turn is inside its window from the start, so each new call is refused
+// turn_draining by the envelope before any decision is made; the refusals end nothing, and the
+// runtime still completes the turn.
+class DrainWindowEndToEndTest : public ReasonCodesEndToEndTest {
+ protected:
+  void SetUp() override {
+    engine_args_.push_back("--drain_grace=600s");
+    ReasonCodesEndToEndTest::SetUp();
+  }
+};
+
+TEST_P(DrainWindowEndToEndTest, CallsInsideTheDrainWindowAreRefusedTurnDraining) {
+  const std::string exec = "exec-drain-window";
+  const v1::OpenTurnResponse opened = Open(Request(exec, "agent-assistant", {"files.read"}));
+  const std::string read = R"({"path": "Workspace/notes.txt"})";
+  for (const char* call_id : {"call-window-1", "call-window-2"}) {
+    const pb::ToolResult result =
+        Invoke(CallRequest(opened.turn_id(), exec, call_id, "files.read", read));
+    EXPECT_EQ(result.status(), pb::TOOL_RESULT_STATUS_DENIED) << result.DebugString();
+    EXPECT_EQ(result.error().code(), "turn_draining") << call_id;
+  }
+  const pb::ExecutionResult ended =
+      Finish(opened.turn_id(), R"pb(complete { output { string_value: "done" } })pb");
+  EXPECT_EQ(ended.status(), pb::EXECUTION_STATUS_SUCCEEDED) << ended.DebugString();
+
+  const AuditIndex audit = AuditThroughSentinel();
+  const std::string hash = audit.AuthorityHash("trace-" + exec);
+  for (const char* call_id : {"call-window-1", "call-window-2"}) {
+    const pb::AuditEvent refused = audit.Invoked(call_id);
+    EXPECT_EQ(Summary(refused), "AUDIT_SOURCE_ENVELOPE/AUDIT_OUTCOME_DENIED/turn_draining/")
+        << call_id;
+    EXPECT_EQ(refused.authority_hash(), hash);
+    // Refused before mediation: no decision was asked for.
+    EXPECT_FALSE(audit.checked.count(call_id)) << call_id;
+  }
+  EXPECT_EQ(audit.Ended(exec).outcome(), pb::AUDIT_OUTCOME_SUCCEEDED);
+}
+
+INSTANTIATE_TEST_SUITE_P(Deployments, DrainWindowEndToEndTest, ::testing::Bool(),
                          e2e::DeploymentName);
 
 // ---------------------------------------------------------------------------------------------

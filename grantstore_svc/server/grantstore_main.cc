@@ -25,6 +25,9 @@ ABSL_FLAG(std::string, audit, "",
 ABSL_FLAG(std::string, audit_target, "", "audit_svc address (host:port), remote/local.");
 ABSL_FLAG(std::string, audit_token_file, "", "File with this service's audit_svc token.");
 ABSL_FLAG(std::string, audit_outbox, "", "Durable audit outbox file, remote/local.");
+ABSL_FLAG(std::string, audit_outbox_durability, "full",
+          "Outbox commits: full (fsync each; survives a power loss) or normal (no fsync: survives "
+          "a crash or kill of this process, not a power loss or OS crash).");
 ABSL_FLAG(std::string, usage_durability, "full",
           "full: fsync every consumed use (survives power loss); normal: WAL synchronous=NORMAL "
           "for usage counters only (survives a process kill, not a power loss).");
@@ -42,6 +45,7 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "grantstore_svc: SharedOS grants, host policy and escalations (the authority store).");
   absl::ParseCommandLine(argc, argv);
+  sharedos::common::server::ConfigureServiceProcess();
 
   auto fail = [](const std::string& what) {
     std::fprintf(stderr, "grantstore_svc: %s\n", what.c_str());
@@ -67,7 +71,10 @@ int main(int argc, char** argv) {
   audit_config.target = absl::GetFlag(FLAGS_audit_target);
   audit_config.token_file = absl::GetFlag(FLAGS_audit_token_file);
   audit_config.outbox_path = absl::GetFlag(FLAGS_audit_outbox);
-  auto audit = sharedos::audit::client::NewAuditWriter(audit_config);
+  auto outbox_fsync =
+      sharedos::audit::client::OutboxFsyncFromFlag(absl::GetFlag(FLAGS_audit_outbox_durability));
+  if (!outbox_fsync.ok()) return fail(std::string(outbox_fsync.status().message()));
+  auto audit = sharedos::audit::client::NewAuditWriter(audit_config, *outbox_fsync);
   if (!audit.ok()) return fail(std::string(audit.status().message()));
 
   auto store = storage::SqliteGrantStore::Open(store_options);
