@@ -262,6 +262,16 @@ std::string EncodeOwnerId(absl::string_view id) {
   return out;
 }
 
+namespace {
+
+// The actions that neither write nor touch snapshots (their calls open no tmp/ or snapshots/).
+bool IsReadOnlyAction(absl::string_view action) {
+  return action == "list" || action == "stat" || action == "read" || action == "search" ||
+         action == "grep";
+}
+
+}  // namespace
+
 // One invocation: the owner's area (opened), the target path, the arguments, the budget.
 struct FilesProvider::Call {
   absl::Time now;
@@ -342,8 +352,11 @@ absl::StatusOr<ToolResult> FilesProvider::Invoke(const v1::InvokeRequest& reques
     ASSIGN_OR_RETURN(UniqueFd kind_fd, OpenDirectory(root_.get(), std::string(kind), true));
     ASSIGN_OR_RETURN(call.owner, OpenDirectory(kind_fd.get(), owner_dir, true));
     ASSIGN_OR_RETURN(UniqueFd workspace, OpenDirectory(call.owner.get(), kWorkspaceDir, true));
-    ASSIGN_OR_RETURN(call.snapshots, OpenDirectory(call.owner.get(), kSnapshotsDir, true));
-    ASSIGN_OR_RETURN(call.tmp, OpenDirectory(call.owner.get(), kTmpDir, true));
+    if (!IsReadOnlyAction(call.action)) {
+      // Writes stage in tmp/ and snapshots live in snapshots/; reads need neither.
+      ASSIGN_OR_RETURN(call.snapshots, OpenDirectory(call.owner.get(), kSnapshotsDir, true));
+      ASSIGN_OR_RETURN(call.tmp, OpenDirectory(call.owner.get(), kTmpDir, true));
+    }
     return Run(call);
   }();
 
