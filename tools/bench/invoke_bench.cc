@@ -2,19 +2,23 @@
 //
 //   bazel run //tools/bench:invoke_bench -- --rounds=5 --calls=1000 --audit_durability=normal
 //
-// Starts, from this target's runfiles, both deployments a host can talk to:
-//   four processes  audit_svc (SQLite, --durability), grantstore_svc, authorizer_svc and
-//                   envelope_svc, each its own process on loopback, every writer in remote audit
-//                   mode with its outbox (as envelope_svc's end-to-end test wires them);
-//   sharedosd       the one-process default (--durability), in-process authorizer and audit.
+// Starts, from this target's runfiles, the deployments a host can talk to (--deployments):
+//   four      audit_svc (SQLite, --audit_durability), grantstore_svc, authorizer_svc and
+//             envelope_svc, each its own process on loopback; every writer with its outbox
+//             (--outbox_durability), pre-effect records appended to audit_svc before the answer
+//             (--audit_mode=remote, as envelope_svc's end-to-end test wires them) or made durable
+//             in the writer's outbox and shipped from there (--audit_mode=local);
+//   sharedosd the one-process default (--audit_durability), in-process authorizer and audit.
 // Both serve the same one-tool registry (files.read over the built-in files provider, reading a
 // 9-byte file) and the same grant. For each deployment, series interleaved round by round so
 // machine load hits them alike, one caller, synchronous stubs:
 //   floor   grpc.health.v1.Health/Check on the envelope's own server (a no-op unary call)
 //   invoke  InvokeTool files.read: envelope checks, discovery + consuming Authorize (one
-//           authorizer call), authorization.checked durable in the audit log before the answer,
-//           the provider, result check, tool.invoked (post-effect)
-// p50/p99 over all rounds and each invoke's ratio to the floor of its own server.
+//           authorizer call), authorization.checked durable before the answer, the provider,
+//           result check, tool.invoked (post-effect)
+// p50/p99 over all rounds, each invoke's ratio to the floor of its own server, and the CPU the
+// deployment's server processes used per call (user + system, from /proc, all their threads:
+// background checkpoints and outbox shipping included).
 #include <google/protobuf/text_format.h>
 #include <unistd.h>
 
@@ -22,6 +26,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <string>
@@ -30,6 +35,8 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
 #include "common/server/auth.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/impl/client_unary_call.h"
@@ -43,8 +50,16 @@ ABSL_FLAG(int, calls, 1000, "Calls per series per round.");
 ABSL_FLAG(int, warmup, 300, "Unmeasured calls per series first.");
 ABSL_FLAG(std::string, audit_durability, "normal",
           "audit_svc and sharedosd --durability (normal | full).");
+ABSL_FLAG(std::string, deployments, "four,sharedosd",
+          "Which deployments to start and measure: four (the four binaries), sharedosd, or both "
+          "(comma-separated; one alone is for profiling it).");
+ABSL_FLAG(std::string, audit_mode, "remote",
+          "Four processes: how authorizer_svc and envelope_svc write pre-effect records (remote: "
+          "appended to audit_svc before the answer; local: made durable in the writer's own outbox "
+          "and shipped from there). Post-effect records always go through the outbox.");
 ABSL_FLAG(std::string, outbox_durability, "full",
-          "authorizer_svc and envelope_svc --audit_outbox_durability (full | normal).");
+          "grantstore_svc, authorizer_svc and envelope_svc --audit_outbox_durability "
+          "(full | normal).");
 
 namespace {
 
@@ -142,6 +157,29 @@ void Authenticate(grpc::ClientContext& context, const std::string& token) {
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
 }
 
+// CPU time (user + system) the processes have used so far, from /proc/<pid>/stat (clock ticks).
+double ProcessesCpuMicros(const std::vector<pid_t>& pids) {
+  double micros = 0;
+  for (pid_t pid : pids) {
+    std::FILE* file = std::fopen(absl::StrCat("/proc/", pid, "/stat").c_str(), "r");
+    if (file == nullptr) continue;
+    char buffer[1024];
+    const size_t read = std::fread(buffer, 1, sizeof(buffer) - 1, file);
+    std::fclose(file);
+    buffer[read] = '\0';
+    // Fields after the command name, which is in parentheses and may contain spaces.
+    const char* after = std::strrchr(buffer, ')');
+    if (after == nullptr) continue;
+    std::vector<absl::string_view> fields = absl::StrSplit(after + 2, ' ');
+    unsigned long long utime = 0, stime = 0;  // fields 14 and 15 of the file
+    if (fields.size() > 13 && absl::SimpleAtoi(fields[11], &utime) &&
+        absl::SimpleAtoi(fields[12], &stime)) {
+      micros += 1e6 * static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+    }
+  }
+  return micros;
+}
+
 double Percentile(std::vector<double> values, double q) {
   if (values.empty()) return 0;
   std::sort(values.begin(), values.end());
@@ -160,6 +198,8 @@ class Deployment {
         grants_(gs::GrantStore::NewStub(channel_)) {}
 
   const std::string& name() const { return name_; }
+  // The deployment's server processes, whose CPU per call is reported.
+  std::vector<pid_t>& pids() { return pids_; }
 
   void IssueGrant(const std::string& grantstore_address) {
     auto stub = gs::GrantStore::NewStub(
@@ -248,6 +288,7 @@ class Deployment {
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<ev1::Envelope::Stub> envelope_;
   std::unique_ptr<gs::GrantStore::Stub> grants_;
+  std::vector<pid_t> pids_;
   std::string turn_id_;
   int calls_on_turn_ = 0;
   int64_t next_call_ = 0;
@@ -286,73 +327,99 @@ int main(int argc, char** argv) {
     Die("cannot write configuration");
   }
 
+  const std::vector<std::string> wanted =
+      absl::StrSplit(absl::GetFlag(FLAGS_deployments), ',', absl::SkipEmpty());
+  const auto wants = [&](const std::string& name) {
+    return std::find(wanted.begin(), wanted.end(), name) != wanted.end();
+  };
+  for (const std::string& name : wanted) {
+    if (name != "four" && name != "sharedosd") Die("--deployments: unknown deployment " + name);
+  }
+  if (wanted.empty()) Die("--deployments: empty");
+  std::vector<std::unique_ptr<Process>> processes;  // stopped in reverse order of start
+  std::vector<Deployment> deployments;
+
   // ---- Four processes ----
-  const auto start = [&](const std::string& runfile, const std::string& name,
-                         std::vector<std::string> args) {
-    auto child = Process::StartService(runfile, args, name, argv[0]);
-    if (!child.ok()) Die(std::string(child.status().message()));
-    return *std::move(child);
-  };
-  const std::string credentials = "--credentials=" + path("credentials.json");
-  auto audit = start("audit_svc/server/audit_svc", "audit_svc",
-                     {"--port=0", "--db=" + path("audit.db"), "--durability=" + durability,
-                      credentials});
-  const auto audit_flags = [&](const std::string& name) {
-    return std::vector<std::string>{"--audit=remote", "--audit_target=" + audit->address(),
-                                    "--audit_token_file=" + path("service.token"),
-                                    "--audit_outbox=" + path(name + ".outbox")};
-  };
-  const auto with_audit = [&](std::vector<std::string> args, const std::string& name) {
-    for (const std::string& flag : audit_flags(name)) args.push_back(flag);
-    return args;
-  };
-  auto grantstore =
-      start("grantstore_svc/server/grantstore_svc", "grantstore_svc",
-            with_audit({"--port=0", "--db=" + path("grantstore.db"), credentials}, "grantstore"));
-  const std::string outbox_durability =
-      "--audit_outbox_durability=" + absl::GetFlag(FLAGS_outbox_durability);
-  auto authorizer = start(
-      "authorizer_svc/server/authorizer_svc", "authorizer_svc",
-      with_audit({"--port=0", credentials, "--grantstore_target=" + grantstore->address(),
-                  "--grantstore_token_file=" + path("service.token"),
-                  "--lease_secret_file=" + path("lease.secret"), outbox_durability},
-                 "authorizer"));
-  auto envelope = start(
-      "envelope_svc/server/envelope_svc", "envelope_svc",
-      with_audit({"--port=0", credentials, "--authorizer_target=" + authorizer->address(),
-                  "--authorizer_token_file=" + path("service.token"),
-                  "--registry=" + path("registry.textproto"), "--files_root=" + path("files"),
-                  outbox_durability},
-                 "envelope"));
-  Deployment four("four processes", envelope->address(), kAdminToken, kHostToken);
-  four.IssueGrant(grantstore->address());
+  if (wants("four")) {
+    const auto start = [&](const std::string& runfile, const std::string& name,
+                           std::vector<std::string> args) {
+      auto child = Process::StartService(runfile, args, name, argv[0]);
+      if (!child.ok()) Die(std::string(child.status().message()));
+      processes.push_back(*std::move(child));
+      return processes.back().get();
+    };
+    const std::string credentials = "--credentials=" + path("credentials.json");
+    Process* audit = start("audit_svc/server/audit_svc", "audit_svc",
+                           {"--port=0", "--db=" + path("audit.db"),
+                            "--durability=" + durability, credentials});
+    const auto with_audit = [&](std::vector<std::string> args, const std::string& name) {
+      for (std::string flag : std::vector<std::string>{
+               "--audit=" + absl::GetFlag(FLAGS_audit_mode), "--audit_target=" + audit->address(),
+            "--audit_token_file=" + path("service.token"),
+            "--audit_outbox=" + path(name + ".outbox")}) {
+        args.push_back(std::move(flag));
+      }
+      return args;
+    };
+    const std::string outbox_durability =
+        "--audit_outbox_durability=" + absl::GetFlag(FLAGS_outbox_durability);
+    Process* grantstore =
+        start("grantstore_svc/server/grantstore_svc", "grantstore_svc",
+              with_audit({"--port=0", "--db=" + path("grantstore.db"), credentials,
+                          outbox_durability},
+                         "grantstore"));
+    Process* authorizer = start(
+        "authorizer_svc/server/authorizer_svc", "authorizer_svc",
+        with_audit({"--port=0", credentials, "--grantstore_target=" + grantstore->address(),
+                    "--grantstore_token_file=" + path("service.token"),
+                    "--lease_secret_file=" + path("lease.secret"), outbox_durability},
+                   "authorizer"));
+    Process* envelope = start(
+        "envelope_svc/server/envelope_svc", "envelope_svc",
+        with_audit({"--port=0", credentials, "--authorizer_target=" + authorizer->address(),
+                    "--authorizer_token_file=" + path("service.token"),
+                    "--registry=" + path("registry.textproto"), "--files_root=" + path("files"),
+                    outbox_durability},
+                   "envelope"));
+    deployments.emplace_back("four processes", envelope->address(), kAdminToken, kHostToken);
+    for (const Process* p : {audit, grantstore, authorizer, envelope}) {
+      deployments.back().pids().push_back(p->pid());
+    }
+    deployments.back().IssueGrant(grantstore->address());
+  }
 
   // ---- sharedosd ----
-  auto sharedosd_process = Process::Start(
-      "sharedosd/sharedosd",
-      {"--port=0", "--data_dir=" + path("sharedosd-data"), "--files_root=" + path("files"),
-       "--registry=" + path("registry.textproto"), "--durability=" + durability},
-      argv[0]);
-  if (!sharedosd_process.ok()) Die(std::string(sharedosd_process.status().message()));
-  auto sharedosd_address =
-      sharedosd_process->WaitForLine("sharedosd listening on ", absl::Seconds(60));
-  if (!sharedosd_address.ok()) Die(std::string(sharedosd_address.status().message()));
-  Deployment one("sharedosd", *sharedosd_address,
-                 sharedos::testing::ReadFirstLine(path("sharedosd-data/admin.token")),
-                 sharedos::testing::ReadFirstLine(path("sharedosd-data/host.token")));
-  one.IssueGrant(*sharedosd_address);
+  if (wants("sharedosd")) {
+    auto sharedosd_process = Process::Start(
+        "sharedosd/sharedosd",
+        {"--port=0", "--data_dir=" + path("sharedosd-data"), "--files_root=" + path("files"),
+         "--registry=" + path("registry.textproto"), "--durability=" + durability},
+        argv[0]);
+    if (!sharedosd_process.ok()) Die(std::string(sharedosd_process.status().message()));
+    processes.push_back(std::make_unique<Process>(*std::move(sharedosd_process)));
+    auto sharedosd_address =
+        processes.back()->WaitForLine("sharedosd listening on ", absl::Seconds(60));
+    if (!sharedosd_address.ok()) Die(std::string(sharedosd_address.status().message()));
+    std::fprintf(stderr, "invoke_bench: sharedosd pid %d\n", processes.back()->pid());
+    deployments.emplace_back("sharedosd", *sharedosd_address,
+                             sharedos::testing::ReadFirstLine(path("sharedosd-data/admin.token")),
+                             sharedos::testing::ReadFirstLine(path("sharedosd-data/host.token")));
+    deployments.back().pids().push_back(processes.back()->pid());
+    deployments.back().IssueGrant(*sharedosd_address);
+  }
 
   struct Series {
     std::string name;
     std::function<bool()> call;
+    std::vector<pid_t> pids;
     std::vector<double> micros;
+    double server_cpu_micros = 0;
   };
-  std::vector<Series> series = {
-      {"four processes: floor", [&] { return four.Floor(); }, {}},
-      {"four processes: InvokeTool", [&] { return four.Invoke(); }, {}},
-      {"sharedosd: floor", [&] { return one.Floor(); }, {}},
-      {"sharedosd: InvokeTool", [&] { return one.Invoke(); }, {}},
-  };
+  std::vector<Series> series;
+  for (Deployment& d : deployments) {
+    series.push_back({d.name() + ": floor", [&d] { return d.Floor(); }, d.pids(), {}});
+    series.push_back({d.name() + ": InvokeTool", [&d] { return d.Invoke(); }, d.pids(), {}});
+  }
   for (Series& s : series) {
     for (int i = 0; i < absl::GetFlag(FLAGS_warmup); ++i) {
       if (!s.call()) Die(s.name + ": warm-up call failed");
@@ -360,36 +427,35 @@ int main(int argc, char** argv) {
   }
   for (int round = 0; round < absl::GetFlag(FLAGS_rounds); ++round) {
     for (Series& s : series) {
+      const double cpu_start = ProcessesCpuMicros(s.pids);
       for (int i = 0; i < absl::GetFlag(FLAGS_calls); ++i) {
         const auto begin = Clock::now();
         if (!s.call()) Die(s.name + ": call failed");
         s.micros.push_back(std::chrono::duration<double, std::micro>(Clock::now() - begin).count());
       }
+      s.server_cpu_micros += ProcessesCpuMicros(s.pids) - cpu_start;
     }
   }
-  four.Cancel();
-  one.Cancel();
+  for (Deployment& d : deployments) d.Cancel();
 
   std::printf(
       "invoke_bench: %d rounds x %d calls, one caller, loopback TCP, audit durability %s, "
-      "outbox durability %s\n",
+      "four processes' audit mode %s, outbox durability %s\n",
       absl::GetFlag(FLAGS_rounds), absl::GetFlag(FLAGS_calls), durability.c_str(),
-      absl::GetFlag(FLAGS_outbox_durability).c_str());
-  std::printf("%-30s %9s %9s %9s %9s\n", "series", "p50 us", "p99 us", "p50/floor", "p99/floor");
+      absl::GetFlag(FLAGS_audit_mode).c_str(), absl::GetFlag(FLAGS_outbox_durability).c_str());
+  std::printf("%-30s %9s %9s %9s %9s %13s\n", "series", "p50 us", "p99 us", "p50/floor",
+              "p99/floor", "server cpu us");
   for (size_t i = 0; i < series.size(); ++i) {
     const Series& floor = series[i - i % 2];
     const double p50 = Percentile(series[i].micros, 0.5);
     const double p99 = Percentile(series[i].micros, 0.99);
-    std::printf("%-30s %9.1f %9.1f %9.2f %9.2f\n", series[i].name.c_str(), p50, p99,
-                p50 / Percentile(floor.micros, 0.5), p99 / Percentile(floor.micros, 0.99));
+    std::printf("%-30s %9.1f %9.1f %9.2f %9.2f %13.1f\n", series[i].name.c_str(), p50, p99,
+                p50 / Percentile(floor.micros, 0.5), p99 / Percentile(floor.micros, 0.99),
+                series[i].server_cpu_micros / static_cast<double>(series[i].micros.size()));
   }
   std::fflush(stdout);
 
-  sharedosd_process->Terminate();
-  envelope->Terminate();
-  authorizer->Terminate();
-  grantstore->Terminate();
-  audit->Terminate();
+  for (auto it = processes.rbegin(); it != processes.rend(); ++it) (*it)->Terminate();
   std::system(absl::StrCat("rm -rf ", dir).c_str());
   return 0;
 }
