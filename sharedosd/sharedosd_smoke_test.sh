@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Starts the real sharedosd on port 0 with a data directory under TEST_TMPDIR: it reports its
 # address, prepares the data directory (SQLite files, private tokens), stops cleanly on SIGTERM,
-# and a second start reuses the same tokens.
+# and a second start reuses the same tokens. A bad flag value is refused at start, naming the flag,
+# before anything is written.
 set -euo pipefail
 bin="$TEST_SRCDIR/sharedos/sharedosd/sharedosd"
 data="$TEST_TMPDIR/data"
@@ -20,6 +21,13 @@ run_once() {
   wait "$pid" || { cat "$log"; echo "exit code $?"; exit 1; }
   grep -q "sharedosd: stopped" "$log" || { cat "$log"; echo "no clean stop"; exit 1; }
 }
+
+bad_log="$TEST_TMPDIR/sharedosd.bad.log"
+if timeout 30 "$bin" --port=0 --data_dir="$TEST_TMPDIR/bad" --drain_grace=601s > "$bad_log" 2>&1; then
+  cat "$bad_log"; echo "sharedosd accepted --drain_grace=601s"; exit 1
+fi
+grep -q -- "--drain_grace: must be 0s..600s" "$bad_log" || { cat "$bad_log"; echo "no flag error"; exit 1; }
+[ ! -e "$TEST_TMPDIR/bad" ] || { ls -la "$TEST_TMPDIR/bad"; echo "data dir written"; exit 1; }
 
 run_once 1
 for f in audit.db grants.db admin.token host.token service.token credentials.json; do
