@@ -139,7 +139,10 @@ int main(int argc, char** argv) {
   }
   const sharedos::common::Clock& clock = sharedos::common::RealClock();
 
-  // Internal tier A: the audit log.
+  // Internal tier A: the audit log (a schema upgrade of an existing log runs inside Open, once;
+  // say so before it starts — any error is Open's to report).
+  auto upgrade = sharedos::audit::storage::SqliteAuditStore::PendingUpgrade(data->audit_db());
+  if (upgrade.ok() && !upgrade->empty()) std::fprintf(stderr, "sharedosd: %s\n", upgrade->c_str());
   auto audit_store =
       sharedos::audit::storage::SqliteAuditStore::Open(data->audit_db(), audit_options);
   if (!audit_store.ok()) return Fail(std::string(audit_store.status().message()));

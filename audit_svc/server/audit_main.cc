@@ -48,6 +48,10 @@ int main(int argc, char** argv) {
   auto authenticator = server::Authenticator::FromFile(absl::GetFlag(FLAGS_credentials));
   if (!authenticator.ok()) return fail(std::string(authenticator.status().message()));
 
+  // A schema upgrade of an existing log runs inside Open, once; say so before it starts (any
+  // error is Open's to report).
+  auto upgrade = sharedos::audit::storage::SqliteAuditStore::PendingUpgrade(absl::GetFlag(FLAGS_db));
+  if (upgrade.ok() && !upgrade->empty()) std::fprintf(stderr, "audit_svc: %s\n", upgrade->c_str());
   auto store = sharedos::audit::storage::SqliteAuditStore::Open(absl::GetFlag(FLAGS_db), {durability});
   if (!store.ok()) return fail(std::string(store.status().message()));
   sharedos::audit::core::AuditLog log(*std::move(store), sharedos::common::RealClock(),

@@ -1,6 +1,7 @@
 #include "audit_svc/storage/sqlite_audit_store.h"
 
 #include <sqlite3.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <utility>
@@ -173,6 +174,35 @@ absl::StatusOr<int64_t> SelectInt64(Database& db, const char* sql, int64_t param
 }  // namespace
 
 const char* SqliteAuditStore::InsertSql() { return kInsertSql; }
+
+absl::StatusOr<std::string> SqliteAuditStore::PendingUpgrade(const std::string& path) {
+  // Not SQLite's read-only mode: a WAL file closed cleanly has no -shm, which a read-only
+  // connection cannot create. Nothing is written here all the same.
+  Database::Options options;
+  options.create = false;
+  options.wal = false;
+  absl::StatusOr<std::unique_ptr<Database>> db = Database::Open(path, options);
+  if (!db.ok()) {
+    // No file yet: Open creates it at the current schema, nothing to go over.
+    if (::access(path.c_str(), F_OK) != 0) return std::string();
+    return db.status();
+  }
+  ASSIGN_OR_RETURN(const int version, common::sqlite::SchemaVersion(**db));
+  const int current = std::end(kMigrations)[-1].version;
+  if (version > current) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "audit store ", path, ": schema version ", version, " is newer than this binary's ",
+        current));
+  }
+  if (version == 0 || version == current) return std::string();
+  ASSIGN_OR_RETURN(Statement count,
+                   (*db)->Prepare("SELECT COALESCE(MAX(sequence), 0) FROM audit_records"));
+  ASSIGN_OR_RETURN(bool row, count.Step());
+  const int64_t records = row ? count.ColumnInt64(0) : 0;
+  return absl::StrCat("upgrading the audit log ", path, " from schema ", version, " to ",
+                      current, " over its ", records, records == 1 ? " record" : " records",
+                      " (once; a large log takes a while)");
+}
 
 absl::StatusOr<std::unique_ptr<SqliteAuditStore>> SqliteAuditStore::Open(
     const std::string& path, const Options& store_options) {

@@ -81,6 +81,13 @@ class SqliteAuditStore : public AuditStore {
   static absl::StatusOr<std::unique_ptr<SqliteAuditStore>> Open(const std::string& path,
                                                                 const Options& options);
 
+  // What Open would do to the log at `path` before serving, for the operator: empty when
+  // nothing long (no file yet, or already at this schema), else one sentence naming the schema
+  // upgrade and how many records it will go over (it runs once, and on a large log takes a
+  // while). Writes nothing. Errors: UNAVAILABLE (the file cannot be read), FAILED_PRECONDITION (a
+  // newer schema than this binary knows).
+  static absl::StatusOr<std::string> PendingUpgrade(const std::string& path);
+
   absl::StatusOr<AppendBatchResult> Append(
       const std::vector<std::vector<PendingEvent>>& submissions, absl::Time recorded_at) override
       ABSL_LOCKS_EXCLUDED(write_mu_);

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <string>
 
 #include "absl/time/clock.h"
@@ -525,6 +526,16 @@ constexpr char kVersion1Schema[] = R"sql(
     VALUES (1, 0, '0000000000000000000000000000000000000000000000000000000000000000');
 )sql";
 
+TEST_F(SqliteAuditStoreTest, NoPendingUpgradeForANewOrCurrentLog) {
+  auto pending = SqliteAuditStore::PendingUpgrade(path_ + ".absent");
+  ASSERT_TRUE(pending.ok()) << pending.status();
+  EXPECT_EQ(*pending, "");
+  ASSERT_FALSE(std::ifstream(path_ + ".absent").good());  // nothing created
+  pending = SqliteAuditStore::PendingUpgrade(path_);  // the fixture's open store
+  ASSERT_TRUE(pending.ok()) << pending.status();
+  EXPECT_EQ(*pending, "");
+}
+
 TEST_F(SqliteAuditStoreTest, MigratesAVersionOneLog) {
   RemoveFiles();
   {
@@ -565,7 +576,14 @@ TEST_F(SqliteAuditStoreTest, MigratesAVersionOneLog) {
     ASSERT_TRUE(head->BindText(1, prev).ok());
     ASSERT_TRUE(head->Step().ok());
   }
+  // The operator is told before the upgrade runs.
+  auto pending = SqliteAuditStore::PendingUpgrade(path_);
+  ASSERT_TRUE(pending.ok()) << pending.status();
+  EXPECT_THAT(*pending, HasSubstr("from schema 1 to 2 over its 6 records"));
   Reopen(NoBackgroundIndexing());
+  pending = SqliteAuditStore::PendingUpgrade(path_);
+  ASSERT_TRUE(pending.ok()) << pending.status();
+  EXPECT_EQ(*pending, "");
   {
     auto db = common::sqlite::Database::Open(path_);
     ASSERT_TRUE(db.ok());
