@@ -750,14 +750,21 @@ std::string RenderGrant(const protocol::v1::CapabilityGrant& grant) {
 }
 
 std::string RenderAuditRecords(const std::vector<av1::AuditRecord>& records) {
-  Table table({"SEQ", "AT", "TYPE", "OUTCOME", "NAMESPACE", "ACTOR", "GRANT", "REASON"});
+  // What was tried (TOOL), who refused it (SOURCE: the kernel's mediation or the envelope's turn
+  // layer), with which code (REASON; "(fail closed)" for infrastructure refusals) and the
+  // situation behind it (CAUSE).
+  Table table({"SEQ", "AT", "TYPE", "OUTCOME", "NAMESPACE", "ACTOR", "TOOL", "GRANT", "SOURCE",
+               "REASON", "CAUSE"});
   for (const auto& record : records) {
     const auto& event = record.event();
+    std::string reason = event.reason();
+    if (event.fail_closed()) absl::StrAppend(&reason, " (fail closed)");
     table.AddRow({absl::StrCat(record.sequence()), FormatTimestamp(event.at()),
                   AuditEventTypeName(event.type()), AuditOutcomeName(event.outcome()),
                   event.namespace_id(),
-                  event.has_actor() ? FormatAddress(event.actor()) : "", event.grant_id(),
-                  event.reason()});
+                  event.has_actor() ? FormatAddress(event.actor()) : "", event.tool(),
+                  event.grant_id(), event.has_source() ? AuditSourceName(event.source()) : "",
+                  reason, event.cause()});
   }
   return table.Render();
 }

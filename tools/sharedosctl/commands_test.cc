@@ -157,9 +157,35 @@ TEST(RenderTest, AuditRecordsUseReferenceNames) {
   record.mutable_event()->set_grant_id("g1");
   record.mutable_event()->mutable_at()->set_seconds(1786442400);
   EXPECT_EQ(RenderAuditRecords({record}),
-            "SEQ  AT                    TYPE           OUTCOME    NAMESPACE  ACTOR  GRANT  "
-            "REASON\n"
-            "7    2026-08-11T10:00:00Z  grant.revoked  succeeded  w          -      g1     -\n");
+            "SEQ  AT                    TYPE           OUTCOME    NAMESPACE  ACTOR  TOOL  GRANT  "
+            "SOURCE  REASON  CAUSE\n"
+            "7    2026-08-11T10:00:00Z  grant.revoked  succeeded  w          -      -     g1     "
+            "-       -       -\n");
+}
+
+TEST(RenderTest, AuditRecordsSayWhoRefusedWhatAndWhy) {
+  audit::v1::AuditRecord record;
+  record.set_sequence(9);
+  protocol::v1::AuditEvent& event = *record.mutable_event();
+  event.set_type(protocol::v1::AUDIT_EVENT_TYPE_TOOL_INVOKED);
+  event.set_outcome(protocol::v1::AUDIT_OUTCOME_DENIED);
+  event.set_namespace_id("w");
+  event.mutable_actor()->set_agent_id("a");
+  event.set_tool("files.write");
+  event.set_source(protocol::v1::AUDIT_SOURCE_ENVELOPE);
+  event.set_reason("tool_unavailable");
+  event.set_cause("not_offered");
+  event.mutable_at()->set_seconds(1786442400);
+  audit::v1::AuditRecord outage = record;
+  outage.set_sequence(10);
+  outage.mutable_event()->set_source(protocol::v1::AUDIT_SOURCE_KERNEL);
+  outage.mutable_event()->set_reason("audit_unavailable");
+  outage.mutable_event()->clear_cause();
+  outage.mutable_event()->set_fail_closed(true);
+  const std::string rendered = RenderAuditRecords({record, outage});
+  EXPECT_THAT(rendered, HasSubstr("files.write  -      envelope  tool_unavailable"));
+  EXPECT_THAT(rendered, HasSubstr("not_offered"));
+  EXPECT_THAT(rendered, HasSubstr("kernel    audit_unavailable (fail closed)"));
 }
 
 TEST(RenderTest, VerifyAndJson) {

@@ -45,6 +45,11 @@ constexpr std::pair<const char*, AuditOutcome> kOutcomes[] = {
     {"interrupted", protocol::v1::AUDIT_OUTCOME_INTERRUPTED},
 };
 
+constexpr std::pair<const char*, protocol::v1::AuditSource> kSources[] = {
+    {"kernel", protocol::v1::AUDIT_SOURCE_KERNEL},
+    {"envelope", protocol::v1::AUDIT_SOURCE_ENVELOPE},
+};
+
 constexpr std::pair<const char*, grantstore::v1::EscalationRecordStatus> kStatuses[] = {
     {"pending", grantstore::v1::ESCALATION_RECORD_STATUS_PENDING},
     {"approved", grantstore::v1::ESCALATION_RECORD_STATUS_APPROVED},
@@ -116,11 +121,11 @@ absl::StatusOr<AuditOutcome> ParseAuditOutcome(absl::string_view name) {
 std::string AuditOutcomeName(AuditOutcome outcome) { return NameOf(kOutcomes, outcome); }
 
 absl::StatusOr<protocol::v1::AuditSource> ParseAuditSource(absl::string_view name) {
-  constexpr std::pair<const char*, protocol::v1::AuditSource> kSources[] = {
-      {"kernel", protocol::v1::AUDIT_SOURCE_KERNEL},
-      {"envelope", protocol::v1::AUDIT_SOURCE_ENVELOPE},
-  };
   return Lookup(kSources, name, "audit source");
+}
+
+std::string AuditSourceName(protocol::v1::AuditSource source) {
+  return NameOf(kSources, source);
 }
 
 absl::StatusOr<grantstore::v1::EscalationRecordStatus> ParseEscalationStatus(

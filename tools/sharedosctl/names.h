@@ -33,6 +33,8 @@ std::string AuditOutcomeName(protocol::v1::AuditOutcome outcome);
 
 // "kernel" | "envelope".
 absl::StatusOr<protocol::v1::AuditSource> ParseAuditSource(absl::string_view name);
+// The inverse of ParseAuditSource; "unspecified" for UNSPECIFIED or an unknown number.
+std::string AuditSourceName(protocol::v1::AuditSource source);
 
 // "pending" | "approved" | "denied".
 absl::StatusOr<grantstore::v1::EscalationRecordStatus> ParseEscalationStatus(

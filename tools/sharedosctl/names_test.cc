@@ -61,6 +61,9 @@ TEST(NamesTest, RefusesUnknownNames) {
 TEST(NamesTest, MapsSourcesStatusesAndOutcomes) {
   EXPECT_EQ(*ParseAuditSource("kernel"), protocol::v1::AUDIT_SOURCE_KERNEL);
   EXPECT_EQ(*ParseAuditSource("envelope"), protocol::v1::AUDIT_SOURCE_ENVELOPE);
+  EXPECT_EQ(AuditSourceName(protocol::v1::AUDIT_SOURCE_KERNEL), "kernel");
+  EXPECT_EQ(AuditSourceName(protocol::v1::AUDIT_SOURCE_ENVELOPE), "envelope");
+  EXPECT_EQ(AuditSourceName(protocol::v1::AUDIT_SOURCE_UNSPECIFIED), "unspecified");
   EXPECT_EQ(*ParseEscalationStatus("approved"), grantstore::v1::ESCALATION_RECORD_STATUS_APPROVED);
   EXPECT_EQ(EscalationStatusName(grantstore::v1::ESCALATION_RECORD_STATUS_DENIED), "denied");
   EXPECT_EQ(*ParseAuditOutcome("denied"), protocol::v1::AUDIT_OUTCOME_DENIED);
