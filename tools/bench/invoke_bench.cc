@@ -34,8 +34,8 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
-#include "absl/strings/str_cat.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/server/auth.h"
 #include "grpcpp/grpcpp.h"
@@ -174,7 +174,8 @@ double ProcessesCpuMicros(const std::vector<pid_t>& pids) {
     unsigned long long utime = 0, stime = 0;  // fields 14 and 15 of the file
     if (fields.size() > 13 && absl::SimpleAtoi(fields[11], &utime) &&
         absl::SimpleAtoi(fields[12], &stime)) {
-      micros += 1e6 * static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+      micros += 1e6 * static_cast<double>(utime + stime) /
+                static_cast<double>(sysconf(_SC_CLK_TCK));
     }
   }
   return micros;
@@ -353,12 +354,11 @@ int main(int argc, char** argv) {
                            {"--port=0", "--db=" + path("audit.db"),
                             "--durability=" + durability, credentials});
     const auto with_audit = [&](std::vector<std::string> args, const std::string& name) {
-      for (std::string flag : std::vector<std::string>{
-               "--audit=" + absl::GetFlag(FLAGS_audit_mode), "--audit_target=" + audit->address(),
-            "--audit_token_file=" + path("service.token"),
-            "--audit_outbox=" + path(name + ".outbox")}) {
-        args.push_back(std::move(flag));
-      }
+      const std::vector<std::string> flags = {
+          "--audit=" + absl::GetFlag(FLAGS_audit_mode), "--audit_target=" + audit->address(),
+          "--audit_token_file=" + path("service.token"),
+          "--audit_outbox=" + path(name + ".outbox")};
+      args.insert(args.end(), flags.begin(), flags.end());
       return args;
     };
     const std::string outbox_durability =
