@@ -667,6 +667,21 @@ absl::StatusOr<av1::AuditFilter> BuildAuditFilter(const Invocation& inv) {
     if (!source.ok()) return source.status();
     filter.set_source(*source);
   }
+  if (inv.Has("actor")) {
+    auto actor = ParseAddress(inv.Get("actor"));
+    if (!actor.ok()) return actor.status();
+    *filter.mutable_actor() = *std::move(actor);
+  }
+  if (inv.Has("since")) {
+    auto since = ParseTimestamp(inv.Get("since"));
+    if (!since.ok()) return since.status();
+    *filter.mutable_from() = *since;
+  }
+  if (inv.Has("until")) {
+    auto until = ParseTimestamp(inv.Get("until"));
+    if (!until.ok()) return until.status();
+    *filter.mutable_to() = *until;
+  }
   return filter;
 }
 

@@ -83,6 +83,18 @@ TEST(BuildersTest, AuditFilterMapsNames) {
   EXPECT_FALSE(bare->has_type());
   EXPECT_FALSE(bare->has_source());
   EXPECT_FALSE(BuildAuditFilter(Parsed({"audit", "query", "--type=TOOL_INVOKED"})).ok());
+  // What one agent did, in a window of time.
+  auto window = BuildAuditFilter(Parsed({"audit", "query", "--actor=agent:a",
+                                         "--since=2026-08-11T10:00:00Z",
+                                         "--until=2026-08-11T11:00:00Z"}));
+  ASSERT_TRUE(window.ok()) << window.status();
+  EXPECT_EQ(window->actor().agent_id(), "a");
+  EXPECT_EQ(window->from().seconds(), 1786442400);
+  EXPECT_EQ(window->to().seconds(), 1786446000);
+  EXPECT_FALSE(bare->has_actor());
+  EXPECT_FALSE(bare->has_from());
+  EXPECT_FALSE(BuildAuditFilter(Parsed({"audit", "query", "--actor=a"})).ok());
+  EXPECT_FALSE(BuildAuditFilter(Parsed({"audit", "query", "--since=yesterday"})).ok());
 }
 
 TEST(BuildersTest, ResolveEscalationNarrowing) {
