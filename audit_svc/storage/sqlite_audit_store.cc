@@ -189,12 +189,8 @@ absl::StatusOr<std::string> SqliteAuditStore::PendingUpgrade(const std::string& 
   }
   ASSIGN_OR_RETURN(const int version, common::sqlite::SchemaVersion(**db));
   const int current = std::end(kMigrations)[-1].version;
-  if (version > current) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "audit store ", path, ": schema version ", version, " is newer than this binary's ",
-        current));
-  }
-  if (version == 0 || version == current) return std::string();
+  // A newer schema than this binary knows is Open's (the migrator's) to refuse.
+  if (version == 0 || version >= current) return std::string();
   ASSIGN_OR_RETURN(Statement count,
                    (*db)->Prepare("SELECT COALESCE(MAX(sequence), 0) FROM audit_records"));
   ASSIGN_OR_RETURN(bool row, count.Step());
@@ -342,11 +338,7 @@ void SqliteAuditStore::IndexLoop() {
 }
 
 absl::StatusOr<int64_t> SqliteAuditStore::CatchUpIndex() {
-  absl::MutexLock lock(&write_mu_);
-  return CatchUpIndexLocked();
-}
-
-absl::StatusOr<int64_t> SqliteAuditStore::CatchUpIndexLocked() {
+  absl::MutexLock write_lock(&write_mu_);
   int64_t from = 0;
   int64_t to = 0;
   {

@@ -84,8 +84,8 @@ class SqliteAuditStore : public AuditStore {
   // What Open would do to the log at `path` before serving, for the operator: empty when
   // nothing long (no file yet, or already at this schema), else one sentence naming the schema
   // upgrade and how many records it will go over (it runs once, and on a large log takes a
-  // while). Writes nothing. Errors: UNAVAILABLE (the file cannot be read), FAILED_PRECONDITION (a
-  // newer schema than this binary knows).
+  // while). Writes nothing. A schema newer than this binary's is Open's to refuse (empty here).
+  // Errors: UNAVAILABLE (the file exists but cannot be read).
   static absl::StatusOr<std::string> PendingUpgrade(const std::string& path);
 
   absl::StatusOr<AppendBatchResult> Append(
@@ -118,8 +118,6 @@ class SqliteAuditStore : public AuditStore {
   void CheckpointLoop() ABSL_LOCKS_EXCLUDED(checkpoint_mu_);
   // Indexes every committed record not yet in audit_keys; returns the last sequence indexed.
   absl::StatusOr<int64_t> CatchUpIndex() ABSL_LOCKS_EXCLUDED(write_mu_, index_mu_);
-  absl::StatusOr<int64_t> CatchUpIndexLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_)
-      ABSL_LOCKS_EXCLUDED(index_mu_);
   void IndexLoop() ABSL_LOCKS_EXCLUDED(write_mu_, index_mu_);
   // Puts the writer back to synchronous=FULL after an index batch relaxed it.
   absl::Status RestoreFullSync() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
