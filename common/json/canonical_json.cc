@@ -116,6 +116,18 @@ bool AppendJsonString(absl::string_view text, std::string* out) {
   out->push_back('"');
   size_t pos = 0;
   while (pos < text.size()) {
+    // A run of printable ASCII other than '"' and '\\' is its own JSON text: copied at once.
+    size_t run = pos;
+    while (run < text.size()) {
+      const unsigned char c = static_cast<unsigned char>(text[run]);
+      if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\') break;
+      ++run;
+    }
+    if (run > pos) {
+      out->append(text.data() + pos, run - pos);
+      pos = run;
+      continue;
+    }
     const char32_t code_point = DecodeUtf8(text, &pos, &valid);
     switch (code_point) {
       case '"':

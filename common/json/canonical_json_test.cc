@@ -4,7 +4,9 @@
 #include <cstdint>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "common/status/status_matchers.h"
@@ -98,6 +100,48 @@ TEST(CanonicalJsonTest, StringsEscapeLikeJsonStringify) {
       {Json("caf\xc3\xa9 \xe2\x80\xa8 \xf0\x9f\x98\x80"),
        "\"caf\xc3\xa9 \xe2\x80\xa8 \xf0\x9f\x98\x80\""},
   });
+}
+
+// Strings assembled from pieces whose JSON.stringify text is known, long and short: printable
+// ASCII is copied in runs, everything else one character at a time, and the text is the pieces'.
+TEST(CanonicalJsonTest, AssembledStringsEscapeAsTheirPieces) {
+  struct Piece {
+    std::string text;
+    std::string json;
+    bool valid;
+  };
+  const std::vector<Piece> pieces = {
+      {"a", "a", true},
+      {"~ ", "~ ", true},
+      {"\"", "\\\"", true},
+      {"\\", "\\\\", true},
+      {"\n", "\\n", true},
+      {"\x01", "\\u0001", true},
+      {"\x1F", "\\u001f", true},
+      {"\x7F", "\x7F", true},
+      {std::string("\0", 1), "\\u0000", true},
+      {"\xC3\xA9", "\xC3\xA9", true},
+      {"\xF0\x9F\x98\x80", "\xF0\x9F\x98\x80", true},
+      {"\xFF", "\xEF\xBF\xBD", false},  // ill-formed: U+FFFD
+  };
+  std::mt19937_64 random(0x2545F4914F6CDD1DULL);  // fixed seed: the same strings every run
+  auto next = [&random](size_t bound) { return static_cast<size_t>(random() % bound); };
+  for (int round = 0; round < 4000; ++round) {
+    std::string text;
+    std::string expected = "\"";
+    bool valid = true;
+    const size_t count = next(40);
+    for (size_t i = 0; i < count; ++i) {
+      const Piece& piece = next(3) == 0 ? pieces[next(pieces.size())] : pieces[next(2)];
+      text += piece.text;
+      expected += piece.json;
+      valid = valid && piece.valid;
+    }
+    expected += "\"";
+    std::string out = "prefix:";
+    EXPECT_EQ(AppendJsonStringTo(text, &out), valid) << text;
+    EXPECT_EQ(out, "prefix:" + expected) << text;
+  }
 }
 
 TEST(CanonicalJsonTest, ArraysKeepOrderWithoutWhitespace) {

@@ -17,6 +17,7 @@
 #include "common/json/canonical_json.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/reflection.h"
+#include "google/protobuf/struct.pb.h"
 
 namespace sharedos::common {
 namespace {
@@ -398,7 +399,31 @@ class Writer {
   }
 
   bool WriteStruct(const Message& message, const Path& path) {
-    return WriteMap(message, message.GetDescriptor()->FindFieldByName("fields"), path);
+    const auto* generated = google::protobuf::DynamicCastToGenerated<google::protobuf::Struct>(&message);
+    if (generated == nullptr) {
+      return WriteMap(message, message.GetDescriptor()->FindFieldByName("fields"), path);
+    }
+    // The generated map read directly: through reflection, protobuf would first copy every
+    // entry, value and all, into a repeated field.
+    using Entry = google::protobuf::Map<std::string, google::protobuf::Value>::value_type;
+    std::vector<std::pair<std::u16string, const Entry*>> entries;
+    entries.reserve(generated->fields().size());
+    for (const Entry& entry : generated->fields()) {
+      entries.push_back({Utf16SortKey(entry.first), &entry});
+    }
+    std::sort(entries.begin(), entries.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    out_.push_back('{');
+    for (size_t i = 0; i < entries.size(); ++i) {
+      if (i > 0) out_.push_back(',');
+      const std::string& key = entries[i].second->first;
+      if (!WriteString(key, path)) return false;
+      out_.push_back(':');
+      const Path child = Key(key);
+      if (!WriteValue(entries[i].second->second, child)) return false;
+    }
+    out_.push_back('}');
+    return true;
   }
 
   bool WriteList(const Message& message, const Path& path) {

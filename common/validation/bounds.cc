@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -101,6 +102,16 @@ std::optional<size_t> Utf16Length(absl::string_view s) {
   size_t units = 0;
   size_t pos = 0;
   while (pos < s.size()) {
+    // ASCII, the common case, eight bytes at a time: each byte is one code unit.
+    if (pos + 8 <= s.size()) {
+      uint64_t word;
+      std::memcpy(&word, s.data() + pos, sizeof(word));
+      if ((word & 0x8080808080808080ULL) == 0) {
+        pos += 8;
+        units += 8;
+        continue;
+      }
+    }
     char32_t c;
     if (!DecodeUtf8(s, &pos, &c)) return std::nullopt;
     units += c >= 0x10000 ? 2 : 1;
@@ -144,6 +155,12 @@ absl::string_view Utf16Prefix(absl::string_view s, size_t max_units) {
 }
 
 absl::string_view TrimWhitespace(absl::string_view s) {
+  // Already trimmed when both ends are ASCII and not whitespace (an ASCII byte is always a
+  // character of its own, whatever precedes it), as nearly every identifier is.
+  const auto content = [](char c) {
+    return static_cast<unsigned char>(c) < 0x80 && !IsTrimmedWhitespace(static_cast<char32_t>(c));
+  };
+  if (!s.empty() && content(s.front()) && content(s.back())) return s;
   size_t begin = s.size();
   size_t end = 0;
   size_t pos = 0;

@@ -3,9 +3,12 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <random>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/escaping.h"
 #include "common/status/status_matchers.h"
 #include "common/validation/limits.h"
 #include "gmock/gmock.h"
@@ -112,6 +115,57 @@ TEST(TrimWhitespaceTest, TrimsWhatJavaScriptTrims) {
   for (const auto& c : cases) {
     SCOPED_TRACE(c.in);
     EXPECT_EQ(TrimWhitespace(c.in), c.out);
+  }
+}
+
+// Strings assembled from pieces whose length, validity and whiteness are known, at every length
+// around the eight-byte ASCII steps: the answers are those of the pieces, wherever a step falls.
+TEST(Utf16LengthTest, AssembledStringsAnswerAsTheirPieces) {
+  struct Piece {
+    std::string text;
+    size_t units;
+    bool valid;
+    bool white;
+  };
+  const std::vector<Piece> pieces = {
+      {"a", 1, true, false},       {"Z", 1, true, false},
+      {" ", 1, true, true},        {"\t", 1, true, true},
+      {"\x7F", 1, true, false},     {std::string("\0", 1), 1, true, false},
+      {"\xC3\xA9", 1, true, false}, {kEuro, 1, true, false},
+      {kEmoji, 2, true, false},    {"\xC2\xA0", 1, true, true},      // U+00A0
+      {"\xE2\x80\x80", 1, true, true},                             // U+2000
+      {"\xFF", 1, false, false},                                    // invalid: content
+  };
+  std::mt19937_64 random(0x9E3779B97F4A7C15ULL);  // fixed seed: the same strings every run
+  auto next = [&random](size_t bound) { return static_cast<size_t>(random() % bound); };
+  for (int round = 0; round < 4000; ++round) {
+    // Mostly ASCII, as identifiers are, so that eight-byte runs are common.
+    const size_t count = next(40);
+    std::string text;
+    size_t units = 0;
+    bool valid = true;
+    size_t first_content = std::string::npos;  // byte offsets of the content, for trimming
+    size_t content_end = 0;
+    for (size_t i = 0; i < count; ++i) {
+      const Piece& piece = next(3) == 0 ? pieces[next(pieces.size())] : pieces[next(2)];
+      if (!piece.white) {
+        if (first_content == std::string::npos) first_content = text.size();
+        content_end = text.size() + piece.text.size();
+      }
+      text += piece.text;
+      units += piece.units;
+      valid = valid && piece.valid;
+    }
+    SCOPED_TRACE(absl::CHexEscape(text));
+    if (valid) {
+      EXPECT_THAT(Utf16Length(text), Optional(units));
+    } else {
+      EXPECT_EQ(Utf16Length(text), std::nullopt);
+    }
+    const std::string trimmed = first_content == std::string::npos
+                                    ? std::string()
+                                    : text.substr(first_content, content_end - first_content);
+    EXPECT_EQ(TrimWhitespace(text), trimmed);
   }
 }
 

@@ -9,6 +9,7 @@
 #include "common/status/status_macros.h"
 #include "common/validation/bounds.h"
 #include "google/protobuf/descriptor.h"
+#include "google/protobuf/struct.pb.h"
 #include "google/protobuf/unknown_field_set.h"
 
 namespace sharedos::common::validation {
@@ -174,6 +175,16 @@ namespace {
 bool AnyUnknownFields(const Message& message) {
   const Reflection* reflection = message.GetReflection();
   if (!reflection->GetUnknownFields(message).empty()) return true;
+  // A Struct's map read directly: through reflection, protobuf would first copy every entry,
+  // value and all, into a repeated field. (Unknown tags inside a map entry's own wrapper are
+  // dropped when the map is parsed, so its values are all there is to look at.)
+  if (const auto* generated =
+          google::protobuf::DynamicCastToGenerated<google::protobuf::Struct>(&message)) {
+    for (const auto& [key, value] : generated->fields()) {
+      if (AnyUnknownFields(value)) return true;
+    }
+    return false;
+  }
   std::vector<const FieldDescriptor*> fields;
   reflection->ListFields(message, &fields);
   for (const FieldDescriptor* field : fields) {
