@@ -20,6 +20,11 @@
 //                (the envelope's own work: no gRPC hop at all)
 //   in-process   sharedosd's path minus the host's gRPC hop: the engine over a real
 //                TurnAuthorizer called directly, both writing a real SQLite audit log directly
+//   sharedosd shape, no audit / audit
+//                sharedosd's path with the host's gRPC hop (an EnvelopeService served from this
+//                process over the engine and TurnAuthorizer called directly, no-op provider):
+//                every record kept in memory, then appended to the real SQLite log. The first
+//                is the least a mediated call can cost here, whatever the audit log does.
 // Then OpenTurn with the whole registry requested (lease, admission, resolution, Discover of
 // every tool, listing, reach), its catalogue-resolution share from the engine's own counters,
 // and --turns turns held open at once (opened from --threads callers, one call each, all
@@ -174,6 +179,9 @@ int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
   namespace server = ::sharedos::common::server;
   namespace env = ::sharedos::envelope;
+  // As every service binary does (sharedosd among them), so the in-process series run as they
+  // would there.
+  server::ConfigureServiceProcess();
 
   // ---- authorizer_svc (in process, its own gRPC server) ----
   sharedos::grantstore::client::FakeGrantStoreClient grantstore;
@@ -440,6 +448,68 @@ int main(int argc, char** argv) {
     return result.ok() && result->result().status() == pb::TOOL_RESULT_STATUS_SUCCEEDED;
   };
 
+  // A host's turn on one of the in-bench envelope servers: InvokeTool over `stub`, opening a turn
+  // first and again every 9,000 calls (the turn's budget is 10,000).
+  struct GrpcTurn {
+    std::unique_ptr<ev1::Envelope::Stub> stub;
+    std::string prefix;
+    std::string turn;
+    int calls = 0;
+  };
+  auto grpc_turn_call = [&](GrpcTurn& t) {
+    if (t.turn.empty() || ++t.calls > 9000) {
+      ev1::OpenTurnRequest request;
+      *request.mutable_execution_request() = base;
+      request.mutable_execution_request()->set_execution_id(
+          absl::StrCat(t.prefix, next_execution++));
+      request.mutable_execution_request()->add_tools("files.read");
+      request.set_runtime(ev1::RUNTIME_DRIVER);
+      grpc::ClientContext context;
+      Authenticate(context, kHostToken);
+      ev1::OpenTurnResponse response;
+      if (!t.stub->OpenTurn(&context, request, &response).ok() || response.has_result()) {
+        return false;
+      }
+      t.turn = response.turn_id();
+      t.calls = 1;
+    }
+    ev1::InvokeToolRequest request = invoke;
+    request.set_turn_id(t.turn);
+    request.mutable_call()->set_id(absl::StrCat(t.prefix, "call-", next_call++));
+    grpc::ClientContext context;
+    Authenticate(context, kHostToken);
+    ev1::InvokeToolResponse response;
+    return t.stub->InvokeTool(&context, request, &response).ok() &&
+           response.result().status() == pb::TOOL_RESULT_STATUS_SUCCEEDED;
+  };
+
+  // sharedosd's shape over gRPC, served from this process: the host's hop into an EnvelopeService
+  // whose engine calls a TurnAuthorizer directly, with the no-op provider. Once with every record
+  // kept in memory (what the hop, the engine and the decision cost with the audit log free) and
+  // once over local_engine's real SQLite log. Against the floor these two bound what any audit
+  // design can win: the first is the best a mediated call can do here.
+  sharedos::audit::client::FakeAuditWriter quiet_authorizer_audit;
+  sharedos::authorizer::service::TurnAuthorizer quiet_turn_authorizer(
+      grantstore, quiet_authorizer_audit, sharedos::common::RealClock(),
+      "bench-lease-secret-0123456789abcdef0123", {});
+  env::client::LocalAuthorizerClient quiet_client(quiet_turn_authorizer);
+  sharedos::audit::client::FakeAuditWriter quiet_audit;
+  env::turn::TurnEngine quiet_engine(quiet_client, *registry, providers, quiet_audit,
+                                     sharedos::common::RealClock(), {});
+  env::server::EnvelopeService quiet_service(quiet_engine, **authenticator);
+  env::server::EnvelopeService local_service(local_engine, **authenticator);
+  auto shaped_runner = server::ServerRunner::Start({}, {&quiet_service});
+  auto shaped_audit_runner = server::ServerRunner::Start({}, {&local_service});
+  if (!shaped_runner.ok() || !shaped_audit_runner.ok()) return 2;
+  GrpcTurn shaped{ev1::Envelope::NewStub(grpc::CreateChannel(
+                      (*shaped_runner)->address(), grpc::InsecureChannelCredentials())),
+                  "shaped-", "", 0};
+  GrpcTurn shaped_audit{ev1::Envelope::NewStub(grpc::CreateChannel(
+                            (*shaped_audit_runner)->address(), grpc::InsecureChannelCredentials())),
+                        "shaped-audit-", "", 0};
+  std::function<bool()> shaped_call = [&] { return grpc_turn_call(shaped); };
+  std::function<bool()> shaped_audit_call = [&] { return grpc_turn_call(shaped_audit); };
+
   // The former two-hop mediation, same run: a second envelope over the same authorizer.
   TwoHopAuthorizerClient two_hop_client(authorizer_client);
   sharedos::audit::client::FakeAuditWriter two_hop_audit;
@@ -448,37 +518,10 @@ int main(int argc, char** argv) {
   env::server::EnvelopeService two_hop_service(two_hop_engine, **authenticator);
   auto two_hop_runner = server::ServerRunner::Start({}, {&two_hop_service});
   if (!two_hop_runner.ok()) return 2;
-  auto two_hop_envelope = ev1::Envelope::NewStub(
-      grpc::CreateChannel((*two_hop_runner)->address(), grpc::InsecureChannelCredentials()));
-  std::string two_hop_turn;
-  int two_hop_calls = 0;
-  std::function<bool()> two_hop_call = [&] {
-    if (two_hop_turn.empty() || ++two_hop_calls > 9000) {
-      ev1::OpenTurnRequest request;
-      *request.mutable_execution_request() = base;
-      request.mutable_execution_request()->set_execution_id(
-          absl::StrCat("two-hop-", next_execution++));
-      request.mutable_execution_request()->add_tools("files.read");
-      request.set_runtime(ev1::RUNTIME_DRIVER);
-      grpc::ClientContext context;
-      Authenticate(context, kHostToken);
-      ev1::OpenTurnResponse response;
-      if (!two_hop_envelope->OpenTurn(&context, request, &response).ok() ||
-          response.has_result()) {
-        return false;
-      }
-      two_hop_turn = response.turn_id();
-      two_hop_calls = 1;
-    }
-    ev1::InvokeToolRequest request = invoke;
-    request.set_turn_id(two_hop_turn);
-    request.mutable_call()->set_id(absl::StrCat("two-hop-call-", next_call++));
-    grpc::ClientContext context;
-    Authenticate(context, kHostToken);
-    ev1::InvokeToolResponse response;
-    return two_hop_envelope->InvokeTool(&context, request, &response).ok() &&
-           response.result().status() == pb::TOOL_RESULT_STATUS_SUCCEEDED;
-  };
+  GrpcTurn two_hop{ev1::Envelope::NewStub(grpc::CreateChannel(
+                       (*two_hop_runner)->address(), grpc::InsecureChannelCredentials())),
+                   "two-hop-", "", 0};
+  std::function<bool()> two_hop_call = [&] { return grpc_turn_call(two_hop); };
 
   struct Series {
     std::string name;
@@ -491,7 +534,9 @@ int main(int argc, char** argv) {
                                 {"InvokeTool (mediated)", &invoke_call, {}},
                                 {"  before: two auth hops", &two_hop_call, {}},
                                 {"  engine only, no gRPC", &engine_call, {}},
-                                {"  in-process, real audit", &local_call, {}}};
+                                {"  in-process, real audit", &local_call, {}},
+                                {"sharedosd shape, no audit", &shaped_call, {}},
+                                {"sharedosd shape, audit", &shaped_audit_call, {}}};
   if (const std::string only = absl::GetFlag(FLAGS_series); !only.empty()) {
     series.erase(std::remove_if(series.begin() + 1, series.end(),
                                 [&](const Series& s) { return !absl::StrContains(s.name, only); }),
@@ -523,12 +568,12 @@ int main(int argc, char** argv) {
   const double floor_p99 = Percentile(series[0].micros, 0.99);
   std::printf("envelope_bench: %d rounds x %d calls, one caller, loopback TCP, one process\n",
               absl::GetFlag(FLAGS_rounds), absl::GetFlag(FLAGS_calls));
-  std::printf("%-24s %9s %9s %9s %9s %9s\n", "series", "p50 us", "p99 us", "p50/floor",
+  std::printf("%-26s %9s %9s %9s %9s %9s\n", "series", "p50 us", "p99 us", "p50/floor",
               "p99/floor", "cpu us");
   for (const Series& s : series) {
     const double p50 = Percentile(s.micros, 0.5);
     const double p99 = Percentile(s.micros, 0.99);
-    std::printf("%-24s %9.1f %9.1f %9.2f %9.2f %9.1f\n", s.name.c_str(), p50, p99,
+    std::printf("%-26s %9.1f %9.1f %9.2f %9.2f %9.1f\n", s.name.c_str(), p50, p99,
                 p50 / floor_p50, p99 / floor_p99,
                 s.thread_cpu_micros / static_cast<double>(s.micros.size()));
   }
@@ -537,9 +582,9 @@ int main(int argc, char** argv) {
     grpc::ClientContext context;
     Authenticate(context, kHostToken);
     ev1::CancelTurnRequest request;
-    request.set_turn_id(two_hop_turn);
+    request.set_turn_id(two_hop.turn);
     ev1::CancelTurnResponse response;
-    (void)two_hop_envelope->CancelTurn(&context, request, &response);
+    (void)two_hop.stub->CancelTurn(&context, request, &response);
   }
 
   // ---- OpenTurn with the whole registry ----
@@ -651,6 +696,8 @@ int main(int argc, char** argv) {
   std::remove((audit_path + "-shm").c_str());
   (*envelope_runner)->Shutdown();
   (*two_hop_runner)->Shutdown();
+  (*shaped_runner)->Shutdown();
+  (*shaped_audit_runner)->Shutdown();
   (*authorizer_runner)->Shutdown();
   return failures.load() == 0 && held == static_cast<size_t>(turns) ? 0 : 1;
 }
