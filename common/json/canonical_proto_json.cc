@@ -269,11 +269,39 @@ class Writer {
     return true;
   }
 
+  // One member of a JSON object: its key, and its value as `field` of `holder` (or, with no
+  // field, `holder` itself, a google.protobuf.Value).
+  struct Member {
+    std::u16string sort_key;
+    std::string key;
+    const Message* holder;
+    const FieldDescriptor* field;
+  };
+
+  // Writes the members as an object, in UTF-16 code-unit order of their keys.
+  bool WriteMembers(std::vector<Member>& members, const Path& path) {
+    std::sort(members.begin(), members.end(),
+              [](const Member& a, const Member& b) { return a.sort_key < b.sort_key; });
+    out_.push_back('{');
+    for (size_t i = 0; i < members.size(); ++i) {
+      if (i > 0) out_.push_back(',');
+      const Member& member = members[i];
+      if (!WriteString(member.key, path)) return false;
+      out_.push_back(':');
+      const Path child = Key(member.key);
+      const bool ok = member.field != nullptr ? WriteSingular(*member.holder, member.field, child)
+                                              : WriteValue(*member.holder, child);
+      if (!ok) return false;
+    }
+    out_.push_back('}');
+    return true;
+  }
+
   bool WriteMap(const Message& message, const FieldDescriptor* field, const Path& path) {
     const Reflection* r = message.GetReflection();
     const FieldDescriptor* key_field = field->message_type()->map_key();
     const FieldDescriptor* value_field = field->message_type()->map_value();
-    std::vector<std::pair<std::u16string, std::pair<std::string, const Message*>>> entries;
+    std::vector<Member> members;
     for (int i = 0; i < r->FieldSize(message, field); ++i) {
       const Message& entry = r->GetRepeatedMessage(message, field, i);
       const Reflection* er = entry.GetReflection();
@@ -300,21 +328,9 @@ class Writer {
         default:
           return Fail(path, "unsupported map key type");
       }
-      entries.push_back({Utf16SortKey(key), {key, &entry}});
+      members.push_back({Utf16SortKey(key), std::move(key), &entry, value_field});
     }
-    std::sort(entries.begin(), entries.end(),
-              [](const auto& a, const auto& b) { return a.first < b.first; });
-    out_.push_back('{');
-    for (size_t i = 0; i < entries.size(); ++i) {
-      if (i > 0) out_.push_back(',');
-      const std::string& key = entries[i].second.first;
-      if (!WriteString(key, path)) return false;
-      out_.push_back(':');
-      const Path child = Key(key);
-      if (!WriteSingular(*entries[i].second.second, value_field, child)) return false;
-    }
-    out_.push_back('}');
-    return true;
+    return WriteMembers(members, path);
   }
 
   bool WriteEnum(const FieldDescriptor* field, int number, const Path& path) {
@@ -405,25 +421,12 @@ class Writer {
     }
     // The generated map read directly: through reflection, protobuf would first copy every
     // entry, value and all, into a repeated field.
-    using Entry = google::protobuf::Map<std::string, google::protobuf::Value>::value_type;
-    std::vector<std::pair<std::u16string, const Entry*>> entries;
-    entries.reserve(generated->fields().size());
-    for (const Entry& entry : generated->fields()) {
-      entries.push_back({Utf16SortKey(entry.first), &entry});
+    std::vector<Member> members;
+    members.reserve(generated->fields().size());
+    for (const auto& [key, value] : generated->fields()) {
+      members.push_back({Utf16SortKey(key), key, &value, nullptr});
     }
-    std::sort(entries.begin(), entries.end(),
-              [](const auto& a, const auto& b) { return a.first < b.first; });
-    out_.push_back('{');
-    for (size_t i = 0; i < entries.size(); ++i) {
-      if (i > 0) out_.push_back(',');
-      const std::string& key = entries[i].second->first;
-      if (!WriteString(key, path)) return false;
-      out_.push_back(':');
-      const Path child = Key(key);
-      if (!WriteValue(entries[i].second->second, child)) return false;
-    }
-    out_.push_back('}');
-    return true;
+    return WriteMembers(members, path);
   }
 
   bool WriteList(const Message& message, const Path& path) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -10,6 +11,8 @@
 #include "common/status/status_matchers.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/duration.pb.h"
+#include "google/protobuf/dynamic_message.h"
+#include "google/protobuf/struct.pb.h"
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/timestamp.pb.h"
 #include "google/protobuf/util/json_util.h"
@@ -23,6 +26,7 @@
 namespace sharedos::common {
 namespace {
 
+using ::sharedos::common::IsOkAndHolds;
 using ::sharedos::common::StatusIs;
 using ::testing::HasSubstr;
 
@@ -108,6 +112,34 @@ TEST(CanonicalProtoJsonTest, MatchesThePrinterOnWellKnownTypes) {
   google::protobuf::FloatValue f;
   f.set_value(0.1f);
   ExpectSameAsPrinter(f);
+}
+
+// A Struct that is not protobuf's generated class (here a DynamicMessage) is written through
+// reflection instead of its generated map; the text is the same, keys in UTF-16 code-unit order
+// (U+1F600 before U+E000, the reverse of their UTF-8 bytes), nested objects and lists included.
+TEST(CanonicalProtoJsonTest, StructGeneratedOrDynamicWritesTheSameText) {
+  const auto generated = Parse<google::protobuf::Struct>(R"pb(
+    fields { key: "\xee\x80\x80" value { string_value: "private use" } }
+    fields { key: "\xf0\x9f\x98\x80" value { number_value: 1.5 } }
+    fields { key: "b" value { struct_value {
+      fields { key: "z" value { null_value: NULL_VALUE } }
+      fields { key: "a" value { list_value { values { bool_value: true }
+                                             values { struct_value { fields { key: "y" value { string_value: "\"q\"" } } } } } } }
+    } } }
+    fields { key: "A" value { list_value {} } }
+  )pb");
+  google::protobuf::DynamicMessageFactory factory;
+  std::unique_ptr<google::protobuf::Message> dynamic(
+      factory.GetPrototype(google::protobuf::Struct::descriptor())->New());
+  ASSERT_TRUE(dynamic->ParseFromString(generated.SerializeAsString()));
+  ASSERT_EQ(google::protobuf::DynamicCastToGenerated<google::protobuf::Struct>(dynamic.get()),
+            nullptr);
+  const std::string expected =
+      "{\"A\":[],\"b\":{\"a\":[true,{\"y\":\"\\\"q\\\"\"}],\"z\":null},"
+      "\"\xf0\x9f\x98\x80\":1.5,\"\xee\x80\x80\":\"private use\"}";
+  EXPECT_THAT(CanonicalProtoJson(generated), IsOkAndHolds(expected));
+  EXPECT_THAT(CanonicalProtoJson(*dynamic), IsOkAndHolds(expected));
+  ExpectSameAsPrinter(generated);
 }
 
 // Timestamps are formatted without a time zone lookup: the printer's text over the whole range,

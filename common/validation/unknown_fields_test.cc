@@ -1,11 +1,14 @@
 #include "common/validation/unknown_fields.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "common/status/status_matchers.h"
 #include "gmock/gmock.h"
+#include "google/protobuf/dynamic_message.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
@@ -191,6 +194,39 @@ TEST(RejectUnknownFieldsTest, StructValueInMapOnTheWire) {
   EXPECT_THAT(RejectUnknownFields(parsed, "grant"),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        "grant.metadata[\"k\"]: unknown field 9"));
+}
+
+// A Struct that is not protobuf's generated class (here a DynamicMessage) is walked through
+// reflection instead of its generated map; both find the same unknown field.
+TEST(RejectUnknownFieldsTest, StructOnTheWireGeneratedOrDynamic) {
+  // Struct { fields (1): entry { key (1) "k", value (2) Value { struct_value (5) Struct {
+  // fields: entry { key "in", value Value { bool (4), field 9 } } } } } }.
+  const std::string inner_value = VarintField(4, 1) + VarintField(9, 1);
+  const std::string inner = BytesField(1, BytesField(1, "in") + BytesField(2, inner_value));
+  const std::string wire = BytesField(1, BytesField(1, "k") + BytesField(2, BytesField(5, inner)));
+  google::protobuf::Struct generated;
+  ASSERT_TRUE(generated.ParseFromString(wire));
+  google::protobuf::DynamicMessageFactory factory;
+  std::unique_ptr<google::protobuf::Message> dynamic(
+      factory.GetPrototype(google::protobuf::Struct::descriptor())->New());
+  ASSERT_TRUE(dynamic->ParseFromString(wire));
+  ASSERT_EQ(google::protobuf::DynamicCastToGenerated<google::protobuf::Struct>(dynamic.get()),
+            nullptr);
+  for (const google::protobuf::Message* message :
+       std::vector<const google::protobuf::Message*>{&generated, dynamic.get()}) {
+    EXPECT_THAT(RejectUnknownFields(*message, "metadata"),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         "metadata[\"k\"][\"in\"]: unknown field 9"));
+  }
+  // Without the unknown field both are clean.
+  const std::string clean_inner =
+      BytesField(1, BytesField(1, "in") + BytesField(2, VarintField(4, 1)));
+  const std::string clean =
+      BytesField(1, BytesField(1, "k") + BytesField(2, BytesField(5, clean_inner)));
+  ASSERT_TRUE(generated.ParseFromString(clean));
+  ASSERT_TRUE(dynamic->ParseFromString(clean));
+  EXPECT_THAT(RejectUnknownFields(generated, "metadata"), IsOk());
+  EXPECT_THAT(RejectUnknownFields(*dynamic, "metadata"), IsOk());
 }
 
 TEST(RejectUnknownFieldsTest, DeepJsonContentsNamedAsJson) {
