@@ -2,7 +2,6 @@
 // MCP seat: RUNTIME_MCP turns, their execution tokens, FindMcpTurn.
 #include "envelope_svc/mcp/escalation_latch.h"
 
-#include <google/protobuf/text_format.h>
 #include <google/protobuf/util/json_util.h>
 
 #include <algorithm>
@@ -32,39 +31,10 @@ using turn::TurnEngine;
 using turn::testing::FakeAuthorizerClient;
 using turn::testing::FakeToolProvider;
 
-constexpr char kRequest[] = R"pb(
-  version: "1"
-  execution_id: "exec-1"
-  agent { agent_id: "agent-assistant" }
-  context {
-    namespace_id: "world-1"
-    actor { agent_id: "agent-assistant" }
-    authority { human_user_id: "user-alice" }
-    owner { human_user_id: "user-alice" }
-    purpose: "project work"
-    trace_id: "trace-1"
-    enabled_tool_namespaces: "files"
-    enabled_tool_namespaces: "sharedos"
-    now { seconds: 1786438800 }
-  }
-  message {
-    version: "1"
-    id: "msg-1"
-    sender { human_user_id: "user-alice" }
-    receiver { agent_id: "agent-assistant" }
-    purpose: "project work"
-    payload { string_value: "tidy my notes" }
-    trace_id: "trace-1"
-    created_at { seconds: 1786438800 }
-  }
-  tools: "files.read"
-  tools: "files.create"
-  options { timeout_ms: 60000 }
-)pb";
-
 pb::ExecutionRequest Request(bool offer_escalation = true) {
-  pb::ExecutionRequest request;
-  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(kRequest, &request));
+  pb::ExecutionRequest request =
+      turn::testing::TestExecutionRequest({"files.read", "files.create"});
+  request.mutable_options()->set_timeout_ms(60000);
   if (offer_escalation) request.add_tools("sharedos.escalate");
   return request;
 }

@@ -4,7 +4,6 @@
 // The official clients are exercised against a real sharedosd in //tests/mcp.
 #include "envelope_svc/mcp/mcp_server.h"
 
-#include <google/protobuf/text_format.h>
 #include <httplib.h>
 
 #include <memory>
@@ -30,37 +29,6 @@ using ::testing::Not;
 using ::testing::StartsWith;
 using turn::TurnEngine;
 
-constexpr char kRequest[] = R"pb(
-  version: "1"
-  execution_id: "exec-1"
-  agent { agent_id: "agent-assistant" }
-  context {
-    namespace_id: "world-1"
-    actor { agent_id: "agent-assistant" }
-    authority { human_user_id: "user-alice" }
-    owner { human_user_id: "user-alice" }
-    purpose: "project work"
-    trace_id: "trace-1"
-    enabled_tool_namespaces: "files"
-    enabled_tool_namespaces: "sharedos"
-    now { seconds: 1786438800 }
-  }
-  message {
-    version: "1"
-    id: "msg-1"
-    sender { human_user_id: "user-alice" }
-    receiver { agent_id: "agent-assistant" }
-    purpose: "project work"
-    payload { string_value: "tidy my notes" }
-    trace_id: "trace-1"
-    created_at { seconds: 1786438800 }
-  }
-  tools: "files.read"
-  tools: "files.create"
-  tools: "sharedos.escalate"
-  options { timeout_ms: 60000 }
-)pb";
-
 constexpr char kModern[] = "2026-07-28";
 
 class McpServerTest : public ::testing::Test {
@@ -85,8 +53,9 @@ class McpServerTest : public ::testing::Test {
     client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
 
     v1::OpenTurnRequest open;
-    ASSERT_TRUE(
-        google::protobuf::TextFormat::ParseFromString(kRequest, open.mutable_execution_request()));
+    *open.mutable_execution_request() = turn::testing::TestExecutionRequest(
+        {"files.read", "files.create", "sharedos.escalate"});
+    open.mutable_execution_request()->mutable_options()->set_timeout_ms(60000);
     open.set_runtime(v1::RUNTIME_MCP);
     common::server::HostScope scope;
     scope.namespaces = {"world-1"};

@@ -42,36 +42,6 @@ constexpr char kOtherHostToken[] = "host-token-world-2";
 constexpr char kAdminToken[] = "admin-token";
 constexpr char kServiceToken[] = "service-token";
 
-constexpr char kRequest[] = R"pb(
-  version: "1"
-  execution_id: "exec-1"
-  agent { agent_id: "agent-assistant" }
-  context {
-    namespace_id: "world-1"
-    actor { agent_id: "agent-assistant" }
-    authority { human_user_id: "user-alice" }
-    owner { human_user_id: "user-alice" }
-    purpose: "project work"
-    trace_id: "trace-1"
-    enabled_tool_namespaces: "files"
-    enabled_tool_namespaces: "sharedos"
-    now { seconds: 1786438800 }
-  }
-  message {
-    version: "1"
-    id: "msg-1"
-    sender { human_user_id: "user-alice" }
-    receiver { agent_id: "agent-assistant" }
-    purpose: "project work"
-    payload { string_value: "go" }
-    trace_id: "trace-1"
-    created_at { seconds: 1786438800 }
-  }
-  tools: "files.read"
-  tools: "files.create"
-  tools: "sharedos.escalate"
-)pb";
-
 constexpr char kGrant[] = R"pb(
   id: "grant-assistant"
   namespace_id: "world-1"
@@ -164,8 +134,8 @@ class EnvelopeServiceTest : public ::testing::Test {
 
   static v1::OpenTurnRequest OpenRequest() {
     v1::OpenTurnRequest request;
-    EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(kRequest,
-                                                              request.mutable_execution_request()));
+    *request.mutable_execution_request() = turn::testing::TestExecutionRequest(
+        {"files.read", "files.create", "sharedos.escalate"});
     request.set_runtime(v1::RUNTIME_DRIVER);
     return request;
   }

@@ -7,6 +7,7 @@
 #include "authorizer_svc/core/address.h"
 #include "authorizer_svc/core/capability_request.h"
 #include "common/time/proto_time.h"
+#include "google/protobuf/text_format.h"
 
 namespace sharedos::envelope::turn::testing {
 namespace {
@@ -427,6 +428,44 @@ std::unique_ptr<tools::ToolRegistry> TestRegistry(int extra_tools) {
     abort();
   }
   return *std::move(registry);
+}
+
+// ---- Execution request ----
+
+pb::ExecutionRequest TestExecutionRequest(std::initializer_list<absl::string_view> tools) {
+  constexpr char kText[] = R"pb(
+    version: "1"
+    execution_id: "exec-1"
+    agent { agent_id: "agent-assistant" }
+    context {
+      namespace_id: "world-1"
+      actor { agent_id: "agent-assistant" }
+      authority { human_user_id: "user-alice" }
+      owner { human_user_id: "user-alice" }
+      purpose: "project work"
+      trace_id: "trace-1"
+      enabled_tool_namespaces: "files"
+      enabled_tool_namespaces: "sharedos"
+      now { seconds: 1786438800 }
+    }
+    message {
+      version: "1"
+      id: "msg-1"
+      sender { human_user_id: "user-alice" }
+      receiver { agent_id: "agent-assistant" }
+      purpose: "project work"
+      payload { string_value: "tidy my notes" }
+      trace_id: "trace-1"
+      created_at { seconds: 1786438800 }
+    }
+  )pb";
+  pb::ExecutionRequest request;
+  if (!google::protobuf::TextFormat::ParseFromString(kText, &request)) {
+    fprintf(stderr, "TestExecutionRequest: the text does not parse\n");
+    abort();
+  }
+  for (absl::string_view tool : tools) request.add_tools(std::string(tool));
+  return request;
 }
 
 }  // namespace sharedos::envelope::turn::testing

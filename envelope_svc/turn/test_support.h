@@ -1,9 +1,10 @@
 // Test doubles for the turn layer (testonly): a scriptable AuthorizerClient, a scriptable tool
-// provider and the tool registry the turn tests share. Thread-safe.
+// provider, and the tool registry and execution request the turn tests share. Thread-safe.
 
 #ifndef SHAREDOS_ENVELOPE_SVC_TURN_TEST_SUPPORT_H_
 #define SHAREDOS_ENVELOPE_SVC_TURN_TEST_SUPPORT_H_
 
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -15,10 +16,12 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/notification.h"
 #include "envelope_svc/tools/tool_provider.h"
 #include "envelope_svc/tools/tool_registry.h"
 #include "envelope_svc/turn/authorizer_client.h"
+#include "sharedos/protocol/v1/execution.pb.h"
 
 namespace sharedos::envelope::turn::testing {
 
@@ -148,6 +151,12 @@ class FakeToolProvider : public tools::ToolProviderInterface {
 //   sharedos.escalate (provider none)
 // plus `extra_tools` more read tools "bulk.tool.<i>" (namespace files), for load tests.
 std::unique_ptr<tools::ToolRegistry> TestRegistry(int extra_tools = 0);
+
+// The turn tests' execution request: agent-assistant, for and owned by user-alice, in world-1
+// ("project work", trace-1, namespaces files and sharedos enabled, message msg-1 "tidy my
+// notes" from user-alice, now = 2026-08-11T09:00:00Z), asking for `tools`; no options.
+sharedos::protocol::v1::ExecutionRequest TestExecutionRequest(
+    std::initializer_list<absl::string_view> tools);
 
 }  // namespace sharedos::envelope::turn::testing
 

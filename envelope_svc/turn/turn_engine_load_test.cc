@@ -1,6 +1,5 @@
 // 1,000 turns open at once: opened, called and finished from several threads against one
 // engine. Checks the table and the records, not timing (timing is tools/bench).
-#include <google/protobuf/text_format.h>
 
 #include <atomic>
 #include <memory>
@@ -38,34 +37,7 @@ TEST(TurnEngineLoadTest, ThousandConcurrentOpenTurns) {
   TurnEngine engine(authorizer, *registry, providers, audit, clock, TurnEngine::Options());
   common::server::HostScope scope{{"world-1"}, {"*"}};
 
-  pb::ExecutionRequest base;
-  ASSERT_TRUE(
-      google::protobuf::TextFormat::ParseFromString(R"pb(
-                                                      version: "1"
-                                                      agent { agent_id: "agent-assistant" }
-                                                      context {
-                                                        namespace_id: "world-1"
-                                                        actor { agent_id: "agent-assistant" }
-                                                        authority { human_user_id: "user-alice" }
-                                                        owner { human_user_id: "user-alice" }
-                                                        purpose: "project work"
-                                                        trace_id: "trace-1"
-                                                        enabled_tool_namespaces: "files"
-                                                        now { seconds: 1786438800 }
-                                                      }
-                                                      message {
-                                                        version: "1"
-                                                        id: "msg-1"
-                                                        sender { human_user_id: "user-alice" }
-                                                        receiver { agent_id: "agent-assistant" }
-                                                        purpose: "project work"
-                                                        payload { string_value: "go" }
-                                                        trace_id: "trace-1"
-                                                        created_at { seconds: 1786438800 }
-                                                      }
-                                                      tools: "files.read"
-                                                    )pb",
-                                                    &base));
+  const pb::ExecutionRequest base = testing::TestExecutionRequest({"files.read"});
 
   std::vector<std::string> turn_ids(kTurns);
   std::atomic<int> failures{0};

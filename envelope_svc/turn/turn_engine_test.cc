@@ -42,40 +42,6 @@ T Parse(const std::string& text) {
   return message;
 }
 
-constexpr char kRequest[] = R"pb(
-  version: "1"
-  execution_id: "exec-1"
-  agent { agent_id: "agent-assistant" }
-  context {
-    namespace_id: "world-1"
-    actor { agent_id: "agent-assistant" }
-    authority { human_user_id: "user-alice" }
-    owner { human_user_id: "user-alice" }
-    purpose: "project work"
-    trace_id: "trace-1"
-    enabled_tool_namespaces: "files"
-    enabled_tool_namespaces: "sharedos"
-    now { seconds: 1786438800 }
-  }
-  message {
-    version: "1"
-    id: "msg-1"
-    sender { human_user_id: "user-alice" }
-    receiver { agent_id: "agent-assistant" }
-    purpose: "project work"
-    payload { string_value: "tidy my notes" }
-    trace_id: "trace-1"
-    created_at { seconds: 1786438800 }
-  }
-  tools: "files.read"
-  tools: "files.create"
-  tools: "files.peek"
-  tools: "files.fixed"
-  tools: "host.echo"
-  tools: "notes.get"
-  tools: "sharedos.escalate"
-)pb";
-
 class TurnEngineTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -96,7 +62,11 @@ class TurnEngineTest : public ::testing::Test {
                                            std::move(options));
   }
 
-  static pb::ExecutionRequest Request() { return Parse<pb::ExecutionRequest>(kRequest); }
+  static pb::ExecutionRequest Request() {
+    return testing::TestExecutionRequest({"files.read", "files.create", "files.peek",
+                                          "files.fixed", "host.echo", "notes.get",
+                                          "sharedos.escalate"});
+  }
 
   absl::StatusOr<v1::OpenTurnResponse> TryOpen(const pb::ExecutionRequest& request) {
     v1::OpenTurnRequest open;
