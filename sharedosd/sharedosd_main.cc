@@ -11,17 +11,17 @@
 //               (--host:--port; the same cores)
 // On the hot paths no channel is used: every writer appends to the audit log directly
 // (LogAuditWriter, pre-effect records committed before they are answered), and the envelope
-// calls the TurnAuthorizer directly (LocalAuthorizerClient).
+// calls the AuthorizerCore directly (LocalAuthorizerClient).
 // The MCP front door (envelope_svc/mcp) listens on its own port (--mcp_port) for harnesses of
 // RUNTIME_MCP turns.
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <thread>
-#include <vector>
 #include <memory>
 #include <sstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
@@ -32,19 +32,19 @@
 #include "audit_svc/core/audit_log.h"
 #include "audit_svc/server/audit_service.h"
 #include "audit_svc/storage/sqlite_audit_store.h"
+#include "authorizer_svc/client/local_authorizer_client.h"
+#include "authorizer_svc/core/authorizer_core.h"
 #include "authorizer_svc/server/authorizer_service.h"
-#include "authorizer_svc/service/turn_authorizer.h"
 #include "common/server/auth.h"
 #include "common/server/server_runner.h"
 #include "common/time/clock.h"
-#include "envelope_svc/client/local_authorizer_client.h"
+#include "envelope_svc/core/turn_engine.h"
 #include "envelope_svc/mcp/execution_token.h"
 #include "envelope_svc/mcp/mcp_server.h"
 #include "envelope_svc/providers/files/files_provider.h"
 #include "envelope_svc/server/envelope_service.h"
 #include "envelope_svc/tools/tool_registry.h"
 #include "envelope_svc/tools/turn_tools.h"
-#include "envelope_svc/turn/turn_engine.h"
 #include "grantstore_svc/client/grpc_grant_store_client.h"
 #include "grantstore_svc/core/grant_store_core.h"
 #include "grantstore_svc/server/grantstore_service.h"
@@ -179,9 +179,9 @@ int main(int argc, char** argv) {
   sharedos::audit::client::LogAuditWriter authorizer_audit(audit_log, **authorizer_outbox);
   sharedos::grantstore::client::GrpcGrantStoreClient grantstore_client(
       (*tier_b)->InProcessChannel(), FirstLine(data->service_token()));
-  sharedos::authorizer::service::TurnAuthorizer authorizer(
+  sharedos::authorizer::core::AuthorizerCore authorizer(
       grantstore_client, authorizer_audit, clock, ReadFile(data->lease_secret()),
-      sharedos::authorizer::service::TurnAuthorizer::Options{});
+      sharedos::authorizer::core::AuthorizerCore::Options{});
   sharedos::authorizer::server::AuthorizerService authorizer_internal(authorizer,
                                                                      **authenticator);
   auto tier_c = server::ServerRunner::Start(internal, {&authorizer_internal});
@@ -219,7 +219,7 @@ int main(int argc, char** argv) {
   if (!envelope_outbox.ok()) return Fail(std::string(envelope_outbox.status().message()));
   sharedos::audit::client::LogAuditWriter envelope_audit(audit_log, **envelope_outbox);
   // The envelope decides through the authorizer's logic directly (same process, no channel).
-  env::client::LocalAuthorizerClient authorizer_client(authorizer);
+  sharedos::authorizer::client::LocalAuthorizerClient authorizer_client(authorizer);
   // The MCP front door: bound first so RUNTIME_MCP turns can be told its URL.
   sharedos::envelope::mcp::McpServer::Options mcp_options;
   mcp_options.host = absl::GetFlag(FLAGS_mcp_host);
@@ -230,11 +230,11 @@ int main(int argc, char** argv) {
   auto mcp = sharedos::envelope::mcp::McpServer::Bind(mcp_options);
   if (!mcp.ok()) return Fail("--mcp_port: " + std::string(mcp.status().message()));
   const sharedos::envelope::mcp::ExecutionTokenCodec mcp_tokens(ReadFile(data->mcp_secret()));
-  env::turn::TurnEngine::Options engine_options;
+  env::core::TurnEngine::Options engine_options;
   engine_options.drain_grace = drain_grace;
   engine_options.mcp_url = (*mcp)->url();
   engine_options.mcp_tokens = &mcp_tokens;
-  env::turn::TurnEngine engine(authorizer_client, **registry, providers, envelope_audit, clock,
+  env::core::TurnEngine engine(authorizer_client, **registry, providers, envelope_audit, clock,
                                engine_options);
   (*mcp)->Start(engine, mcp_tokens, clock);
 

@@ -3,7 +3,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
-#include "authorizer_svc/core/address.h"
+#include "capability/address.h"
 #include "common/crypto/sha256.h"
 #include "common/json/canonical_proto_json.h"
 #include "google/protobuf/util/json_util.h"
@@ -62,7 +62,7 @@ IndexedColumns DeriveColumns(const AuditEvent& event) {
   }
   columns.reason = event.reason();
   if (event.has_source()) columns.source = event.source();
-  columns.actor = authorizer::core::AddressKey(event.actor());
+  columns.actor = capability::AddressKey(event.actor());
   columns.at_micros = google::protobuf::util::TimeUtil::TimestampToMicroseconds(event.at());
   return columns;
 }

@@ -10,7 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "audit_svc/storage/event_codec.h"
-#include "authorizer_svc/core/address.h"
+#include "capability/address.h"
 #include "common/sqlite/migrations.h"
 #include "common/sqlite/transaction.h"
 #include "common/status/status_macros.h"
@@ -486,7 +486,7 @@ absl::StatusOr<std::vector<AuditRecord>> SqliteAuditStore::Query(const AuditFilt
   if (filter.has_outcome()) add_number("r.outcome", "=", filter.outcome());
   if (!filter.reason().empty()) add_text("r.reason", filter.reason());
   if (filter.has_source()) add_number("r.source", "=", filter.source());
-  if (filter.has_actor()) add_text("r.actor", authorizer::core::AddressKey(filter.actor()));
+  if (filter.has_actor()) add_text("r.actor", capability::AddressKey(filter.actor()));
   if (filter.has_from()) {
     add_number("r.at_micros", ">=", TimeUtil::TimestampToMicroseconds(filter.from()));
   }

@@ -3,10 +3,15 @@
 #include <cstdint>
 
 #include "absl/strings/str_cat.h"
-#include "authorizer_svc/core/test_builders.h"
+#include "capability/test_builders.h"
 
 namespace sharedos::authorizer::core::testing {
 namespace {
+
+using ::sharedos::capability::testing::Cap;
+using ::sharedos::capability::testing::GrantBuilder;
+using ::sharedos::capability::testing::Req;
+using ::sharedos::capability::testing::T0;
 
 const std::vector<std::string>& Namespaces() {
   static const auto* kNamespaces = new std::vector<std::string>{

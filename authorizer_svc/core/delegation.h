@@ -11,8 +11,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "authorizer_svc/core/eligibility.h"
-#include "authorizer_svc/core/reason_codes.h"
+#include "capability/eligibility.h"
+#include "capability/reason_codes.h"
 #include "sharedos/protocol/v1/context.pb.h"
 #include "sharedos/protocol/v1/grant.pb.h"
 
@@ -45,7 +45,7 @@ enum class ChainStatus {
 struct ChainVerdict {
   ChainStatus status = ChainStatus::kValid;
   // When not valid.
-  DelegationCode code = DelegationCode::kResolverUnavailable;
+  capability::DelegationCode code = capability::DelegationCode::kResolverUnavailable;
   // When not valid: the child of the failing link, i.e. the grant whose parentGrantId claim
   // could not be honoured.
   std::string grant_id;
@@ -66,7 +66,7 @@ struct ChainVerdict {
 // `resolver` may be null. Thread-safe if the resolver is.
 ChainVerdict ValidateDelegationChain(const protocol::v1::CapabilityGrant& leaf,
                                      const protocol::v1::AccessContext& context,
-                                     const DecisionInstants& instants,
+                                     const capability::DecisionInstants& instants,
                                      DelegationResolver* resolver,
                                      int max_chain_length = kDefaultMaxDelegationChainLength);
 

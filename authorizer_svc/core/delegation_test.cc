@@ -7,25 +7,26 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "authorizer_svc/core/fakes.h"
-#include "authorizer_svc/core/test_builders.h"
+#include "capability/reason_codes.h"
+#include "capability/test_builders.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace sharedos::authorizer::core {
 namespace {
 
+using ::sharedos::capability::testing::Agent;
+using ::sharedos::capability::testing::At;
+using ::sharedos::capability::testing::Cap;
+using ::sharedos::capability::testing::GrantBuilder;
+using ::sharedos::capability::testing::Human;
+using ::sharedos::capability::testing::MakeContext;
+using ::sharedos::capability::testing::T0;
 using ::sharedos::protocol::v1::AccessContext;
 using ::sharedos::protocol::v1::CapabilityGrant;
 using ::sharedos::protocol::v1::SCOPE_EXACT;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
-using testing::Agent;
-using testing::At;
-using testing::Cap;
-using testing::GrantBuilder;
-using testing::Human;
-using testing::MakeContext;
-using testing::T0;
 
 // The delegator exercises its grant through the leaf: context.authority = the delegator.
 AccessContext DelegatedContext() {
@@ -34,8 +35,8 @@ AccessContext DelegatedContext() {
   return context;
 }
 
-DecisionInstants Instants(absl::Time now = T0()) {
-  return DecisionInstants{absl::ToUnixMillis(T0()), absl::ToUnixMillis(now)};
+capability::DecisionInstants Instants(absl::Time now = T0()) {
+  return capability::DecisionInstants{absl::ToUnixMillis(T0()), absl::ToUnixMillis(now)};
 }
 
 // The delegator's own grant, issued by alice, delegable one more hop.
@@ -60,102 +61,101 @@ struct LinkCase {
   std::string name;
   std::function<void(GrantBuilder& parent, GrantBuilder& leaf)> mutate;
   ChainStatus status;
-  DelegationCode code;
+  capability::DelegationCode code;
 };
 
 TEST(ValidateDelegationChainTest, EveryLinkCode) {
   const std::vector<LinkCase> table = {
       {"namespace_mismatch", [](GrantBuilder& p, GrantBuilder&) { p.Namespace("world-2"); },
-       ChainStatus::kInvalid, DelegationCode::kNamespaceMismatch},
+       ChainStatus::kInvalid, capability::DelegationCode::kNamespaceMismatch},
       {"issuer_not_parent_subject",
        [](GrantBuilder& p, GrantBuilder&) { p.Subject(Agent("someone-else")); },
-       ChainStatus::kInvalid, DelegationCode::kIssuerNotParentSubject},
+       ChainStatus::kInvalid, capability::DelegationCode::kIssuerNotParentSubject},
       {"parent_inactive: expired", [](GrantBuilder& p, GrantBuilder&) { p.ExpiresAt(T0()); },
-       ChainStatus::kInvalid, DelegationCode::kParentInactive},
+       ChainStatus::kInvalid, capability::DelegationCode::kParentInactive},
       {"parent_inactive: revoked", [](GrantBuilder& p, GrantBuilder&) { p.RevokedAt(At(-1)); },
-       ChainStatus::kInvalid, DelegationCode::kParentInactive},
+       ChainStatus::kInvalid, capability::DelegationCode::kParentInactive},
       {"parent_inactive: purpose",
        [](GrantBuilder& p, GrantBuilder& l) {
          p.Purposes({"triage"});
          l.Purposes({"triage"});
        },
-       ChainStatus::kInvalid, DelegationCode::kParentInactive},
+       ChainStatus::kInvalid, capability::DelegationCode::kParentInactive},
       {"parent_inactive: issued after admission",
        [](GrantBuilder& p, GrantBuilder& l) {
          p.IssuedAt(At(1));
          l.IssuedAt(At(1));
        },
-       ChainStatus::kInvalid, DelegationCode::kParentInactive},
+       ChainStatus::kInvalid, capability::DelegationCode::kParentInactive},
       {"delegation_not_permitted: depth 0",
        [](GrantBuilder& p, GrantBuilder&) { p.DelegationDepth(0); }, ChainStatus::kInvalid,
-       DelegationCode::kDelegationNotPermitted},
-      {"delegation_depth_exceeded",
-       [](GrantBuilder&, GrantBuilder& l) { l.DelegationDepth(1); }, ChainStatus::kInvalid,
-       DelegationCode::kDelegationDepthExceeded},
+       capability::DelegationCode::kDelegationNotPermitted},
+      {"delegation_depth_exceeded", [](GrantBuilder&, GrantBuilder& l) { l.DelegationDepth(1); },
+       ChainStatus::kInvalid, capability::DelegationCode::kDelegationDepthExceeded},
       {"bounded_parent_not_delegable", [](GrantBuilder& p, GrantBuilder&) { p.MaxUses(5); },
-       ChainStatus::kInvalid, DelegationCode::kBoundedParentNotDelegable},
+       ChainStatus::kInvalid, capability::DelegationCode::kBoundedParentNotDelegable},
       {"capability_widened: path",
        [](GrantBuilder&, GrantBuilder& l) { l.WithCapability(Cap("files", {}, {"read"})); },
-       ChainStatus::kInvalid, DelegationCode::kCapabilityWidened},
+       ChainStatus::kInvalid, capability::DelegationCode::kCapabilityWidened},
       {"capability_widened: action",
        [](GrantBuilder&, GrantBuilder& l) {
          l.WithCapability(Cap("files", {"shared"}, {"delete"}));
        },
-       ChainStatus::kInvalid, DelegationCode::kCapabilityWidened},
+       ChainStatus::kInvalid, capability::DelegationCode::kCapabilityWidened},
       {"capability_widened: other owner",
        [](GrantBuilder&, GrantBuilder& l) {
          l.WithCapability(Cap("files", {"shared"}, {"read"}, protocol::v1::SCOPE_DESCENDANTS,
                               Human("bob")));
        },
-       ChainStatus::kInvalid, DelegationCode::kCapabilityWidened},
+       ChainStatus::kInvalid, capability::DelegationCode::kCapabilityWidened},
       {"constraints_widened: issued before parent",
        [](GrantBuilder&, GrantBuilder& l) { l.IssuedAt(T0() - absl::Hours(3)); },
-       ChainStatus::kInvalid, DelegationCode::kConstraintsWidened},
+       ChainStatus::kInvalid, capability::DelegationCode::kConstraintsWidened},
       {"constraints_widened: parent expires, child does not",
        [](GrantBuilder& p, GrantBuilder&) { p.ExpiresAt(At(60)); }, ChainStatus::kInvalid,
-       DelegationCode::kConstraintsWidened},
+       capability::DelegationCode::kConstraintsWidened},
       {"constraints_widened: child expires later",
        [](GrantBuilder& p, GrantBuilder& l) {
          p.ExpiresAt(At(60));
          l.ExpiresAt(At(61));
        },
-       ChainStatus::kInvalid, DelegationCode::kConstraintsWidened},
+       ChainStatus::kInvalid, capability::DelegationCode::kConstraintsWidened},
       {"constraints_widened: parent notBefore, child issued earlier",
        [](GrantBuilder& p, GrantBuilder& l) {
          p.NotBefore(T0() - absl::Minutes(30));
          l.IssuedAt(T0() - absl::Minutes(45));
        },
-       ChainStatus::kInvalid, DelegationCode::kConstraintsWidened},
+       ChainStatus::kInvalid, capability::DelegationCode::kConstraintsWidened},
       {"constraints_widened: parent purposes, child none",
        [](GrantBuilder& p, GrantBuilder&) { p.Purposes({"assist"}); }, ChainStatus::kInvalid,
-       DelegationCode::kConstraintsWidened},
+       capability::DelegationCode::kConstraintsWidened},
       {"constraints_widened: child purposes not a subset",
        [](GrantBuilder& p, GrantBuilder& l) {
          p.Purposes({"assist"});
          l.Purposes({"assist", "triage"});
        },
-       ChainStatus::kInvalid, DelegationCode::kConstraintsWidened},
+       ChainStatus::kInvalid, capability::DelegationCode::kConstraintsWidened},
       // Order: the first failing rule is reported.
       {"namespace before issuer",
        [](GrantBuilder& p, GrantBuilder&) {
          p.Namespace("world-2").Subject(Agent("someone-else"));
        },
-       ChainStatus::kInvalid, DelegationCode::kNamespaceMismatch},
+       ChainStatus::kInvalid, capability::DelegationCode::kNamespaceMismatch},
       {"not permitted before bounded",
        [](GrantBuilder& p, GrantBuilder&) { p.DelegationDepth(0).MaxUses(2); },
-       ChainStatus::kInvalid, DelegationCode::kDelegationNotPermitted},
+       ChainStatus::kInvalid, capability::DelegationCode::kDelegationNotPermitted},
       {"bounded before capability",
        [](GrantBuilder& p, GrantBuilder& l) {
          p.MaxUses(2);
          l.WithCapability(Cap("repo", {}, {"read"}));
        },
-       ChainStatus::kInvalid, DelegationCode::kBoundedParentNotDelegable},
+       ChainStatus::kInvalid, capability::DelegationCode::kBoundedParentNotDelegable},
       {"capability before constraints",
        [](GrantBuilder& p, GrantBuilder& l) {
          p.Purposes({"assist"});
          l.WithCapability(Cap("repo", {}, {"read"}));
        },
-       ChainStatus::kInvalid, DelegationCode::kCapabilityWidened},
+       ChainStatus::kInvalid, capability::DelegationCode::kCapabilityWidened},
   };
   for (const LinkCase& c : table) {
     GrantBuilder parent = Parent();
@@ -195,7 +195,7 @@ TEST(ValidateDelegationChainTest, ParentExpiryIsInstantBound) {
       ValidateDelegationChain(leaf, DelegatedContext(), Instants(At(9.999)), &resolver).valid());
   const ChainVerdict expired =
       ValidateDelegationChain(leaf, DelegatedContext(), Instants(At(10)), &resolver);
-  EXPECT_EQ(expired.code, DelegationCode::kParentInactive);
+  EXPECT_EQ(expired.code, capability::DelegationCode::kParentInactive);
 }
 
 TEST(ValidateDelegationChainTest, ParentRevocationIsSnapshotBound) {
@@ -209,20 +209,20 @@ TEST(ValidateDelegationChainTest, UnverifiedCodes) {
   const AccessContext context = DelegatedContext();
   ChainVerdict verdict = ValidateDelegationChain(Leaf(), context, Instants(), nullptr);
   EXPECT_EQ(verdict.status, ChainStatus::kUnverified);
-  EXPECT_EQ(verdict.code, DelegationCode::kResolverUnavailable);
+  EXPECT_EQ(verdict.code, capability::DelegationCode::kResolverUnavailable);
   EXPECT_EQ(verdict.grant_id, "leaf");
 
   FakeDelegationResolver empty;
   verdict = ValidateDelegationChain(Leaf(), context, Instants(), &empty);
   EXPECT_EQ(verdict.status, ChainStatus::kUnverified);
-  EXPECT_EQ(verdict.code, DelegationCode::kParentNotFound);
+  EXPECT_EQ(verdict.code, capability::DelegationCode::kParentNotFound);
 
   FakeDelegationResolver failing;
   failing.Add(Parent());
   failing.Fail("parent", absl::UnavailableError("store down"));
   verdict = ValidateDelegationChain(Leaf(), context, Instants(), &failing);
   EXPECT_EQ(verdict.status, ChainStatus::kUnverified);
-  EXPECT_EQ(verdict.code, DelegationCode::kResolverFailed);
+  EXPECT_EQ(verdict.code, capability::DelegationCode::kResolverFailed);
 
   // An answer that is not a valid grant is a failed lookup too.
   CapabilityGrant invalid_parent = Parent().Build();
@@ -230,7 +230,7 @@ TEST(ValidateDelegationChainTest, UnverifiedCodes) {
   FakeDelegationResolver invalid;
   invalid.Add(invalid_parent);
   EXPECT_EQ(ValidateDelegationChain(Leaf(), context, Instants(), &invalid).code,
-            DelegationCode::kResolverFailed);
+            capability::DelegationCode::kResolverFailed);
 }
 
 TEST(ValidateDelegationChainTest, ResolverAnsweringAnotherIdFails) {
@@ -244,7 +244,7 @@ TEST(ValidateDelegationChainTest, ResolverAnsweringAnotherIdFails) {
     }
   } resolver;
   EXPECT_EQ(ValidateDelegationChain(Leaf(), DelegatedContext(), Instants(), &resolver).code,
-            DelegationCode::kResolverFailed);
+            capability::DelegationCode::kResolverFailed);
 }
 
 // A valid chain of `length` grants c0 (the leaf) … c{length-1} (the root).
@@ -280,7 +280,7 @@ TEST(ValidateDelegationChainTest, ChainOfSixteenIsTheLongestAccepted) {
   const ChainVerdict verdict =
       ValidateDelegationChain(chain[0], MakeContext(), Instants(), &resolver);
   EXPECT_EQ(verdict.status, ChainStatus::kInvalid);
-  EXPECT_EQ(verdict.code, DelegationCode::kChainTooLong);
+  EXPECT_EQ(verdict.code, capability::DelegationCode::kChainTooLong);
   EXPECT_EQ(verdict.grant_id, "c15");
   EXPECT_EQ(resolver.calls(), 15);
 }
@@ -299,7 +299,7 @@ TEST(ValidateDelegationChainTest, CycleDetected) {
   const ChainVerdict verdict =
       ValidateDelegationChain(Leaf(), DelegatedContext(), Instants(), &resolver);
   EXPECT_EQ(verdict.status, ChainStatus::kInvalid);
-  EXPECT_EQ(verdict.code, DelegationCode::kChainCycle);
+  EXPECT_EQ(verdict.code, capability::DelegationCode::kChainCycle);
   EXPECT_EQ(verdict.grant_id, "q");
   EXPECT_THAT(verdict.ancestor_ids, ElementsAre("parent", "q"));
 }
@@ -310,7 +310,7 @@ TEST(ValidateDelegationChainTest, CycleBackToTheLeaf) {
   resolver.Add(Leaf());
   const ChainVerdict verdict =
       ValidateDelegationChain(Leaf(), DelegatedContext(), Instants(), &resolver);
-  EXPECT_EQ(verdict.code, DelegationCode::kChainCycle);
+  EXPECT_EQ(verdict.code, capability::DelegationCode::kChainCycle);
   EXPECT_EQ(verdict.grant_id, "parent");
 }
 
@@ -325,7 +325,7 @@ TEST(ValidateDelegationChainTest, SecondLinkFailureNamesItsChild) {
                    .IssuedAt(T0() - absl::Hours(3)));
   const ChainVerdict verdict =
       ValidateDelegationChain(Leaf(), DelegatedContext(), Instants(), &resolver);
-  EXPECT_EQ(verdict.code, DelegationCode::kDelegationNotPermitted);
+  EXPECT_EQ(verdict.code, capability::DelegationCode::kDelegationNotPermitted);
   EXPECT_EQ(verdict.grant_id, "parent");
   EXPECT_THAT(verdict.ancestor_ids, ElementsAre("parent"));
 }

@@ -4,8 +4,9 @@
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
-#include "authorizer_svc/core/address.h"
-#include "authorizer_svc/core/matching.h"
+#include "capability/address.h"
+#include "capability/matching.h"
+#include "capability/reason_codes.h"
 
 namespace sharedos::authorizer::core {
 
@@ -30,8 +31,9 @@ HostPolicyState HostPolicyState::Loaded(HostPolicy policy) {
 bool RuleAppliesTo(const HostPolicyRule& rule, const AccessContext& context) {
   const bool actor_matches =
       rule.actors.empty() ||
-      std::any_of(rule.actors.begin(), rule.actors.end(),
-                  [&](const Address& actor) { return AddressEquals(actor, context.actor()); });
+      std::any_of(rule.actors.begin(), rule.actors.end(), [&](const Address& actor) {
+        return capability::AddressEquals(actor, context.actor());
+      });
   const bool purpose_matches =
       rule.purposes.empty() ||
       std::find(rule.purposes.begin(), rule.purposes.end(), context.purpose()) !=
@@ -44,7 +46,7 @@ bool RuleCovers(const HostPolicyRule& rule, const CapabilityRequirement& require
   if (resource.namespace_() != rule.resource_namespace) return false;
   if (!rule.actions.empty() &&
       std::none_of(rule.actions.begin(), rule.actions.end(), [&](const std::string& action) {
-        return action == requirement.action() || action == kWildcardAction;
+        return action == requirement.action() || action == capability::kWildcardAction;
       })) {
     return false;
   }

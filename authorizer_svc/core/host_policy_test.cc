@@ -3,19 +3,19 @@
 #include <string>
 #include <vector>
 
-#include "authorizer_svc/core/test_builders.h"
+#include "capability/test_builders.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace sharedos::authorizer::core {
 namespace {
 
+using ::sharedos::capability::testing::Agent;
+using ::sharedos::capability::testing::MakeContext;
+using ::sharedos::capability::testing::Req;
 using ::sharedos::protocol::v1::SCOPE_DESCENDANTS;
 using ::sharedos::protocol::v1::SCOPE_EXACT;
 using ::sharedos::protocol::v1::SCOPE_UNSPECIFIED;
-using testing::Agent;
-using testing::MakeContext;
-using testing::Req;
 
 HostPolicyRule Rule(std::string id, std::vector<std::string> path,
                     protocol::v1::Scope scope = SCOPE_DESCENDANTS) {

@@ -3,15 +3,22 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "authorizer_svc/core/authorizer.h"
+#include "authorizer_svc/core/capability_authorizer.h"
 #include "authorizer_svc/core/fakes.h"
-#include "authorizer_svc/core/test_builders.h"
+#include "capability/test_builders.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace sharedos::authorizer::core {
 namespace {
 
+using ::sharedos::capability::testing::Agent;
+using ::sharedos::capability::testing::At;
+using ::sharedos::capability::testing::Cap;
+using ::sharedos::capability::testing::GrantBuilder;
+using ::sharedos::capability::testing::Human;
+using ::sharedos::capability::testing::MakeContext;
+using ::sharedos::capability::testing::T0;
 using ::sharedos::protocol::v1::AccessContext;
 using ::sharedos::protocol::v1::CapabilityGrant;
 using ::sharedos::protocol::v1::ReachResult;
@@ -19,13 +26,6 @@ using ::sharedos::protocol::v1::SCOPE_DESCENDANTS;
 using ::sharedos::protocol::v1::SCOPE_EXACT;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
-using testing::Agent;
-using testing::At;
-using testing::Cap;
-using testing::GrantBuilder;
-using testing::Human;
-using testing::MakeContext;
-using testing::T0;
 
 std::shared_ptr<const ResolvedAuthority> Resolve(
     std::vector<CapabilityGrant> grants, HostPolicyState policy = HostPolicyState::Absent(),
@@ -61,7 +61,7 @@ TEST(ReachTest, DeduplicatedAndOrderedByCanonicalJson) {
            .WithCapability(Cap("files", {"docs"}, {"list", "read"})),
        GrantBuilder("g3").WithCapability(
            Cap("calendar", {"work"}, {"read"}, SCOPE_DESCENDANTS, Human("alice")))});
-  const ReachResult result = Authorizer().Reach(*authority);
+  const ReachResult result = CapabilityAuthorizer().Reach(*authority);
   EXPECT_EQ(result.status(), protocol::v1::REACH_STATUS_COMPUTED);
   // Node: [...new Set(entries.map(canonicalJson))].sort().
   EXPECT_THAT(Lines(result), ElementsAre("Notion [p/] descendants *,",
@@ -76,7 +76,7 @@ TEST(ReachTest, SkipsWhatCannotBeExercisedNow) {
   FakeUsageCounter usage;
   usage.SetUsage("world-1", "spent", 1);
   FakeDelegationResolver resolver;  // Knows no parent.
-  Authorizer::Options options;
+  CapabilityAuthorizer::Options options;
   options.usage_counter = &usage;
   options.delegation_resolver = &resolver;
   const auto authority = Resolve({
@@ -88,7 +88,7 @@ TEST(ReachTest, SkipsWhatCannotBeExercisedNow) {
       GrantBuilder("bobs").WithCapability(Cap("f", {}, {"read"}, SCOPE_DESCENDANTS,
                                               Human("bob"))),
   });
-  const Authorizer authorizer(options);
+  const CapabilityAuthorizer authorizer(options);
   EXPECT_THAT(Lines(authorizer.Reach(*authority)),
               ElementsAre("a [] descendants read,", "d [] descendants read,"));
   // Expiry at the operation instant.
@@ -113,25 +113,25 @@ TEST(ReachTest, DelegatedGrantReachesWithAValidChain) {
                                       .WithCapability(Cap("files", {"docs", "x"}, {"read"}))
                                       .Parent("parent")},
                                  HostPolicyState::Absent(), context);
-  Authorizer::Options options;
-  EXPECT_THAT(Authorizer(options).Reach(*authority).reach(), IsEmpty());
+  CapabilityAuthorizer::Options options;
+  EXPECT_THAT(CapabilityAuthorizer(options).Reach(*authority).reach(), IsEmpty());
   options.delegation_resolver = &resolver;
-  EXPECT_THAT(Lines(Authorizer(options).Reach(*authority)),
+  EXPECT_THAT(Lines(CapabilityAuthorizer(options).Reach(*authority)),
               ElementsAre("files [docs/x/] descendants read,"));
 }
 
 TEST(ReachTest, UnavailableWhenABudgetCannotBeRead) {
   const auto authority =
       Resolve({GrantBuilder("bounded").WithCapability(Cap("a", {}, {"read"})).MaxUses(1)});
-  ReachResult result = Authorizer().Reach(*authority);
+  ReachResult result = CapabilityAuthorizer().Reach(*authority);
   EXPECT_EQ(result.status(), protocol::v1::REACH_STATUS_UNAVAILABLE);
   EXPECT_EQ(result.reason_code(), "usage_store_unavailable");
   EXPECT_THAT(result.reach(), IsEmpty());
   FakeUsageCounter failing;
   failing.SetFailure(absl::UnavailableError("down"));
-  Authorizer::Options options;
+  CapabilityAuthorizer::Options options;
   options.usage_counter = &failing;
-  result = Authorizer(options).Reach(*authority);
+  result = CapabilityAuthorizer(options).Reach(*authority);
   EXPECT_EQ(result.status(), protocol::v1::REACH_STATUS_UNAVAILABLE);
   EXPECT_EQ(result.reason_code(), "usage_store_unavailable");
 }
@@ -139,15 +139,15 @@ TEST(ReachTest, UnavailableWhenABudgetCannotBeRead) {
 TEST(ReachTest, LiveRevocation) {
   FakeRevocationSource revocations;
   revocations.Revoke("revoked");
-  Authorizer::Options options;
+  CapabilityAuthorizer::Options options;
   options.revocation_source = &revocations;
   const auto authority =
       Resolve({GrantBuilder("revoked").WithCapability(Cap("a", {}, {"read"})),
                GrantBuilder("kept").WithCapability(Cap("b", {}, {"read"}))});
-  EXPECT_THAT(Lines(Authorizer(options).Reach(*authority)),
+  EXPECT_THAT(Lines(CapabilityAuthorizer(options).Reach(*authority)),
               ElementsAre("b [] descendants read,"));
   revocations.SetFailure(absl::UnavailableError("down"));
-  const ReachResult result = Authorizer(options).Reach(*authority);
+  const ReachResult result = CapabilityAuthorizer(options).Reach(*authority);
   EXPECT_EQ(result.status(), protocol::v1::REACH_STATUS_UNAVAILABLE);
   EXPECT_EQ(result.reason_code(), "authority_unavailable");
 }
@@ -158,7 +158,8 @@ TEST(ReachTest, NeverConsultsTheCeiling) {
        {HostPolicyState::Loaded(HostPolicy{"v", {everything}}), HostPolicyState::Unavailable()}) {
     const auto authority =
         Resolve({GrantBuilder("g").WithCapability(Cap("a", {}, {"read"}))}, policy);
-    EXPECT_THAT(Lines(Authorizer().Reach(*authority)), ElementsAre("a [] descendants read,"));
+    EXPECT_THAT(Lines(CapabilityAuthorizer().Reach(*authority)),
+                ElementsAre("a [] descendants read,"));
   }
 }
 
@@ -168,12 +169,12 @@ TEST(ReachTest, UnusableContextReachesNothing) {
   const auto authority =
       Resolve({GrantBuilder("g").WithCapability(Cap("a", {}, {"read"}))},
               HostPolicyState::Absent(), context);
-  const ReachResult result = Authorizer().Reach(*authority);
+  const ReachResult result = CapabilityAuthorizer().Reach(*authority);
   EXPECT_EQ(result.status(), protocol::v1::REACH_STATUS_COMPUTED);
   EXPECT_THAT(result.reach(), IsEmpty());
-  EXPECT_THAT(Authorizer().Reach(*Resolve({GrantBuilder("g").WithCapability(
-                                              Cap("a", {}, {"read"}))}),
-                                 absl::InfiniteFuture())
+  EXPECT_THAT(CapabilityAuthorizer()
+                  .Reach(*Resolve({GrantBuilder("g").WithCapability(Cap("a", {}, {"read"}))}),
+                         absl::InfiniteFuture())
                   .reach(),
               IsEmpty());
 }

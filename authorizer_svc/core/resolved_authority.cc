@@ -3,10 +3,11 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "authorizer_svc/core/address.h"
-#include "authorizer_svc/core/matching.h"
-#include "common/protocol_json/code_unit_sort.h"
-#include "common/protocol_json/hashes.h"
+#include "capability/address.h"
+#include "capability/matching.h"
+#include "capability/reason_codes.h"
+#include "common/json/code_unit_sort.h"
+#include "common/json/hashes.h"
 #include "common/validation/bounds.h"
 #include "common/validation/limits.h"
 #include "common/validation/protocol.h"
@@ -25,11 +26,14 @@ uint32_t Intern(absl::flat_hash_map<std::string, uint32_t>& table, const std::st
   return table.try_emplace(value, static_cast<uint32_t>(table.size())).first->second;
 }
 
-std::optional<RejectionReason> ScopeRejection(const CapabilityGrant& grant,
-                                              const AccessContext& context) {
-  if (!AddressEquals(grant.issuer(), context.authority())) return RejectionReason::kIssuer;
-  if (!AddressEquals(grant.subject(), context.actor())) return RejectionReason::kSubject;
-  if (grant.namespace_id() != context.namespace_id()) return RejectionReason::kNamespace;
+std::optional<capability::RejectionReason> ScopeRejection(const CapabilityGrant& grant,
+                                                          const AccessContext& context) {
+  if (!capability::AddressEquals(grant.issuer(), context.authority()))
+    return capability::RejectionReason::kIssuer;
+  if (!capability::AddressEquals(grant.subject(), context.actor()))
+    return capability::RejectionReason::kSubject;
+  if (grant.namespace_id() != context.namespace_id())
+    return capability::RejectionReason::kNamespace;
   return std::nullopt;
 }
 
@@ -39,13 +43,13 @@ internal::CompiledAuthority Compile(const AccessContext& context, bool context_u
                                     const HostPolicyState& host_policy) {
   internal::CompiledAuthority compiled;
   compiled.context_usable = context_usable;
-  if (context_usable) compiled.admitted_ms = *TimestampMillis(context.now());
+  if (context_usable) compiled.admitted_ms = *capability::TimestampMillis(context.now());
   compiled.grants.reserve(grants.size());
   for (uint32_t g = 0; g < grants.size(); ++g) {
     const CapabilityGrant& grant = grants[g];
     internal::CompiledGrant& out = compiled.grants.emplace_back();
     out.scope_rejection = ScopeRejection(grant, context);
-    out.activity = AssessGrantActivity(grant, context.purpose(), compiled.admitted_ms);
+    out.activity = capability::AssessGrantActivity(grant, context.purpose(), compiled.admitted_ms);
     out.eligible_at_admission = !out.scope_rejection.has_value() &&
                                 !out.activity.window_closed_at_admission &&
                                 !out.activity.purpose_excluded;
@@ -56,7 +60,8 @@ internal::CompiledAuthority Compile(const AccessContext& context, bool context_u
       const auto& resource = capability.resource();
       // A request's owner is always the context owner once it is valid (§2.5), so a
       // capability owned by anyone else can never match it.
-      if (resource.has_owner() && !AddressEquals(resource.owner(), context.owner())) continue;
+      if (resource.has_owner() && !capability::AddressEquals(resource.owner(), context.owner()))
+        continue;
       if (capability.scope() != SCOPE_EXACT && capability.scope() != SCOPE_DESCENDANTS) continue;
 
       const uint32_t index = static_cast<uint32_t>(compiled.capabilities.size());
@@ -73,7 +78,7 @@ internal::CompiledAuthority Compile(const AccessContext& context, bool context_u
       }
 
       const uint32_t ns = Intern(compiled.namespace_ids, resource.namespace_());
-      if (ActionsCover(capability.actions(), kWildcardAction)) {
+      if (capability::ActionsCover(capability.actions(), capability::kWildcardAction)) {
         compiled.wildcard[ns].push_back(index);
         continue;
       }
@@ -94,7 +99,8 @@ internal::CompiledAuthority Compile(const AccessContext& context, bool context_u
 
 }  // namespace
 
-AuthorityResolution AuthorityResolution::Unavailable(AuthorityCode code, std::string detail) {
+AuthorityResolution AuthorityResolution::Unavailable(capability::AuthorityCode code,
+                                                     std::string detail) {
   AuthorityResolution resolution;
   resolution.code_ = code;
   resolution.detail_ = std::move(detail);
@@ -105,15 +111,16 @@ AuthorityResolution AuthorityResolution::Resolve(const AccessContext& context,
                                                  std::vector<CapabilityGrant> grants,
                                                  HostPolicyState host_policy) {
   if (grants.size() > validation::kMaxResolvedGrants) {
-    return Unavailable(AuthorityCode::kGrantLimitExceeded,
-                       absl::StrCat(grants.size(), " grants, more than ",
-                                    validation::kMaxResolvedGrants));
+    return Unavailable(
+        capability::AuthorityCode::kGrantLimitExceeded,
+        absl::StrCat(grants.size(), " grants, more than ", validation::kMaxResolvedGrants));
   }
   for (size_t i = 0; i < grants.size(); ++i) {
     absl::Status status =
         validation::ValidateCapabilityGrant(&grants[i], validation::IndexPath("grants", i));
     if (!status.ok()) {
-      return Unavailable(AuthorityCode::kInvalidGrantMaterial, std::string(status.message()));
+      return Unavailable(capability::AuthorityCode::kInvalidGrantMaterial,
+                         std::string(status.message()));
     }
   }
   // The context is judged per decision (invalid_context); a copy is validated here only to
@@ -124,17 +131,18 @@ AuthorityResolution AuthorityResolution::Resolve(const AccessContext& context,
       validation::ValidateAccessContext(&authority->context_, "context").ok();
   if (!context_usable) authority->context_ = context;
   for (size_t i = 0; i < grants.size(); ++i) {
-    if (std::optional<RejectionReason> mismatch = ScopeRejection(grants[i], authority->context_)) {
-      return Unavailable(AuthorityCode::kGrantScopeMismatch,
-                         absl::StrCat("grants[", i, "] (", grants[i].id(), "): ",
-                                      Name(*mismatch)));
+    if (std::optional<capability::RejectionReason> mismatch =
+            ScopeRejection(grants[i], authority->context_)) {
+      return Unavailable(capability::AuthorityCode::kGrantScopeMismatch,
+                         absl::StrCat("grants[", i, "] (", grants[i].id(), "): ", Name(*mismatch)));
     }
   }
 
   AuthoritySnapshot& snapshot = authority->snapshot_;
   absl::StatusOr<std::string> hash = common::AuthorityHash(grants);
   if (!hash.ok()) {
-    return Unavailable(AuthorityCode::kInvalidGrantMaterial, std::string(hash.status().message()));
+    return Unavailable(capability::AuthorityCode::kInvalidGrantMaterial,
+                       std::string(hash.status().message()));
   }
   snapshot.hash = *std::move(hash);
   snapshot.grant_ids.reserve(grants.size());

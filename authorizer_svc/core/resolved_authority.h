@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "authorizer_svc/core/eligibility.h"
 #include "authorizer_svc/core/host_policy.h"
-#include "authorizer_svc/core/reason_codes.h"
+#include "capability/eligibility.h"
+#include "capability/reason_codes.h"
 #include "google/protobuf/timestamp.pb.h"
 #include "sharedos/protocol/v1/context.pb.h"
 #include "sharedos/protocol/v1/grant.pb.h"
@@ -49,8 +49,8 @@ struct CompiledCapability {
 
 struct CompiledGrant {
   // First failing of issuer, subject, namespace against the resolved context.
-  std::optional<RejectionReason> scope_rejection;
-  GrantActivity activity;
+  std::optional<capability::RejectionReason> scope_rejection;
+  capability::GrantActivity activity;
   // No scope rejection, window open at admission and purpose included: only expiry (and a
   // verifier, when installed) can still make the grant ineligible.
   bool eligible_at_admission = false;
@@ -123,20 +123,20 @@ class AuthorityResolution {
 
   // The grant source could not be read (grant_source_failed) or another failure the caller
   // established; `detail` is for operators, never for agents.
-  static AuthorityResolution Unavailable(AuthorityCode code, std::string detail);
+  static AuthorityResolution Unavailable(capability::AuthorityCode code, std::string detail);
 
   bool resolved() const { return authority_ != nullptr; }
   // Set when resolved.
   const std::shared_ptr<const ResolvedAuthority>& authority() const { return authority_; }
   // Meaningful when not resolved.
-  AuthorityCode code() const { return code_; }
+  capability::AuthorityCode code() const { return code_; }
   const std::string& detail() const { return detail_; }
 
  private:
   AuthorityResolution() = default;
 
   std::shared_ptr<const ResolvedAuthority> authority_;
-  AuthorityCode code_ = AuthorityCode::kGrantSourceFailed;
+  capability::AuthorityCode code_ = capability::AuthorityCode::kGrantSourceFailed;
   std::string detail_;
 };
 

@@ -4,22 +4,23 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "authorizer_svc/core/test_builders.h"
-#include "common/protocol_json/hashes.h"
+#include "capability/reason_codes.h"
+#include "capability/test_builders.h"
+#include "common/json/hashes.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace sharedos::authorizer::core {
 namespace {
 
+using ::sharedos::capability::testing::Agent;
+using ::sharedos::capability::testing::Cap;
+using ::sharedos::capability::testing::GrantBuilder;
+using ::sharedos::capability::testing::Human;
+using ::sharedos::capability::testing::MakeContext;
 using ::sharedos::protocol::v1::CapabilityGrant;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-using testing::Agent;
-using testing::Cap;
-using testing::GrantBuilder;
-using testing::Human;
-using testing::MakeContext;
 
 CapabilityGrant Grant(std::string id) {
   return GrantBuilder(id).WithCapability(Cap("files", {}, {"read"}));
@@ -40,13 +41,13 @@ TEST(ResolveAuthorityTest, GrantLimit) {
   EXPECT_TRUE(Resolve(Grants(256)).resolved());
   const AuthorityResolution over = Resolve(Grants(257));
   ASSERT_FALSE(over.resolved());
-  EXPECT_EQ(over.code(), AuthorityCode::kGrantLimitExceeded);
+  EXPECT_EQ(over.code(), capability::AuthorityCode::kGrantLimitExceeded);
 }
 
 TEST(ResolveAuthorityTest, LimitCheckedBeforeMaterial) {
   std::vector<CapabilityGrant> grants = Grants(257);
   grants[0].clear_capabilities();
-  EXPECT_EQ(Resolve(grants).code(), AuthorityCode::kGrantLimitExceeded);
+  EXPECT_EQ(Resolve(grants).code(), capability::AuthorityCode::kGrantLimitExceeded);
 }
 
 TEST(ResolveAuthorityTest, InvalidMaterial) {
@@ -54,7 +55,7 @@ TEST(ResolveAuthorityTest, InvalidMaterial) {
   grants[2].clear_capabilities();
   const AuthorityResolution resolution = Resolve(grants);
   ASSERT_FALSE(resolution.resolved());
-  EXPECT_EQ(resolution.code(), AuthorityCode::kInvalidGrantMaterial);
+  EXPECT_EQ(resolution.code(), capability::AuthorityCode::kInvalidGrantMaterial);
   EXPECT_THAT(resolution.detail(), HasSubstr("grants[2]"));
 }
 
@@ -75,7 +76,7 @@ TEST(ResolveAuthorityTest, ScopeMismatchFailsClosedNeverFilters) {
     grants.push_back(c.foreign);
     const AuthorityResolution resolution = Resolve(grants);
     ASSERT_FALSE(resolution.resolved()) << c.name;
-    EXPECT_EQ(resolution.code(), AuthorityCode::kGrantScopeMismatch) << c.name;
+    EXPECT_EQ(resolution.code(), capability::AuthorityCode::kGrantScopeMismatch) << c.name;
     EXPECT_THAT(resolution.detail(), HasSubstr(c.name));
   }
 }
@@ -84,7 +85,7 @@ TEST(ResolveAuthorityTest, MaterialCheckedBeforeScope) {
   std::vector<CapabilityGrant> grants = Grants(2);
   grants[0].set_namespace_id("w2");
   grants[1].clear_issued_at();
-  EXPECT_EQ(Resolve(grants).code(), AuthorityCode::kInvalidGrantMaterial);
+  EXPECT_EQ(Resolve(grants).code(), capability::AuthorityCode::kInvalidGrantMaterial);
 }
 
 TEST(ResolveAuthorityTest, SnapshotOfTheValidatedGrants) {
@@ -121,10 +122,10 @@ TEST(ResolveAuthorityTest, HoldsTheHostPolicyState) {
 }
 
 TEST(ResolveAuthorityTest, UnavailableCarriesTheInternalCode) {
-  const AuthorityResolution resolution =
-      AuthorityResolution::Unavailable(AuthorityCode::kGrantSourceFailed, "store timeout");
+  const AuthorityResolution resolution = AuthorityResolution::Unavailable(
+      capability::AuthorityCode::kGrantSourceFailed, "store timeout");
   EXPECT_FALSE(resolution.resolved());
-  EXPECT_EQ(resolution.code(), AuthorityCode::kGrantSourceFailed);
+  EXPECT_EQ(resolution.code(), capability::AuthorityCode::kGrantSourceFailed);
   EXPECT_EQ(resolution.detail(), "store timeout");
 }
 

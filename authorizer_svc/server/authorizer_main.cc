@@ -12,8 +12,8 @@
 #include "absl/strings/ascii.h"
 #include "absl/time/time.h"
 #include "audit_svc/client/audit_writer_factory.h"
+#include "authorizer_svc/core/authorizer_core.h"
 #include "authorizer_svc/server/authorizer_service.h"
-#include "authorizer_svc/service/turn_authorizer.h"
 #include "common/server/auth.h"
 #include "common/server/server_runner.h"
 #include "common/time/clock.h"
@@ -105,14 +105,14 @@ int main(int argc, char** argv) {
       grpc::CreateChannel(absl::GetFlag(FLAGS_grantstore_target),
                           grpc::InsecureChannelCredentials()),
       std::move(grantstore_token));
-  sharedos::authorizer::service::TurnAuthorizer::Options options;
+  sharedos::authorizer::core::AuthorizerCore::Options options;
   options.default_lease_timeout = absl::GetFlag(FLAGS_default_lease_timeout);
   options.live_revocation = absl::GetFlag(FLAGS_live_revocation);
   if (options.default_lease_timeout <= absl::ZeroDuration() ||
       options.default_lease_timeout > options.max_lease_timeout) {
     return fail("--default_lease_timeout: must be positive and at most 630s");
   }
-  sharedos::authorizer::service::TurnAuthorizer authorizer(
+  sharedos::authorizer::core::AuthorizerCore authorizer(
       grantstore, **audit, sharedos::common::RealClock(), *std::move(secret), options);
   sharedos::authorizer::server::AuthorizerService service(authorizer, **authenticator);
 

@@ -1,6 +1,6 @@
 // The gRPC adapter of sharedos.authorizer.v1.Authorizer: authenticate the caller (only the
 // service credential: a host or admin credential, or none, is UNAUTHENTICATED), call the
-// TurnAuthorizer, convert the status. Thread-safe (both dependencies are).
+// AuthorizerCore, convert the status. Thread-safe (both dependencies are).
 
 #ifndef SHAREDOS_AUTHORIZER_SVC_SERVER_AUTHORIZER_SERVICE_H_
 #define SHAREDOS_AUTHORIZER_SVC_SERVER_AUTHORIZER_SERVICE_H_
@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "absl/status/statusor.h"
-#include "authorizer_svc/service/turn_authorizer.h"
+#include "authorizer_svc/core/authorizer_core.h"
 #include "common/server/auth.h"
 #include "common/server/grpc_auth.h"
 #include "common/status/grpc_status.h"
@@ -19,7 +19,7 @@ namespace sharedos::authorizer::server {
 class AuthorizerService final : public v1::Authorizer::Service {
  public:
   // Borrows both; each must outlive the service.
-  AuthorizerService(service::TurnAuthorizer& authorizer,
+  AuthorizerService(core::AuthorizerCore& authorizer,
                     const common::server::Authenticator& authenticator)
       : authorizer_(authorizer), authenticator_(authenticator) {}
 
@@ -54,7 +54,7 @@ class AuthorizerService final : public v1::Authorizer::Service {
     return grpc::Status::OK;
   }
 
-  service::TurnAuthorizer& authorizer_;
+  core::AuthorizerCore& authorizer_;
   const common::server::Authenticator& authenticator_;
 };
 

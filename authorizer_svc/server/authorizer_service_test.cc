@@ -9,7 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "audit_svc/client/fake_audit_writer.h"
-#include "authorizer_svc/core/test_builders.h"
+#include "capability/test_builders.h"
 #include "common/server/auth.h"
 #include "common/server/server_runner.h"
 #include "common/status/grpc_status.h"
@@ -25,12 +25,12 @@ namespace sharedos::authorizer::server {
 namespace {
 
 namespace pb = ::sharedos::protocol::v1;
-using ::sharedos::authorizer::core::testing::Agent;
-using ::sharedos::authorizer::core::testing::Cap;
-using ::sharedos::authorizer::core::testing::GrantBuilder;
-using ::sharedos::authorizer::core::testing::MakeContext;
-using ::sharedos::authorizer::core::testing::Req;
-using ::sharedos::authorizer::core::testing::T0;
+using ::sharedos::capability::testing::Agent;
+using ::sharedos::capability::testing::Cap;
+using ::sharedos::capability::testing::GrantBuilder;
+using ::sharedos::capability::testing::MakeContext;
+using ::sharedos::capability::testing::Req;
+using ::sharedos::capability::testing::T0;
 using ::sharedos::common::FromGrpcStatus;
 using ::sharedos::common::IsOk;
 using ::sharedos::common::StatusIs;
@@ -55,9 +55,9 @@ class AuthorizerServiceTest : public ::testing::Test {
         R"(", "scope": {"namespaces": ["world-1"], "owners": ["*"]}}]})"));
     ASSERT_THAT(authenticator, IsOk());
     authenticator_ = *std::move(authenticator);
-    authorizer_ = std::make_unique<service::TurnAuthorizer>(store_, audit_, clock_,
-                                                            "service-test-lease-secret-32-bytes",
-                                                            service::TurnAuthorizer::Options{});
+    authorizer_ = std::make_unique<core::AuthorizerCore>(store_, audit_, clock_,
+                                                         "service-test-lease-secret-32-bytes",
+                                                         core::AuthorizerCore::Options{});
     service_ = std::make_unique<AuthorizerService>(*authorizer_, *authenticator_);
     auto runner =
         common::server::ServerRunner::Start(common::server::ServerOptions{}, {service_.get()});
@@ -89,7 +89,7 @@ class AuthorizerServiceTest : public ::testing::Test {
   grantstore::client::FakeGrantStoreClient store_;
   audit::client::FakeAuditWriter audit_;
   std::unique_ptr<common::server::Authenticator> authenticator_;
-  std::unique_ptr<service::TurnAuthorizer> authorizer_;
+  std::unique_ptr<core::AuthorizerCore> authorizer_;
   std::unique_ptr<AuthorizerService> service_;
   std::unique_ptr<common::server::ServerRunner> runner_;
   std::unique_ptr<v1::Authorizer::Stub> stub_;

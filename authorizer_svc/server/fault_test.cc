@@ -12,8 +12,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "authorizer_svc/core/test_builders.h"
-#include "tests/testing/process.h"
+#include "capability/test_builders.h"
 #include "common/server/auth.h"
 #include "common/status/status_matchers.h"
 #include "gmock/gmock.h"
@@ -22,6 +21,7 @@
 #include "sharedos/audit/v1/audit.grpc.pb.h"
 #include "sharedos/authorizer/v1/authorizer.grpc.pb.h"
 #include "sharedos/grantstore/v1/grantstore.grpc.pb.h"
+#include "tests/testing/process.h"
 
 namespace sharedos::authorizer::server {
 namespace {
@@ -29,13 +29,13 @@ namespace {
 namespace pb = ::sharedos::protocol::v1;
 namespace gs = ::sharedos::grantstore::v1;
 namespace av = ::sharedos::audit::v1;
-using ::sharedos::authorizer::core::testing::Cap;
-using ::sharedos::authorizer::core::testing::GrantBuilder;
-using ::sharedos::authorizer::core::testing::MakeContext;
-using ::sharedos::authorizer::core::testing::Req;
+using ::sharedos::capability::testing::Cap;
+using ::sharedos::capability::testing::GrantBuilder;
+using ::sharedos::capability::testing::MakeContext;
+using ::sharedos::capability::testing::Req;
+using ::sharedos::common::IsOk;
 using ::sharedos::testing::Process;
 using ::sharedos::testing::WriteFile;
-using ::sharedos::common::IsOk;
 
 constexpr char kAdminToken[] = "fault-admin-token";
 constexpr char kAuthorizerToken[] = "fault-authorizer-token";

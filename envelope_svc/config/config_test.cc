@@ -12,8 +12,8 @@
 
 #include "absl/time/civil_time.h"
 #include "absl/time/time.h"
+#include "common/json/hashes.h"
 #include "common/json/proto_json.h"
-#include "common/protocol_json/hashes.h"
 #include "common/status/status_matchers.h"
 #include "common/time/clock.h"
 #include "envelope_svc/providers/files/files_provider.h"

@@ -3,6 +3,7 @@
 #include <optional>
 #include <utility>
 
+#include "capability/reason_codes.h"
 #include "common/time/proto_time.h"
 #include "common/validation/bounds.h"
 #include "common/validation/limits.h"
@@ -32,7 +33,7 @@ std::string EscalationReason(const google::protobuf::Struct& arguments) {
       common::validation::Utf16Prefix(reason, common::validation::kMaxEscalationReasonLength));
 }
 
-absl::StatusOr<pb::ToolResult> EngineInvoker::Invoke(const turn::TurnEngine::McpTurn& turn,
+absl::StatusOr<pb::ToolResult> EngineInvoker::Invoke(const core::TurnEngine::McpTurn& turn,
                                                      const pb::ToolCall& call) {
   v1::InvokeToolRequest request;
   request.set_turn_id(turn.turn_id);
@@ -42,22 +43,22 @@ absl::StatusOr<pb::ToolResult> EngineInvoker::Invoke(const turn::TurnEngine::Mcp
   return std::move(*response->mutable_result());
 }
 
-absl::StatusOr<pb::ToolResult> EscalationLatch::Invoke(const turn::TurnEngine::McpTurn& turn,
+absl::StatusOr<pb::ToolResult> EscalationLatch::Invoke(const core::TurnEngine::McpTurn& turn,
                                                        const pb::ToolCall& call) {
   // The catalogue gates the name: an ask on a turn that does not offer it passes through.
   std::optional<std::string> ask;
   if (turn.offers_escalation && call.tool() == tools::kEscalationToolName) {
     ask = EscalationReason(call.arguments());
   }
-  absl::StatusOr<turn::TurnEngine::LatchStep> step = engine_.StepEscalationLatch(turn.turn_id, ask);
+  absl::StatusOr<core::TurnEngine::LatchStep> step = engine_.StepEscalationLatch(turn.turn_id, ask);
   if (!step.ok()) return step.status();
   pb::ToolResult result;
   result.set_call_id(call.id());
   result.set_tool(call.tool());
   switch (*step) {
-    case turn::TurnEngine::LatchStep::kPassThrough:
+    case core::TurnEngine::LatchStep::kPassThrough:
       return inner_.Invoke(turn, call);
-    case turn::TurnEngine::LatchStep::kAsked: {
+    case core::TurnEngine::LatchStep::kAsked: {
       result.set_status(pb::TOOL_RESULT_STATUS_SUCCEEDED);
       auto& output = *result.mutable_output()->mutable_struct_value()->mutable_fields();
       output["escalated"].set_bool_value(true);
@@ -65,10 +66,10 @@ absl::StatusOr<pb::ToolResult> EscalationLatch::Invoke(const turn::TurnEngine::M
       output["note"].set_string_value(std::string(kEscalationStopNote));
       break;
     }
-    case turn::TurnEngine::LatchStep::kPending: {
+    case core::TurnEngine::LatchStep::kPending: {
       result.set_status(pb::TOOL_RESULT_STATUS_DENIED);
       pb::ProtocolError* error = result.mutable_error();
-      error->set_code(std::string(kEscalationPending));
+      error->set_code(std::string(capability::kEscalationPending));
       error->set_message(std::string(kEscalationPendingMessage));
       error->set_retryable(false);
       break;

@@ -18,13 +18,12 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "common/time/clock.h"
-#include "envelope_svc/turn/turn_engine.h"
+#include "envelope_svc/core/turn_engine.h"
 #include "google/protobuf/struct.pb.h"
 #include "sharedos/protocol/v1/tool.pb.h"
 
 namespace sharedos::envelope::mcp {
 
-inline constexpr absl::string_view kEscalationPending = "escalation_pending";
 inline constexpr absl::string_view kEscalationPendingMessage =
     "The turn has asked for a human; no further tool calls are run.";
 // What the ask is answered with: stop, a human decides.
@@ -45,31 +44,31 @@ class ToolInvoker {
   // One MCP call on `turn`. Refusals are ToolResults.
   // Errors: as TurnEngine::InvokeTool (INVALID_ARGUMENT for a malformed call; FAILED_PRECONDITION
   // when the turn has ended; NOT_FOUND when it is forgotten).
-  virtual absl::StatusOr<protocol::v1::ToolResult> Invoke(const turn::TurnEngine::McpTurn& turn,
+  virtual absl::StatusOr<protocol::v1::ToolResult> Invoke(const core::TurnEngine::McpTurn& turn,
                                                           const protocol::v1::ToolCall& call) = 0;
 };
 
 // TurnEngine::InvokeTool (no declared step: MCP calls are bounded by maxToolCalls).
 class EngineInvoker : public ToolInvoker {
  public:
-  explicit EngineInvoker(turn::TurnEngine& engine) : engine_(engine) {}
-  absl::StatusOr<protocol::v1::ToolResult> Invoke(const turn::TurnEngine::McpTurn& turn,
+  explicit EngineInvoker(core::TurnEngine& engine) : engine_(engine) {}
+  absl::StatusOr<protocol::v1::ToolResult> Invoke(const core::TurnEngine::McpTurn& turn,
                                                   const protocol::v1::ToolCall& call) override;
 
  private:
-  turn::TurnEngine& engine_;
+  core::TurnEngine& engine_;
 };
 
 class EscalationLatch : public ToolInvoker {
  public:
   // Borrows all three.
-  EscalationLatch(turn::TurnEngine& engine, ToolInvoker& inner, const common::Clock& clock)
+  EscalationLatch(core::TurnEngine& engine, ToolInvoker& inner, const common::Clock& clock)
       : engine_(engine), inner_(inner), clock_(clock) {}
-  absl::StatusOr<protocol::v1::ToolResult> Invoke(const turn::TurnEngine::McpTurn& turn,
+  absl::StatusOr<protocol::v1::ToolResult> Invoke(const core::TurnEngine::McpTurn& turn,
                                                   const protocol::v1::ToolCall& call) override;
 
  private:
-  turn::TurnEngine& engine_;
+  core::TurnEngine& engine_;
   ToolInvoker& inner_;
   const common::Clock& clock_;
 };

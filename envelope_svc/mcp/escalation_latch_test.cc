@@ -10,12 +10,13 @@
 #include <vector>
 
 #include "audit_svc/client/fake_audit_writer.h"
+#include "authorizer_svc/client/fake_authorizer_client.h"
 #include "common/status/status_matchers.h"
 #include "common/time/clock.h"
 #include "common/time/proto_time.h"
+#include "envelope_svc/core/test_support.h"
+#include "envelope_svc/core/turn_engine.h"
 #include "envelope_svc/mcp/execution_token.h"
-#include "envelope_svc/turn/test_support.h"
-#include "envelope_svc/turn/turn_engine.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -23,17 +24,17 @@ namespace sharedos::envelope::mcp {
 namespace {
 
 namespace pb = ::sharedos::protocol::v1;
+using core::TurnEngine;
+using core::testing::FakeToolProvider;
+using ::sharedos::authorizer::client::FakeAuthorizerClient;
 using ::sharedos::common::StatusIs;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::SizeIs;
-using turn::TurnEngine;
-using turn::testing::FakeAuthorizerClient;
-using turn::testing::FakeToolProvider;
 
 pb::ExecutionRequest Request(bool offer_escalation = true) {
   pb::ExecutionRequest request =
-      turn::testing::TestExecutionRequest({"files.read", "files.create"});
+      core::testing::TestExecutionRequest({"files.read", "files.create"});
   request.mutable_options()->set_timeout_ms(60000);
   if (offer_escalation) request.add_tools("sharedos.escalate");
   return request;
@@ -42,7 +43,7 @@ pb::ExecutionRequest Request(bool offer_escalation = true) {
 class EscalationLatchTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    registry_ = turn::testing::TestRegistry();
+    registry_ = core::testing::TestRegistry();
     files_ = std::make_unique<FakeToolProvider>("files");
     TurnEngine::Options options;
     options.mcp_url = "http://127.0.0.1:1/mcp";

@@ -27,7 +27,7 @@ struct ExecutionTokenClaims {
   std::string execution_id;
   std::string turn_id;
   std::string namespace_id;
-  // The turn's actor as authorizer::core::AddressKey writes it ("agent:agent-1").
+  // The turn's actor as capability::AddressKey writes it ("agent:agent-1").
   std::string actor;
   std::string catalog_hash;
   absl::Time expires_at = absl::InfinitePast();

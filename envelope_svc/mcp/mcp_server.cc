@@ -13,14 +13,14 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/strip.h"
+#include "capability/reason_codes.h"
 #include "common/crypto/base64url.h"
 #include "common/crypto/random.h"
 #include "common/json/proto_json.h"
-#include "common/protocol_json/protocol_json.h"
+#include "common/json/protocol_json.h"
 #include "common/server/server_runner.h"
 #include "common/time/proto_time.h"
 #include "envelope_svc/tools/escalation_tool.h"
-#include "envelope_svc/turn/codes.h"
 
 namespace sharedos::envelope::mcp {
 namespace {
@@ -138,7 +138,7 @@ Json CallToolResult(const pb::ToolResult& result, bool structured, bool modern) 
   return answer;
 }
 
-std::string Instructions(const turn::TurnEngine::McpTurn& turn) {
+std::string Instructions(const core::TurnEngine::McpTurn& turn) {
   std::string text = absl::StrCat(
       "SharedOS turn ", turn.execution_id, ": you may call only the ",
       turn.catalog ? turn.catalog->tools_size() : 0, " tools tools/list names (catalogue ",
@@ -204,7 +204,7 @@ absl::StatusOr<std::unique_ptr<McpServer>> McpServer::Bind(Options options) {
   return std::unique_ptr<McpServer>(new McpServer(std::move(options), std::move(http), port));
 }
 
-void McpServer::Start(turn::TurnEngine& engine, const ExecutionTokenCodec& tokens,
+void McpServer::Start(core::TurnEngine& engine, const ExecutionTokenCodec& tokens,
                       const common::Clock& clock) {
   engine_ = &engine;
   tokens_ = &tokens;
@@ -283,7 +283,7 @@ void McpServer::HandlePost(const httplib::Request& request, httplib::Response& r
   }
   absl::StatusOr<ExecutionTokenClaims> claims =
       tokens_->Verify(absl::StripAsciiWhitespace(bearer.substr(7)), clock_->Now());
-  absl::StatusOr<turn::TurnEngine::McpTurn> turn =
+  absl::StatusOr<core::TurnEngine::McpTurn> turn =
       claims.ok() ? engine_->FindMcpTurn(*claims) : claims.status();
   if (!turn.ok()) {
     response.set_header("WWW-Authenticate",
@@ -498,8 +498,9 @@ void McpServer::HandlePost(const httplib::Request& request, httplib::Response& r
       // The turn has ended (or is gone): refused in band like any call that comes too late.
       pb::ToolResult refused;
       refused.set_status(pb::TOOL_RESULT_STATUS_DENIED);
-      refused.mutable_error()->set_code(std::string(turn::kTurnDraining));
-      refused.mutable_error()->set_message(std::string(turn::CodeMessage(turn::kTurnDraining)));
+      refused.mutable_error()->set_code(std::string(capability::kTurnDraining));
+      refused.mutable_error()->set_message(
+          std::string(capability::CodeMessage(capability::kTurnDraining)));
       result = std::move(refused);
     }
     bool structured = false;

@@ -38,9 +38,9 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "common/time/clock.h"
+#include "envelope_svc/core/turn_engine.h"
 #include "envelope_svc/mcp/escalation_latch.h"
 #include "envelope_svc/mcp/execution_token.h"
-#include "envelope_svc/turn/turn_engine.h"
 
 namespace httplib {
 class Server;
@@ -86,7 +86,7 @@ class McpServer {
 
   // Serves on a background thread until Shutdown. Borrows all three; they must outlive the
   // server (or Shutdown).
-  void Start(turn::TurnEngine& engine, const ExecutionTokenCodec& tokens,
+  void Start(core::TurnEngine& engine, const ExecutionTokenCodec& tokens,
              const common::Clock& clock);
   // Stops accepting, finishes the requests in hand and joins. Idempotent.
   void Shutdown();
@@ -100,7 +100,7 @@ class McpServer {
   const int port_;
   const std::string url_;
   std::vector<std::string> origins_;
-  turn::TurnEngine* engine_ = nullptr;
+  core::TurnEngine* engine_ = nullptr;
   const ExecutionTokenCodec* tokens_ = nullptr;
   const common::Clock* clock_ = nullptr;
   std::unique_ptr<EngineInvoker> invoker_;

@@ -11,10 +11,11 @@
 #include <string>
 
 #include "audit_svc/client/fake_audit_writer.h"
+#include "authorizer_svc/client/fake_authorizer_client.h"
 #include "common/time/clock.h"
+#include "envelope_svc/core/test_support.h"
+#include "envelope_svc/core/turn_engine.h"
 #include "envelope_svc/mcp/execution_token.h"
-#include "envelope_svc/turn/test_support.h"
-#include "envelope_svc/turn/turn_engine.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -23,19 +24,19 @@ namespace {
 
 namespace pb = ::sharedos::protocol::v1;
 using Json = nlohmann::json;
+using core::TurnEngine;
 using ::testing::Contains;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::StartsWith;
-using turn::TurnEngine;
 
 constexpr char kModern[] = "2026-07-28";
 
 class McpServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    registry_ = turn::testing::TestRegistry();
-    files_ = std::make_unique<turn::testing::FakeToolProvider>("files");
+    registry_ = core::testing::TestRegistry();
+    files_ = std::make_unique<core::testing::FakeToolProvider>("files");
     McpServer::Options server_options;
     server_options.max_body_bytes = 64 << 10;
     server_options.allowed_origins = {"https://console.example"};
@@ -53,8 +54,8 @@ class McpServerTest : public ::testing::Test {
     client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
 
     v1::OpenTurnRequest open;
-    *open.mutable_execution_request() = turn::testing::TestExecutionRequest(
-        {"files.read", "files.create", "sharedos.escalate"});
+    *open.mutable_execution_request() =
+        core::testing::TestExecutionRequest({"files.read", "files.create", "sharedos.escalate"});
     open.mutable_execution_request()->mutable_options()->set_timeout_ms(60000);
     open.set_runtime(v1::RUNTIME_MCP);
     common::server::HostScope scope;
@@ -116,10 +117,10 @@ class McpServerTest : public ::testing::Test {
 
   common::SimulatedClock clock_{absl::FromUnixSeconds(1786438800)};
   const ExecutionTokenCodec codec_{std::string(32, 'k')};
-  turn::testing::FakeAuthorizerClient authorizer_;
+  ::sharedos::authorizer::client::FakeAuthorizerClient authorizer_;
   audit::client::FakeAuditWriter audit_;
   std::unique_ptr<tools::ToolRegistry> registry_;
-  std::unique_ptr<turn::testing::FakeToolProvider> files_;
+  std::unique_ptr<core::testing::FakeToolProvider> files_;
   std::unique_ptr<McpServer> server_;
   std::unique_ptr<TurnEngine> engine_;
   std::unique_ptr<httplib::Client> client_;

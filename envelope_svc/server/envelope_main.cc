@@ -19,17 +19,17 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "audit_svc/client/audit_writer_factory.h"
+#include "authorizer_svc/client/grpc_authorizer_client.h"
 #include "common/server/auth.h"
 #include "common/server/server_runner.h"
 #include "common/time/clock.h"
-#include "envelope_svc/client/grpc_authorizer_client.h"
+#include "envelope_svc/core/turn_engine.h"
 #include "envelope_svc/mcp/execution_token.h"
 #include "envelope_svc/mcp/mcp_server.h"
 #include "envelope_svc/providers/files/files_provider.h"
 #include "envelope_svc/providers/grpc/grpc_tool_provider.h"
 #include "envelope_svc/server/envelope_service.h"
 #include "envelope_svc/tools/tool_registry.h"
-#include "envelope_svc/turn/turn_engine.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 
@@ -202,12 +202,12 @@ int main(int argc, char** argv) {
     providers.hosts[parts[0]] = hosts.back().get();
   }
 
-  env::client::GrpcAuthorizerClient authorizer(
+  sharedos::authorizer::client::GrpcAuthorizerClient authorizer(
       sharedos::authorizer::v1::Authorizer::NewStub(grpc::CreateChannel(
           absl::GetFlag(FLAGS_authorizer_target), grpc::InsecureChannelCredentials())),
       *std::move(authorizer_token));
 
-  env::turn::TurnEngine::Options options;
+  env::core::TurnEngine::Options options;
   options.default_max_steps = absl::GetFlag(FLAGS_default_max_steps);
   options.default_timeout_ms = absl::GetFlag(FLAGS_default_timeout_ms);
   options.provider_timeout = absl::GetFlag(FLAGS_provider_timeout);
@@ -245,7 +245,7 @@ int main(int argc, char** argv) {
     options.mcp_url = mcp->url();
     options.mcp_tokens = mcp_tokens.get();
   }
-  env::turn::TurnEngine engine(authorizer, **registry, providers, **audit, clock, options);
+  env::core::TurnEngine engine(authorizer, **registry, providers, **audit, clock, options);
   if (mcp != nullptr) mcp->Start(engine, *mcp_tokens, clock);
   env::server::EnvelopeService service(engine, **authenticator);
 

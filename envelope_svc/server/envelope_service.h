@@ -11,7 +11,7 @@
 #include "common/server/auth.h"
 #include "common/server/grpc_auth.h"
 #include "common/status/grpc_status.h"
-#include "envelope_svc/turn/turn_engine.h"
+#include "envelope_svc/core/turn_engine.h"
 #include "sharedos/envelope/v1/envelope.grpc.pb.h"
 
 namespace sharedos::envelope::server {
@@ -19,7 +19,7 @@ namespace sharedos::envelope::server {
 class EnvelopeService final : public v1::Envelope::Service {
  public:
   // Borrows both; each must outlive the service.
-  EnvelopeService(turn::TurnEngine& engine, const common::server::Authenticator& authenticator)
+  EnvelopeService(core::TurnEngine& engine, const common::server::Authenticator& authenticator)
       : engine_(engine), authenticator_(authenticator) {}
 
   grpc::Status OpenTurn(grpc::ServerContext* context, const v1::OpenTurnRequest* request,
@@ -48,7 +48,7 @@ class EnvelopeService final : public v1::Envelope::Service {
     return grpc::Status::OK;
   }
 
-  turn::TurnEngine& engine_;
+  core::TurnEngine& engine_;
   const common::server::Authenticator& authenticator_;
 };
 

@@ -1,5 +1,5 @@
 // The Envelope service through a real in-process gRPC server with host credentials, deciding
-// through a real in-process authorizer (TurnAuthorizer behind AuthorizerService over an
+// through a real in-process authorizer (AuthorizerCore behind AuthorizerService over an
 // in-memory grant store, reached through GrpcAuthorizerClient): who may call, scope checks, a
 // driver turn over the wire with its event stream, a refused write escalated with its required
 // authority, and the audit records each step writes (one log for both services).
@@ -13,14 +13,14 @@
 #include <vector>
 
 #include "audit_svc/client/fake_audit_writer.h"
+#include "authorizer_svc/client/grpc_authorizer_client.h"
+#include "authorizer_svc/core/authorizer_core.h"
 #include "authorizer_svc/server/authorizer_service.h"
-#include "authorizer_svc/service/turn_authorizer.h"
 #include "common/server/auth.h"
 #include "common/server/server_runner.h"
 #include "common/time/clock.h"
-#include "envelope_svc/client/grpc_authorizer_client.h"
-#include "envelope_svc/turn/test_support.h"
-#include "envelope_svc/turn/turn_engine.h"
+#include "envelope_svc/core/test_support.h"
+#include "envelope_svc/core/turn_engine.h"
 #include "gmock/gmock.h"
 #include "grantstore_svc/client/fake_grant_store_client.h"
 #include "grpcpp/grpcpp.h"
@@ -93,24 +93,24 @@ class EnvelopeServiceTest : public ::testing::Test {
     pb::CapabilityGrant grant;
     ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(kGrant, &grant));
     grantstore_.IssueGrant(grant);
-    turn_authorizer_ = std::make_unique<authorizer::service::TurnAuthorizer>(
+    authorizer_core_ = std::make_unique<authorizer::core::AuthorizerCore>(
         grantstore_, audit_, clock_, "envelope-service-test-lease-secret-32",
-        authorizer::service::TurnAuthorizer::Options{});
+        authorizer::core::AuthorizerCore::Options{});
     authorizer_service_ =
-        std::make_unique<authorizer::server::AuthorizerService>(*turn_authorizer_, *authenticator_);
+        std::make_unique<authorizer::server::AuthorizerService>(*authorizer_core_, *authenticator_);
     auto authorizer_runner = common::server::ServerRunner::Start({}, {authorizer_service_.get()});
     ASSERT_TRUE(authorizer_runner.ok()) << authorizer_runner.status();
     authorizer_runner_ = *std::move(authorizer_runner);
-    authorizer_client_ = std::make_unique<client::GrpcAuthorizerClient>(
+    authorizer_client_ = std::make_unique<::sharedos::authorizer::client::GrpcAuthorizerClient>(
         authorizer::v1::Authorizer::NewStub(authorizer_runner_->InProcessChannel()), kServiceToken);
 
     // envelope_svc.
-    registry_ = turn::testing::TestRegistry();
-    files_ = std::make_unique<turn::testing::FakeToolProvider>("files");
+    registry_ = core::testing::TestRegistry();
+    files_ = std::make_unique<core::testing::FakeToolProvider>("files");
     tools::AttachedProviders providers;
     providers.files = files_.get();
-    engine_ = std::make_unique<turn::TurnEngine>(*authorizer_client_, *registry_, providers, audit_,
-                                                 clock_, turn::TurnEngine::Options());
+    engine_ = std::make_unique<core::TurnEngine>(*authorizer_client_, *registry_, providers, audit_,
+                                                 clock_, core::TurnEngine::Options());
     service_ = std::make_unique<EnvelopeService>(*engine_, *authenticator_);
     auto runner = common::server::ServerRunner::Start({}, {service_.get()});
     ASSERT_TRUE(runner.ok()) << runner.status();
@@ -134,8 +134,8 @@ class EnvelopeServiceTest : public ::testing::Test {
 
   static v1::OpenTurnRequest OpenRequest() {
     v1::OpenTurnRequest request;
-    *request.mutable_execution_request() = turn::testing::TestExecutionRequest(
-        {"files.read", "files.create", "sharedos.escalate"});
+    *request.mutable_execution_request() =
+        core::testing::TestExecutionRequest({"files.read", "files.create", "sharedos.escalate"});
     request.set_runtime(v1::RUNTIME_DRIVER);
     return request;
   }
@@ -178,13 +178,13 @@ class EnvelopeServiceTest : public ::testing::Test {
   grantstore::client::FakeGrantStoreClient grantstore_;
   audit::client::FakeAuditWriter audit_;
   std::unique_ptr<common::server::Authenticator> authenticator_;
-  std::unique_ptr<authorizer::service::TurnAuthorizer> turn_authorizer_;
+  std::unique_ptr<authorizer::core::AuthorizerCore> authorizer_core_;
   std::unique_ptr<authorizer::server::AuthorizerService> authorizer_service_;
   std::unique_ptr<common::server::ServerRunner> authorizer_runner_;
-  std::unique_ptr<client::GrpcAuthorizerClient> authorizer_client_;
+  std::unique_ptr<::sharedos::authorizer::client::GrpcAuthorizerClient> authorizer_client_;
   std::unique_ptr<tools::ToolRegistry> registry_;
-  std::unique_ptr<turn::testing::FakeToolProvider> files_;
-  std::unique_ptr<turn::TurnEngine> engine_;
+  std::unique_ptr<core::testing::FakeToolProvider> files_;
+  std::unique_ptr<core::TurnEngine> engine_;
   std::unique_ptr<EnvelopeService> service_;
   std::unique_ptr<common::server::ServerRunner> runner_;
   std::unique_ptr<v1::Envelope::Stub> stub_;
@@ -309,7 +309,7 @@ TEST_F(EnvelopeServiceTest, DriverTurnOverTheWire) {
   EXPECT_EQ(cancelled.result().status(), pb::EXECUTION_STATUS_SUCCEEDED);
 
   // The lease is closed at the authorizer.
-  EXPECT_EQ(turn_authorizer_->held_leases(), 0);
+  EXPECT_EQ(authorizer_core_->held_leases(), 0);
 }
 
 TEST_F(EnvelopeServiceTest, AdmissionDenialIsASuccessfulResponse) {

@@ -5,8 +5,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "authorizer_svc/core/address.h"
-#include "authorizer_svc/core/matching.h"
+#include "capability/address.h"
+#include "capability/matching.h"
+#include "capability/reason_codes.h"
 #include "common/status/status_macros.h"
 #include "common/validation/bounds.h"
 #include "common/validation/protocol.h"
@@ -21,7 +22,7 @@ using ::sharedos::protocol::v1::Address;
 using ::sharedos::protocol::v1::CapabilityRequirement;
 
 absl::Status ResolutionFailed(absl::string_view why) {
-  return ToolRefusal(kToolRequirementResolutionFailed, why);
+  return ToolRefusal(capability::kToolRequirementResolutionFailed, why);
 }
 
 absl::Status RequireDeclaredProperty(const nlohmann::json& input_schema,
@@ -166,11 +167,10 @@ bool WithinCeiling(const CapabilityRequirement& requirement, const CapabilityReq
                    const Address& context_owner) {
   return requirement.action() == ceiling.action() &&
          requirement.resource().namespace_() == ceiling.resource().namespace_() &&
-         authorizer::core::AddressEquals(
-             authorizer::core::OwnerOrDefault(requirement.resource(), context_owner),
-             authorizer::core::OwnerOrDefault(ceiling.resource(), context_owner)) &&
-         authorizer::core::IsSegmentPrefix(ceiling.resource().path(),
-                                           requirement.resource().path());
+         capability::AddressEquals(
+             capability::OwnerOrDefault(requirement.resource(), context_owner),
+             capability::OwnerOrDefault(ceiling.resource(), context_owner)) &&
+         capability::IsSegmentPrefix(ceiling.resource().path(), requirement.resource().path());
 }
 
 CapabilityRequirement WithDefaultOwner(CapabilityRequirement requirement,

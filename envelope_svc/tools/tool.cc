@@ -5,8 +5,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "capability/reason_codes.h"
 #include "common/json/proto_json.h"
-#include "common/protocol_json/protocol_json.h"
+#include "common/json/protocol_json.h"
 #include "common/status/status_macros.h"
 #include "common/validation/bounds.h"
 #include "common/validation/protocol.h"
@@ -88,9 +89,9 @@ absl::StatusOr<std::shared_ptr<const Tool>> Tool::Create(protocol::v1::ToolDefin
 absl::StatusOr<nlohmann::json> Tool::ParseArguments(
     const google::protobuf::Struct& arguments) const {
   absl::StatusOr<nlohmann::json> json = common::ProtoStructToJson(arguments);
-  if (!json.ok()) return ToolRefusal(kInvalidToolArguments, json.status().message());
+  if (!json.ok()) return ToolRefusal(capability::kInvalidToolArguments, json.status().message());
   absl::Status valid = input_schema_->Validate(*json);
-  if (!valid.ok()) return ToolRefusal(kInvalidToolArguments, valid.message());
+  if (!valid.ok()) return ToolRefusal(capability::kInvalidToolArguments, valid.message());
   return json;
 }
 
@@ -102,7 +103,7 @@ absl::StatusOr<CapabilityRequirement> Tool::ResolveRequirement(
 absl::Status Tool::CheckWithinCeiling(const CapabilityRequirement& requirement,
                                       const protocol::v1::Address& context_owner) const {
   if (WithinCeiling(requirement, ceiling(), context_owner)) return absl::OkStatus();
-  return ToolRefusal(kInvalidToolRequirement,
+  return ToolRefusal(capability::kInvalidToolRequirement,
                      absl::StrCat("tool ", name(), ": resolved requirement outside the ceiling"));
 }
 
@@ -110,19 +111,20 @@ absl::StatusOr<ToolResult> Tool::ValidateResult(const ToolResult& result,
                                                 const protocol::v1::ToolCall& call) const {
   ToolResult checked = result;
   absl::Status valid = common::validation::ValidateToolResult(&checked, "result");
-  if (!valid.ok()) return ToolRefusal(kInvalidToolResult, valid.message());
+  if (!valid.ok()) return ToolRefusal(capability::kInvalidToolResult, valid.message());
   if (checked.call_id() != call.id()) {
-    return ToolRefusal(kInvalidToolResult, "result.call_id: not the call's id");
+    return ToolRefusal(capability::kInvalidToolResult, "result.call_id: not the call's id");
   }
   if (checked.tool() != call.tool()) {
-    return ToolRefusal(kInvalidToolResult, "result.tool: not the call's tool");
+    return ToolRefusal(capability::kInvalidToolResult, "result.tool: not the call's tool");
   }
   if (checked.status() == protocol::v1::TOOL_RESULT_STATUS_SUCCEEDED && output_schema_ != nullptr) {
     absl::StatusOr<nlohmann::json> output = common::ProtoValueToJson(checked.output());
-    if (!output.ok()) return ToolRefusal(kInvalidToolResult, output.status().message());
+    if (!output.ok()) return ToolRefusal(capability::kInvalidToolResult, output.status().message());
     absl::Status matches = output_schema_->Validate(*output);
     if (!matches.ok()) {
-      return ToolRefusal(kInvalidToolResult, absl::StrCat("result.output: ", matches.message()));
+      return ToolRefusal(capability::kInvalidToolResult,
+                         absl::StrCat("result.output: ", matches.message()));
     }
   }
   return checked;

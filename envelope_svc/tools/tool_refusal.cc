@@ -4,6 +4,7 @@
 
 #include "absl/strings/cord.h"
 #include "absl/types/optional.h"
+#include "capability/reason_codes.h"
 #include "common/time/proto_time.h"
 
 namespace sharedos::envelope::tools {
@@ -29,27 +30,11 @@ std::string RefusalDetail(const absl::Status& status) {
   return detail.has_value() ? std::string(*detail) : std::string();
 }
 
-absl::string_view RefusalMessage(absl::string_view code) {
-  if (code == kInvalidToolArguments)
-    return "The tool arguments do not satisfy the tool's input schema.";
-  if (code == kToolRequirementResolutionFailed)
-    return "The tool's requirement could not be resolved from its arguments.";
-  if (code == kInvalidToolRequirement)
-    return "The tool's resolved requirement lies outside its declared capability.";
-  if (code == kToolCatalogUnavailable) return "A tool provider could not list its tools.";
-  if (code == kToolExecutionFailed) return "The tool provider failed to run the call.";
-  if (code == kInvalidToolResult)
-    return "The tool provider returned an invalid result for the call.";
-  if (code == kEscalationNotTerminated)
-    return "sharedos.escalate ends the turn and is never executed as a tool.";
-  return "The tool call was refused.";
-}
-
 protocol::v1::ProtocolError RefusalError(const absl::Status& refusal) {
   protocol::v1::ProtocolError error;
-  const std::string code =
-      IsToolRefusal(refusal) ? std::string(refusal.message()) : std::string(kToolExecutionFailed);
-  error.set_message(std::string(RefusalMessage(code)));
+  const std::string code = IsToolRefusal(refusal) ? std::string(refusal.message())
+                                                  : std::string(capability::kToolExecutionFailed);
+  error.set_message(std::string(capability::CodeMessage(code)));
   error.set_code(code);
   error.set_retryable(false);
   return error;

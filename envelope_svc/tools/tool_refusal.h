@@ -1,11 +1,11 @@
 // Refusals of the tool layer (semantics §6.2) as absl::Status values.
 //
 // A refusal is FAILED_PRECONDITION whose message is exactly the reason code
-// ("invalid_tool_arguments", …): safe for audit and for the agent. Why it was refused (which
-// argument, which schema rule — text that may quote argument or result values) rides as a status
-// payload, the *detail*: for logs and tests only, never for audit or a ToolResult. A refusal
+// (capability::kInvalidToolArguments, …): safe for audit and for the agent. Why it was refused
+// (which argument, which schema rule — text that may quote argument or result values) rides as a
+// status payload, the *detail*: for logs and tests only, never for audit or a ToolResult. A refusal
 // turns into the caller-facing ProtocolError through RefusalError, whose message is a fixed
-// phrase per code. Stateless; thread-safe.
+// phrase per code (capability::CodeMessage). Stateless; thread-safe.
 
 #ifndef SHAREDOS_ENVELOPE_SVC_TOOLS_TOOL_REFUSAL_H_
 #define SHAREDOS_ENVELOPE_SVC_TOOLS_TOOL_REFUSAL_H_
@@ -20,16 +20,6 @@
 
 namespace sharedos::envelope::tools {
 
-// Reason codes the tool layer produces (semantics §6.2).
-inline constexpr absl::string_view kInvalidToolArguments = "invalid_tool_arguments";
-inline constexpr absl::string_view kToolRequirementResolutionFailed =
-    "tool_requirement_resolution_failed";
-inline constexpr absl::string_view kInvalidToolRequirement = "invalid_tool_requirement";
-inline constexpr absl::string_view kToolCatalogUnavailable = "tool_catalog_unavailable";
-inline constexpr absl::string_view kToolExecutionFailed = "tool_execution_failed";
-inline constexpr absl::string_view kInvalidToolResult = "invalid_tool_result";
-inline constexpr absl::string_view kEscalationNotTerminated = "escalation_not_terminated";
-
 // FAILED_PRECONDITION `code` carrying `detail` (logs/tests only) as its payload.
 absl::Status ToolRefusal(absl::string_view code, absl::string_view detail);
 
@@ -38,9 +28,6 @@ bool IsToolRefusal(const absl::Status& status);
 
 // The refusal's detail; empty for a status that is not a refusal.
 std::string RefusalDetail(const absl::Status& status);
-
-// The fixed caller-facing phrase of a code (a generic one for a code this layer does not make).
-absl::string_view RefusalMessage(absl::string_view code);
 
 // ProtocolError {code, fixed message, retryable: false} of a refusal. A non-OK status that is
 // not a refusal (a bug below) becomes tool_execution_failed: no status text is ever copied.

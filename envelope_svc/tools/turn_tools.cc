@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "capability/reason_codes.h"
 #include "common/status/status_macros.h"
 #include "envelope_svc/tools/escalation_tool.h"
 #include "envelope_svc/tools/requirement.h"
@@ -37,13 +38,13 @@ absl::StatusOr<TurnTools> TurnTools::Resolve(const ToolRegistry& registry,
     absl::StatusOr<std::vector<protocol::v1::ToolDefinition>> listed =
         provider->ListTools(context, deadline);
     if (!listed.ok()) {
-      return ToolRefusal(kToolCatalogUnavailable,
+      return ToolRefusal(capability::kToolCatalogUnavailable,
                          ProviderFailure(provider_id, "ListTools failed", listed.status()));
     }
     absl::flat_hash_map<absl::string_view, const protocol::v1::ToolDefinition*> listed_by_name;
     for (const protocol::v1::ToolDefinition& definition : *listed) {
       if (!listed_by_name.emplace(definition.name(), &definition).second) {
-        return ToolRefusal(kToolCatalogUnavailable,
+        return ToolRefusal(capability::kToolCatalogUnavailable,
                            absl::StrCat("provider \"", provider_id, "\": lists \"",
                                         definition.name(), "\" twice"));
       }
@@ -55,7 +56,7 @@ absl::StatusOr<TurnTools> TurnTools::Resolve(const ToolRegistry& registry,
           registry.ToolForListedDefinition(tool, *definition->second);
       if (!turn_tool.ok()) {
         return ToolRefusal(
-            kToolCatalogUnavailable,
+            capability::kToolCatalogUnavailable,
             absl::StrCat("provider \"", provider_id, "\": ", turn_tool.status().message()));
       }
       std::shared_ptr<const Tool> listed_tool = *std::move(turn_tool);
@@ -93,13 +94,14 @@ absl::StatusOr<protocol::v1::ToolResult> TurnTools::Invoke(
     if (tool->provider_binding().has_files()) provider = files_;
   }
   if (tool == nullptr) {
-    return ToolRefusal(kToolExecutionFailed, "the tool is not one of this turn's tools");
+    return ToolRefusal(capability::kToolExecutionFailed,
+                       "the tool is not one of this turn's tools");
   }
   if (provider == nullptr) {
     if (tool->name() == kEscalationToolName) {
-      return ToolRefusal(kEscalationNotTerminated, "sharedos.escalate was forwarded");
+      return ToolRefusal(capability::kEscalationNotTerminated, "sharedos.escalate was forwarded");
     }
-    return ToolRefusal(kToolExecutionFailed, "the tool has no provider");
+    return ToolRefusal(capability::kToolExecutionFailed, "the tool has no provider");
   }
   v1::InvokeRequest request;
   request.set_call_id(call.id());
@@ -111,7 +113,7 @@ absl::StatusOr<protocol::v1::ToolResult> TurnTools::Invoke(
   *request.mutable_context() = context;
   absl::StatusOr<protocol::v1::ToolResult> result = provider->Invoke(request, deadline);
   if (!result.ok()) {
-    return ToolRefusal(kToolExecutionFailed,
+    return ToolRefusal(capability::kToolExecutionFailed,
                        ProviderFailure(provider->id(), "Invoke failed", result.status()));
   }
   return tool->ValidateResult(*result, call);

@@ -1,7 +1,7 @@
 #include "grantstore_svc/core/control_plane_events.h"
 
 #include "absl/strings/str_cat.h"
-#include "authorizer_svc/core/address.h"
+#include "capability/address.h"
 #include "common/time/proto_time.h"
 #include "google/protobuf/struct.pb.h"
 
@@ -14,9 +14,7 @@ void SetString(pb::AuditEvent& event, const std::string& key, const std::string&
   (*event.mutable_metadata()->mutable_fields())[key].set_string_value(value);
 }
 
-std::string AddressString(const pb::Address& address) {
-  return authorizer::core::AddressKey(address);
-}
+std::string AddressString(const pb::Address& address) { return capability::AddressKey(address); }
 
 pb::AuditEvent Base(const MutationContext& context, pb::AuditEventType type,
                     const std::string& namespace_id) {

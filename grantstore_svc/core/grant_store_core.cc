@@ -9,8 +9,9 @@
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "authorizer_svc/core/derive_grant.h"
-#include "authorizer_svc/core/reason_codes.h"
+#include "capability/derive_grant.h"
+#include "capability/errors.h"
+#include "capability/reason_codes.h"
 #include "common/crypto/random.h"
 #include "common/status/status_macros.h"
 #include "common/time/proto_time.h"
@@ -19,7 +20,6 @@
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "grantstore_svc/core/control_plane_events.h"
-#include "grantstore_svc/core/errors.h"
 #include "grantstore_svc/core/page_token.h"
 #include "grantstore_svc/core/request_validation.h"
 
@@ -61,7 +61,7 @@ absl::StatusOr<bool> IsReplayOf(const std::optional<StoredGrant>& existing,
       MessageDifferencer::Equals(existing->grant, grant)) {
     return true;
   }
-  return errors::GrantIdInUse(grant.namespace_id(), grant.id());
+  return capability::errors::GrantIdInUse(grant.namespace_id(), grant.id());
 }
 
 // Builds the grant an approval issues and checks that the narrowing only narrows.
@@ -93,22 +93,23 @@ absl::StatusOr<pb::CapabilityGrant> ApprovedGrant(const v1::EscalationRecord& re
     if (constraints->has_expires_at()) {
       ASSIGN_OR_RETURN(const absl::Time asked_expires, ToTime(constraints->expires_at()));
       if (expires > asked_expires) {
-        return errors::InvalidField("narrowing.expires_at",
-                                    "later than the requested expires_at (would widen)");
+        return capability::errors::InvalidField(
+            "narrowing.expires_at", "later than the requested expires_at (would widen)");
       }
     }
     if (constraints->has_not_before()) {
       ASSIGN_OR_RETURN(const absl::Time not_before, ToTime(constraints->not_before()));
       if (expires < not_before) {
-        return errors::InvalidField("narrowing.expires_at", "before the requested not_before");
+        return capability::errors::InvalidField("narrowing.expires_at",
+                                                "before the requested not_before");
       }
     }
     *constraints->mutable_expires_at() = narrowing.expires_at();
   }
   if (narrowing.has_max_uses()) {
     if (constraints->has_max_uses() && narrowing.max_uses() > constraints->max_uses()) {
-      return errors::InvalidField("narrowing.max_uses",
-                                  "above the requested max_uses (would widen)");
+      return capability::errors::InvalidField("narrowing.max_uses",
+                                              "above the requested max_uses (would widen)");
     }
     constraints->set_max_uses(narrowing.max_uses());
   }
@@ -118,8 +119,8 @@ absl::StatusOr<pb::CapabilityGrant> ApprovedGrant(const v1::EscalationRecord& re
                                                      constraints->purposes().end());
       for (int i = 0; i < narrowing.purposes_size(); ++i) {
         if (!allowed.contains(narrowing.purposes(i))) {
-          return errors::InvalidField(absl::StrCat("narrowing.purposes[", i, "]"),
-                                      "not among the requested purposes (would widen)");
+          return capability::errors::InvalidField(absl::StrCat("narrowing.purposes[", i, "]"),
+                                                  "not among the requested purposes (would widen)");
         }
       }
     }
@@ -147,7 +148,7 @@ absl::Status GrantStoreCore::AuditAndCommit(std::unique_ptr<WriteTransaction> tx
     const absl::Status recorded = audit_.RecordPreEffect(std::move(event));
     if (!recorded.ok()) {
       txn.reset();  // Roll back before answering.
-      return errors::AuditUnavailable(recorded.message());
+      return capability::errors::AuditUnavailable(recorded.message());
     }
   }
   return txn->Commit();
@@ -168,9 +169,11 @@ absl::StatusOr<v1::IssueGrantResponse> GrantStoreCore::IssueGrant(const Caller& 
     if (entry.has_value()) {
       ASSIGN_OR_RETURN(std::optional<StoredGrant> first,
                        txn->GetGrant(entry->namespace_id, entry->grant_id));
-      if (!first.has_value()) return errors::CorruptRow("idempotency_keys", entry->grant_id);
+      if (!first.has_value())
+        return capability::errors::CorruptRow("idempotency_keys", entry->grant_id);
       pb::CapabilityGrant issued = IssuedForm(first->grant);
-      if (!MessageDifferencer::Equals(issued, grant)) return errors::IdempotencyKeyReused();
+      if (!MessageDifferencer::Equals(issued, grant))
+        return capability::errors::IdempotencyKeyReused();
       *response.mutable_grant() = std::move(issued);
       response.set_revision(first->issued_revision);
       return response;
@@ -203,26 +206,28 @@ absl::StatusOr<v1::DeriveGrantResponse> GrantStoreCore::DeriveGrant(
   ASSIGN_OR_RETURN(std::optional<StoredGrant> parent,
                    txn->GetGrant(request.namespace_id(), request.parent_grant_id()));
   if (!parent.has_value()) {
-    return errors::ParentGrantNotFound(request.namespace_id(), request.parent_grant_id());
+    return capability::errors::ParentGrantNotFound(request.namespace_id(),
+                                                   request.parent_grant_id());
   }
   if (parent->revoked_revision.has_value()) {
-    return errors::ParentGrantRevoked(request.namespace_id(), request.parent_grant_id());
+    return capability::errors::ParentGrantRevoked(request.namespace_id(),
+                                                  request.parent_grant_id());
   }
 
   v1::DerivationRequest& child = *request.mutable_child();
-  authorizer::core::DeriveRequest derive;
+  capability::DeriveRequest derive;
   derive.id = child.id();
   derive.subject = child.subject();
   derive.capabilities.assign(child.capabilities().begin(), child.capabilities().end());
   if (child.has_constraints()) derive.constraints = child.constraints();
   derive.issued_at = child.issued_at();
   if (child.has_metadata()) derive.metadata = child.metadata();
-  ASSIGN_OR_RETURN(authorizer::core::DeriveResult derived,
-                   authorizer::core::DeriveGrant(parent->grant, derive));
+  ASSIGN_OR_RETURN(capability::DeriveResult derived,
+                   capability::DeriveGrant(parent->grant, derive));
 
   v1::DeriveGrantResponse response;
   if (!derived.ok()) {
-    response.mutable_refusal()->set_code(std::string(authorizer::core::Name(*derived.refusal)));
+    response.mutable_refusal()->set_code(std::string(capability::Name(*derived.refusal)));
     return response;
   }
   const pb::CapabilityGrant& grant = derived.grant;
@@ -250,7 +255,7 @@ absl::StatusOr<v1::RevokeGrantResponse> GrantStoreCore::RevokeGrant(
   ASSIGN_OR_RETURN(std::optional<StoredGrant> existing,
                    txn->GetGrant(request.namespace_id(), request.grant_id()));
   if (!existing.has_value()) {
-    return errors::GrantNotFound(request.namespace_id(), request.grant_id());
+    return capability::errors::GrantNotFound(request.namespace_id(), request.grant_id());
   }
   v1::RevokeGrantResponse response;
   if (existing->revoked_revision.has_value()) {
@@ -274,7 +279,7 @@ absl::StatusOr<v1::GetGrantResponse> GrantStoreCore::GetGrant(v1::GetGrantReques
   ASSIGN_OR_RETURN(std::optional<StoredGrant> stored,
                    store_.GetGrant(request.namespace_id(), request.grant_id(), std::nullopt));
   if (!stored.has_value()) {
-    return errors::GrantNotFound(request.namespace_id(), request.grant_id());
+    return capability::errors::GrantNotFound(request.namespace_id(), request.grant_id());
   }
   v1::GetGrantResponse response;
   *response.mutable_grant() = std::move(stored->grant);
@@ -324,7 +329,8 @@ absl::StatusOr<v1::PutHostPolicyResponse> GrantStoreCore::PutHostPolicy(
   }
   ASSIGN_OR_RETURN(const bool used,
                    txn->HostPolicyVersionUsed(policy.namespace_id(), policy.version()));
-  if (used) return errors::HostPolicyVersionUsed(policy.namespace_id(), policy.version());
+  if (used)
+    return capability::errors::HostPolicyVersionUsed(policy.namespace_id(), policy.version());
   RETURN_IF_ERROR(txn->PutHostPolicy(policy));
   const MutationContext context{caller.name, clock_.Now(), txn->revision()};
   response.set_revision(txn->revision());
@@ -364,7 +370,7 @@ absl::StatusOr<v1::ListEscalationsResponse> GrantStoreCore::ListEscalations(
                      DecodePageToken(request.page_token(), "escalations", filter));
     if (!absl::SimpleAtoi(position, &query.after_recorded_revision) ||
         query.after_recorded_revision < 0) {
-      return errors::InvalidField("page_token", "malformed");
+      return capability::errors::InvalidField("page_token", "malformed");
     }
   }
   const int page_size = request.page_size() == 0 ? kDefaultPageSize : request.page_size();
@@ -387,7 +393,7 @@ absl::StatusOr<v1::GetEscalationResponse> GrantStoreCore::GetEscalation(
   RETURN_IF_ERROR(ValidateGetEscalationRequest(&request));
   ASSIGN_OR_RETURN(std::optional<storage::StoredEscalation> stored,
                    store_.GetEscalation(request.escalation_id()));
-  if (!stored.has_value()) return errors::EscalationNotFound(request.escalation_id());
+  if (!stored.has_value()) return capability::errors::EscalationNotFound(request.escalation_id());
   v1::GetEscalationResponse response;
   *response.mutable_escalation() = std::move(stored->record);
   return response;
@@ -403,13 +409,13 @@ absl::StatusOr<v1::ResolveEscalationResponse> GrantStoreCore::ResolveEscalation(
   ASSIGN_OR_RETURN(std::unique_ptr<WriteTransaction> txn, store_.BeginWrite());
   ASSIGN_OR_RETURN(std::optional<storage::StoredEscalation> stored,
                    txn->GetEscalation(request.escalation_id()));
-  if (!stored.has_value()) return errors::EscalationNotFound(request.escalation_id());
+  if (!stored.has_value()) return capability::errors::EscalationNotFound(request.escalation_id());
   v1::EscalationRecord record = std::move(stored->record);
   v1::ResolveEscalationResponse response;
 
   if (record.status() != v1::ESCALATION_RECORD_STATUS_PENDING) {
     if (stored->resolution_fingerprint != fingerprint) {
-      return errors::EscalationAlreadyResolved(
+      return capability::errors::EscalationAlreadyResolved(
           record.escalation_id(),
           record.status() == v1::ESCALATION_RECORD_STATUS_APPROVED ? "approved" : "denied");
     }
@@ -432,7 +438,7 @@ absl::StatusOr<v1::ResolveEscalationResponse> GrantStoreCore::ResolveEscalation(
 
   if (request.decision() == v1::ESCALATION_DECISION_APPROVE) {
     if (!record.escalation().has_requested_authority()) {
-      return errors::EscalationHasNoRequestedAuthority(record.escalation_id());
+      return capability::errors::EscalationHasNoRequestedAuthority(record.escalation_id());
     }
     const std::string grant_id =
         request.grant_id().empty() ? absl::StrCat("grant-", options_.new_id()) : request.grant_id();
@@ -441,7 +447,8 @@ absl::StatusOr<v1::ResolveEscalationResponse> GrantStoreCore::ResolveEscalation(
     RETURN_IF_ERROR(common::validation::ValidateCapabilityGrant(&grant, "grant"));
     ASSIGN_OR_RETURN(std::optional<StoredGrant> existing,
                      txn->GetGrant(grant.namespace_id(), grant.id()));
-    if (existing.has_value()) return errors::GrantIdInUse(grant.namespace_id(), grant.id());
+    if (existing.has_value())
+      return capability::errors::GrantIdInUse(grant.namespace_id(), grant.id());
     RETURN_IF_ERROR(txn->InsertGrant(grant));
     record.set_status(v1::ESCALATION_RECORD_STATUS_APPROVED);
     record.set_grant_id(grant.id());
@@ -468,7 +475,8 @@ absl::StatusOr<v1::LoadAuthorityResponse> GrantStoreCore::LoadAuthority(
   ASSIGN_OR_RETURN(storage::AuthoritySnapshot snapshot,
                    store_.LoadAuthority(request.namespace_id(), request.actor(),
                                         request.authority(), at_revision, limit + 1));
-  if (static_cast<int>(snapshot.grants.size()) > limit) return errors::GrantLimitExceeded(limit);
+  if (static_cast<int>(snapshot.grants.size()) > limit)
+    return capability::errors::GrantLimitExceeded(limit);
   v1::LoadAuthorityResponse response;
   response.mutable_grants()->Reserve(static_cast<int>(snapshot.grants.size()));
   for (pb::CapabilityGrant& grant : snapshot.grants) *response.add_grants() = std::move(grant);
@@ -489,7 +497,7 @@ absl::StatusOr<v1::ResolveGrantResponse> GrantStoreCore::ResolveGrant(
   ASSIGN_OR_RETURN(std::optional<StoredGrant> stored,
                    store_.GetGrant(request.namespace_id(), request.grant_id(), at_revision));
   if (!stored.has_value()) {
-    return errors::GrantNotFound(request.namespace_id(), request.grant_id());
+    return capability::errors::GrantNotFound(request.namespace_id(), request.grant_id());
   }
   v1::ResolveGrantResponse response;
   *response.mutable_grant() = std::move(stored->grant);
@@ -541,7 +549,7 @@ absl::StatusOr<v1::RecordEscalationResponse> GrantStoreCore::RecordEscalation(
           stored.execution_id() != request.execution_id() ||
           !MessageDifferencer::Equals(stored.escalation(), request.escalation()) ||
           !MessageDifferencer::Equals(stored.authority(), request.authority())) {
-        return errors::EscalationIdInUse(id);
+        return capability::errors::EscalationIdInUse(id);
       }
       response.set_escalation_id(id);
       return response;

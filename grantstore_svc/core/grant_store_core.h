@@ -59,7 +59,7 @@ class GrantStoreCore {
   absl::StatusOr<v1::IssueGrantResponse> IssueGrant(const Caller& caller,
                                                     v1::IssueGrantRequest request);
 
-  // Derives a child through authorizer::core::DeriveGrant; a refusal is a successful
+  // Derives a child through capability::DeriveGrant; a refusal is a successful
   // response carrying the §3.7 code (nothing written). Audits grant.derived.
   // Errors: INVALID_ARGUMENT; NOT_FOUND (parent_not_found); FAILED_PRECONDITION (parent
   // revoked; child id used by a different grant); UNAVAILABLE (audit_unavailable).

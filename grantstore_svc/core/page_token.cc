@@ -4,11 +4,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "capability/errors.h"
 #include "common/crypto/base64url.h"
 #include "common/crypto/sha256.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
-#include "grantstore_svc/core/errors.h"
 
 namespace sharedos::grantstore::core {
 namespace {
@@ -38,13 +38,13 @@ std::string EncodePageToken(absl::string_view kind, const google::protobuf::Mess
 absl::StatusOr<std::string> DecodePageToken(absl::string_view token, absl::string_view kind,
                                             const google::protobuf::Message& filter) {
   absl::StatusOr<std::string> decoded = common::Base64UrlDecode(token);
-  if (!decoded.ok()) return errors::InvalidField("page_token", "malformed");
+  if (!decoded.ok()) return capability::errors::InvalidField("page_token", "malformed");
   std::vector<std::string> parts = absl::StrSplit(*decoded, absl::MaxSplits('\n', 3));
   if (parts.size() != 4 || parts[0] != kVersion) {
-    return errors::InvalidField("page_token", "malformed");
+    return capability::errors::InvalidField("page_token", "malformed");
   }
   if (parts[1] != kind || parts[2] != FilterDigest(filter)) {
-    return errors::InvalidField("page_token", "not issued for this filter");
+    return capability::errors::InvalidField("page_token", "not issued for this filter");
   }
   return parts[3];
 }

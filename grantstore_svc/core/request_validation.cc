@@ -5,7 +5,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "authorizer_svc/core/address.h"
+#include "capability/address.h"
 #include "common/status/status_macros.h"
 #include "common/validation/bounds.h"
 #include "common/validation/limits.h"
@@ -303,7 +303,7 @@ absl::Status ValidateRecordEscalationRequest(v1::RecordEscalationRequest* reques
       return val::InvalidArgumentAt("escalation.requested_authority.namespace_id",
                                     "must equal namespace_id");
     }
-    if (!authorizer::core::AddressEquals(asked.owner(), escalation->reviewer())) {
+    if (!capability::AddressEquals(asked.owner(), escalation->reviewer())) {
       return val::InvalidArgumentAt("escalation.reviewer",
                                     "must equal requested_authority.owner (the context owner)");
     }

@@ -1,7 +1,5 @@
 #include "grantstore_svc/storage/sqlite_grant_store.h"
 
-#include "authorizer_svc/core/address.h"
-
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -9,11 +7,11 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "authorizer_svc/core/address.h"
+#include "capability/address.h"
+#include "capability/errors.h"
 #include "common/sqlite/migrations.h"
 #include "common/sqlite/transaction.h"
 #include "common/status/status_macros.h"
-#include "grantstore_svc/core/errors.h"
 
 namespace sharedos::grantstore::storage {
 namespace {
@@ -102,7 +100,7 @@ absl::StatusOr<int64_t> ServableRevision(Database& db, std::optional<int64_t> at
   ASSIGN_OR_RETURN(const int64_t current, ReadRevision(db));
   if (!at_revision.has_value()) return current;
   if (*at_revision < 0 || *at_revision > current) {
-    return errors::RevisionNotServable(*at_revision, current);
+    return capability::errors::RevisionNotServable(*at_revision, current);
   }
   return *at_revision;
 }
@@ -121,7 +119,7 @@ absl::StatusOr<StoredGrant> GrantFromRow(const Statement& stmt, int first_column
   StoredGrant stored;
   const absl::string_view body = stmt.ColumnBlob(first_column);
   if (!stored.grant.ParseFromArray(body.data(), static_cast<int>(body.size()))) {
-    return errors::CorruptRow("grants", "body");
+    return capability::errors::CorruptRow("grants", "body");
   }
   stored.issued_revision = stmt.ColumnInt64(first_column + 1);
   if (!stmt.ColumnIsNull(first_column + 2)) {
@@ -166,7 +164,7 @@ absl::StatusOr<std::optional<StoredHostPolicy>> SelectHostPolicy(Database& db,
   stored.revision = stmt.ColumnInt64(0);
   const absl::string_view body = stmt.ColumnBlob(1);
   if (!stored.policy.ParseFromArray(body.data(), static_cast<int>(body.size()))) {
-    return errors::CorruptRow("host_policies", namespace_id);
+    return capability::errors::CorruptRow("host_policies", namespace_id);
   }
   return std::optional<StoredHostPolicy>(std::move(stored));
 }
@@ -181,7 +179,7 @@ absl::StatusOr<std::optional<StoredEscalation>> SelectEscalation(Database& db,
   StoredEscalation stored;
   const absl::string_view body = stmt.ColumnBlob(0);
   if (!stored.record.ParseFromArray(body.data(), static_cast<int>(body.size()))) {
-    return errors::CorruptRow("escalations", escalation_id);
+    return capability::errors::CorruptRow("escalations", escalation_id);
   }
   if (!stmt.ColumnIsNull(1)) stored.resolution_fingerprint = std::string(stmt.ColumnBlob(1));
   return std::optional<StoredEscalation>(std::move(stored));
@@ -225,8 +223,8 @@ class SqliteGrantStore::Transaction : public WriteTransaction {
                                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6)"));
     RETURN_IF_ERROR(Bind(stmt, 1, grant.namespace_id()));
     RETURN_IF_ERROR(Bind(stmt, 2, grant.id()));
-    RETURN_IF_ERROR(Bind(stmt, 3, authorizer::core::AddressKey(grant.subject())));
-    RETURN_IF_ERROR(Bind(stmt, 4, authorizer::core::AddressKey(grant.issuer())));
+    RETURN_IF_ERROR(Bind(stmt, 3, capability::AddressKey(grant.subject())));
+    RETURN_IF_ERROR(Bind(stmt, 4, capability::AddressKey(grant.issuer())));
     RETURN_IF_ERROR(stmt.BindInt64(5, revision_));
     RETURN_IF_ERROR(stmt.BindBlob(6, grant.SerializeAsString()));
     absl::Status status = stmt.Step().status();
@@ -241,7 +239,7 @@ class SqliteGrantStore::Transaction : public WriteTransaction {
                            absl::Time revoked_at) override {
     ASSIGN_OR_RETURN(std::optional<StoredGrant> existing,
                      SelectGrant(db_, namespace_id, grant_id, revision_));
-    if (!existing.has_value()) return errors::GrantNotFound(namespace_id, grant_id);
+    if (!existing.has_value()) return capability::errors::GrantNotFound(namespace_id, grant_id);
     if (existing->revoked_revision.has_value()) {
       return absl::FailedPreconditionError(
           absl::StrCat("grant \"", grant_id, "\" is already revoked"));
@@ -339,9 +337,10 @@ class SqliteGrantStore::Transaction : public WriteTransaction {
                                  absl::string_view resolution_fingerprint) override {
     ASSIGN_OR_RETURN(std::optional<StoredEscalation> existing,
                      SelectEscalation(db_, record.escalation_id()));
-    if (!existing.has_value()) return errors::EscalationNotFound(record.escalation_id());
+    if (!existing.has_value())
+      return capability::errors::EscalationNotFound(record.escalation_id());
     if (existing->record.status() != gs::ESCALATION_RECORD_STATUS_PENDING) {
-      return errors::EscalationAlreadyResolved(
+      return capability::errors::EscalationAlreadyResolved(
           record.escalation_id(), gs::EscalationRecordStatus_Name(existing->record.status()));
     }
     ASSIGN_OR_RETURN(Statement stmt,
@@ -471,8 +470,8 @@ absl::StatusOr<AuthoritySnapshot> SqliteGrantStore::LoadAuthority(
     absl::string_view namespace_id, const pb::Address& actor, const pb::Address& authority,
     std::optional<int64_t> at_revision, int max_grants) {
   AuthoritySnapshot snapshot;
-  const std::string subject_key = authorizer::core::AddressKey(actor);
-  const std::string issuer_key = authorizer::core::AddressKey(authority);
+  const std::string subject_key = capability::AddressKey(actor);
+  const std::string issuer_key = capability::AddressKey(authority);
   RETURN_IF_ERROR(Read([&](Database& db) -> absl::Status {
     ASSIGN_OR_RETURN(snapshot.revision, ServableRevision(db, at_revision));
     ASSIGN_OR_RETURN(
@@ -491,7 +490,7 @@ absl::StatusOr<AuthoritySnapshot> SqliteGrantStore::LoadAuthority(
       const absl::string_view body = stmt.ColumnBlob(0);
       pb::CapabilityGrant& grant = snapshot.grants.emplace_back();
       if (!grant.ParseFromArray(body.data(), static_cast<int>(body.size()))) {
-        return errors::CorruptRow("grants", "body");
+        return capability::errors::CorruptRow("grants", "body");
       }
     }
     ASSIGN_OR_RETURN(std::optional<StoredHostPolicy> policy,
@@ -528,8 +527,10 @@ absl::StatusOr<std::vector<pb::CapabilityGrant>> SqliteGrantStore::ListGrants(
             "revoked_revision IS NULL) ORDER BY grant_id LIMIT ?6")));
     RETURN_IF_ERROR(Bind(stmt, 1, query.namespace_id));
     RETURN_IF_ERROR(Bind(stmt, 2, query.after_grant_id));
-    if (query.subject.has_value()) RETURN_IF_ERROR(Bind(stmt, 3, authorizer::core::AddressKey(*query.subject)));
-    if (query.issuer.has_value()) RETURN_IF_ERROR(Bind(stmt, 4, authorizer::core::AddressKey(*query.issuer)));
+    if (query.subject.has_value())
+      RETURN_IF_ERROR(Bind(stmt, 3, capability::AddressKey(*query.subject)));
+    if (query.issuer.has_value())
+      RETURN_IF_ERROR(Bind(stmt, 4, capability::AddressKey(*query.issuer)));
     RETURN_IF_ERROR(stmt.BindInt64(5, query.include_revoked ? 1 : 0));
     RETURN_IF_ERROR(stmt.BindInt64(6, std::max(query.limit, 0)));
     while (true) {
@@ -615,7 +616,7 @@ absl::StatusOr<ConsumeResult> SqliteGrantStore::TryConsumeLocked(absl::string_vi
   RETURN_IF_ERROR(Bind(stmt, 1, namespace_id));
   RETURN_IF_ERROR(Bind(stmt, 2, grant_id));
   ASSIGN_OR_RETURN(const bool row, stmt.Step());
-  if (!row) return errors::GrantNotFound(namespace_id, grant_id);
+  if (!row) return capability::errors::GrantNotFound(namespace_id, grant_id);
   return ConsumeResult{false, stmt.ColumnInt64(0)};
 }
 
@@ -634,7 +635,7 @@ absl::StatusOr<int64_t> SqliteGrantStore::GetUsage(absl::string_view namespace_i
     if (row) uses = stmt.ColumnInt64(0);
     return absl::OkStatus();
   }));
-  if (!uses.has_value()) return errors::GrantNotFound(namespace_id, grant_id);
+  if (!uses.has_value()) return capability::errors::GrantNotFound(namespace_id, grant_id);
   return *uses;
 }
 
@@ -677,7 +678,7 @@ absl::StatusOr<std::vector<gs::EscalationRecord>> SqliteGrantStore::ListEscalati
       const absl::string_view body = stmt.ColumnBlob(1);
       gs::EscalationRecord& record = records.emplace_back();
       if (!record.ParseFromArray(body.data(), static_cast<int>(body.size()))) {
-        return errors::CorruptRow("escalations", stmt.ColumnText(0));
+        return capability::errors::CorruptRow("escalations", stmt.ColumnText(0));
       }
     }
     return absl::OkStatus();

@@ -14,15 +14,15 @@
 #include "audit_svc/core/audit_log.h"
 #include "audit_svc/server/audit_service.h"
 #include "audit_svc/storage/sqlite_audit_store.h"
-#include "authorizer_svc/service/turn_authorizer.h"
+#include "authorizer_svc/core/authorizer_core.h"
 #include "common/server/auth.h"
 #include "common/server/server_runner.h"
 #include "common/status/status_macros.h"
 #include "common/time/clock.h"
 #include "common/time/rfc3339.h"
+#include "envelope_svc/core/turn_engine.h"
 #include "envelope_svc/providers/files/files_provider.h"
 #include "envelope_svc/tools/tool_registry.h"
-#include "envelope_svc/turn/turn_engine.h"
 #include "grantstore_svc/client/grpc_grant_store_client.h"
 #include "grantstore_svc/core/grant_store_core.h"
 #include "grantstore_svc/server/grantstore_service.h"
@@ -169,11 +169,11 @@ class FaultInjectingGrantStore final : public grantstore::client::GrantStoreClie
   std::atomic<bool> usage_down_{false};
 };
 
-// The envelope's AuthorizerClient over the TurnAuthorizer in this process. With
+// The envelope's AuthorizerClient over the AuthorizerCore in this process. With
 // `allow_everything` (the negative control) every decision is turned into an allow.
-class DirectAuthorizerClient final : public env::turn::AuthorizerClient {
+class DirectAuthorizerClient final : public sharedos::authorizer::client::AuthorizerClient {
  public:
-  DirectAuthorizerClient(authorizer::service::TurnAuthorizer& authorizer, bool allow_everything)
+  DirectAuthorizerClient(authorizer::core::AuthorizerCore& authorizer, bool allow_everything)
       : authorizer_(authorizer), allow_everything_(allow_everything) {}
 
   absl::StatusOr<av1::OpenTurnAuthorityResponse> OpenTurnAuthority(
@@ -218,14 +218,14 @@ class DirectAuthorizerClient final : public env::turn::AuthorizerClient {
   }
 
  private:
-  authorizer::service::TurnAuthorizer& authorizer_;
+  authorizer::core::AuthorizerCore& authorizer_;
   const bool allow_everything_;
 };
 
 // The host seat calling the engine directly (the adversary's scope: the conformance world).
 class DirectHost final : public HostApi {
  public:
-  DirectHost(env::turn::TurnEngine& engine, common::server::HostScope scope)
+  DirectHost(env::core::TurnEngine& engine, common::server::HostScope scope)
       : engine_(engine), scope_(std::move(scope)) {}
   absl::StatusOr<ev1::OpenTurnResponse> OpenTurn(const ev1::OpenTurnRequest& request) override {
     return engine_.OpenTurn(request, scope_);
@@ -243,7 +243,7 @@ class DirectHost final : public HostApi {
   }
 
  private:
-  env::turn::TurnEngine& engine_;
+  env::core::TurnEngine& engine_;
   const common::server::HostScope scope_;
 };
 
@@ -311,11 +311,11 @@ class KernelDeployment final : public Deployment {
     grantstore_client_ = std::make_unique<grantstore::client::GrpcGrantStoreClient>(
         grantstore_runner_->InProcessChannel(), kServiceToken);
     faults_ = std::make_unique<FaultInjectingGrantStore>(*grantstore_client_);
-    turn_authorizer_ = std::make_unique<authorizer::service::TurnAuthorizer>(
+    authorizer_core_ = std::make_unique<authorizer::core::AuthorizerCore>(
         *faults_, *authorizer_audit_, clock_, kLeaseSecret,
-        authorizer::service::TurnAuthorizer::Options{});
+        authorizer::core::AuthorizerCore::Options{});
     authorizer_client_ =
-        std::make_unique<DirectAuthorizerClient>(*turn_authorizer_, options_.allow_everything);
+        std::make_unique<DirectAuthorizerClient>(*authorizer_core_, options_.allow_everything);
 
     std::vector<std::string> paths;
     for (const std::string& registry : options_.registries) {
@@ -336,12 +336,12 @@ class KernelDeployment final : public Deployment {
     with_broker.hosts[options_.notion_provider_id] = notion_.get();
     env::tools::AttachedProviders without_broker;
     without_broker.files = files_.get();
-    engine_ = std::make_unique<env::turn::TurnEngine>(*authorizer_client_, *registry_, with_broker,
+    engine_ = std::make_unique<env::core::TurnEngine>(*authorizer_client_, *registry_, with_broker,
                                                       *envelope_audit_, clock_,
-                                                      env::turn::TurnEngine::Options{});
-    engine_unattached_ = std::make_unique<env::turn::TurnEngine>(
+                                                      env::core::TurnEngine::Options{});
+    engine_unattached_ = std::make_unique<env::core::TurnEngine>(
         *authorizer_client_, *registry_, without_broker, *envelope_audit_, clock_,
-        env::turn::TurnEngine::Options{});
+        env::core::TurnEngine::Options{});
     common::server::HostScope scope{{options_.namespace_id}, {options_.owner_key}};
     host_ = std::make_unique<DirectHost>(*engine_, scope);
     host_unattached_ = std::make_unique<DirectHost>(*engine_unattached_, scope);
@@ -398,12 +398,12 @@ class KernelDeployment final : public Deployment {
   std::unique_ptr<common::server::ServerRunner> grantstore_runner_;
   std::unique_ptr<grantstore::client::GrpcGrantStoreClient> grantstore_client_;
   std::unique_ptr<FaultInjectingGrantStore> faults_;
-  std::unique_ptr<authorizer::service::TurnAuthorizer> turn_authorizer_;
+  std::unique_ptr<authorizer::core::AuthorizerCore> authorizer_core_;
   std::unique_ptr<DirectAuthorizerClient> authorizer_client_;
   std::unique_ptr<env::tools::ToolRegistry> registry_;
   std::unique_ptr<env::files::FilesProvider> files_;
   std::unique_ptr<NotionFixture> notion_;
-  std::unique_ptr<env::turn::TurnEngine> engine_, engine_unattached_;
+  std::unique_ptr<env::core::TurnEngine> engine_, engine_unattached_;
   std::unique_ptr<DirectHost> host_, host_unattached_;
   std::unique_ptr<gv1::GrantStore::Stub> grants_stub_;
   std::unique_ptr<audit::v1::AuditLog::Stub> audit_stub_;

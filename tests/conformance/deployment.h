@@ -1,6 +1,6 @@
 // The deployments a conformance column reaches SharedOS through (cases.md "Columns").
 //
-//   kernel   KernelDeployment: the TurnEngine, the TurnAuthorizer and the grant store core in
+//   kernel   KernelDeployment: the TurnEngine, the AuthorizerCore and the grant store core in
 //            this process, driven by direct calls (a scripted adversary in the host seat). The
 //            control plane and the audit log are still their gRPC services, over in-process
 //            channels, so the world is armed and the record read back exactly as in the other

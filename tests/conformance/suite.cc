@@ -21,7 +21,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
-#include "authorizer_svc/core/address.h"
+#include "capability/address.h"
 #include "common/json/canonical_json.h"
 #include "common/json/canonical_proto_json.h"
 #include "common/json/proto_json.h"
@@ -103,7 +103,7 @@ pb::Address AddressOf(const json& value) {
 }
 
 // "<kind>:<id>" of a world.json address.
-std::string KeyOf(const json& address) { return authorizer::core::AddressKey(AddressOf(address)); }
+std::string KeyOf(const json& address) { return capability::AddressKey(AddressOf(address)); }
 
 google::protobuf::Timestamp Stamp(absl::Time time) { return *common::ToProtoTimestamp(time); }
 
@@ -906,8 +906,8 @@ class RowRunner {
     for (const pb::Capability& capability : request.capabilities()) {
       want += capability.SerializeAsString();
     }
-    using authorizer::core::AddressEquals;
-    using authorizer::core::AddressKey;
+    using capability::AddressEquals;
+    using capability::AddressKey;
     const pb::Address authority = AddressOf(d_.world["orchestrator"]);
     std::vector<std::string> wrong;
     if (have != want) wrong.push_back("its capabilities differ from the requested authority");

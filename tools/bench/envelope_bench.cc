@@ -5,7 +5,7 @@
 // Wiring, all in this process but every hop a real gRPC call over 127.0.0.1:
 //   client ──gRPC──▶ envelope_svc (EnvelopeService + TurnEngine, no-op files provider,
 //                    --tools extra registry tools) ──gRPC──▶ authorizer_svc (AuthorizerService +
-//                    TurnAuthorizer over an in-memory grant store)
+//                    AuthorizerCore over an in-memory grant store)
 // Audit: an in-memory writer on both services (pre-effect records cost nothing here; the
 // authorizer_bench measures them against audit_svc).
 // Series, interleaved per round so machine load hits them alike:
@@ -19,10 +19,10 @@
 //   engine only  the same TurnEngine::InvokeTool called directly over an in-memory authorizer
 //                (the envelope's own work: no gRPC hop at all)
 //   in-process   sharedosd's path minus the host's gRPC hop: the engine over a real
-//                TurnAuthorizer called directly, both writing a real SQLite audit log directly
+//                AuthorizerCore called directly, both writing a real SQLite audit log directly
 //   sharedosd shape, no audit / audit
 //                sharedosd's path with the host's gRPC hop (an EnvelopeService served from this
-//                process over the engine and TurnAuthorizer called directly, no-op provider):
+//                process over the engine and AuthorizerCore called directly, no-op provider):
 //                every record kept in memory, then appended to the real SQLite log. The first
 //                is the least a mediated call can cost here, whatever the audit log does.
 // Then OpenTurn with the whole registry requested (lease, admission, resolution, Discover of
@@ -30,7 +30,6 @@
 // and --turns turns held open at once (opened from --threads callers, one call each, all
 // finished).
 #include <google/protobuf/text_format.h>
-
 #include <time.h>
 #include <unistd.h>
 
@@ -52,17 +51,18 @@
 #include "audit_svc/client/log_audit_writer.h"
 #include "audit_svc/core/audit_log.h"
 #include "audit_svc/storage/sqlite_audit_store.h"
+#include "authorizer_svc/client/authorizer_client.h"
+#include "authorizer_svc/client/fake_authorizer_client.h"
+#include "authorizer_svc/client/grpc_authorizer_client.h"
+#include "authorizer_svc/client/local_authorizer_client.h"
+#include "authorizer_svc/core/authorizer_core.h"
 #include "authorizer_svc/server/authorizer_service.h"
-#include "authorizer_svc/service/turn_authorizer.h"
 #include "common/server/auth.h"
 #include "common/server/server_runner.h"
 #include "common/time/clock.h"
-#include "envelope_svc/client/grpc_authorizer_client.h"
-#include "envelope_svc/client/local_authorizer_client.h"
-#include "envelope_svc/turn/authorizer_client.h"
+#include "envelope_svc/core/test_support.h"
+#include "envelope_svc/core/turn_engine.h"
 #include "envelope_svc/server/envelope_service.h"
-#include "envelope_svc/turn/test_support.h"
-#include "envelope_svc/turn/turn_engine.h"
 #include "grantstore_svc/client/fake_grant_store_client.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/impl/client_unary_call.h"
@@ -95,9 +95,9 @@ constexpr char kHostToken[] = "bench-host-token";
 
 // The mediator's former pattern, for comparison in the same run: an Authorize carrying the
 // declared ceiling is sent as a Discover of that ceiling, then the Authorize without it.
-class TwoHopAuthorizerClient final : public sharedos::envelope::turn::AuthorizerClient {
+class TwoHopAuthorizerClient final : public sharedos::authorizer::client::AuthorizerClient {
  public:
-  explicit TwoHopAuthorizerClient(sharedos::envelope::turn::AuthorizerClient& inner)
+  explicit TwoHopAuthorizerClient(sharedos::authorizer::client::AuthorizerClient& inner)
       : inner_(inner) {}
   absl::StatusOr<av1::OpenTurnAuthorityResponse> OpenTurnAuthority(
       const av1::OpenTurnAuthorityRequest& r, absl::Duration t) override {
@@ -141,7 +141,7 @@ class TwoHopAuthorizerClient final : public sharedos::envelope::turn::Authorizer
   }
 
  private:
-  sharedos::envelope::turn::AuthorizerClient& inner_;
+  sharedos::authorizer::client::AuthorizerClient& inner_;
 };
 
 // CPU time of the calling thread (user + system), in µs: for an in-process series, the work of
@@ -209,7 +209,7 @@ int main(int argc, char** argv) {
     issued_at { seconds: 1700000000 }
   )pb"));
   sharedos::audit::client::FakeAuditWriter authorizer_audit;
-  sharedos::authorizer::service::TurnAuthorizer turn_authorizer(
+  sharedos::authorizer::core::AuthorizerCore authorizer_core(
       grantstore, authorizer_audit, sharedos::common::RealClock(),
       "bench-lease-secret-0123456789abcdef0123", {});
   const std::string credentials =
@@ -220,7 +220,7 @@ int main(int argc, char** argv) {
                    R"(", "scope": {"namespaces": ["world-bench"], "owners": ["*"]}}]})");
   auto authenticator = server::Authenticator::FromJson(credentials);
   if (!authenticator.ok()) return 2;
-  sharedos::authorizer::server::AuthorizerService authorizer_service(turn_authorizer,
+  sharedos::authorizer::server::AuthorizerService authorizer_service(authorizer_core,
                                                                      **authenticator);
   auto authorizer_runner = server::ServerRunner::Start({}, {&authorizer_service});
   if (!authorizer_runner.ok()) return 2;
@@ -229,14 +229,14 @@ int main(int argc, char** argv) {
 
   // ---- envelope_svc (in process, its own gRPC server) ----
   std::unique_ptr<env::tools::ToolRegistry> registry =
-      env::turn::testing::TestRegistry(absl::GetFlag(FLAGS_tools));
-  env::turn::testing::FakeToolProvider noop("files");
+      env::core::testing::TestRegistry(absl::GetFlag(FLAGS_tools));
+  env::core::testing::FakeToolProvider noop("files");
   env::tools::AttachedProviders providers;
   providers.files = &noop;
-  env::client::GrpcAuthorizerClient authorizer_client(av1::Authorizer::NewStub(authorizer_channel),
-                                                      kServiceToken);
+  sharedos::authorizer::client::GrpcAuthorizerClient authorizer_client(
+      av1::Authorizer::NewStub(authorizer_channel), kServiceToken);
   sharedos::audit::client::FakeAuditWriter envelope_audit;
-  env::turn::TurnEngine engine(authorizer_client, *registry, providers, envelope_audit,
+  env::core::TurnEngine engine(authorizer_client, *registry, providers, envelope_audit,
                                sharedos::common::RealClock(), {});
   env::server::EnvelopeService envelope_service(engine, **authenticator);
   auto envelope_runner = server::ServerRunner::Start({}, {&envelope_service});
@@ -376,9 +376,9 @@ int main(int argc, char** argv) {
   };
 
   // The envelope's own work: the same engine code over an in-memory authorizer, no gRPC.
-  env::turn::testing::FakeAuthorizerClient memory_authorizer;
+  sharedos::authorizer::client::FakeAuthorizerClient memory_authorizer;
   sharedos::audit::client::FakeAuditWriter memory_audit;
-  env::turn::TurnEngine memory_engine(memory_authorizer, *registry, providers, memory_audit,
+  env::core::TurnEngine memory_engine(memory_authorizer, *registry, providers, memory_audit,
                                       sharedos::common::RealClock(), {});
   const sharedos::common::server::HostScope bench_scope{{"world-bench"}, {"*"}};
   std::string memory_turn;
@@ -405,7 +405,7 @@ int main(int argc, char** argv) {
     return result.ok() && result->result().status() == pb::TOOL_RESULT_STATUS_SUCCEEDED;
   };
 
-  // sharedosd's hot path without its gRPC hop: the engine calling a real TurnAuthorizer
+  // sharedosd's hot path without its gRPC hop: the engine calling a real AuthorizerCore
   // directly (LocalAuthorizerClient), every record appended to a real SQLite audit log
   // (LogAuditWriter; durability --audit_durability): authorization.checked before the provider,
   // tool.invoked after it.
@@ -420,11 +420,11 @@ int main(int argc, char** argv) {
                                             sharedos::common::RealClock(), {});
   sharedos::audit::client::FakeAuditWriter unused_outbox;
   sharedos::audit::client::LogAuditWriter log_writer(audit_log, unused_outbox);
-  sharedos::authorizer::service::TurnAuthorizer local_turn_authorizer(
+  sharedos::authorizer::core::AuthorizerCore local_authorizer_core(
       grantstore, log_writer, sharedos::common::RealClock(),
       "bench-lease-secret-0123456789abcdef0123", {});
-  env::client::LocalAuthorizerClient local_client(local_turn_authorizer);
-  env::turn::TurnEngine local_engine(local_client, *registry, providers, log_writer,
+  sharedos::authorizer::client::LocalAuthorizerClient local_client(local_authorizer_core);
+  env::core::TurnEngine local_engine(local_client, *registry, providers, log_writer,
                                      sharedos::common::RealClock(), {});
   std::string local_turn;
   int local_calls = 0;
@@ -484,17 +484,17 @@ int main(int argc, char** argv) {
   };
 
   // sharedosd's shape over gRPC, served from this process: the host's hop into an EnvelopeService
-  // whose engine calls a TurnAuthorizer directly, with the no-op provider. Once with every record
+  // whose engine calls an AuthorizerCore directly, with the no-op provider. Once with every record
   // kept in memory (what the hop, the engine and the decision cost with the audit log free) and
   // once over local_engine's real SQLite log. Against the floor these two bound what any audit
   // design can win: the first is the best a mediated call can do here.
   sharedos::audit::client::FakeAuditWriter quiet_authorizer_audit;
-  sharedos::authorizer::service::TurnAuthorizer quiet_turn_authorizer(
+  sharedos::authorizer::core::AuthorizerCore quiet_authorizer_core(
       grantstore, quiet_authorizer_audit, sharedos::common::RealClock(),
       "bench-lease-secret-0123456789abcdef0123", {});
-  env::client::LocalAuthorizerClient quiet_client(quiet_turn_authorizer);
+  sharedos::authorizer::client::LocalAuthorizerClient quiet_client(quiet_authorizer_core);
   sharedos::audit::client::FakeAuditWriter quiet_audit;
-  env::turn::TurnEngine quiet_engine(quiet_client, *registry, providers, quiet_audit,
+  env::core::TurnEngine quiet_engine(quiet_client, *registry, providers, quiet_audit,
                                      sharedos::common::RealClock(), {});
   env::server::EnvelopeService quiet_service(quiet_engine, **authenticator);
   env::server::EnvelopeService local_service(local_engine, **authenticator);
@@ -513,7 +513,7 @@ int main(int argc, char** argv) {
   // The former two-hop mediation, same run: a second envelope over the same authorizer.
   TwoHopAuthorizerClient two_hop_client(authorizer_client);
   sharedos::audit::client::FakeAuditWriter two_hop_audit;
-  env::turn::TurnEngine two_hop_engine(two_hop_client, *registry, providers, two_hop_audit,
+  env::core::TurnEngine two_hop_engine(two_hop_client, *registry, providers, two_hop_audit,
                                        sharedos::common::RealClock(), {});
   env::server::EnvelopeService two_hop_service(two_hop_engine, **authenticator);
   auto two_hop_runner = server::ServerRunner::Start({}, {&two_hop_service});
@@ -591,7 +591,7 @@ int main(int argc, char** argv) {
   // Per open: the whole RPC as the host sees it, and the engine's own counters around it.
   std::vector<double> opens, resolutions, publications, discoveries;
   for (int i = 0; i < absl::GetFlag(FLAGS_opens); ++i) {
-    const env::turn::TurnEngine::Stats before = engine.stats();
+    const env::core::TurnEngine::Stats before = engine.stats();
     const auto start = Clock::now();
     std::string id;
     if (!open(true, &id)) {
@@ -599,7 +599,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     opens.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
-    const env::turn::TurnEngine::Stats after = engine.stats();
+    const env::core::TurnEngine::Stats after = engine.stats();
     resolutions.push_back(
         absl::ToDoubleMicroseconds(after.catalog_resolution - before.catalog_resolution));
     publications.push_back(
@@ -690,7 +690,7 @@ int main(int argc, char** argv) {
       "  open all: %.2f s (%.0f turns/s); one call + finish each: %.2f s; running after: "
       "%zu; authorizer leases held after: %d\n",
       open_seconds, turns / open_seconds, use_seconds, engine.running_turns(),
-      turn_authorizer.held_leases());
+      authorizer_core.held_leases());
   std::remove(audit_path.c_str());
   std::remove((audit_path + "-wal").c_str());
   std::remove((audit_path + "-shm").c_str());

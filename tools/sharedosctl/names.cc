@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
-#include "authorizer_svc/core/address.h"
+#include "capability/address.h"
 
 namespace sharedos::sharedosctl {
 namespace {
@@ -104,7 +104,7 @@ absl::StatusOr<protocol::v1::Address> ParseAddress(absl::string_view text) {
 }
 
 std::string FormatAddress(const protocol::v1::Address& address) {
-  const std::string key = authorizer::core::AddressKey(address);
+  const std::string key = capability::AddressKey(address);
   return key.empty() ? "-" : key;
 }
 

@@ -20,7 +20,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "authorizer_svc/core/address.h"
+#include "capability/address.h"
 #include "common/crypto/base64url.h"
 #include "common/crypto/random.h"
 #include "common/crypto/sha256.h"
@@ -339,15 +339,15 @@ absl::StatusOr<ToolResult> FilesProvider::Invoke(const v1::InvokeRequest& reques
     }
     const protocol::v1::Address& owner =
         request.resource().has_owner() ? request.resource().owner() : request.context().owner();
-    const absl::string_view kind = authorizer::core::AddressKind(owner);
-    if (kind.empty() || authorizer::core::AddressId(owner).empty()) {
+    const absl::string_view kind = capability::AddressKind(owner);
+    if (kind.empty() || capability::AddressId(owner).empty()) {
       return Fail(kUnsupportedResource);
     }
     call.segments.assign(request.resource().path().begin(), request.resource().path().end());
     absl::StatusOr<Json> args = common::ProtoStructToJson(request.arguments());
     if (!args.ok()) return Fail(kInvalidArguments);
     call.args = *std::move(args);
-    const std::string owner_dir = EncodeOwnerId(authorizer::core::AddressId(owner));
+    const std::string owner_dir = EncodeOwnerId(capability::AddressId(owner));
     call.owner_key = absl::StrCat(kind, "/", owner_dir);
     ASSIGN_OR_RETURN(UniqueFd kind_fd, OpenDirectory(root_.get(), std::string(kind), true));
     ASSIGN_OR_RETURN(call.owner, OpenDirectory(kind_fd.get(), owner_dir, true));
