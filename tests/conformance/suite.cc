@@ -1760,7 +1760,7 @@ Manifest BuildManifest(const Declarations& declarations,
   }
   manifest.markdown = absl::StrCat(
       "# Conformance manifest\n\n"
-      "Every row of the attack matrix (`/work/shared/conformance/cases.md`) on every way of "
+      "Every row of the attack matrix (`../shared/conformance/cases.md`) on every way of "
       "reaching SharedOS, graded from what the system recorded: the answers the column received "
       "and the audit log read back through `AuditLog.Query` (source, cause, fail_closed, "
       "authority hash, one `turn.ended` per turn) — never from what the script expected of "
