@@ -16,6 +16,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/json/json_nesting.h"
 #include "common/json/proto_json.h"
 #include "common/status/status_macros.h"
 #include "common/validation/bounds.h"
@@ -58,6 +59,7 @@ std::string DeterministicBytes(const google::protobuf::Message& message) {
 absl::Status ApplySchemaJson(const std::string& text, bool struct_set,
                              google::protobuf::Struct* schema, absl::string_view path) {
   if (struct_set) return InvalidArgumentAt(path, "set together with the definition's Struct");
+  if (absl::Status nesting = common::CheckJsonNesting(text, path); !nesting.ok()) return nesting;
   nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (json.is_discarded()) return InvalidArgumentAt(path, "not valid JSON");
   absl::StatusOr<google::protobuf::Struct> converted = common::JsonToProtoStruct(json);

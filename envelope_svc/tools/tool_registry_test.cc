@@ -166,6 +166,11 @@ INSTANTIATE_TEST_SUITE_P(
         CreateErrorCase{"SchemaJsonNotJson",
                         {ToolText("files.read", "output_schema_json: '{nope'")},
                         "configs[0].tools[0] \"files.read\".output_schema_json: not valid JSON"},
+        CreateErrorCase{"SchemaJsonNestedTooDeep",
+                        {ToolText("files.read", "output_schema_json: '" + std::string(20000, '[') +
+                                                    std::string(20000, ']') + "'")},
+                        "configs[0].tools[0] \"files.read\".output_schema_json: JSON nested "
+                        "deeper than 64 levels"},
         CreateErrorCase{"SchemaJsonNotAnObject",
                         {ToolText("files.read", "output_schema_json: '[1]'")},
                         "configs[0].tools[0] \"files.read\".output_schema_json: expected a JSON "
