@@ -234,6 +234,26 @@ absl::StatusOr<std::string> PostgresCluster::CreateDatabase(absl::string_view na
   return Uri(database);
 }
 
+absl::StatusOr<std::string> PostgresCluster::CreateSchema(absl::string_view name) {
+  const std::string schema =
+      name.empty() ? absl::StrCat("schema_", next_schema_++) : std::string(name);
+  if (!ValidDatabaseName(schema)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("schema name \"", schema, "\": use lower-case letters, digits, '_'"));
+  }
+  absl::StatusOr<std::unique_ptr<common::postgres::Connection>> conn =
+      common::postgres::Connection::Open(Uri());
+  if (!conn.ok()) return conn.status();
+  absl::Status status = (*conn)->Exec(absl::StrCat("CREATE SCHEMA ", schema)).status();
+  // A taken name is duplicate_schema (42P06).
+  if (absl::IsInternal(status) && absl::StrContains(status.message(), "42P06")) {
+    return absl::AlreadyExistsError(status.message());
+  }
+  if (!status.ok()) return status;
+  // libpq decodes %3D: the server gets options "-csearch_path=<schema>".
+  return absl::StrCat(Uri(), "?options=-csearch_path%3D", schema);
+}
+
 std::string PostgresCluster::LogTail(size_t bytes) const {
   return Tail(directory_ + "/server.log", bytes);
 }

@@ -89,6 +89,28 @@ TEST(PostgresClusterTest, StopDropsClientsAndStartServesTheSameData) {
   EXPECT_EQ(rows->Int64(0, 0), 7);
 }
 
+TEST(PostgresClusterTest, SchemasIsolateTheTablesOfEachUri) {
+  absl::StatusOr<PostgresCluster*> cluster = PostgresCluster::Shared();
+  ASSERT_THAT(cluster, IsOk());
+  absl::StatusOr<std::string> first = (*cluster)->CreateSchema();
+  absl::StatusOr<std::string> second = (*cluster)->CreateSchema("second");
+  ASSERT_THAT(first, IsOk());
+  ASSERT_THAT(second, IsOk());
+  EXPECT_THAT((*cluster)->CreateSchema("second"), StatusIs(absl::StatusCode::kAlreadyExists));
+  absl::StatusOr<std::unique_ptr<Connection>> a = Connection::Open(*first);
+  absl::StatusOr<std::unique_ptr<Connection>> b = Connection::Open(*second);
+  ASSERT_THAT(a, IsOk());
+  ASSERT_THAT(b, IsOk());
+  ASSERT_THAT((*a)->ExecScript("CREATE TABLE t (v INTEGER); INSERT INTO t VALUES (1)"), IsOk());
+  ASSERT_THAT((*b)->ExecScript("CREATE TABLE t (v INTEGER)"), IsOk());
+  absl::StatusOr<Result> rows = (*b)->Exec("SELECT count(*) FROM t");
+  ASSERT_THAT(rows, IsOk());
+  EXPECT_EQ(rows->Int64(0, 0), 0);
+  absl::StatusOr<Result> schema = (*b)->Exec("SELECT current_schema()::text");
+  ASSERT_THAT(schema, IsOk());
+  EXPECT_EQ(schema->Bytes(0, 0), "second");
+}
+
 TEST(PostgresClusterTest, SharedClusterIsCreatedOnce) {
   absl::StatusOr<PostgresCluster*> first = PostgresCluster::Shared();
   ASSERT_THAT(first, IsOk());
