@@ -144,6 +144,41 @@ bool ValidDatabaseName(absl::string_view name) {
   });
 }
 
+// The pid in the first line of `path`, or -1.
+pid_t ReadPid(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  int pid = -1;
+  if (!std::getline(in, line) || !absl::SimpleAtoi(line, &pid) || pid <= 0) return -1;
+  return pid;
+}
+
+bool Alive(pid_t pid) { return kill(pid, 0) == 0 || errno == EPERM; }
+
+// Removes the directories of clusters whose test died before its destructor ran (a timed-out
+// test is SIGKILLed with its process group, which takes the server along but leaves ~40 MB of
+// files). A directory counts as stale once the pid in its "owner" file is gone; a server still
+// running from it (its command line names the directory) is killed first.
+void SweepStaleDirectories() {
+  glob_t matches;
+  if (glob("/tmp/sharedos-pg.*", 0, nullptr, &matches) != 0) return;
+  for (size_t i = 0; i < matches.gl_pathc; ++i) {
+    const std::string dir = matches.gl_pathv[i];
+    const pid_t owner = ReadPid(dir + "/owner");
+    if (owner <= 0 || Alive(owner)) continue;  // In use, or still being created.
+    const pid_t server = ReadPid(dir + "/data/postmaster.pid");
+    if (server > 0 && Alive(server)) {
+      std::ifstream cmdline(absl::StrCat("/proc/", server, "/cmdline"), std::ios::binary);
+      std::stringstream text;
+      text << cmdline.rdbuf();
+      if (absl::StrContains(text.str(), dir)) kill(server, SIGKILL);
+    }
+    std::error_code ignored;
+    std::filesystem::remove_all(dir, ignored);
+  }
+  globfree(&matches);
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<PostgresCluster>> PostgresCluster::Create() {
@@ -173,6 +208,7 @@ absl::StatusOr<std::unique_ptr<PostgresCluster>> PostgresCluster::Create(const O
     gid = user->pw_gid;
   }
 
+  SweepStaleDirectories();
   char pattern[] = "/tmp/sharedos-pg.XXXXXX";
   if (mkdtemp(pattern) == nullptr) {
     return absl::InternalError(absl::StrCat("mkdtemp /tmp: ", std::strerror(errno)));
@@ -182,6 +218,10 @@ absl::StatusOr<std::unique_ptr<PostgresCluster>> PostgresCluster::Create(const O
       new PostgresCluster(options, *bindir, directory, uid, gid, drop_root));
   if (drop_root && chown(directory.c_str(), uid, gid) != 0) {
     return absl::InternalError(absl::StrCat("chown ", directory, ": ", std::strerror(errno)));
+  }
+  {
+    std::ofstream owner(directory + "/owner");
+    owner << getpid() << "\n";
   }
   if (absl::Status status = cluster->InitDb(); !status.ok()) return status;
   if (absl::Status status = cluster->StartServer(/*retry_port=*/true); !status.ok()) {

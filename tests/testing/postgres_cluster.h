@@ -12,6 +12,9 @@
 // detaches it into a session of its own), so that Bazel's kill of a timed-out test's process
 // group takes the server with it. It is stopped with `pg_ctl stop -m immediate`.
 //
+// A test killed before its destructor runs leaves its directory behind; the next Create()
+// removes directories whose owning test process is gone.
+//
 // Settings: initdb -A trust -U postgres -E UTF8 --locale=C --no-sync (--no-sync only skips
 // initdb's final flush of the throwaway files); the server gets listen_addresses=127.0.0.1,
 // port, unix_socket_directories=<dir>, and otherwise PostgreSQL's defaults (fsync stays on).
@@ -83,7 +86,8 @@ class PostgresCluster {
 
   bool running() const { return pid_ > 0; }
   int port() const { return port_; }
-  // The temporary directory: data/ (the cluster), server.log, the Unix socket.
+  // The temporary directory: data/ (the cluster), server.log, owner (the test's pid), the Unix
+  // socket.
   const std::string& directory() const { return directory_; }
   // The last `bytes` of the server's log, for failure messages.
   std::string LogTail(size_t bytes = 2000) const;

@@ -1,8 +1,11 @@
 #include "tests/testing/postgres_cluster.h"
 
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
 
@@ -109,6 +112,27 @@ TEST(PostgresClusterTest, SchemasIsolateTheTablesOfEachUri) {
   absl::StatusOr<Result> schema = (*b)->Exec("SELECT current_schema()::text");
   ASSERT_THAT(schema, IsOk());
   EXPECT_EQ(schema->Bytes(0, 0), "second");
+}
+
+// A directory left by a test that died (its owner pid gone) is removed by the next Create;
+// one whose owner lives is kept.
+TEST(PostgresClusterTest, CreateRemovesDirectoriesOfDeadTests) {
+  const pid_t child = fork();
+  if (child == 0) _exit(0);
+  ASSERT_GT(child, 0);
+  ASSERT_EQ(waitpid(child, nullptr, 0), child);  // `child` is now a pid nobody has.
+  char stale[] = "/tmp/sharedos-pg.XXXXXX";
+  char live[] = "/tmp/sharedos-pg.XXXXXX";
+  ASSERT_NE(mkdtemp(stale), nullptr);
+  ASSERT_NE(mkdtemp(live), nullptr);
+  std::ofstream(std::string(stale) + "/owner") << child << "\n";
+  std::ofstream(std::string(live) + "/owner") << getpid() << "\n";
+
+  absl::StatusOr<std::unique_ptr<PostgresCluster>> cluster = PostgresCluster::Create();
+  ASSERT_THAT(cluster, IsOk());
+  EXPECT_NE(access(stale, F_OK), 0) << stale << " was kept";
+  EXPECT_EQ(access(live, F_OK), 0) << live << " was removed";
+  std::filesystem::remove_all(live);
 }
 
 TEST(PostgresClusterTest, SharedClusterIsCreatedOnce) {
