@@ -16,6 +16,7 @@ debian_packages=(
   # Tools and tests: the sqlite3 shell (tamper tests, operators), python3 (test summary),
   # node + npm (buf, the official MCP and gRPC clients).
   sqlite3 python3 nodejs npm
+  postgresql  # initdb/pg_ctl/postgres for the PostgreSQL backend's throwaway test clusters
 )
 
 as_root() {

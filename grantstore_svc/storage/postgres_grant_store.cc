@@ -1,0 +1,683 @@
+#include "grantstore_svc/storage/postgres_grant_store.h"
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "capability/address.h"
+#include "capability/errors.h"
+#include "common/postgres/migrations.h"
+#include "common/postgres/transaction.h"
+#include "common/status/status_macros.h"
+
+namespace sharedos::grantstore::storage {
+namespace {
+
+using ::sharedos::common::postgres::Connection;
+using ::sharedos::common::postgres::Migration;
+using ::sharedos::common::postgres::Param;
+using ::sharedos::common::postgres::Result;
+using ::sharedos::common::postgres::TransactionOptions;
+using SqlTransaction = ::sharedos::common::postgres::Transaction;
+namespace pb = ::sharedos::protocol::v1;
+namespace gs = ::sharedos::grantstore::v1;
+
+// Schema history. Append only: a shipped migration is never edited. Keys are COLLATE "C" so
+// that ids order and compare by bytes (as the interface and SQLite do) whatever the database's
+// locale; grants.issue_order keeps the insertion order of the grants of one revision.
+const Migration kMigrations[] = {
+    {1, R"sql(
+CREATE TABLE store_revision (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  revision BIGINT NOT NULL
+);
+INSERT INTO store_revision (id, revision) VALUES (1, 0);
+
+-- body: the CapabilityGrant as issued (never with revoked_at); revocation lives in columns.
+CREATE TABLE grants (
+  namespace_id TEXT COLLATE "C" NOT NULL,
+  grant_id TEXT COLLATE "C" NOT NULL,
+  subject_key TEXT COLLATE "C" NOT NULL,
+  issuer_key TEXT COLLATE "C" NOT NULL,
+  issued_revision BIGINT NOT NULL,
+  issue_order BIGINT GENERATED ALWAYS AS IDENTITY,
+  revoked_revision BIGINT,
+  revoked_at_seconds BIGINT,
+  revoked_at_nanos INTEGER,
+  body BYTEA NOT NULL,
+  PRIMARY KEY (namespace_id, grant_id)
+);
+CREATE INDEX grants_by_authority
+  ON grants (namespace_id, subject_key, issuer_key, issued_revision, issue_order);
+
+CREATE TABLE grant_usage (
+  namespace_id TEXT COLLATE "C" NOT NULL,
+  grant_id TEXT COLLATE "C" NOT NULL,
+  uses BIGINT NOT NULL,
+  PRIMARY KEY (namespace_id, grant_id)
+);
+
+CREATE TABLE idempotency_keys (
+  idempotency_key TEXT COLLATE "C" PRIMARY KEY,
+  namespace_id TEXT COLLATE "C" NOT NULL,
+  grant_id TEXT COLLATE "C" NOT NULL,
+  revision BIGINT NOT NULL
+);
+
+CREATE TABLE host_policies (
+  namespace_id TEXT COLLATE "C" NOT NULL,
+  revision BIGINT NOT NULL,
+  version TEXT COLLATE "C" NOT NULL,
+  body BYTEA NOT NULL,
+  PRIMARY KEY (namespace_id, revision)
+);
+CREATE INDEX host_policies_by_version ON host_policies (namespace_id, version);
+
+-- body: the EscalationRecord as it stands.
+CREATE TABLE escalations (
+  escalation_id TEXT COLLATE "C" PRIMARY KEY,
+  namespace_id TEXT COLLATE "C" NOT NULL,
+  status INTEGER NOT NULL,
+  recorded_revision BIGINT NOT NULL UNIQUE,
+  resolved_revision BIGINT,
+  resolution_fingerprint BYTEA,
+  body BYTEA NOT NULL
+);
+CREATE INDEX escalations_by_namespace ON escalations (namespace_id, recorded_revision);
+CREATE INDEX escalations_by_status ON escalations (namespace_id, status, recorded_revision);
+)sql"},
+};
+
+template <typename Message>
+bool Parse(absl::string_view bytes, Message& message) {
+  return message.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
+}
+
+absl::StatusOr<int64_t> ReadRevision(Connection& conn) {
+  ASSIGN_OR_RETURN(Result result, conn.Exec("SELECT revision FROM store_revision WHERE id = 1"));
+  if (result.rows() != 1) return absl::InternalError("store_revision row missing");
+  return result.Int64(0, 0);
+}
+
+// The revision a read serves: `at_revision` when it is within [0, current], else an error.
+absl::StatusOr<int64_t> ServableRevision(Connection& conn, std::optional<int64_t> at_revision) {
+  ASSIGN_OR_RETURN(const int64_t current, ReadRevision(conn));
+  if (!at_revision.has_value()) return current;
+  if (*at_revision < 0 || *at_revision > current) {
+    return capability::errors::RevisionNotServable(*at_revision, current);
+  }
+  return *at_revision;
+}
+
+// Columns: body, issued_revision, revoked_revision, revoked_at_seconds, revoked_at_nanos.
+constexpr char kGrantColumns[] =
+    "body, issued_revision, revoked_revision, revoked_at_seconds, revoked_at_nanos";
+
+// Reads a grant row as it was at `at_revision` (revocation after it is not visible).
+absl::StatusOr<StoredGrant> GrantFromRow(const Result& result, int row, int64_t at_revision) {
+  StoredGrant stored;
+  if (!Parse(result.Bytes(row, 0), stored.grant)) {
+    return capability::errors::CorruptRow("grants", "body");
+  }
+  stored.issued_revision = result.Int64(row, 1);
+  if (!result.IsNull(row, 2)) {
+    const int64_t revoked_revision = result.Int64(row, 2);
+    if (revoked_revision <= at_revision) {
+      stored.revoked_revision = revoked_revision;
+      stored.grant.mutable_revoked_at()->set_seconds(result.Int64(row, 3));
+      stored.grant.mutable_revoked_at()->set_nanos(static_cast<int32_t>(result.Int64(row, 4)));
+    }
+  }
+  return stored;
+}
+
+absl::StatusOr<std::optional<StoredGrant>> SelectGrant(Connection& conn,
+                                                       absl::string_view namespace_id,
+                                                       absl::string_view grant_id,
+                                                       int64_t at_revision) {
+  const Param params[] = {Param::Text(namespace_id), Param::Text(grant_id),
+                          Param::Int64(at_revision)};
+  ASSIGN_OR_RETURN(Result result,
+                   conn.Exec(absl::StrCat("SELECT ", kGrantColumns,
+                                          " FROM grants WHERE namespace_id = $1 AND grant_id = $2 "
+                                          "AND issued_revision <= $3"),
+                             params));
+  if (result.rows() == 0) return std::optional<StoredGrant>();
+  ASSIGN_OR_RETURN(StoredGrant stored, GrantFromRow(result, 0, at_revision));
+  return std::optional<StoredGrant>(std::move(stored));
+}
+
+absl::StatusOr<std::optional<StoredHostPolicy>> SelectHostPolicy(Connection& conn,
+                                                                 absl::string_view namespace_id,
+                                                                 int64_t at_revision) {
+  const Param params[] = {Param::Text(namespace_id), Param::Int64(at_revision)};
+  ASSIGN_OR_RETURN(Result result,
+                   conn.Exec("SELECT revision, body FROM host_policies WHERE namespace_id = $1 "
+                             "AND revision <= $2 ORDER BY revision DESC LIMIT 1",
+                             params));
+  if (result.rows() == 0) return std::optional<StoredHostPolicy>();
+  StoredHostPolicy stored;
+  stored.revision = result.Int64(0, 0);
+  if (!Parse(result.Bytes(0, 1), stored.policy)) {
+    return capability::errors::CorruptRow("host_policies", namespace_id);
+  }
+  return std::optional<StoredHostPolicy>(std::move(stored));
+}
+
+absl::StatusOr<std::optional<StoredEscalation>> SelectEscalation(Connection& conn,
+                                                                 absl::string_view escalation_id) {
+  const Param params[] = {Param::Text(escalation_id)};
+  ASSIGN_OR_RETURN(Result result, conn.Exec("SELECT body, resolution_fingerprint FROM escalations "
+                                            "WHERE escalation_id = $1",
+                                            params));
+  if (result.rows() == 0) return std::optional<StoredEscalation>();
+  StoredEscalation stored;
+  if (!Parse(result.Bytes(0, 0), stored.record)) {
+    return capability::errors::CorruptRow("escalations", escalation_id);
+  }
+  if (!result.IsNull(0, 1)) stored.resolution_fingerprint = std::string(result.Bytes(0, 1));
+  return std::optional<StoredEscalation>(std::move(stored));
+}
+
+// Usage of an existing grant (0 before its first use), or nullopt for an unknown grant.
+absl::StatusOr<std::optional<int64_t>> SelectUsage(Connection& conn, absl::string_view namespace_id,
+                                                   absl::string_view grant_id) {
+  const Param params[] = {Param::Text(namespace_id), Param::Text(grant_id)};
+  ASSIGN_OR_RETURN(Result result,
+                   conn.Exec("SELECT COALESCE(u.uses, 0) FROM grants g LEFT JOIN grant_usage u "
+                             "ON u.namespace_id = g.namespace_id AND u.grant_id = g.grant_id "
+                             "WHERE g.namespace_id = $1 AND g.grant_id = $2",
+                             params));
+  if (result.rows() == 0) return std::optional<int64_t>();
+  return std::optional<int64_t>(result.Int64(0, 0));
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------
+// Pooled connections
+
+// A connection checked out of the store's pool; goes back (or is closed) when destroyed.
+// Move-only; one owner.
+class PostgresGrantStore::PooledConnection {
+ public:
+  PooledConnection(PostgresGrantStore* store, std::unique_ptr<Connection> conn)
+      : store_(store), conn_(std::move(conn)) {}
+  PooledConnection(PooledConnection&& other) noexcept = default;
+  PooledConnection& operator=(PooledConnection&&) = delete;
+  ~PooledConnection() {
+    if (conn_ != nullptr) store_->Release(std::move(conn_));
+  }
+
+  Connection& operator*() const { return *conn_; }
+  Connection* operator->() const { return conn_.get(); }
+
+ private:
+  PostgresGrantStore* store_;
+  std::unique_ptr<Connection> conn_;
+};
+
+bool PostgresGrantStore::ConnectionAvailable() const {
+  return !idle_.empty() || open_ < options_.max_connections;
+}
+
+absl::StatusOr<PostgresGrantStore::PooledConnection> PostgresGrantStore::Acquire() {
+  while (true) {
+    std::unique_ptr<Connection> idle;
+    {
+      absl::MutexLock lock(&mu_);
+      if (!mu_.AwaitWithTimeout(absl::Condition(this, &PostgresGrantStore::ConnectionAvailable),
+                                options_.lock_timeout)) {
+        return absl::UnavailableError(
+            absl::StrCat("all ", options_.max_connections,
+                         " PostgreSQL connections of the grant store are busy"));
+      }
+      if (idle_.empty()) {
+        ++open_;  // Reserves the slot the new connection takes.
+        break;
+      }
+      idle = std::move(idle_.back());
+      idle_.pop_back();
+    }
+    // A connection the server closed while idle (restart, failover) is dropped here, so the
+    // call reconnects instead of failing.
+    if (idle->healthy()) return PooledConnection(this, std::move(idle));
+    idle.reset();
+    absl::MutexLock lock(&mu_);
+    --open_;
+  }
+  Connection::Options conn_options;
+  conn_options.connect_timeout = options_.connect_timeout;
+  conn_options.application_name = "sharedos-grantstore";
+  absl::StatusOr<std::unique_ptr<Connection>> conn = Connection::Open(options_.uri, conn_options);
+  if (!conn.ok()) {
+    absl::MutexLock lock(&mu_);
+    --open_;
+    return conn.status();
+  }
+  return PooledConnection(this, *std::move(conn));
+}
+
+void PostgresGrantStore::Release(std::unique_ptr<Connection> conn) {
+  const bool reusable = conn->healthy() && !conn->InTransaction();
+  {
+    absl::MutexLock lock(&mu_);
+    if (reusable && static_cast<int>(idle_.size()) < options_.max_idle_connections) {
+      idle_.push_back(std::move(conn));
+      return;
+    }
+    --open_;
+  }
+  conn.reset();  // Closed outside the lock.
+}
+
+absl::Status PostgresGrantStore::Read(const ReadFn& fn) {
+  ASSIGN_OR_RETURN(PooledConnection conn, Acquire());
+  TransactionOptions snapshot;
+  snapshot.isolation = TransactionOptions::Isolation::kRepeatableRead;
+  snapshot.read_only = true;
+  return common::postgres::RunInTransaction(*conn, snapshot, fn);
+}
+
+// ---------------------------------------------------------------------------------------
+// Write transactions
+
+class PostgresGrantStore::Transaction : public WriteTransaction {
+ public:
+  explicit Transaction(PooledConnection conn) : conn_(std::move(conn)) {}
+
+  // Opens the transaction and takes the next revision under the revision row's lock (see the
+  // header), waiting at most `lock_timeout` for another writer.
+  absl::Status Begin(absl::Duration lock_timeout) {
+    ASSIGN_OR_RETURN(SqlTransaction txn, SqlTransaction::Begin(*conn_));
+    txn_.emplace(std::move(txn));
+    const Param timeout[] = {Param::Text(
+        absl::StrCat(std::max<int64_t>(1, absl::ToInt64Milliseconds(lock_timeout)), "ms"))};
+    RETURN_IF_ERROR(conn_->Exec("SELECT set_config('lock_timeout', $1, true)", timeout).status());
+    ASSIGN_OR_RETURN(Result result,
+                     conn_->Exec("UPDATE store_revision SET revision = revision + 1 WHERE id = 1 "
+                                 "RETURNING revision"));
+    if (result.rows() != 1) return absl::InternalError("store_revision row missing");
+    revision_ = result.Int64(0, 0);
+    return absl::OkStatus();
+  }
+
+  int64_t revision() const override { return revision_; }
+
+  absl::StatusOr<std::optional<StoredGrant>> GetGrant(absl::string_view namespace_id,
+                                                      absl::string_view grant_id) override {
+    return SelectGrant(*conn_, namespace_id, grant_id, revision_);
+  }
+
+  absl::Status InsertGrant(const pb::CapabilityGrant& grant) override {
+    if (grant.has_revoked_at()) {
+      return absl::InvalidArgumentError("InsertGrant: revoked_at must be absent");
+    }
+    const Param params[] = {Param::Text(grant.namespace_id()),
+                            Param::Text(grant.id()),
+                            Param::Text(capability::AddressKey(grant.subject())),
+                            Param::Text(capability::AddressKey(grant.issuer())),
+                            Param::Int64(revision_),
+                            Param::Bytes(grant.SerializeAsString())};
+    // ON CONFLICT DO NOTHING: a taken id is reported without aborting the transaction.
+    ASSIGN_OR_RETURN(Result result,
+                     conn_->Exec("INSERT INTO grants (namespace_id, grant_id, subject_key, "
+                                 "issuer_key, issued_revision, body) VALUES ($1, $2, $3, $4, $5, "
+                                 "$6) ON CONFLICT DO NOTHING",
+                                 params));
+    if (result.affected_rows() == 0) {
+      return absl::AlreadyExistsError(
+          absl::StrCat("grant id \"", grant.id(), "\" is taken in its namespace"));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status RevokeGrant(absl::string_view namespace_id, absl::string_view grant_id,
+                           absl::Time revoked_at) override {
+    ASSIGN_OR_RETURN(std::optional<StoredGrant> existing,
+                     SelectGrant(*conn_, namespace_id, grant_id, revision_));
+    if (!existing.has_value()) return capability::errors::GrantNotFound(namespace_id, grant_id);
+    if (existing->revoked_revision.has_value()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("grant \"", grant_id, "\" is already revoked"));
+    }
+    const absl::Duration since_epoch = revoked_at - absl::UnixEpoch();
+    const int64_t seconds = absl::ToInt64Seconds(since_epoch);
+    const int64_t nanos = absl::ToInt64Nanoseconds(since_epoch - absl::Seconds(seconds));
+    // Timestamps keep non-negative nanos (floor the seconds for pre-epoch times).
+    const Param params[] = {Param::Text(namespace_id), Param::Text(grant_id),
+                            Param::Int64(revision_),
+                            Param::Int64(nanos < 0 ? seconds - 1 : seconds),
+                            Param::Int64(nanos < 0 ? nanos + 1000000000 : nanos)};
+    return conn_
+        ->Exec(
+            "UPDATE grants SET revoked_revision = $3, revoked_at_seconds = $4, "
+            "revoked_at_nanos = $5 WHERE namespace_id = $1 AND grant_id = $2 AND "
+            "revoked_revision IS NULL",
+            params)
+        .status();
+  }
+
+  absl::StatusOr<std::optional<IdempotencyEntry>> GetIdempotencyKey(
+      absl::string_view key) override {
+    const Param params[] = {Param::Text(key)};
+    ASSIGN_OR_RETURN(Result result, conn_->Exec("SELECT namespace_id, grant_id FROM "
+                                                "idempotency_keys WHERE idempotency_key = $1",
+                                                params));
+    if (result.rows() == 0) return std::optional<IdempotencyEntry>();
+    return std::optional<IdempotencyEntry>(
+        IdempotencyEntry{std::string(result.Bytes(0, 0)), std::string(result.Bytes(0, 1))});
+  }
+
+  absl::Status PutIdempotencyKey(absl::string_view key, const IdempotencyEntry& entry) override {
+    const Param params[] = {Param::Text(key), Param::Text(entry.namespace_id),
+                            Param::Text(entry.grant_id), Param::Int64(revision_)};
+    ASSIGN_OR_RETURN(Result result,
+                     conn_->Exec("INSERT INTO idempotency_keys (idempotency_key, namespace_id, "
+                                 "grant_id, revision) VALUES ($1, $2, $3, $4) ON CONFLICT DO "
+                                 "NOTHING",
+                                 params));
+    if (result.affected_rows() == 0) {
+      return absl::AlreadyExistsError("the idempotency key is already used");
+    }
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::optional<StoredHostPolicy>> GetHostPolicy(
+      absl::string_view namespace_id) override {
+    return SelectHostPolicy(*conn_, namespace_id, revision_);
+  }
+
+  absl::StatusOr<bool> HostPolicyVersionUsed(absl::string_view namespace_id,
+                                             absl::string_view version) override {
+    const Param params[] = {Param::Text(namespace_id), Param::Text(version)};
+    ASSIGN_OR_RETURN(Result result,
+                     conn_->Exec("SELECT 1 FROM host_policies WHERE namespace_id = $1 AND "
+                                 "version = $2 LIMIT 1",
+                                 params));
+    return result.rows() > 0;
+  }
+
+  absl::Status PutHostPolicy(const gs::HostPolicy& policy) override {
+    const Param params[] = {Param::Text(policy.namespace_id()), Param::Int64(revision_),
+                            Param::Text(policy.version()),
+                            Param::Bytes(policy.SerializeAsString())};
+    ASSIGN_OR_RETURN(Result result,
+                     conn_->Exec("INSERT INTO host_policies (namespace_id, revision, version, "
+                                 "body) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
+                                 params));
+    if (result.affected_rows() == 0) {
+      return absl::AlreadyExistsError(
+          absl::StrCat("a host policy of namespace \"", policy.namespace_id(),
+                       "\" is already written at revision ", revision_));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::optional<StoredEscalation>> GetEscalation(
+      absl::string_view escalation_id) override {
+    return SelectEscalation(*conn_, escalation_id);
+  }
+
+  absl::Status InsertEscalation(const gs::EscalationRecord& record) override {
+    gs::EscalationRecord stamped = record;
+    stamped.set_recorded_revision(revision_);
+    const Param params[] = {Param::Text(stamped.escalation_id()),
+                            Param::Text(stamped.namespace_id()), Param::Int64(stamped.status()),
+                            Param::Int64(revision_), Param::Bytes(stamped.SerializeAsString())};
+    ASSIGN_OR_RETURN(Result result,
+                     conn_->Exec("INSERT INTO escalations (escalation_id, namespace_id, status, "
+                                 "recorded_revision, body) VALUES ($1, $2, $3, $4, $5) ON "
+                                 "CONFLICT DO NOTHING",
+                                 params));
+    if (result.affected_rows() == 0) {
+      return absl::AlreadyExistsError(
+          absl::StrCat("escalation id \"", stamped.escalation_id(), "\" is taken"));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status ResolveEscalation(const gs::EscalationRecord& record,
+                                 absl::string_view resolution_fingerprint) override {
+    ASSIGN_OR_RETURN(std::optional<StoredEscalation> existing,
+                     SelectEscalation(*conn_, record.escalation_id()));
+    if (!existing.has_value()) {
+      return capability::errors::EscalationNotFound(record.escalation_id());
+    }
+    if (existing->record.status() != gs::ESCALATION_RECORD_STATUS_PENDING) {
+      return capability::errors::EscalationAlreadyResolved(
+          record.escalation_id(), gs::EscalationRecordStatus_Name(existing->record.status()));
+    }
+    const Param params[] = {Param::Text(record.escalation_id()),
+                            Param::Int64(record.status()),
+                            Param::Int64(revision_),
+                            Param::Bytes(resolution_fingerprint),
+                            Param::Bytes(record.SerializeAsString()),
+                            Param::Int64(gs::ESCALATION_RECORD_STATUS_PENDING)};
+    return conn_
+        ->Exec(
+            "UPDATE escalations SET status = $2, resolved_revision = $3, "
+            "resolution_fingerprint = $4, body = $5 WHERE escalation_id = $1 AND status = $6",
+            params)
+        .status();
+  }
+
+  absl::Status Commit() override {
+    if (!txn_.has_value() || !txn_->active()) {
+      return absl::FailedPreconditionError("write transaction is no longer active");
+    }
+    return txn_->Commit();
+  }
+
+ private:
+  PooledConnection conn_;
+  // Declared after conn_: rolled back (if still open) before the connection goes back to the
+  // pool.
+  std::optional<SqlTransaction> txn_;
+  int64_t revision_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------
+// The store
+
+PostgresGrantStore::PostgresGrantStore(Options options) : options_(std::move(options)) {}
+
+PostgresGrantStore::~PostgresGrantStore() = default;
+
+absl::StatusOr<std::unique_ptr<PostgresGrantStore>> PostgresGrantStore::Open(
+    const Options& options, const common::Clock& clock) {
+  if (options.uri.empty()) return absl::InvalidArgumentError("PostgreSQL uri is empty");
+  if (options.max_connections < 1 || options.max_idle_connections < 0) {
+    return absl::InvalidArgumentError("max_connections must be >= 1 and max_idle_connections >= 0");
+  }
+  std::unique_ptr<PostgresGrantStore> store(new PostgresGrantStore(options));
+  {
+    ASSIGN_OR_RETURN(PooledConnection conn, store->Acquire());
+    RETURN_IF_ERROR(common::postgres::Migrate(*conn, kHistoryTable, kMigrations, clock));
+  }
+  return store;
+}
+
+absl::StatusOr<std::unique_ptr<WriteTransaction>> PostgresGrantStore::BeginWrite() {
+  ASSIGN_OR_RETURN(PooledConnection conn, Acquire());
+  auto txn = std::make_unique<Transaction>(std::move(conn));
+  RETURN_IF_ERROR(txn->Begin(options_.lock_timeout));
+  return std::unique_ptr<WriteTransaction>(std::move(txn));
+}
+
+absl::StatusOr<int64_t> PostgresGrantStore::CurrentRevision() {
+  ASSIGN_OR_RETURN(PooledConnection conn, Acquire());
+  return ReadRevision(*conn);
+}
+
+absl::StatusOr<AuthoritySnapshot> PostgresGrantStore::LoadAuthority(
+    absl::string_view namespace_id, const pb::Address& actor, const pb::Address& authority,
+    std::optional<int64_t> at_revision, int max_grants) {
+  AuthoritySnapshot snapshot;
+  const std::string subject_key = capability::AddressKey(actor);
+  const std::string issuer_key = capability::AddressKey(authority);
+  RETURN_IF_ERROR(Read([&](Connection& conn) -> absl::Status {
+    snapshot = AuthoritySnapshot();
+    ASSIGN_OR_RETURN(snapshot.revision, ServableRevision(conn, at_revision));
+    const Param params[] = {Param::Text(namespace_id), Param::Text(subject_key),
+                            Param::Text(issuer_key), Param::Int64(snapshot.revision),
+                            Param::Int64(std::max(max_grants, 0))};
+    ASSIGN_OR_RETURN(
+        Result result,
+        conn.Exec("SELECT body FROM grants WHERE namespace_id = $1 AND subject_key = $2 AND "
+                  "issuer_key = $3 AND issued_revision <= $4 AND (revoked_revision IS NULL OR "
+                  "revoked_revision > $4) ORDER BY issued_revision, issue_order LIMIT $5",
+                  params));
+    for (int row = 0; row < result.rows(); ++row) {
+      if (!Parse(result.Bytes(row, 0), snapshot.grants.emplace_back())) {
+        return capability::errors::CorruptRow("grants", "body");
+      }
+    }
+    ASSIGN_OR_RETURN(std::optional<StoredHostPolicy> policy,
+                     SelectHostPolicy(conn, namespace_id, snapshot.revision));
+    if (policy.has_value()) snapshot.host_policy = std::move(policy->policy);
+    return absl::OkStatus();
+  }));
+  return snapshot;
+}
+
+absl::StatusOr<std::optional<StoredGrant>> PostgresGrantStore::GetGrant(
+    absl::string_view namespace_id, absl::string_view grant_id,
+    std::optional<int64_t> at_revision) {
+  std::optional<StoredGrant> result;
+  RETURN_IF_ERROR(Read([&](Connection& conn) -> absl::Status {
+    ASSIGN_OR_RETURN(const int64_t revision, ServableRevision(conn, at_revision));
+    ASSIGN_OR_RETURN(result, SelectGrant(conn, namespace_id, grant_id, revision));
+    return absl::OkStatus();
+  }));
+  return result;
+}
+
+absl::StatusOr<std::vector<pb::CapabilityGrant>> PostgresGrantStore::ListGrants(
+    const GrantQuery& query) {
+  std::vector<pb::CapabilityGrant> grants;
+  std::optional<std::string> subject_key;
+  std::optional<std::string> issuer_key;
+  if (query.subject.has_value()) subject_key = capability::AddressKey(*query.subject);
+  if (query.issuer.has_value()) issuer_key = capability::AddressKey(*query.issuer);
+  RETURN_IF_ERROR(Read([&](Connection& conn) -> absl::Status {
+    grants.clear();
+    ASSIGN_OR_RETURN(const int64_t revision, ReadRevision(conn));
+    const Param params[] = {
+        Param::Text(query.namespace_id),    Param::Text(query.after_grant_id),
+        Param::OptionalText(subject_key),   Param::OptionalText(issuer_key),
+        Param::Bool(query.include_revoked), Param::Int64(std::max(query.limit, 0))};
+    ASSIGN_OR_RETURN(
+        Result result,
+        conn.Exec(absl::StrCat("SELECT ", kGrantColumns,
+                               " FROM grants WHERE namespace_id = $1 AND grant_id > $2 AND ($3 IS "
+                               "NULL OR subject_key = $3) AND ($4 IS NULL OR issuer_key = $4) AND "
+                               "($5 OR revoked_revision IS NULL) ORDER BY grant_id LIMIT $6"),
+                  params));
+    for (int row = 0; row < result.rows(); ++row) {
+      ASSIGN_OR_RETURN(StoredGrant stored, GrantFromRow(result, row, revision));
+      grants.push_back(std::move(stored.grant));
+    }
+    return absl::OkStatus();
+  }));
+  return grants;
+}
+
+absl::StatusOr<RevocationCheck> PostgresGrantStore::CheckRevocations(
+    absl::string_view namespace_id, absl::Span<const std::string> grant_ids) {
+  RevocationCheck check;
+  RETURN_IF_ERROR(Read([&](Connection& conn) -> absl::Status {
+    check = RevocationCheck();
+    ASSIGN_OR_RETURN(check.revision, ReadRevision(conn));
+    absl::flat_hash_set<absl::string_view> seen;
+    for (const std::string& id : grant_ids) {
+      if (!seen.insert(id).second) continue;
+      const Param params[] = {Param::Text(namespace_id), Param::Text(id)};
+      ASSIGN_OR_RETURN(Result result,
+                       conn.Exec("SELECT revoked_revision IS NOT NULL FROM grants WHERE "
+                                 "namespace_id = $1 AND grant_id = $2",
+                                 params));
+      // Unknown ids are reported revoked: a grant that cannot be found cannot be live.
+      if (result.rows() == 0 || result.Bool(0, 0)) check.revoked_grant_ids.push_back(id);
+    }
+    return absl::OkStatus();
+  }));
+  return check;
+}
+
+absl::StatusOr<ConsumeResult> PostgresGrantStore::TryConsume(absl::string_view namespace_id,
+                                                             absl::string_view grant_id,
+                                                             int64_t max_uses) {
+  ASSIGN_OR_RETURN(PooledConnection conn, Acquire());
+  // One statement, so one transaction: the increment happens iff the grant exists and fewer
+  // than max_uses were spent. ON CONFLICT DO UPDATE locks the usage row and re-checks the WHERE
+  // against its latest committed version, so concurrent callers on any connection never spend
+  // more than max_uses.
+  const Param params[] = {Param::Text(namespace_id), Param::Text(grant_id), Param::Int64(max_uses)};
+  ASSIGN_OR_RETURN(
+      Result result,
+      conn->Exec("INSERT INTO grant_usage (namespace_id, grant_id, uses) SELECT namespace_id, "
+                 "grant_id, 1 FROM grants WHERE namespace_id = $1 AND grant_id = $2 AND $3 >= 1 "
+                 "ON CONFLICT (namespace_id, grant_id) DO UPDATE SET uses = grant_usage.uses + 1 "
+                 "WHERE grant_usage.uses < $3 RETURNING uses",
+                 params));
+  if (result.rows() == 1) return ConsumeResult{true, result.Int64(0, 0)};
+  // Not consumed: the grant is unknown or spent (uses never decrease, so this is >= max_uses
+  // for a spent grant).
+  ASSIGN_OR_RETURN(std::optional<int64_t> uses, SelectUsage(*conn, namespace_id, grant_id));
+  if (!uses.has_value()) return capability::errors::GrantNotFound(namespace_id, grant_id);
+  return ConsumeResult{false, *uses};
+}
+
+absl::StatusOr<int64_t> PostgresGrantStore::GetUsage(absl::string_view namespace_id,
+                                                     absl::string_view grant_id) {
+  ASSIGN_OR_RETURN(PooledConnection conn, Acquire());
+  ASSIGN_OR_RETURN(std::optional<int64_t> uses, SelectUsage(*conn, namespace_id, grant_id));
+  if (!uses.has_value()) return capability::errors::GrantNotFound(namespace_id, grant_id);
+  return *uses;
+}
+
+absl::StatusOr<std::optional<StoredHostPolicy>> PostgresGrantStore::GetHostPolicy(
+    absl::string_view namespace_id) {
+  std::optional<StoredHostPolicy> result;
+  RETURN_IF_ERROR(Read([&](Connection& conn) -> absl::Status {
+    ASSIGN_OR_RETURN(const int64_t revision, ReadRevision(conn));
+    ASSIGN_OR_RETURN(result, SelectHostPolicy(conn, namespace_id, revision));
+    return absl::OkStatus();
+  }));
+  return result;
+}
+
+absl::StatusOr<std::optional<StoredEscalation>> PostgresGrantStore::GetEscalation(
+    absl::string_view escalation_id) {
+  ASSIGN_OR_RETURN(PooledConnection conn, Acquire());
+  return SelectEscalation(*conn, escalation_id);
+}
+
+absl::StatusOr<std::vector<gs::EscalationRecord>> PostgresGrantStore::ListEscalations(
+    const EscalationQuery& query) {
+  ASSIGN_OR_RETURN(PooledConnection conn, Acquire());
+  const Param params[] = {
+      Param::Text(query.namespace_id), Param::Int64(query.after_recorded_revision),
+      query.status.has_value() ? Param::Int64(*query.status) : Param::Null(Param::Type::kInt64),
+      Param::Int64(std::max(query.limit, 0))};
+  ASSIGN_OR_RETURN(Result result,
+                   conn->Exec("SELECT escalation_id, body FROM escalations WHERE namespace_id = "
+                              "$1 AND recorded_revision > $2 AND ($3 IS NULL OR status = $3) "
+                              "ORDER BY recorded_revision LIMIT $4",
+                              params));
+  std::vector<gs::EscalationRecord> records;
+  for (int row = 0; row < result.rows(); ++row) {
+    if (!Parse(result.Bytes(row, 1), records.emplace_back())) {
+      return capability::errors::CorruptRow("escalations", result.Bytes(row, 0));
+    }
+  }
+  return records;
+}
+
+}  // namespace sharedos::grantstore::storage

@@ -1,0 +1,137 @@
+// GrantStore on PostgreSQL (libpq): the scale-out backend (architecture §6). Any number of
+// stateless replicas, each with its own PostgresGrantStore, share one database. All of the
+// store's SQL lives in postgres_grant_store.cc; the schema is versioned in
+// `grantstore_schema_migrations` (common/postgres/migrations).
+//
+// Revisions. The database holds one row, store_revision(id = 1, revision). A write transaction
+// (BeginWrite) is a READ COMMITTED transaction whose first statement is
+//
+//   UPDATE store_revision SET revision = revision + 1 WHERE id = 1 RETURNING revision
+//
+// That takes the row's lock, which PostgreSQL holds until the transaction ends, so writers of
+// every connection, process and replica are serialised on it: a second writer's UPDATE waits
+// for the first to commit or roll back and then reads the row as committed. Hence:
+//   - each committed mutation takes exactly the next revision (the number is read under the
+//     lock), and a rolled-back one gives its number back with its rows (no gaps);
+//   - commit order == revision order: writer R+1 cannot get past the UPDATE before writer R
+//     has committed, so R's rows are visible to every later statement;
+//   - every row a transaction writes is stamped with its revision, and it becomes visible in
+//     the same atomic commit as the revision row. A reader that runs in one REPEATABLE READ
+//     snapshot and sees revision = N sees every row of revisions <= N and none of later ones;
+//     rows of revision <= R are never changed afterwards except for revoked_revision, which a
+//     later revision sets to itself (> R) and a read at R filters out. So LoadAuthority(R)
+//     returns the same snapshot forever, on any connection or replica that has reached R (a
+//     replica behind R answers FAILED_PRECONDITION, never stale data).
+// READ COMMITTED is enough for the writer: after the revision lock, each of its statements
+// takes a fresh snapshot that includes every earlier writer, and nothing else writes the
+// revisioned tables. TryConsume is one INSERT ... ON CONFLICT DO UPDATE ... WHERE uses < max
+// (atomic in PostgreSQL at any isolation level), outside the revision.
+//
+// Connection loss. A call whose connection breaks fails with UNAVAILABLE (the layers above map
+// that to their fail-closed codes). Connections come from a pool that drops broken ones and
+// checks idle ones before reuse (Connection::healthy), so the next call reconnects: no restart
+// needed. UNAVAILABLE from WriteTransaction::Commit means the outcome is unknown (the commit may
+// have happened); callers retry with their idempotency keys.
+
+#ifndef SHAREDOS_GRANTSTORE_SVC_STORAGE_POSTGRES_GRANT_STORE_H_
+#define SHAREDOS_GRANTSTORE_SVC_STORAGE_POSTGRES_GRANT_STORE_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "common/postgres/connection.h"
+#include "common/time/clock.h"
+#include "grantstore_svc/storage/grant_store.h"
+
+namespace sharedos::grantstore::storage {
+
+// Thread-safe. Each call checks a connection out of a bounded pool, so calls of different
+// threads run concurrently on their own connections; the database serialises writers.
+class PostgresGrantStore : public GrantStore {
+ public:
+  // The schema history table (shared databases: each store has its own).
+  static constexpr char kHistoryTable[] = "grantstore_schema_migrations";
+
+  struct Options {
+    // A libpq connection URI (postgres://... or postgresql://...) or key=value string.
+    std::string uri;
+    // Bound on establishing each connection.
+    absl::Duration connect_timeout = absl::Seconds(5);
+    // How long a writer waits for the revision lock (another writer's transaction), and a call
+    // for a free connection when max_connections are in use, before UNAVAILABLE.
+    absl::Duration lock_timeout = absl::Seconds(5);
+    // Connections open at once (busy and idle).
+    int max_connections = 16;
+    // Idle connections kept open between calls.
+    int max_idle_connections = 8;
+  };
+
+  // Connects and migrates the schema. `clock` stamps the migration rows only. Errors:
+  // UNAVAILABLE (cannot connect), FAILED_PRECONDITION (schema newer than this binary: the
+  // message names both versions), INVALID_ARGUMENT (options), INTERNAL.
+  static absl::StatusOr<std::unique_ptr<PostgresGrantStore>> Open(
+      const Options& options, const common::Clock& clock = common::RealClock());
+
+  ~PostgresGrantStore() override;
+
+  absl::StatusOr<std::unique_ptr<WriteTransaction>> BeginWrite() override;
+  absl::StatusOr<int64_t> CurrentRevision() override;
+  absl::StatusOr<AuthoritySnapshot> LoadAuthority(absl::string_view namespace_id,
+                                                  const protocol::v1::Address& actor,
+                                                  const protocol::v1::Address& authority,
+                                                  std::optional<int64_t> at_revision,
+                                                  int max_grants) override;
+  absl::StatusOr<std::optional<StoredGrant>> GetGrant(absl::string_view namespace_id,
+                                                      absl::string_view grant_id,
+                                                      std::optional<int64_t> at_revision) override;
+  absl::StatusOr<std::vector<protocol::v1::CapabilityGrant>> ListGrants(
+      const GrantQuery& query) override;
+  absl::StatusOr<RevocationCheck> CheckRevocations(
+      absl::string_view namespace_id, absl::Span<const std::string> grant_ids) override;
+  absl::StatusOr<ConsumeResult> TryConsume(absl::string_view namespace_id,
+                                           absl::string_view grant_id, int64_t max_uses) override;
+  absl::StatusOr<int64_t> GetUsage(absl::string_view namespace_id,
+                                   absl::string_view grant_id) override;
+  absl::StatusOr<std::optional<StoredHostPolicy>> GetHostPolicy(
+      absl::string_view namespace_id) override;
+  absl::StatusOr<std::optional<StoredEscalation>> GetEscalation(
+      absl::string_view escalation_id) override;
+  absl::StatusOr<std::vector<grantstore::v1::EscalationRecord>> ListEscalations(
+      const EscalationQuery& query) override;
+
+ private:
+  class Transaction;
+  class PooledConnection;
+  using Connection = common::postgres::Connection;
+  using ReadFn = std::function<absl::Status(Connection&)>;
+
+  explicit PostgresGrantStore(Options options);
+
+  // A healthy idle connection, or a new one (waiting up to lock_timeout while max_connections
+  // are busy). Errors: UNAVAILABLE.
+  absl::StatusOr<PooledConnection> Acquire() ABSL_LOCKS_EXCLUDED(mu_);
+  bool ConnectionAvailable() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Keeps `conn` for reuse when it is healthy, idle and the pool has room; else closes it.
+  void Release(std::unique_ptr<Connection> conn) ABSL_LOCKS_EXCLUDED(mu_);
+  // Runs `fn` in one REPEATABLE READ READ ONLY transaction: one consistent snapshot.
+  absl::Status Read(const ReadFn& fn);
+
+  const Options options_;
+
+  absl::Mutex mu_;
+  std::vector<std::unique_ptr<Connection>> idle_ ABSL_GUARDED_BY(mu_);
+  // Connections checked out or idle.
+  int open_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace sharedos::grantstore::storage
+
+#endif  // SHAREDOS_GRANTSTORE_SVC_STORAGE_POSTGRES_GRANT_STORE_H_
