@@ -145,6 +145,7 @@ std::string WorkspaceRoot(const std::string& files_root) {
 
 absl::Status WriteWorkspace(const std::string& files_root) {
   std::string dir = files_root;
+  if (absl::Status made = MakeDir(dir); !made.ok()) return made;
   for (const char* part : {"human", kOwner, "workspace", "Workspace"}) {
     dir = absl::StrCat(dir, "/", part);
     if (absl::Status made = MakeDir(dir); !made.ok()) return made;

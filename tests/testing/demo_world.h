@@ -55,9 +55,9 @@ std::string RegistryText(const std::vector<std::string>& tools = {});
 
 // The owner's workspace under a files provider's root: <files_root>/human/user-alice/workspace.
 std::string WorkspaceRoot(const std::string& files_root);
-// Creates <WorkspaceRoot>/Workspace (directories that exist are kept) and writes notes.txt
-// (kNotes) in it, as `sharedosd --demo` does. Errors: INTERNAL (a directory or the file cannot be
-// written).
+// Creates <WorkspaceRoot>/Workspace, files_root included (directories that exist are kept), and
+// writes notes.txt (kNotes) in it, as `sharedosd --demo` does. Errors: INTERNAL (a directory or the
+// file cannot be written).
 absl::Status WriteWorkspace(const std::string& files_root);
 
 }  // namespace sharedos::testing::demo

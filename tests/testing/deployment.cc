@@ -33,8 +33,8 @@ std::vector<std::string> WithPortOf(const std::vector<std::string>& args,
 // ---------------------------------------------------------------- sharedosd
 
 absl::StatusOr<std::unique_ptr<SharedosdDeployment>> SharedosdDeployment::Start(Options options) {
-  std::vector<std::string> args = {"--port=0", "--data_dir=" + options.data_dir,
-                                   "--durability=" + options.durability};
+  std::vector<std::string> args = {"--port=0", "--data_dir=" + options.data_dir};
+  if (!options.durability.empty()) args.push_back("--durability=" + options.durability);
   if (!options.files_root.empty()) args.push_back("--files_root=" + options.files_root);
   if (!options.registry.empty()) args.push_back("--registry=" + options.registry);
   if (options.demo) args.push_back("--demo");

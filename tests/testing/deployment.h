@@ -39,7 +39,7 @@ class SharedosdDeployment {
     std::string files_root;
     // --registry; empty: the shipped default (standard_tools.textproto).
     std::string registry;
-    // --durability of its SQLite files.
+    // --durability of its SQLite files; empty: sharedosd's default.
     std::string durability = "normal";
     // --demo: seed the demo world (sharedosd/demo.h).
     bool demo = false;
