@@ -11,12 +11,13 @@
 #include "sharedos/audit/v1/audit.grpc.pb.h"
 #include "sharedos/authorizer/v1/authorizer.grpc.pb.h"
 #include "sharedos/grantstore/v1/grantstore.grpc.pb.h"
+#include "tests/testing/deployment.h"
 #include "tests/testing/process.h"
 
 namespace sharedos {
 namespace {
 
-using ::sharedos::testing::Process;
+using ::sharedos::testing::SharedosdDeployment;
 using ::testing::ElementsAre;
 
 class SharedosdControlPlaneTest : public ::testing::Test {
@@ -25,18 +26,19 @@ class SharedosdControlPlaneTest : public ::testing::Test {
     data_ = sharedos::testing::TempPath(
         std::string("sharedosd-") +
         ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    auto process = Process::Start("sharedosd/sharedosd", {"--port=0", "--data_dir=" + data_});
-    ASSERT_TRUE(process.ok()) << process.status();
-    process_ = std::make_unique<Process>(*std::move(process));
-    auto address = process_->WaitForLine("sharedosd listening on ", absl::Seconds(30));
-    ASSERT_TRUE(address.ok()) << address.status();
-    auto channel = grpc::CreateChannel(*address, grpc::InsecureChannelCredentials());
+    SharedosdDeployment::Options options;
+    options.data_dir = data_;
+    options.durability = "";  // sharedosd's default
+    auto started = SharedosdDeployment::Start(std::move(options));
+    ASSERT_TRUE(started.ok()) << started.status();
+    sharedosd_ = *std::move(started);
+    auto channel = grpc::CreateChannel(sharedosd_->address(), grpc::InsecureChannelCredentials());
     grants_ = grantstore::v1::GrantStore::NewStub(channel);
     audit_ = audit::v1::AuditLog::NewStub(channel);
     authorizer_ = authorizer::v1::Authorizer::NewStub(channel);
-    service_ = sharedos::testing::ReadFirstLine(data_ + "/service.token");
-    admin_ = sharedos::testing::ReadFirstLine(data_ + "/admin.token");
-    host_ = sharedos::testing::ReadFirstLine(data_ + "/host.token");
+    service_ = sharedosd_->service_token();
+    admin_ = sharedosd_->admin_token();
+    host_ = sharedosd_->host_token();
     ASSERT_FALSE(admin_.empty());
   }
 
@@ -46,8 +48,9 @@ class SharedosdControlPlaneTest : public ::testing::Test {
     grants_.reset();
     audit_.reset();
     authorizer_.reset();
-    if (process_) {
-      EXPECT_EQ(process_->Terminate(), 0) << process_->output();
+    if (sharedosd_) {
+      absl::Status stopped = sharedosd_->Stop();
+      EXPECT_TRUE(stopped.ok()) << stopped;
     }
   }
 
@@ -59,7 +62,7 @@ class SharedosdControlPlaneTest : public ::testing::Test {
   }
 
   std::string data_;
-  std::unique_ptr<Process> process_;
+  std::unique_ptr<sharedos::testing::SharedosdDeployment> sharedosd_;
   std::unique_ptr<grantstore::v1::GrantStore::Stub> grants_;
   std::unique_ptr<audit::v1::AuditLog::Stub> audit_;
   std::unique_ptr<authorizer::v1::Authorizer::Stub> authorizer_;

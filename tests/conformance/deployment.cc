@@ -8,7 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "audit_svc/client/audit_writer_factory.h"
 #include "audit_svc/core/audit_log.h"
@@ -30,6 +30,7 @@
 #include "grpcpp/grpcpp.h"
 #include "sharedos/authorizer/v1/authorizer.grpc.pb.h"
 #include "sharedos/envelope/v1/envelope.grpc.pb.h"
+#include "tests/testing/deployment.h"
 #include "tests/testing/process.h"
 
 namespace sharedos::conformance {
@@ -46,15 +47,23 @@ constexpr char kHostToken[] = "conformance-host-token-0123456789";
 constexpr char kLeaseSecret[] = "conformance-lease-secret-0123456789abcdef0123";
 constexpr char kMcpSecret[] = "conformance-mcp-secret-0123456789abcdef0123456789";
 
+// Who may call either deployment: the admin, the services, and the conformance host, scoped to
+// the world's namespace and owner.
+testing::DeploymentCredentials Credentials(const DeploymentOptions& options) {
+  testing::DeploymentCredentials credentials;
+  credentials.admin_token = kAdminToken;
+  credentials.service_token = kServiceToken;
+  credentials.host_token = kHostToken;
+  credentials.host_name = "conformance-host";
+  credentials.host_namespaces = {options.namespace_id};
+  credentials.host_owners = {options.owner_key};
+  credentials.lease_secret = kLeaseSecret;
+  credentials.mcp_secret = kMcpSecret;
+  return credentials;
+}
+
 std::string CredentialsJson(const DeploymentOptions& options) {
-  return absl::StrCat(
-      R"({"credentials": [)", R"({"name": "ops", "role": "admin", "token_sha256": ")",
-      common::server::TokenDigestHex(kAdminToken), R"("},)",
-      R"({"name": "services", "role": "service", "token_sha256": ")",
-      common::server::TokenDigestHex(kServiceToken), R"("},)",
-      R"({"name": "conformance-host", "role": "host", "token_sha256": ")",
-      common::server::TokenDigestHex(kHostToken), R"(", "scope": {"namespaces": [")",
-      options.namespace_id, R"("], "owners": [")", options.owner_key, R"("]}}]})");
+  return testing::CredentialsJson(Credentials(options));
 }
 
 std::unique_ptr<grpc::ClientContext> As(const std::string& token) {
@@ -443,78 +452,58 @@ class GrpcHost final : public HostApi {
   std::unique_ptr<ev1::Envelope::Stub> stub_;
 };
 
+// The four services as processes (tests/testing/deployment.h), with a second envelope without
+// the broker, and the broker (the notion fixture) served from this process.
 class ProcessDeployment final : public Deployment {
  public:
   explicit ProcessDeployment(DeploymentOptions options) : options_(std::move(options)) {}
 
   ~ProcessDeployment() override {
-    for (auto* process : {&envelope_unattached_, &envelope_, &authorizer_, &grantstore_, &audit_}) {
-      if (*process) (*process)->Terminate();
-    }
+    processes_.reset();
     if (notion_runner_) notion_runner_->Shutdown();
   }
 
   absl::Status Start() {
-    const std::string& dir = options_.dir;
-    RETURN_IF_ERROR(testing::WriteFile(dir + "/credentials.json", CredentialsJson(options_)));
-    RETURN_IF_ERROR(testing::WriteFile(dir + "/service.token", std::string(kServiceToken) + "\n"));
-    RETURN_IF_ERROR(testing::WriteFile(dir + "/lease.secret", kLeaseSecret));
-    RETURN_IF_ERROR(testing::WriteFile(dir + "/mcp.secret", kMcpSecret));
-    credentials_ = "--credentials=" + dir + "/credentials.json";
-    token_file_ = dir + "/service.token";
-
     notion_ =
         std::make_unique<NotionFixture>(options_.notion_provider_id, options_.notion_definition);
     ASSIGN_OR_RETURN(notion_runner_, common::server::ServerRunner::Start({}, {notion_.get()}));
 
-    ASSIGN_OR_RETURN(
-        audit_, testing::Process::StartService(
-                    "audit_svc/server/audit_svc",
-                    {"--port=0", "--db=" + dir + "/audit.db", "--durability=normal", credentials_},
-                    "audit_svc"));
-    RETURN_IF_ERROR(StartGrantStore("0"));
-    std::vector<std::string> args = {
-        "--port=0", credentials_, "--grantstore_target=" + grantstore_->address(),
-        "--grantstore_token_file=" + token_file_, "--lease_secret_file=" + dir + "/lease.secret"};
-    for (const std::string& flag : AuditFlags("authorizer")) args.push_back(flag);
-    ASSIGN_OR_RETURN(authorizer_,
-                     testing::Process::StartService("authorizer_svc/server/authorizer_svc", args,
-                                                    "authorizer_svc"));
-    std::string registries;
+    testing::FourProcessDeployment::Options options;
+    options.dir = options_.dir;
+    std::vector<std::string> registries;
     for (const std::string& registry : options_.registries) {
-      if (!registries.empty()) registries += ",";
-      registries += testing::RunfilePath(registry);
+      registries.push_back(testing::RunfilePath(registry));
     }
-    auto envelope_args = [&](const std::string& name, bool broker) {
-      std::vector<std::string> flags = {"--port=0",
-                                        credentials_,
-                                        "--authorizer_target=" + authorizer_->address(),
-                                        "--authorizer_token_file=" + token_file_,
-                                        "--registry=" + registries,
-                                        "--files_root=" + options_.files_root};
-      if (broker) {
-        flags.push_back("--provider=" + options_.notion_provider_id + "=" +
-                        notion_runner_->address());
-        flags.push_back("--provider_token_file=" + token_file_);
+    options.registry = absl::StrJoin(registries, ",");
+    options.files_root = options_.files_root;
+    options.credentials = Credentials(options_);
+    options.providers = {{options_.notion_provider_id, notion_runner_->address()}};
+    options.provider_token = true;
+    options.unattached_envelope = true;
+    options.mcp = options_.mcp;
+    absl::StatusOr<std::unique_ptr<testing::FourProcessDeployment>> started =
+        testing::FourProcessDeployment::Start(std::move(options));
+    if (!started.ok()) {
+      // An envelope without the MCP front door refuses its flags or never reports its URL.
+      const absl::string_view message = started.status().message();
+      if (options_.mcp &&
+          (absl::StrContains(message, "mcp_") || absl::StrContains(message, "mcp listening"))) {
+        return absl::UnimplementedError(
+            "MCP front door (issue 8): envelope_svc serves no MCP endpoint");
       }
-      for (const std::string& flag : AuditFlags(name)) flags.push_back(flag);
-      if (options_.mcp) {
-        flags.push_back("--mcp_secret_file=" + dir + "/mcp.secret");
-        flags.push_back("--mcp_port=0");
-      }
-      return flags;
-    };
-    ASSIGN_OR_RETURN(envelope_, StartEnvelope(envelope_args("envelope", true)));
-    ASSIGN_OR_RETURN(envelope_unattached_,
-                     StartEnvelope(envelope_args("envelope-unattached", false)));
-    host_ = std::make_unique<GrpcHost>(envelope_->address());
-    host_unattached_ = std::make_unique<GrpcHost>(envelope_unattached_->address());
+      return started.status();
+    }
+    processes_ = *std::move(started);
+
+    host_ = std::make_unique<GrpcHost>(processes_->envelope_address());
+    host_unattached_ =
+        std::make_unique<GrpcHost>(processes_->address(Service::kUnattachedEnvelope));
     grants_stub_ = gv1::GrantStore::NewStub(
-        grpc::CreateChannel(grantstore_->address(), grpc::InsecureChannelCredentials()));
+        grpc::CreateChannel(processes_->grantstore_address(), grpc::InsecureChannelCredentials()));
     audit_stub_ = audit::v1::AuditLog::NewStub(
-        grpc::CreateChannel(audit_->address(), grpc::InsecureChannelCredentials()));
+        grpc::CreateChannel(processes_->audit_address(), grpc::InsecureChannelCredentials()));
     authorizer_stub_ = av1::Authorizer::NewStub(
-        grpc::CreateChannel(authorizer_->address(), grpc::InsecureChannelCredentials()));
+        grpc::CreateChannel(processes_->authorizer_address(), grpc::InsecureChannelCredentials()));
     return absl::OkStatus();
   }
 
@@ -539,21 +528,21 @@ class ProcessDeployment final : public Deployment {
     if (what != "usage" && what != "grantstore") {
       return absl::InvalidArgumentError(absl::StrCat("outage: unknown \"", what, "\""));
     }
-    // Usage counting lives in grantstore_svc: either outage stops the process.
-    if (grantstore_) {
-      grantstore_->Terminate();
-      grantstore_.reset();
+    // Usage counting lives in grantstore_svc: either outage stops the process (however it
+    // exits: the row grades what the others recorded).
+    if (processes_->running(Service::kGrantstore)) {
+      processes_->Stop(Service::kGrantstore).IgnoreError();
     }
     return absl::OkStatus();
   }
   absl::Status Recover() override {
-    if (grantstore_) return absl::OkStatus();
-    return StartGrantStore(grantstore_port_);
+    if (processes_->running(Service::kGrantstore)) return absl::OkStatus();
+    return processes_->Restart(Service::kGrantstore);
   }
   NotionFixture& notion() override { return *notion_; }
   absl::Status PlantGrant(const protocol::v1::CapabilityGrant& grant) override {
     grantstore::storage::SqliteGrantStore::Options store_options;
-    store_options.path = options_.dir + "/grantstore.db";
+    store_options.path = processes_->grantstore_db();
     ASSIGN_OR_RETURN(auto store, grantstore::storage::SqliteGrantStore::Open(store_options));
     return Plant(*store, grant);
   }
@@ -572,51 +561,15 @@ class ProcessDeployment final : public Deployment {
          }});
     return surfaces;
   }
-  std::string envelope_address() const override { return envelope_->address(); }
+  std::string envelope_address() const override { return processes_->envelope_address(); }
 
  private:
-  std::vector<std::string> AuditFlags(const std::string& name) const {
-    return {"--audit=remote", "--audit_target=" + audit_->address(),
-            "--audit_token_file=" + token_file_,
-            "--audit_outbox=" + options_.dir + "/" + name + ".outbox"};
-  }
-
-  absl::StatusOr<std::unique_ptr<testing::Process>> StartEnvelope(
-      const std::vector<std::string>& args) {
-    absl::StatusOr<std::unique_ptr<testing::Process>> envelope =
-        testing::Process::StartService("envelope_svc/server/envelope_svc", args, "envelope_svc");
-    if (!options_.mcp) return envelope;
-    const std::string missing = "MCP front door (issue 8): envelope_svc serves no MCP endpoint";
-    if (!envelope.ok()) {
-      if (absl::StrContains(envelope.status().message(), "mcp_")) {
-        return absl::UnimplementedError(missing);
-      }
-      return envelope.status();
-    }
-    absl::StatusOr<std::string> url =
-        (*envelope)->WaitForLine("envelope_svc mcp listening on ", absl::Seconds(20));
-    if (!url.ok()) return absl::UnimplementedError(missing);
-    return envelope;
-  }
-
-  absl::Status StartGrantStore(const std::string& port) {
-    std::vector<std::string> args = {"--port=" + port, "--db=" + options_.dir + "/grantstore.db",
-                                     credentials_};
-    for (const std::string& flag : AuditFlags("grantstore")) args.push_back(flag);
-    ASSIGN_OR_RETURN(grantstore_,
-                     testing::Process::StartService("grantstore_svc/server/grantstore_svc", args,
-                                                    "grantstore_svc"));
-    std::vector<std::string> parts = absl::StrSplit(grantstore_->address(), ':');
-    grantstore_port_ = parts.back();
-    return absl::OkStatus();
-  }
+  using Service = testing::FourProcessDeployment::Service;
 
   const DeploymentOptions options_;
-  std::string credentials_, token_file_, grantstore_port_;
   std::unique_ptr<NotionFixture> notion_;
   std::unique_ptr<common::server::ServerRunner> notion_runner_;
-  std::unique_ptr<testing::Process> audit_, grantstore_, authorizer_, envelope_,
-      envelope_unattached_;
+  std::unique_ptr<testing::FourProcessDeployment> processes_;
   std::unique_ptr<GrpcHost> host_, host_unattached_;
   std::unique_ptr<gv1::GrantStore::Stub> grants_stub_;
   std::unique_ptr<audit::v1::AuditLog::Stub> audit_stub_;

@@ -7,7 +7,8 @@
 //            columns. World clock: a SimulatedClock armed at 2026-08-18T09:00:00Z, moved 1 s per
 //            declared step (Tick).
 //   grpc     ProcessDeployment: audit_svc, grantstore_svc, authorizer_svc and two envelope_svc
-//            processes (one with the notion-mcp provider attached, one without), reached over
+//            processes (one with the notion-mcp provider attached, one without), started by the
+//            four-process harness (tests/testing/deployment.h), reached over
 //            Envelope.OpenTurn / InvokeTool / FinishTurn on loopback. World clock: the real one
 //            (the processes run on it); the world's instants are relative to each row's arming.
 //            The MCP columns use the same deployment (the host opens RUNTIME_MCP turns).

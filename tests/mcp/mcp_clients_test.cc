@@ -25,6 +25,7 @@
 #include "sharedos/audit/v1/audit.grpc.pb.h"
 #include "sharedos/envelope/v1/envelope.grpc.pb.h"
 #include "sharedosd/demo_turn.h"
+#include "tests/testing/deployment.h"
 #include "tests/testing/process.h"
 
 namespace sharedos {
@@ -32,7 +33,7 @@ namespace {
 
 namespace pb = ::sharedos::protocol::v1;
 using Json = nlohmann::json;
-using ::sharedos::testing::Process;
+using ::sharedos::testing::SharedosdDeployment;
 using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -86,28 +87,28 @@ class McpClientsTest : public ::testing::Test {
     data_ = sharedos::testing::TempPath(
         std::string("sharedosd-") +
         ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    auto process = Process::StartService(
-        "sharedosd/sharedosd",
-        {"--demo", "--port=0", "--mcp_port=0", "--durability=normal", "--data_dir=" + data_},
-        "sharedosd");
-    ASSERT_TRUE(process.ok()) << process.status();
-    process_ = *std::move(process);
-    auto url = process_->WaitForLine("sharedosd mcp listening on ", absl::Seconds(30));
-    ASSERT_TRUE(url.ok()) << url.status();
-    url_ = *url;
-    auto channel = grpc::CreateChannel(process_->address(), grpc::InsecureChannelCredentials());
+    SharedosdDeployment::Options options;
+    options.data_dir = data_;
+    options.demo = true;
+    options.mcp = true;
+    auto started = SharedosdDeployment::Start(std::move(options));
+    ASSERT_TRUE(started.ok()) << started.status();
+    sharedosd_ = *std::move(started);
+    url_ = sharedosd_->mcp_url();
+    auto channel = grpc::CreateChannel(sharedosd_->address(), grpc::InsecureChannelCredentials());
     envelope_ = envelope::v1::Envelope::NewStub(channel);
     audit_ = audit::v1::AuditLog::NewStub(channel);
-    host_ = sharedos::testing::ReadFirstLine(data_ + "/host.token");
-    admin_ = sharedos::testing::ReadFirstLine(data_ + "/admin.token");
+    host_ = sharedosd_->host_token();
+    admin_ = sharedosd_->admin_token();
     ASSERT_FALSE(host_.empty());
   }
 
   void TearDown() override {
     envelope_.reset();
     audit_.reset();
-    if (process_) {
-      EXPECT_EQ(process_->Terminate(), 0) << process_->output();
+    if (sharedosd_) {
+      absl::Status stopped = sharedosd_->Stop();
+      EXPECT_TRUE(stopped.ok()) << stopped;
     }
   }
 
@@ -250,7 +251,7 @@ class McpClientsTest : public ::testing::Test {
   std::string root_;
   std::string data_;
   std::string url_;
-  std::unique_ptr<Process> process_;
+  std::unique_ptr<SharedosdDeployment> sharedosd_;
   std::unique_ptr<envelope::v1::Envelope::Stub> envelope_;
   std::unique_ptr<audit::v1::AuditLog::Stub> audit_;
   std::string host_;

@@ -69,6 +69,7 @@
 #include "grpcpp/impl/rpc_method.h"
 #include "sharedos/authorizer/v1/authorizer.grpc.pb.h"
 #include "sharedos/envelope/v1/envelope.grpc.pb.h"
+#include "tests/testing/demo_world.h"
 
 ABSL_FLAG(int, rounds, 5, "Latency rounds (floor, authorize, invoke each).");
 ABSL_FLAG(int, calls, 2000, "Calls per series per round.");
@@ -88,6 +89,7 @@ namespace {
 namespace pb = ::sharedos::protocol::v1;
 namespace ev1 = ::sharedos::envelope::v1;
 namespace av1 = ::sharedos::authorizer::v1;
+namespace demo = ::sharedos::testing::demo;
 using Clock = std::chrono::steady_clock;
 
 constexpr char kServiceToken[] = "bench-service-token";
@@ -173,6 +175,27 @@ void Authenticate(grpc::ClientContext& context, const char* token) {
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
 }
 
+// The grant: the demo grant (tests/testing/demo_world.h) reading the whole files namespace instead
+// of Workspace/** (the turn tests' registry reads under files/, its --tools bulk tools under
+// files/Bulk), without the Scratch write no series makes.
+pb::CapabilityGrant BenchGrant() {
+  pb::CapabilityGrant grant = demo::Grant();
+  demo::FindCapability(grant, "files", {"Workspace"})->mutable_resource()->clear_path();
+  demo::RemoveCapability(grant, "files", {"Scratch"});
+  return grant;
+}
+
+// The demo turn with budgets for long series; each series adds the tools it asks for.
+pb::ExecutionRequest BenchExecution() {
+  pb::ExecutionRequest execution =
+      demo::TurnRequest("exec-bench", "trace-bench").execution_request();
+  execution.clear_tools();
+  execution.mutable_options()->set_max_steps(1000);
+  execution.mutable_options()->set_max_tool_calls(10000);
+  execution.mutable_options()->set_timeout_ms(600000);
+  return execution;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -185,29 +208,7 @@ int main(int argc, char** argv) {
 
   // ---- authorizer_svc (in process, its own gRPC server) ----
   sharedos::grantstore::client::FakeGrantStoreClient grantstore;
-  grantstore.IssueGrant(Parse<pb::CapabilityGrant>(R"pb(
-    id: "grant-assistant"
-    namespace_id: "world-bench"
-    subject { agent_id: "agent-assistant" }
-    issuer { human_user_id: "user-alice" }
-    capabilities {
-      resource { namespace: "sharedos.execution" path: "agent" path: "agent-assistant" }
-      actions: "invoke"
-      scope: SCOPE_EXACT
-    }
-    capabilities {
-      resource { namespace: "files" }
-      actions: "read"
-      scope: SCOPE_DESCENDANTS
-    }
-    capabilities {
-      resource { namespace: "sharedos" path: "escalation" }
-      actions: "request"
-      scope: SCOPE_EXACT
-    }
-    constraints {}
-    issued_at { seconds: 1700000000 }
-  )pb"));
+  grantstore.IssueGrant(BenchGrant());
   sharedos::audit::client::FakeAuditWriter authorizer_audit;
   sharedos::authorizer::core::AuthorizerCore authorizer_core(
       grantstore, authorizer_audit, sharedos::common::RealClock(),
@@ -216,8 +217,8 @@ int main(int argc, char** argv) {
       absl::StrCat(R"({"credentials": [{"name": "svc", "role": "service", "token_sha256": ")",
                    server::TokenDigestHex(kServiceToken),
                    R"("}, {"name": "host", "role": "host", "token_sha256": ")",
-                   server::TokenDigestHex(kHostToken),
-                   R"(", "scope": {"namespaces": ["world-bench"], "owners": ["*"]}}]})");
+                   server::TokenDigestHex(kHostToken), R"(", "scope": {"namespaces": [")",
+                   demo::kNamespace, R"("], "owners": ["*"]}}]})");
   auto authenticator = server::Authenticator::FromJson(credentials);
   if (!authenticator.ok()) return 2;
   sharedos::authorizer::server::AuthorizerService authorizer_service(authorizer_core,
@@ -246,32 +247,7 @@ int main(int argc, char** argv) {
   auto envelope = ev1::Envelope::NewStub(channel);
   auto authorizer = av1::Authorizer::NewStub(authorizer_channel);
 
-  pb::ExecutionRequest base = Parse<pb::ExecutionRequest>(R"pb(
-    version: "1"
-    agent { agent_id: "agent-assistant" }
-    context {
-      namespace_id: "world-bench"
-      actor { agent_id: "agent-assistant" }
-      authority { human_user_id: "user-alice" }
-      owner { human_user_id: "user-alice" }
-      purpose: "bench"
-      trace_id: "trace-bench"
-      enabled_tool_namespaces: "files"
-      enabled_tool_namespaces: "sharedos"
-      now { seconds: 1786438800 }
-    }
-    message {
-      version: "1"
-      id: "msg-1"
-      sender { human_user_id: "user-alice" }
-      receiver { agent_id: "agent-assistant" }
-      purpose: "bench"
-      payload { string_value: "go" }
-      trace_id: "trace-bench"
-      created_at { seconds: 1786438800 }
-    }
-    options { max_steps: 1000 max_tool_calls: 10000 timeout_ms: 600000 }
-  )pb");
+  const pb::ExecutionRequest base = BenchExecution();
   int next_execution = 0;
   auto open = [&](bool all_tools, std::string* turn_id) {
     ev1::OpenTurnRequest request;
@@ -380,7 +356,7 @@ int main(int argc, char** argv) {
   sharedos::audit::client::FakeAuditWriter memory_audit;
   env::core::TurnEngine memory_engine(memory_authorizer, *registry, providers, memory_audit,
                                       sharedos::common::RealClock(), {});
-  const sharedos::common::server::HostScope bench_scope{{"world-bench"}, {"*"}};
+  const sharedos::common::server::HostScope bench_scope{{demo::kNamespace}, {"*"}};
   std::string memory_turn;
   int memory_calls = 0;
   auto memory_open = [&] {

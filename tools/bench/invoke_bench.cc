@@ -6,12 +6,13 @@
 //   four      audit_svc (SQLite, --audit_durability), grantstore_svc, authorizer_svc and
 //             envelope_svc, each its own process on loopback; every writer with its outbox
 //             (--outbox_durability), pre-effect records appended to audit_svc before the answer
-//             (--audit_mode=remote, as envelope_svc's end-to-end test wires them) or made durable
+//             (--audit_mode=remote, as the e2e tests in tests/e2e wire them) or made durable
 //             in the writer's outbox and shipped from there (--audit_mode=local);
 //   sharedosd the one-process default (--audit_durability), in-process authorizer and audit.
 // Both serve the same one-tool registry (files.read over the built-in files provider, reading a
-// 9-byte file) and the same grant. For each deployment, series interleaved round by round so
-// machine load hits them alike, one caller, synchronous stubs:
+// 9-byte file) and the same grant, from the demo world (tests/testing/demo_world.h), started by
+// the cross-service harness (tests/testing/deployment.h). For each deployment, series interleaved
+// round by round so machine load hits them alike, one caller, synchronous stubs:
 //   floor   grpc.health.v1.Health/Check on the envelope's own server (a no-op unary call)
 //   invoke  InvokeTool files.read: envelope checks, discovery + consuming Authorize (one
 //           authorizer call), authorization.checked durable before the answer, the provider,
@@ -19,7 +20,6 @@
 // p50/p99 over all rounds, each invoke's ratio to the floor of its own server, and the CPU the
 // deployment's server processes used per call (user + system, from /proc, all their threads:
 // background checkpoints and outbox shipping included).
-#include <google/protobuf/text_format.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -37,12 +37,13 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "common/server/auth.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/impl/client_unary_call.h"
 #include "grpcpp/impl/rpc_method.h"
 #include "sharedos/envelope/v1/envelope.grpc.pb.h"
 #include "sharedos/grantstore/v1/grantstore.grpc.pb.h"
+#include "tests/testing/demo_world.h"
+#include "tests/testing/deployment.h"
 #include "tests/testing/process.h"
 
 ABSL_FLAG(int, rounds, 5, "Latency rounds (every series each round).");
@@ -66,7 +67,9 @@ namespace {
 namespace pb = ::sharedos::protocol::v1;
 namespace ev1 = ::sharedos::envelope::v1;
 namespace gs = ::sharedos::grantstore::v1;
-using ::sharedos::testing::Process;
+namespace demo = ::sharedos::testing::demo;
+using ::sharedos::testing::FourProcessDeployment;
+using ::sharedos::testing::SharedosdDeployment;
 using ::sharedos::testing::WriteFile;
 using Clock = std::chrono::steady_clock;
 
@@ -74,82 +77,34 @@ constexpr char kAdminToken[] = "bench-admin-token";
 constexpr char kServiceToken[] = "bench-service-token";
 constexpr char kHostToken[] = "bench-host-token";
 
-constexpr char kRegistry[] = R"pb(
-  tools {
-    definition {
-      name: 'files.read'
-      description: 'Read a file of the workspace.'
-      namespace: 'files'
-      source: 'sharedos'
-      read_write: READ_WRITE_READ
-      annotations { read_only: true idempotent: true }
-      required_capability {
-        resource { namespace: 'files' }
-        action: 'read'
-      }
-    }
-    requirement { path_from_arguments { path_argument: 'path' mode: PATH_MODE_APPEND } }
-    provider { files {} }
-    input_schema_json: '{"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"], "additionalProperties": false}'
-  }
-)pb";
+// The grant both deployments serve: the demo grant (tests/testing/demo_world.h) without its write
+// and escalation capabilities. The bench only reads, and each decision then matches against the
+// same two capabilities (run the agent, read Workspace/**) as in the runs docs/performance.md
+// cites.
+pb::CapabilityGrant BenchGrant() {
+  pb::CapabilityGrant grant = demo::Grant();
+  demo::RemoveCapability(grant, "files", {"Scratch"});
+  demo::RemoveCapability(grant, "sharedos", {"escalation"});
+  return grant;
+}
 
-constexpr char kGrant[] = R"pb(
-  id: "grant-assistant"
-  namespace_id: "world-demo"
-  subject { agent_id: "agent-assistant" }
-  issuer { human_user_id: "user-alice" }
-  capabilities {
-    resource { namespace: "sharedos.execution" path: "agent" path: "agent-assistant" }
-    actions: "invoke"
-    scope: SCOPE_EXACT
-  }
-  capabilities {
-    resource { namespace: "files" path: "Workspace" }
-    actions: "read"
-    scope: SCOPE_DESCENDANTS
-  }
-  constraints {}
-  issued_at { seconds: 1700000000 }
-)pb";
-
-constexpr char kExecution[] = R"pb(
-  version: "1"
-  agent { agent_id: "agent-assistant" }
-  context {
-    namespace_id: "world-demo"
-    actor { agent_id: "agent-assistant" }
-    authority { human_user_id: "user-alice" }
-    owner { human_user_id: "user-alice" }
-    purpose: "bench"
-    trace_id: "trace-bench"
-    enabled_tool_namespaces: "files"
-    now { seconds: 1786438800 }
-  }
-  message {
-    version: "1"
-    id: "msg-1"
-    sender { human_user_id: "user-alice" }
-    receiver { agent_id: "agent-assistant" }
-    purpose: "bench"
-    payload { string_value: "go" }
-    trace_id: "trace-bench"
-    created_at { seconds: 1786438800 }
-  }
-  tools: "files.read"
-  options { max_steps: 1000 max_tool_calls: 10000 timeout_ms: 600000 }
-)pb";
+// The demo turn offering files.read alone (tool namespace files), with budgets for long series.
+pb::ExecutionRequest BenchExecution() {
+  pb::ExecutionRequest execution =
+      demo::TurnRequest("exec-bench", "trace-bench").execution_request();
+  execution.clear_tools();
+  execution.add_tools("files.read");
+  execution.mutable_context()->clear_enabled_tool_namespaces();
+  execution.mutable_context()->add_enabled_tool_namespaces("files");
+  execution.mutable_options()->set_max_steps(1000);
+  execution.mutable_options()->set_max_tool_calls(10000);
+  execution.mutable_options()->set_timeout_ms(600000);
+  return execution;
+}
 
 [[noreturn]] void Die(const std::string& what) {
   std::fprintf(stderr, "invoke_bench: %s\n", what.c_str());
   std::exit(1);
-}
-
-template <typename T>
-T Parse(const std::string& text) {
-  T message;
-  if (!google::protobuf::TextFormat::ParseFromString(text, &message)) Die("bad text proto");
-  return message;
 }
 
 void Authenticate(grpc::ClientContext& context, const std::string& token) {
@@ -206,7 +161,7 @@ class Deployment {
     auto stub = gs::GrantStore::NewStub(
         grpc::CreateChannel(grantstore_address, grpc::InsecureChannelCredentials()));
     gs::IssueGrantRequest request;
-    *request.mutable_grant() = Parse<pb::CapabilityGrant>(kGrant);
+    *request.mutable_grant() = BenchGrant();
     gs::IssueGrantResponse response;
     grpc::ClientContext context;
     Authenticate(context, admin_);
@@ -268,7 +223,7 @@ class Deployment {
   bool Open() {
     ev1::OpenTurnRequest request;
     request.set_runtime(ev1::RUNTIME_DRIVER);
-    *request.mutable_execution_request() = Parse<pb::ExecutionRequest>(kExecution);
+    *request.mutable_execution_request() = BenchExecution();
     request.mutable_execution_request()->set_execution_id(absl::StrCat("exec-", next_turn_++));
     ev1::OpenTurnResponse response;
     grpc::ClientContext context;
@@ -303,28 +258,11 @@ int main(int argc, char** argv) {
   const std::string durability = absl::GetFlag(FLAGS_audit_durability);
   const std::string dir = absl::StrCat("/tmp/sharedos-invoke-bench-", getpid());
   const auto path = [&](const std::string& name) { return absl::StrCat(dir, "/", name); };
-  if (std::system(absl::StrCat("rm -rf ", dir, " && mkdir -p ", dir,
-                               "/files/human/user-alice/workspace/Workspace")
-                      .c_str()) != 0) {
+  if (std::system(absl::StrCat("rm -rf ", dir, " && mkdir -p ", dir).c_str()) != 0) {
     Die("cannot create " + dir);
   }
-  using sharedos::common::server::TokenDigestHex;
-  if (!WriteFile(path("credentials.json"),
-                 absl::StrCat(R"({"credentials": [)",
-                              R"({"name": "ops", "role": "admin", "token_sha256": ")",
-                              TokenDigestHex(kAdminToken), R"("},)",
-                              R"({"name": "services", "role": "service", "token_sha256": ")",
-                              TokenDigestHex(kServiceToken), R"("},)",
-                              R"({"name": "host-a", "role": "host", "token_sha256": ")",
-                              TokenDigestHex(kHostToken),
-                              R"(", "scope": {"namespaces": ["world-demo"], )",
-                              R"("owners": ["human:user-alice"]}}]})"))
-           .ok() ||
-      !WriteFile(path("service.token"), std::string(kServiceToken) + "\n").ok() ||
-      !WriteFile(path("lease.secret"), "bench-lease-secret-0123456789abcdef0123").ok() ||
-      !WriteFile(path("registry.textproto"), kRegistry).ok() ||
-      !WriteFile(path("files/human/user-alice/workspace/Workspace/notes.txt"), "buy milk\n")
-           .ok()) {
+  if (!demo::WriteWorkspace(path("files")).ok() ||
+      !WriteFile(path("registry.textproto"), demo::RegistryText({"files.read"})).ok()) {
     Die("cannot write configuration");
   }
 
@@ -337,75 +275,48 @@ int main(int argc, char** argv) {
     if (name != "four" && name != "sharedosd") Die("--deployments: unknown deployment " + name);
   }
   if (wanted.empty()) Die("--deployments: empty");
-  std::vector<std::unique_ptr<Process>> processes;  // stopped in reverse order of start
+  std::unique_ptr<FourProcessDeployment> four;
+  std::unique_ptr<SharedosdDeployment> sharedosd;
   std::vector<Deployment> deployments;
 
   // ---- Four processes ----
   if (wants("four")) {
-    const auto start = [&](const std::string& runfile, const std::string& name,
-                           std::vector<std::string> args) {
-      auto child = Process::StartService(runfile, args, name, argv[0]);
-      if (!child.ok()) Die(std::string(child.status().message()));
-      processes.push_back(*std::move(child));
-      return processes.back().get();
-    };
-    const std::string credentials = "--credentials=" + path("credentials.json");
-    Process* audit = start("audit_svc/server/audit_svc", "audit_svc",
-                           {"--port=0", "--db=" + path("audit.db"),
-                            "--durability=" + durability, credentials});
-    const auto with_audit = [&](std::vector<std::string> args, const std::string& name) {
-      const std::vector<std::string> flags = {
-          "--audit=" + absl::GetFlag(FLAGS_audit_mode), "--audit_target=" + audit->address(),
-          "--audit_token_file=" + path("service.token"),
-          "--audit_outbox=" + path(name + ".outbox")};
-      args.insert(args.end(), flags.begin(), flags.end());
-      return args;
-    };
-    const std::string outbox_durability =
-        "--audit_outbox_durability=" + absl::GetFlag(FLAGS_outbox_durability);
-    Process* grantstore =
-        start("grantstore_svc/server/grantstore_svc", "grantstore_svc",
-              with_audit({"--port=0", "--db=" + path("grantstore.db"), credentials,
-                          outbox_durability},
-                         "grantstore"));
-    Process* authorizer = start(
-        "authorizer_svc/server/authorizer_svc", "authorizer_svc",
-        with_audit({"--port=0", credentials, "--grantstore_target=" + grantstore->address(),
-                    "--grantstore_token_file=" + path("service.token"),
-                    "--lease_secret_file=" + path("lease.secret"), outbox_durability},
-                   "authorizer"));
-    Process* envelope = start(
-        "envelope_svc/server/envelope_svc", "envelope_svc",
-        with_audit({"--port=0", credentials, "--authorizer_target=" + authorizer->address(),
-                    "--authorizer_token_file=" + path("service.token"),
-                    "--registry=" + path("registry.textproto"), "--files_root=" + path("files"),
-                    outbox_durability},
-                   "envelope"));
-    deployments.emplace_back("four processes", envelope->address(), kAdminToken, kHostToken);
-    for (const Process* p : {audit, grantstore, authorizer, envelope}) {
-      deployments.back().pids().push_back(p->pid());
-    }
-    deployments.back().IssueGrant(grantstore->address());
+    FourProcessDeployment::Options options;
+    options.dir = dir;
+    options.registry = path("registry.textproto");
+    options.files_root = path("files");
+    options.credentials.admin_token = kAdminToken;
+    options.credentials.service_token = kServiceToken;
+    options.credentials.host_token = kHostToken;
+    options.credentials.lease_secret = "bench-lease-secret-0123456789abcdef0123";
+    options.audit_durability = durability;
+    options.audit_mode = absl::GetFlag(FLAGS_audit_mode);
+    options.outbox_durability = absl::GetFlag(FLAGS_outbox_durability);
+    options.argv0 = argv[0];
+    auto started = FourProcessDeployment::Start(std::move(options));
+    if (!started.ok()) Die(std::string(started.status().message()));
+    four = *std::move(started);
+    deployments.emplace_back("four processes", four->envelope_address(), kAdminToken, kHostToken);
+    deployments.back().pids() = four->pids();
+    deployments.back().IssueGrant(four->grantstore_address());
   }
 
   // ---- sharedosd ----
   if (wants("sharedosd")) {
-    auto sharedosd_process = Process::Start(
-        "sharedosd/sharedosd",
-        {"--port=0", "--data_dir=" + path("sharedosd-data"), "--files_root=" + path("files"),
-         "--registry=" + path("registry.textproto"), "--durability=" + durability},
-        argv[0]);
-    if (!sharedosd_process.ok()) Die(std::string(sharedosd_process.status().message()));
-    processes.push_back(std::make_unique<Process>(*std::move(sharedosd_process)));
-    auto sharedosd_address =
-        processes.back()->WaitForLine("sharedosd listening on ", absl::Seconds(60));
-    if (!sharedosd_address.ok()) Die(std::string(sharedosd_address.status().message()));
-    std::fprintf(stderr, "invoke_bench: sharedosd pid %d\n", processes.back()->pid());
-    deployments.emplace_back("sharedosd", *sharedosd_address,
-                             sharedos::testing::ReadFirstLine(path("sharedosd-data/admin.token")),
-                             sharedos::testing::ReadFirstLine(path("sharedosd-data/host.token")));
-    deployments.back().pids().push_back(processes.back()->pid());
-    deployments.back().IssueGrant(*sharedosd_address);
+    SharedosdDeployment::Options options;
+    options.data_dir = path("sharedosd-data");
+    options.files_root = path("files");
+    options.registry = path("registry.textproto");
+    options.durability = durability;
+    options.argv0 = argv[0];
+    auto started = SharedosdDeployment::Start(std::move(options));
+    if (!started.ok()) Die(std::string(started.status().message()));
+    sharedosd = *std::move(started);
+    std::fprintf(stderr, "invoke_bench: sharedosd pid %d\n", sharedosd->pid());
+    deployments.emplace_back("sharedosd", sharedosd->address(), sharedosd->admin_token(),
+                             sharedosd->host_token());
+    deployments.back().pids().push_back(sharedosd->pid());
+    deployments.back().IssueGrant(sharedosd->address());
   }
 
   struct Series {
@@ -455,7 +366,8 @@ int main(int argc, char** argv) {
   }
   std::fflush(stdout);
 
-  for (auto it = processes.rbegin(); it != processes.rend(); ++it) (*it)->Terminate();
+  sharedosd.reset();  // stopped in reverse order of start
+  four.reset();
   std::system(absl::StrCat("rm -rf ", dir).c_str());
   return 0;
 }

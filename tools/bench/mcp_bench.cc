@@ -35,6 +35,7 @@
 #include "grpcpp/grpcpp.h"
 #include "sharedos/envelope/v1/envelope.grpc.pb.h"
 #include "sharedosd/demo_turn.h"
+#include "tests/testing/deployment.h"
 #include "tests/testing/process.h"
 
 ABSL_FLAG(int, rounds, 5, "Rounds (one turn each; every series each round).");
@@ -47,7 +48,7 @@ namespace {
 namespace pb = ::sharedos::protocol::v1;
 namespace ev1 = ::sharedos::envelope::v1;
 using Json = nlohmann::json;
-using ::sharedos::testing::Process;
+using ::sharedos::testing::SharedosdDeployment;
 using Clock = std::chrono::steady_clock;
 
 int Fail(const std::string& what) {
@@ -114,21 +115,22 @@ int main(int argc, char** argv) {
   const char* temp = mkdtemp(temp_template);
   if (temp == nullptr) return Fail("cannot create a temporary directory");
   const std::string data = absl::StrCat(temp, "/sharedosd-data");
-  auto sharedosd = Process::StartService(
-      "sharedosd/sharedosd",
-      {"--demo", "--port=0", "--mcp_port=0", "--durability=normal", "--data_dir=" + data,
-       "--registry=" +
-           sharedos::testing::RunfilePath("envelope_svc/config/standard_tools.textproto", argv[0])},
-      "sharedosd", argv[0]);
+  SharedosdDeployment::Options options;
+  options.data_dir = data;
+  options.demo = true;
+  options.mcp = true;
+  options.registry =
+      sharedos::testing::RunfilePath("envelope_svc/config/standard_tools.textproto", argv[0]);
+  options.argv0 = argv[0];
+  auto sharedosd = SharedosdDeployment::Start(std::move(options));
   if (!sharedosd.ok()) return Fail(std::string(sharedosd.status().message()));
-  auto url = (*sharedosd)->WaitForLine("sharedosd mcp listening on ", absl::Seconds(30));
-  if (!url.ok()) return Fail(std::string(url.status().message()));
-  const std::string host_token = sharedos::testing::ReadFirstLine(data + "/host.token");
+  const std::string url = (*sharedosd)->mcp_url();
+  const std::string host_token = (*sharedosd)->host_token();
   // "http://127.0.0.1:<port>/mcp"
-  const std::string authority = url->substr(7, url->rfind("/mcp") - 7);
+  const std::string authority = url.substr(7, url.rfind("/mcp") - 7);
   int mcp_port = 0;
   if (!absl::SimpleAtoi(authority.substr(authority.rfind(':') + 1), &mcp_port)) {
-    return Fail("cannot read the MCP port from " + *url);
+    return Fail("cannot read the MCP port from " + url);
   }
 
   auto channel = grpc::CreateChannel((*sharedosd)->address(), grpc::InsecureChannelCredentials());
@@ -220,7 +222,7 @@ int main(int argc, char** argv) {
       }
     }
     if (node) {
-      std::vector<double> micros = NodeSeries(fetch_micros, root, *url, token, warmup / 2, calls);
+      std::vector<double> micros = NodeSeries(fetch_micros, root, url, token, warmup / 2, calls);
       if (micros.empty()) return Fail("the official client's series failed");
       node_micros.insert(node_micros.end(), micros.begin(), micros.end());
     }
@@ -258,6 +260,6 @@ int main(int argc, char** argv) {
       p50, p99, Percentile(series[1].micros, 0.5) / 1000.0);
   std::fflush(stdout);
   envelope.reset();
-  (*sharedosd)->Terminate();
+  (*sharedosd)->Stop().IgnoreError();
   return 0;
 }

@@ -9,123 +9,34 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "envelope_svc/server/e2e_deployment.h"
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "sharedos/audit/v1/audit.grpc.pb.h"
 #include "sharedos/envelope/v1/envelope.grpc.pb.h"
 #include "sharedos/grantstore/v1/grantstore.grpc.pb.h"
-#include "tests/testing/process.h"
+#include "tests/e2e/e2e_deployment.h"
+#include "tests/testing/demo_world.h"
 
 namespace sharedos {
 namespace {
 
 namespace pb = ::sharedos::protocol::v1;
-using ::sharedos::envelope::e2e::ReadFile;
+namespace demo = ::sharedos::testing::demo;
+using ::sharedos::e2e::ReadFile;
 using ::testing::SizeIs;
 using ::testing::StartsWith;
 
-constexpr char kRegistry[] = R"pb(
-  tools {
-    definition {
-      name: 'files.read'
-      description: 'Read a file of the workspace.'
-      namespace: 'files'
-      source: 'sharedos'
-      read_write: READ_WRITE_READ
-      annotations { read_only: true idempotent: true }
-      required_capability {
-        resource { namespace: 'files' }
-        action: 'read'
-      }
-    }
-    requirement { path_from_arguments { path_argument: 'path' mode: PATH_MODE_APPEND } }
-    provider { files {} }
-    input_schema_json: '{"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"], "additionalProperties": false}'
-  }
-  tools {
-    definition {
-      name: 'files.create'
-      description: 'Create a file of the workspace.'
-      namespace: 'files'
-      source: 'sharedos'
-      read_write: READ_WRITE_WRITE
-      required_capability {
-        resource { namespace: 'files' }
-        action: 'create'
-      }
-    }
-    requirement { path_from_arguments { path_argument: 'path' mode: PATH_MODE_APPEND } }
-    provider { files {} }
-    input_schema_json: '{"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}}, "required": ["path", "content"], "additionalProperties": false}'
-  }
-  tools {
-    definition {
-      name: 'sharedos.escalate'
-      description: 'Ask a human for authority this turn lacks. Give the reason; the turn ends escalated and a reviewer decides.'
-      namespace: 'sharedos'
-      source: 'sharedos'
-      read_write: READ_WRITE_READ
-      annotations { read_only: true }
-      required_capability {
-        resource { namespace: 'sharedos' path: 'escalation' }
-        action: 'request'
-      }
-    }
-    requirement { ceiling {} }
-    provider { none {} }
-    input_schema_json: '{"type": "object", "properties": {"reason": {"type": "string", "minLength": 1, "maxLength": 512}}, "required": ["reason"], "additionalProperties": false}'
-  }
-)pb";
-
-// Param: false = the four services as separate processes, with kRegistry; true = the same turn
-// against one sharedosd process with its shipped default registry.
-class EnvelopeEndToEndTest : public envelope::e2e::DeploymentTest {
+// Param: false = the four services as separate processes, with the demo world's registry
+// (files.read, files.create, sharedos.escalate); true = the same turn against one sharedosd
+// process with its shipped default registry. Both hold the demo workspace (notes.txt).
+class EnvelopeEndToEndTest : public e2e::DeploymentTest {
  protected:
-  EnvelopeEndToEndTest() : DeploymentTest(kRegistry, /*sharedosd_registry=*/false) {}
+  EnvelopeEndToEndTest() : DeploymentTest(demo::RegistryText(), /*sharedosd_registry=*/false) {}
 
-  void SetUp() override {
-    DeploymentTest::SetUp();
-    if (HasFatalFailure()) return;
-    // The owner's workspace holds one file the first turn reads.
-    ASSERT_TRUE(sharedos::testing::WriteFile(
-                    files_root_ + "/human/user-alice/workspace/Workspace/notes.txt", "buy milk\n")
-                    .ok());
-  }
-
+  // The demo world's turn (traced "trace-e2e").
   envelope::v1::OpenTurnResponse OpenTurn(const std::string& execution_id) {
-    envelope::v1::OpenTurnRequest request = Parse<envelope::v1::OpenTurnRequest>(R"pb(
-      runtime: RUNTIME_DRIVER
-      execution_request {
-        version: "1"
-        agent { agent_id: "agent-assistant" }
-        context {
-          namespace_id: "world-demo"
-          actor { agent_id: "agent-assistant" }
-          authority { human_user_id: "user-alice" }
-          owner { human_user_id: "user-alice" }
-          purpose: "keep notes"
-          trace_id: "trace-e2e"
-          enabled_tool_namespaces: "files"
-          enabled_tool_namespaces: "sharedos"
-          now { seconds: 1786438800 }
-        }
-        message {
-          version: "1"
-          id: "msg-1"
-          sender { human_user_id: "user-alice" }
-          receiver { agent_id: "agent-assistant" }
-          purpose: "keep notes"
-          payload { string_value: "summarise my notes" }
-          trace_id: "trace-e2e"
-          created_at { seconds: 1786438800 }
-        }
-        tools: "files.read"
-        tools: "files.create"
-        tools: "sharedos.escalate"
-      })pb");
-    request.mutable_execution_request()->set_execution_id(execution_id);
+    const envelope::v1::OpenTurnRequest request = demo::TurnRequest(execution_id, "trace-e2e");
     envelope::v1::OpenTurnResponse response;
     grpc::Status status = envelope_stub_->OpenTurn(As(host_token_).get(), request, &response);
     EXPECT_TRUE(status.ok()) << status.error_message();
@@ -154,39 +65,10 @@ class EnvelopeEndToEndTest : public envelope::e2e::DeploymentTest {
 
 TEST_P(EnvelopeEndToEndTest, RefusedWriteEscalatesAndTheNextTurnWrites) {
   ASSERT_FALSE(envelope_address_.empty());
-  // The operator's grant: run the agent, read the workspace, write only under Scratch, escalate.
-  grantstore::v1::IssueGrantRequest issue = Parse<grantstore::v1::IssueGrantRequest>(R"pb(
-    grant {
-      id: "grant-assistant"
-      namespace_id: "world-demo"
-      subject { agent_id: "agent-assistant" }
-      issuer { human_user_id: "user-alice" }
-      capabilities {
-        resource { namespace: "sharedos.execution" path: "agent" path: "agent-assistant" }
-        actions: "invoke"
-        scope: SCOPE_EXACT
-      }
-      capabilities {
-        resource { namespace: "files" path: "Workspace" }
-        actions: "read"
-        scope: SCOPE_DESCENDANTS
-      }
-      capabilities {
-        resource { namespace: "files" path: "Scratch" }
-        actions: "create"
-        scope: SCOPE_DESCENDANTS
-      }
-      capabilities {
-        resource { namespace: "sharedos" path: "escalation" }
-        actions: "request"
-        scope: SCOPE_EXACT
-      }
-      constraints {}
-      issued_at { seconds: 1700000000 }
-    })pb");
-  grantstore::v1::IssueGrantResponse issued;
-  grpc::Status status = grants_->IssueGrant(As(admin_token_).get(), issue, &issued);
-  ASSERT_TRUE(status.ok()) << status.error_message();
+  // The operator's grant, the demo world's: run the agent, read the workspace, write only under
+  // Scratch, escalate.
+  IssueGrant(demo::Grant());
+  ASSERT_FALSE(HasFatalFailure());
 
   // Turn 1: read allowed; a write outside Scratch refused with the authority it needs.
   envelope::v1::OpenTurnResponse first = OpenTurn("exec-e2e-1");
@@ -218,7 +100,7 @@ TEST_P(EnvelopeEndToEndTest, RefusedWriteEscalatesAndTheNextTurnWrites) {
   const std::string required_id = finish.escalate().requested_authority().id();
   ASSERT_THAT(required_id, StartsWith("capreq-"));
   envelope::v1::FinishTurnResponse escalated;
-  status = envelope_stub_->FinishTurn(As(host_token_).get(), finish, &escalated);
+  grpc::Status status = envelope_stub_->FinishTurn(As(host_token_).get(), finish, &escalated);
   ASSERT_TRUE(status.ok()) << status.error_message();
   ASSERT_EQ(escalated.result().status(), pb::EXECUTION_STATUS_ESCALATED);
   EXPECT_EQ(escalated.result().escalation().requested_authority().id(), required_id);
@@ -323,20 +205,20 @@ TEST_P(EnvelopeEndToEndTest, RefusedWriteEscalatesAndTheNextTurnWrites) {
   EXPECT_EQ(resolved_count, 2);
   EXPECT_EQ(listed, 2);
   EXPECT_EQ(checked_denied, 1);
-  EXPECT_THAT(invoked,
-              ::testing::UnorderedElementsAre(
-                  "AUDIT_SOURCE_KERNEL/AUDIT_OUTCOME_SUCCEEDED//",
-                  // files.delete: absent from kRegistry; shipped (not requested) in sharedosd's.
-                  absl::StrCat("AUDIT_SOURCE_ENVELOPE/AUDIT_OUTCOME_DENIED/tool_unavailable/",
-                               GetParam() ? "not_offered" : "not_registered"),
-                  "AUDIT_SOURCE_KERNEL/AUDIT_OUTCOME_DENIED/no_matching_grant/",
-                  "AUDIT_SOURCE_KERNEL/AUDIT_OUTCOME_SUCCEEDED//"));
+  EXPECT_THAT(
+      invoked,
+      ::testing::UnorderedElementsAre(
+          "AUDIT_SOURCE_KERNEL/AUDIT_OUTCOME_SUCCEEDED//",
+          // files.delete: absent from the demo registry; shipped (not requested) in sharedosd's.
+          absl::StrCat("AUDIT_SOURCE_ENVELOPE/AUDIT_OUTCOME_DENIED/tool_unavailable/",
+                       GetParam() ? "not_offered" : "not_registered"),
+          "AUDIT_SOURCE_KERNEL/AUDIT_OUTCOME_DENIED/no_matching_grant/",
+          "AUDIT_SOURCE_KERNEL/AUDIT_OUTCOME_SUCCEEDED//"));
   EXPECT_THAT(ended, ::testing::UnorderedElementsAre("AUDIT_OUTCOME_ESCALATED/escalation_requested",
                                                      "AUDIT_OUTCOME_SUCCEEDED/"));
 }
 
-INSTANTIATE_TEST_SUITE_P(Deployments, EnvelopeEndToEndTest, ::testing::Bool(),
-                         envelope::e2e::DeploymentName);
+INSTANTIATE_TEST_SUITE_P(Deployments, EnvelopeEndToEndTest, ::testing::Bool(), e2e::DeploymentName);
 
 }  // namespace
 }  // namespace sharedos

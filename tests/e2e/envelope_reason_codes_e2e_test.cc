@@ -25,18 +25,20 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
-#include "envelope_svc/server/e2e_deployment.h"
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "sharedos/audit/v1/audit.grpc.pb.h"
 #include "sharedos/envelope/v1/envelope.grpc.pb.h"
+#include "tests/e2e/e2e_deployment.h"
+#include "tests/testing/demo_world.h"
 #include "tests/testing/process.h"
 
 namespace sharedos::envelope {
 namespace {
 
 namespace pb = ::sharedos::protocol::v1;
+namespace demo = ::sharedos::testing::demo;
 using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -52,36 +54,21 @@ std::string ShippedAndConformanceRegistry() {
           sharedos::testing::RunfilePath("envelope_svc/config/conformance_tools.textproto")));
 }
 
-// The world's grants. agent-assistant: run, read/stat/list the Workspace, create under Scratch,
-// escalate. agent-once: one read of Workspace/notes.txt, nothing else that reads (so its second
-// read is no longer discoverable). agent-counter: the same single read plus an unbounded read of
-// Other (discovery still passes; the decision is grant_exhausted).
-constexpr const char* kGrants[] = {
-    R"pb(id: "grant-assistant"
-         subject { agent_id: "agent-assistant" }
-         capabilities {
-           resource { namespace: "sharedos.execution" path: "agent" path: "agent-assistant" }
-           actions: "invoke"
-           scope: SCOPE_EXACT
-         }
-         capabilities {
-           resource { namespace: "files" path: "Workspace" }
-           actions: "read"
-           actions: "stat"
-           actions: "list"
-           scope: SCOPE_DESCENDANTS
-         }
-         capabilities {
-           resource { namespace: "files" path: "Scratch" }
-           actions: "create"
-           scope: SCOPE_DESCENDANTS
-         }
-         capabilities {
-           resource { namespace: "sharedos" path: "escalation" }
-           actions: "request"
-           scope: SCOPE_EXACT
-         }
-         constraints {})pb",
+// The world's grants. agent-assistant: the demo grant (run, read the Workspace, create under
+// Scratch, escalate) as "grant-assistant", which may also stat and list the Workspace.
+// agent-once: one read of Workspace/notes.txt, nothing else that reads (so its second read is no
+// longer discoverable). agent-counter: the same single read plus an unbounded read of Other
+// (discovery still passes; the decision is grant_exhausted).
+pb::CapabilityGrant AssistantGrant() {
+  pb::CapabilityGrant grant = demo::Grant();
+  grant.set_id("grant-assistant");
+  pb::Capability* workspace = demo::FindCapability(grant, "files", {"Workspace"});
+  workspace->add_actions("stat");
+  workspace->add_actions("list");
+  return grant;
+}
+
+constexpr const char* kOtherGrants[] = {
     R"pb(id: "grant-once-run"
          subject { agent_id: "agent-once" }
          capabilities {
@@ -191,10 +178,8 @@ class ReasonCodesEndToEndTest : public e2e::DeploymentTest {
   void SetUp() override {
     DeploymentTest::SetUp();
     if (HasFatalFailure()) return;
-    ASSERT_TRUE(sharedos::testing::WriteFile(
-                    files_root_ + "/human/user-alice/workspace/Workspace/notes.txt", "buy milk\n")
-                    .ok());
-    for (const char* grant : kGrants) {
+    IssueGrant(AssistantGrant());
+    for (const char* grant : kOtherGrants) {
       IssueGrant(absl::StrCat(grant, R"pb(
         namespace_id: "world-demo"
         issuer { human_user_id: "user-alice" }
@@ -206,35 +191,13 @@ class ReasonCodesEndToEndTest : public e2e::DeploymentTest {
   // asking for `tools`, with the tool namespaces files and sharedos enabled.
   static v1::OpenTurnRequest Request(const std::string& execution_id, const std::string& agent,
                                      const std::vector<std::string>& tools) {
-    v1::OpenTurnRequest request = Parse<v1::OpenTurnRequest>(R"pb(
-      runtime: RUNTIME_DRIVER
-      execution_request {
-        version: "1"
-        context {
-          namespace_id: "world-demo"
-          authority { human_user_id: "user-alice" }
-          owner { human_user_id: "user-alice" }
-          purpose: "keep notes"
-          enabled_tool_namespaces: "files"
-          enabled_tool_namespaces: "sharedos"
-          now { seconds: 1786438800 }
-        }
-        message {
-          version: "1"
-          id: "msg-1"
-          sender { human_user_id: "user-alice" }
-          purpose: "keep notes"
-          payload { string_value: "summarise my notes" }
-          created_at { seconds: 1786438800 }
-        }
-      })pb");
+    // The demo turn, by `agent` (its agent, actor and message receiver), asking for `tools`.
+    v1::OpenTurnRequest request = demo::TurnRequest(execution_id, "trace-" + execution_id);
     pb::ExecutionRequest* execution = request.mutable_execution_request();
-    execution->set_execution_id(execution_id);
     execution->mutable_agent()->set_agent_id(agent);
     execution->mutable_context()->mutable_actor()->set_agent_id(agent);
-    execution->mutable_context()->set_trace_id("trace-" + execution_id);
     execution->mutable_message()->mutable_receiver()->set_agent_id(agent);
-    execution->mutable_message()->set_trace_id("trace-" + execution_id);
+    execution->clear_tools();
     for (const std::string& tool : tools) execution->add_tools(tool);
     return request;
   }
@@ -515,10 +478,10 @@ TEST_P(ReasonCodesEndToEndTest, ToolCallRefusalsAndARuntimeFailure) {
             opened.catalog().catalog_hash());
 
   // The envelope's catalogue refusals: one code, the specific reason in the cause (seed ADR 0023).
-  for (const auto& [call_id, cause] : std::vector<std::pair<std::string, std::string>>{
-           {"call-unoffered", "not_offered"},
-           {"call-unregistered", "not_registered"},
-           {"call-sealed", "namespace_disabled"}}) {
+  for (const auto& [call_id, cause] :
+       std::vector<std::pair<std::string, std::string>>{{"call-unoffered", "not_offered"},
+                                                        {"call-unregistered", "not_registered"},
+                                                        {"call-sealed", "namespace_disabled"}}) {
     const pb::AuditEvent record = audit.Invoked(call_id);
     EXPECT_EQ(Summary(record),
               "AUDIT_SOURCE_ENVELOPE/AUDIT_OUTCOME_DENIED/tool_unavailable/" + cause)
@@ -951,7 +914,7 @@ class HostProviderEndToEndTest : public ReasonCodesEndToEndTest {
     server_ = builder.BuildAndStart();
     ASSERT_NE(server_, nullptr);
     ASSERT_GT(port, 0);
-    envelope_args_.push_back(absl::StrCat("--provider=host-test=127.0.0.1:", port));
+    providers_.push_back({"host-test", absl::StrCat("127.0.0.1:", port)});
     ReasonCodesEndToEndTest::SetUp();
     if (HasFatalFailure()) return;
     IssueGrant(R"pb(id: "grant-host-jobs"

@@ -1,22 +1,24 @@
-// The deployments envelope_svc's end-to-end tests run against, as a gtest fixture parameterized
-// on the deployment: false = the four services as separate processes (audit_svc,
-// grantstore_svc, authorizer_svc, envelope_svc — real binaries, SQLite files, remote audit
-// writers with outboxes), true = one sharedosd process (the embedded default).
+// The deployments the end-to-end tests run against, as a gtest fixture parameterized on the
+// deployment (tests/testing/deployment.h): false = the four services as separate processes
+// (audit_svc, grantstore_svc, authorizer_svc, envelope_svc — real binaries, SQLite files, remote
+// audit writers with outboxes), true = one sharedosd process (the embedded default).
 //
-// Both serve namespace "world-demo"; the host credential's scope covers it (owner
-// human:user-alice for the four processes, any owner for sharedosd). The files provider's root
-// holds an empty workspace for human:user-alice (<files_root>/human/user-alice/workspace).
-// Stubs, tokens and addresses are ready after SetUp; TearDown terminates what still runs and
-// expects a clean exit. Not thread-safe (one test body).
+// Both serve the demo world's namespace "world-demo" (tests/testing/demo_world.h); the host
+// credential's scope covers it (owner human:user-alice for the four processes, any owner for
+// sharedosd). The files provider's root holds the owner's demo workspace
+// (<files_root>/human/user-alice/workspace/Workspace/notes.txt). Stubs, tokens and addresses are
+// ready after SetUp; TearDown stops what still runs and expects a clean exit. Not thread-safe
+// (one test body).
 
-#ifndef SHAREDOS_ENVELOPE_SVC_SERVER_E2E_DEPLOYMENT_H_
-#define SHAREDOS_ENVELOPE_SVC_SERVER_E2E_DEPLOYMENT_H_
+#ifndef SHAREDOS_TESTS_E2E_E2E_DEPLOYMENT_H_
+#define SHAREDOS_TESTS_E2E_E2E_DEPLOYMENT_H_
 
 #include <google/protobuf/text_format.h>
 
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "grpcpp/grpcpp.h"
@@ -24,9 +26,9 @@
 #include "sharedos/audit/v1/audit.grpc.pb.h"
 #include "sharedos/envelope/v1/envelope.grpc.pb.h"
 #include "sharedos/grantstore/v1/grantstore.grpc.pb.h"
-#include "tests/testing/process.h"
+#include "tests/testing/deployment.h"
 
-namespace sharedos::envelope::e2e {
+namespace sharedos::e2e {
 
 class DeploymentTest : public ::testing::TestWithParam<bool> {
  protected:
@@ -59,7 +61,9 @@ class DeploymentTest : public ::testing::TestWithParam<bool> {
     return message;
   }
 
-  // Issues a grant (text of a protocol.v1.CapabilityGrant) as the admin.
+  // Issues a grant as the admin.
+  void IssueGrant(const protocol::v1::CapabilityGrant& grant);
+  // The same, from the text of a protocol.v1.CapabilityGrant.
   void IssueGrant(const std::string& grant_text);
 
   // Reads world-demo's audit log from its first record until `done` holds or 60 s pass (a
@@ -67,8 +71,10 @@ class DeploymentTest : public ::testing::TestWithParam<bool> {
   std::vector<protocol::v1::AuditEvent> AuditUntil(
       const std::function<bool(const std::vector<protocol::v1::AuditEvent>&)>& done);
 
-  // Extra envelope_svc flags (four processes), set before SetUp (e.g. --provider=<id>=<addr>).
+  // Extra envelope_svc flags (four processes), set before SetUp.
   std::vector<std::string> envelope_args_;
+  // Host ToolProviders envelope_svc attaches (four processes), id and address, set before SetUp.
+  std::vector<std::pair<std::string, std::string>> providers_;
   // Turn-engine flags both envelope_svc and sharedosd take (e.g. --drain_grace), set before
   // SetUp.
   std::vector<std::string> engine_args_;
@@ -76,24 +82,21 @@ class DeploymentTest : public ::testing::TestWithParam<bool> {
   std::string admin_token_;
   std::string host_token_;
   std::string dir_, files_root_;
-  std::string audit_address_, grantstore_address_, authorizer_address_, envelope_address_;
-  std::unique_ptr<sharedos::testing::Process> audit_, grantstore_, authorizer_, envelope_;
-  std::unique_ptr<v1::Envelope::Stub> envelope_stub_;
+  std::string envelope_address_;
+  std::unique_ptr<sharedos::testing::FourProcessDeployment> four_;
+  std::unique_ptr<sharedos::testing::SharedosdDeployment> sharedosd_;
+  std::unique_ptr<envelope::v1::Envelope::Stub> envelope_stub_;
   std::unique_ptr<grantstore::v1::GrantStore::Stub> grants_;
   std::unique_ptr<audit::v1::AuditLog::Stub> audit_stub_;
 
  private:
   void StartFourProcesses();
   void StartSharedosd();
+  // Stubs to the envelope, grant store and audit log at their current addresses.
   void Connect();
-  std::unique_ptr<sharedos::testing::Process> StartService(const std::string& binary,
-                                                           const std::string& name,
-                                                           const std::vector<std::string>& args);
 
   const std::string registry_;
   const bool sharedosd_registry_;
-  // audit_svc's flags but --port.
-  std::vector<std::string> audit_args_;
 };
 
 // "FourProcesses" / "Sharedosd", for INSTANTIATE_TEST_SUITE_P(…, ::testing::Bool(),
@@ -103,6 +106,6 @@ std::string DeploymentName(const ::testing::TestParamInfo<bool>& info);
 // A file's whole content ("" when unreadable).
 std::string ReadFile(const std::string& path);
 
-}  // namespace sharedos::envelope::e2e
+}  // namespace sharedos::e2e
 
-#endif  // SHAREDOS_ENVELOPE_SVC_SERVER_E2E_DEPLOYMENT_H_
+#endif  // SHAREDOS_TESTS_E2E_E2E_DEPLOYMENT_H_

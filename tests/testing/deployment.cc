@@ -1,0 +1,265 @@
+#include "tests/testing/deployment.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/server/auth.h"
+#include "common/status/status_macros.h"
+
+namespace sharedos::testing {
+namespace {
+
+constexpr int kServices = 5;
+
+// The exit of an orderly stop: OK on 0, else INTERNAL naming the process, with its output.
+absl::Status Stopped(const std::string& name, Process& process) {
+  const int code = process.Terminate();
+  if (code == 0) return absl::OkStatus();
+  return absl::InternalError(
+      absl::StrCat(name, " exited with ", code, " on SIGTERM; output:\n", process.output()));
+}
+
+// `args` with --port=0 replaced by the port `address` ends with.
+std::vector<std::string> WithPortOf(const std::vector<std::string>& args,
+                                    const std::string& address) {
+  std::vector<std::string> pinned = args;
+  for (std::string& arg : pinned) {
+    if (arg == "--port=0") arg = "--port=" + address.substr(address.rfind(':') + 1);
+  }
+  return pinned;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- sharedosd
+
+absl::StatusOr<std::unique_ptr<SharedosdDeployment>> SharedosdDeployment::Start(Options options) {
+  std::vector<std::string> args = {"--port=0", "--data_dir=" + options.data_dir};
+  if (!options.durability.empty()) args.push_back("--durability=" + options.durability);
+  if (!options.files_root.empty()) args.push_back("--files_root=" + options.files_root);
+  if (!options.registry.empty()) args.push_back("--registry=" + options.registry);
+  if (options.demo) args.push_back("--demo");
+  if (options.mcp) args.push_back("--mcp_port=0");
+  args.insert(args.end(), options.args.begin(), options.args.end());
+
+  auto deployment = std::unique_ptr<SharedosdDeployment>(new SharedosdDeployment());
+  ASSIGN_OR_RETURN(deployment->process_,
+                   Process::StartService("sharedosd/sharedosd", args, "sharedosd", options.argv0,
+                                         options.start_timeout));
+  if (options.mcp) {
+    ASSIGN_OR_RETURN(
+        deployment->mcp_url_,
+        deployment->process_->WaitForLine("sharedosd mcp listening on ", options.start_timeout));
+  }
+  deployment->admin_token_ = ReadFirstLine(options.data_dir + "/admin.token");
+  deployment->host_token_ = ReadFirstLine(options.data_dir + "/host.token");
+  deployment->service_token_ = ReadFirstLine(options.data_dir + "/service.token");
+  if (deployment->admin_token_.empty() || deployment->host_token_.empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("sharedosd minted no admin or host token in ", options.data_dir));
+  }
+  return deployment;
+}
+
+SharedosdDeployment::~SharedosdDeployment() {
+  if (!stopped_ && process_) process_->Terminate();
+}
+
+absl::Status SharedosdDeployment::Stop() {
+  if (stopped_) return absl::OkStatus();
+  stopped_ = true;
+  return Stopped("sharedosd", *process_);
+}
+
+// ---------------------------------------------------------------- four processes
+
+std::string CredentialsJson(const DeploymentCredentials& credentials) {
+  auto quoted = [](const std::vector<std::string>& values) {
+    return absl::StrCat("[\"", absl::StrJoin(values, "\", \""), "\"]");
+  };
+  return absl::StrCat(
+      R"({"credentials": [)", R"({"name": "ops", "role": "admin", "token_sha256": ")",
+      common::server::TokenDigestHex(credentials.admin_token), R"("},)",
+      R"({"name": "services", "role": "service", "token_sha256": ")",
+      common::server::TokenDigestHex(credentials.service_token), R"("},)", R"({"name": ")",
+      credentials.host_name, R"(", "role": "host", "token_sha256": ")",
+      common::server::TokenDigestHex(credentials.host_token), R"(", "scope": {"namespaces": )",
+      quoted(credentials.host_namespaces), R"(, "owners": )", quoted(credentials.host_owners),
+      "}}]}");
+}
+
+absl::StatusOr<std::unique_ptr<FourProcessDeployment>> FourProcessDeployment::Start(
+    Options options) {
+  auto deployment =
+      std::unique_ptr<FourProcessDeployment>(new FourProcessDeployment(std::move(options)));
+  FourProcessDeployment& d = *deployment;
+  RETURN_IF_ERROR(d.WriteFiles());
+  const std::string& dir = d.options_.dir;
+
+  RETURN_IF_ERROR(
+      d.StartMember(Service::kAudit, "audit_svc/server/audit_svc", "audit_svc",
+                    {"--port=0", "--db=" + dir + "/audit.db",
+                     "--durability=" + d.options_.audit_durability, d.credentials_flag_}));
+  std::vector<std::string> args = {"--port=0", "--db=" + d.grantstore_db(), d.credentials_flag_};
+  for (const std::string& flag : d.AuditFlags("grantstore")) args.push_back(flag);
+  RETURN_IF_ERROR(d.StartMember(Service::kGrantstore, "grantstore_svc/server/grantstore_svc",
+                                "grantstore_svc", std::move(args)));
+  args = {"--port=0", d.credentials_flag_, "--grantstore_target=" + d.grantstore_address(),
+          "--grantstore_token_file=" + d.service_token_file(),
+          "--lease_secret_file=" + dir + "/lease.secret"};
+  for (const std::string& flag : d.AuditFlags("authorizer")) args.push_back(flag);
+  RETURN_IF_ERROR(d.StartMember(Service::kAuthorizer, "authorizer_svc/server/authorizer_svc",
+                                "authorizer_svc", std::move(args)));
+  RETURN_IF_ERROR(d.StartMember(Service::kEnvelope, "envelope_svc/server/envelope_svc",
+                                "envelope_svc", d.EnvelopeArgs("envelope", /*attached=*/true)));
+  if (d.options_.unattached_envelope) {
+    RETURN_IF_ERROR(d.StartMember(Service::kUnattachedEnvelope, "envelope_svc/server/envelope_svc",
+                                  "envelope_svc",
+                                  d.EnvelopeArgs("envelope-unattached", /*attached=*/false)));
+  }
+  return deployment;
+}
+
+FourProcessDeployment::~FourProcessDeployment() {
+  for (int i = kServices - 1; i >= 0; --i) {
+    if (members_[i].process) members_[i].process->Terminate();
+  }
+}
+
+absl::Status FourProcessDeployment::WriteFiles() {
+  const std::string& dir = options_.dir;
+  RETURN_IF_ERROR(WriteFile(dir + "/credentials.json", CredentialsJson(options_.credentials)));
+  RETURN_IF_ERROR(WriteFile(service_token_file(), options_.credentials.service_token + "\n"));
+  RETURN_IF_ERROR(WriteFile(dir + "/lease.secret", options_.credentials.lease_secret));
+  if (options_.mcp) {
+    RETURN_IF_ERROR(WriteFile(dir + "/mcp.secret", options_.credentials.mcp_secret));
+  }
+  credentials_flag_ = "--credentials=" + dir + "/credentials.json";
+  return absl::OkStatus();
+}
+
+std::vector<std::string> FourProcessDeployment::AuditFlags(const std::string& writer) const {
+  std::vector<std::string> flags = {"--audit=" + options_.audit_mode,
+                                    "--audit_target=" + audit_address(),
+                                    "--audit_token_file=" + service_token_file(),
+                                    "--audit_outbox=" + options_.dir + "/" + writer + ".outbox"};
+  if (!options_.outbox_durability.empty()) {
+    flags.push_back("--audit_outbox_durability=" + options_.outbox_durability);
+  }
+  return flags;
+}
+
+std::vector<std::string> FourProcessDeployment::EnvelopeArgs(const std::string& writer,
+                                                             bool attached) const {
+  std::vector<std::string> args = {"--port=0",
+                                   credentials_flag_,
+                                   "--authorizer_target=" + authorizer_address(),
+                                   "--authorizer_token_file=" + service_token_file(),
+                                   "--registry=" + options_.registry,
+                                   "--files_root=" + options_.files_root};
+  if (attached) {
+    for (const auto& [id, address] : options_.providers) {
+      args.push_back(absl::StrCat("--provider=", id, "=", address));
+    }
+    if (options_.provider_token && !options_.providers.empty()) {
+      args.push_back("--provider_token_file=" + service_token_file());
+    }
+  }
+  for (const std::string& flag : AuditFlags(writer)) args.push_back(flag);
+  if (options_.mcp) {
+    args.push_back("--mcp_secret_file=" + options_.dir + "/mcp.secret");
+    args.push_back("--mcp_port=0");
+  }
+  args.insert(args.end(), options_.envelope_args.begin(), options_.envelope_args.end());
+  return args;
+}
+
+absl::Status FourProcessDeployment::StartMember(Service service, std::string binary,
+                                                std::string name, std::vector<std::string> args) {
+  Member& started = member(service);
+  started.binary = std::move(binary);
+  started.name = std::move(name);
+  started.args = std::move(args);
+  RETURN_IF_ERROR(Launch(started, started.args));
+  started.former_args = WithPortOf(started.args, started.address);
+  return absl::OkStatus();
+}
+
+absl::Status FourProcessDeployment::Launch(Member& member, const std::vector<std::string>& args) {
+  absl::StatusOr<std::unique_ptr<Process>> process = Process::StartService(
+      member.binary, args, member.name, options_.argv0, options_.start_timeout);
+  if (!process.ok()) {
+    return absl::Status(process.status().code(),
+                        absl::StrCat(member.name, ": ", process.status().message()));
+  }
+  member.process = *std::move(process);
+  member.address = member.process->address();
+  if (options_.mcp && member.name == "envelope_svc") {
+    absl::StatusOr<std::string> url =
+        member.process->WaitForLine("envelope_svc mcp listening on ", options_.start_timeout);
+    if (!url.ok()) {
+      return absl::Status(url.status().code(),
+                          absl::StrCat(member.name, " mcp: ", url.status().message()));
+    }
+    member.mcp_url = *std::move(url);
+  }
+  return absl::OkStatus();
+}
+
+const std::string& FourProcessDeployment::address(Service service) const {
+  return member(service).address;
+}
+
+const std::string& FourProcessDeployment::mcp_url(Service envelope) const {
+  return member(envelope).mcp_url;
+}
+
+bool FourProcessDeployment::running(Service service) const {
+  return member(service).process != nullptr;
+}
+
+std::vector<pid_t> FourProcessDeployment::pids() const {
+  std::vector<pid_t> pids;
+  for (const Member& m : members_) {
+    if (m.process) pids.push_back(m.process->pid());
+  }
+  return pids;
+}
+
+absl::Status FourProcessDeployment::Stop(Service service) {
+  Member& stopping = member(service);
+  if (!stopping.process) {
+    return absl::FailedPreconditionError(absl::StrCat(stopping.name, " is not running"));
+  }
+  const absl::Status stopped = Stopped(stopping.name, *stopping.process);
+  stopping.process.reset();
+  stopping.address.clear();
+  stopping.mcp_url.clear();
+  return stopped;
+}
+
+absl::Status FourProcessDeployment::Restart(Service service) {
+  Member& restarting = member(service);
+  if (restarting.process || restarting.former_args.empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(restarting.name, restarting.process ? " is running" : " never started"));
+  }
+  RETURN_IF_ERROR(Launch(restarting, restarting.former_args));
+  if (WithPortOf(restarting.args, restarting.address) != restarting.former_args) {
+    return absl::InternalError(
+        absl::StrCat(restarting.name, " restarted on another port: ", restarting.address));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status FourProcessDeployment::StopAll() {
+  std::vector<std::string> failures;
+  for (int i = kServices - 1; i >= 0; --i) {
+    if (!members_[i].process) continue;
+    absl::Status stopped = Stop(static_cast<Service>(i));
+    if (!stopped.ok()) failures.push_back(std::string(stopped.message()));
+  }
+  if (failures.empty()) return absl::OkStatus();
+  return absl::InternalError(absl::StrJoin(failures, "\n"));
+}
+
+}  // namespace sharedos::testing

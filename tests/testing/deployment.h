@@ -1,0 +1,200 @@
+// The deployments cross-service tests and benchmarks start from real binaries (the runfiles of
+// the calling target), each reached over loopback at the addresses they report (--port=0):
+//
+//   SharedosdDeployment    one sharedosd process: all four services, SQLite files in its data
+//                          directory, the tokens it minted there.
+//   FourProcessDeployment  audit_svc, grantstore_svc, authorizer_svc and envelope_svc as
+//                          separate processes (SQLite files, service credentials, writers with
+//                          outboxes), optionally a second envelope_svc without the host
+//                          providers; audit_svc and grantstore_svc can be stopped and started
+//                          again on the same port and database.
+//
+// Both start with Start() (every process reported listening, never a sleep) and stop what still
+// runs on destruction. Neither is thread-safe: one owner drives one deployment.
+
+#ifndef SHAREDOS_TESTS_TESTING_DEPLOYMENT_H_
+#define SHAREDOS_TESTS_TESTING_DEPLOYMENT_H_
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "tests/testing/process.h"
+
+namespace sharedos::testing {
+
+// One sharedosd process.
+class SharedosdDeployment {
+ public:
+  struct Options {
+    // The data directory (created by sharedosd; its tokens are read from there).
+    std::string data_dir;
+    // --files_root; empty: sharedosd's default under the data directory.
+    std::string files_root;
+    // --registry; empty: the shipped default (standard_tools.textproto).
+    std::string registry;
+    // --durability of its SQLite files; empty: sharedosd's default.
+    std::string durability = "normal";
+    // --demo: seed the demo world (sharedosd/demo.h).
+    bool demo = false;
+    // --mcp_port=0: serve the MCP front door (mcp_url() then holds its URL).
+    bool mcp = false;
+    // More flags (e.g. turn-engine flags such as --drain_grace).
+    std::vector<std::string> args;
+    // argv[0] of a binary run by `bazel run` (for its runfiles); null in a test.
+    const char* argv0 = nullptr;
+    absl::Duration start_timeout = absl::Seconds(60);
+  };
+
+  // Errors: those of Process::StartService; FAILED_PRECONDITION when sharedosd minted no admin
+  // or host token.
+  static absl::StatusOr<std::unique_ptr<SharedosdDeployment>> Start(Options options);
+  ~SharedosdDeployment();
+
+  // "host:port" of every service.
+  const std::string& address() const { return process_->address(); }
+  // The MCP front door's URL (Options::mcp).
+  const std::string& mcp_url() const { return mcp_url_; }
+  const std::string& admin_token() const { return admin_token_; }
+  const std::string& host_token() const { return host_token_; }
+  const std::string& service_token() const { return service_token_; }
+  pid_t pid() const { return process_->pid(); }
+  const std::string& output() const { return process_->output(); }
+
+  // SIGTERM and wait. Errors: INTERNAL when it does not exit 0 (its output in the message).
+  absl::Status Stop();
+
+ private:
+  SharedosdDeployment() = default;
+
+  std::unique_ptr<Process> process_;
+  std::string mcp_url_, admin_token_, host_token_, service_token_;
+  bool stopped_ = false;
+};
+
+// The credentials file the four processes load, and the secrets they share.
+struct DeploymentCredentials {
+  std::string admin_token = "e2e-admin-token-0123456789";
+  std::string service_token = "e2e-service-token-0123456789";
+  std::string host_token = "e2e-host-token-0123456789";
+  // The host credential's name and scope.
+  std::string host_name = "host-a";
+  std::vector<std::string> host_namespaces = {"world-demo"};
+  std::vector<std::string> host_owners = {"human:user-alice"};
+  std::string lease_secret = "e2e-lease-secret-0123456789abcdef0123456789";
+  std::string mcp_secret = "e2e-mcp-secret-0123456789abcdef0123456789abcdef";
+};
+
+// audit_svc, grantstore_svc, authorizer_svc and envelope_svc, each its own process.
+class FourProcessDeployment {
+ public:
+  enum class Service { kAudit, kGrantstore, kAuthorizer, kEnvelope, kUnattachedEnvelope };
+
+  struct Options {
+    // An existing writable directory: credentials.json, service.token, lease.secret,
+    // mcp.secret, audit.db, grantstore.db and one <writer>.outbox per audit writer.
+    std::string dir;
+    // envelope_svc --registry (one path, or several comma-separated).
+    std::string registry;
+    // envelope_svc --files_root.
+    std::string files_root;
+    DeploymentCredentials credentials;
+    // audit_svc --durability.
+    std::string audit_durability = "normal";
+    // --audit of grantstore_svc, authorizer_svc and envelope_svc: "remote" (pre-effect records
+    // appended to audit_svc before the answer) or "local" (made durable in the writer's outbox
+    // and shipped from there). Every writer has its outbox either way.
+    std::string audit_mode = "remote";
+    // --audit_outbox_durability of the three writers; empty: their default.
+    std::string outbox_durability;
+    // Host ToolProviders the envelope attaches: --provider=<id>=<address> each, and with
+    // `provider_token` --provider_token_file=<the service token>.
+    std::vector<std::pair<std::string, std::string>> providers;
+    bool provider_token = false;
+    // A second envelope_svc ("envelope-unattached"), the same but without `providers`.
+    bool unattached_envelope = false;
+    // Each envelope serves the MCP front door (--mcp_secret_file, --mcp_port=0); Start waits
+    // for its MCP line.
+    bool mcp = false;
+    // More envelope_svc flags, on every envelope (e.g. --drain_grace).
+    std::vector<std::string> envelope_args;
+    // argv[0] of a binary run by `bazel run` (for its runfiles); null in a test.
+    const char* argv0 = nullptr;
+    absl::Duration start_timeout = absl::Seconds(60);
+  };
+
+  // Writes the credentials and secrets into Options::dir and starts the processes in the order
+  // of their dependencies. Errors: INTERNAL (a file cannot be written); those of
+  // Process::StartService (a process that does not start or report its address), naming it.
+  static absl::StatusOr<std::unique_ptr<FourProcessDeployment>> Start(Options options);
+  // Stops what still runs (envelopes first, audit_svc last), ignoring exit codes.
+  ~FourProcessDeployment();
+
+  // "host:port" of `service` ("" while it is stopped, or when it was not started).
+  const std::string& address(Service service) const;
+  const std::string& audit_address() const { return address(Service::kAudit); }
+  const std::string& grantstore_address() const { return address(Service::kGrantstore); }
+  const std::string& authorizer_address() const { return address(Service::kAuthorizer); }
+  const std::string& envelope_address() const { return address(Service::kEnvelope); }
+  // An envelope's MCP front door URL (Options::mcp).
+  const std::string& mcp_url(Service envelope = Service::kEnvelope) const;
+  bool running(Service service) const;
+  // The processes running now, in the order they started (e.g. to read their CPU time).
+  std::vector<pid_t> pids() const;
+  const DeploymentCredentials& credentials() const { return options_.credentials; }
+  const std::string& admin_token() const { return options_.credentials.admin_token; }
+  const std::string& host_token() const { return options_.credentials.host_token; }
+  // The files the deployment keeps (e.g. to open a database behind a service's back).
+  std::string grantstore_db() const { return options_.dir + "/grantstore.db"; }
+  std::string audit_db() const { return options_.dir + "/audit.db"; }
+  std::string service_token_file() const { return options_.dir + "/service.token"; }
+
+  // SIGTERM and wait: the service becomes unreachable (audit_svc: pre-effect writes fail,
+  // post-effect ones wait in the writers' outboxes). Errors: FAILED_PRECONDITION (not
+  // running); INTERNAL when it does not exit 0 (its output in the message).
+  absl::Status Stop(Service service);
+  // Starts a stopped service again with its former flags, port and database (the outboxes
+  // then deliver what they held). Errors: FAILED_PRECONDITION (running, or never started);
+  // those of Process::StartService; INTERNAL when it reports another address.
+  absl::Status Restart(Service service);
+  // Stops every running process, envelopes first. Errors: INTERNAL naming each that did not
+  // exit 0, with its output.
+  absl::Status StopAll();
+
+ private:
+  struct Member {
+    std::string binary;  // runfiles-relative
+    std::string name;    // "<name> listening on"
+    std::vector<std::string> args;
+    std::unique_ptr<Process> process;
+    std::string address, mcp_url;
+    std::vector<std::string> former_args;  // with --port=<its port>, for Restart
+  };
+
+  explicit FourProcessDeployment(Options options) : options_(std::move(options)) {}
+  absl::Status WriteFiles();
+  absl::Status StartMember(Service service, std::string binary, std::string name,
+                           std::vector<std::string> args);
+  absl::Status Launch(Member& member, const std::vector<std::string>& args);
+  std::vector<std::string> AuditFlags(const std::string& writer) const;
+  std::vector<std::string> EnvelopeArgs(const std::string& writer, bool attached) const;
+  Member& member(Service service) { return members_[static_cast<int>(service)]; }
+  const Member& member(Service service) const { return members_[static_cast<int>(service)]; }
+
+  const Options options_;
+  std::string credentials_flag_;
+  Member members_[5];
+};
+
+// The credentials.json of `credentials` (admin "ops", service "services", the host's own).
+std::string CredentialsJson(const DeploymentCredentials& credentials);
+
+}  // namespace sharedos::testing
+
+#endif  // SHAREDOS_TESTS_TESTING_DEPLOYMENT_H_
