@@ -32,8 +32,9 @@ namespace sharedos::audit::storage {
 // (synchronous=NORMAL for that commit; the next Append's sync covers it, and keys lost to a
 // power cut are rebuilt at Open). The indexer runs in the background (after kIndexBatchRows
 // unindexed rows or kIndexDelay after the first one), synchronously at the start of a Query
-// that filters on a lookup key and of Verify (so both see every record committed before they
-// started), and at Open (rows committed but not indexed before a crash are indexed on
+// that filters on a lookup key and of Verify (so both see every record whose Append returned
+// before they started; one committing concurrently may already be in the head and not yet in
+// the keys), and at Open (rows committed but not indexed before a crash are indexed on
 // restart). A failing background run is retried later and never fails an Append; a failing
 // synchronous run fails its Query or Verify. Verify checks each record's keys row against the
 // record, so editing or deleting keys rows cannot hide records from lookups unnoticed.
