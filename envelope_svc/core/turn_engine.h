@@ -17,7 +17,11 @@
 // (main calls it from a timer; tests after advancing a SimulatedClock). Ended turns are kept
 // for `ended_turn_retention` so GetTurn/CancelTurn answer their result, then forgotten.
 //
-// Thread-safe: a table mutex guards the turn index; each turn has its own mutex; no lock is
+// The engine is a facade over its parts, each its own target: the turn table (turn_table.h),
+// admission (admission.h: OpenTurn), invocation (invocation.h: InvokeTool, then mediation.h) and
+// settlement (settlement.h: FinishTurn, CancelTurn, deadlines, every ending).
+//
+// Thread-safe: the table's mutex guards the turn index; each turn has its own mutex; no lock is
 // held across an authorizer, provider or audit call.
 
 #ifndef SHAREDOS_ENVELOPE_SVC_CORE_TURN_ENGINE_H_
@@ -25,24 +29,23 @@
 
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
-#include <vector>
 
-#include "absl/base/thread_annotations.h"
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "audit_svc/client/audit_writer.h"
 #include "authorizer_svc/client/authorizer_client.h"
 #include "common/server/auth.h"
 #include "common/time/clock.h"
-#include "envelope_svc/core/catalog.h"
+#include "envelope_svc/core/admission.h"
+#include "envelope_svc/core/invocation.h"
 #include "envelope_svc/core/mediator.h"
+#include "envelope_svc/core/settlement.h"
+#include "envelope_svc/core/turn.h"
+#include "envelope_svc/core/turn_table.h"
 #include "envelope_svc/mcp/execution_token.h"
 #include "envelope_svc/tools/tool_registry.h"
 #include "envelope_svc/tools/turn_tools.h"
@@ -51,6 +54,7 @@
 
 namespace sharedos::envelope::core {
 
+// The turn engine: the Envelope service's turns over its parts. Thread-safe.
 class TurnEngine {
  public:
   struct Options {
@@ -109,8 +113,7 @@ class TurnEngine {
   // (execution_id already used by a held turn; RUNTIME_MCP not configured); RESOURCE_EXHAUSTED
   // (max_turns held).
   absl::StatusOr<v1::OpenTurnResponse> OpenTurn(const v1::OpenTurnRequest& request,
-                                                const common::server::HostScope& scope)
-      ABSL_LOCKS_EXCLUDED(mu_);
+                                                const common::server::HostScope& scope);
 
   // One tool call of an open turn: the turn layer's checks (draining, step budget for a
   // declared step, call budget, offered this turn), then kernel mediation. Every refusal is a
@@ -119,8 +122,7 @@ class TurnEngine {
   // NOT_FOUND (unknown turn); PERMISSION_DENIED (outside `scope`); FAILED_PRECONDITION (the
   // turn has ended, its deadline included).
   absl::StatusOr<v1::InvokeToolResponse> InvokeTool(const v1::InvokeToolRequest& request,
-                                                    const common::server::HostScope& scope)
-      ABSL_LOCKS_EXCLUDED(mu_);
+                                                    const common::server::HostScope& scope);
 
   // Settles complete / fail / escalate / harness_exited (see envelope.proto) and answers the
   // ExecutionResult. escalate records the escalation at the authorizer (escalation.requested)
@@ -133,20 +135,17 @@ class TurnEngine {
   // FAILED_PRECONDITION (already ended or ending; harness_exited on a driver turn);
   // UNAVAILABLE (the authorizer did not record the escalation — the turn stays open).
   absl::StatusOr<v1::FinishTurnResponse> FinishTurn(const v1::FinishTurnRequest& request,
-                                                    const common::server::HostScope& scope)
-      ABSL_LOCKS_EXCLUDED(mu_);
+                                                    const common::server::HostScope& scope);
 
   // Ends a running turn cancelled (turn_cancelled); an ended turn answers its result unchanged.
   // Errors: INVALID_ARGUMENT (empty turn_id); NOT_FOUND; PERMISSION_DENIED.
   absl::StatusOr<v1::CancelTurnResponse> CancelTurn(const v1::CancelTurnRequest& request,
-                                                    const common::server::HostScope& scope)
-      ABSL_LOCKS_EXCLUDED(mu_);
+                                                    const common::server::HostScope& scope);
 
   // The result so far (status UNSPECIFIED and no completed_at while running).
   // Errors: INVALID_ARGUMENT (empty turn_id); NOT_FOUND; PERMISSION_DENIED.
   absl::StatusOr<v1::GetTurnResponse> GetTurn(const v1::GetTurnRequest& request,
-                                              const common::server::HostScope& scope)
-      ABSL_LOCKS_EXCLUDED(mu_);
+                                              const common::server::HostScope& scope);
 
   // Delivers the turn's events from `from_sequence` on through `write` (which answers false
   // when the reader is gone), then new ones as they happen; returns OK after the turn's last
@@ -156,7 +155,7 @@ class TurnEngine {
   absl::Status WatchTurn(const v1::WatchTurnRequest& request,
                          const common::server::HostScope& scope,
                          const std::function<bool(const protocol::v1::ExecutionEvent&)>& write,
-                         const std::function<bool()>& cancelled) ABSL_LOCKS_EXCLUDED(mu_);
+                         const std::function<bool()>& cancelled);
 
   // --- The MCP seat (envelope_svc/mcp) ---
 
@@ -176,8 +175,7 @@ class TurnEngine {
   // The held RUNTIME_MCP turn whose execution, turn, namespace, actor and catalogue all match a
   // verified token's claims (ended turns included while retained).
   // Errors: UNAUTHENTICATED (no such turn: forgotten, another turn's claims, a driver turn).
-  absl::StatusOr<McpTurn> FindMcpTurn(const mcp::ExecutionTokenClaims& claims) const
-      ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<McpTurn> FindMcpTurn(const mcp::ExecutionTokenClaims& claims) const;
 
   // One step of a turn's escalation latch (seed ADR 0018), atomic per turn. Once the turn has
   // asked, every call is kPending and counted in callsAfterEscalation. Otherwise `ask_reason`
@@ -188,97 +186,29 @@ class TurnEngine {
   // Errors: NOT_FOUND (unknown turn).
   enum class LatchStep { kPassThrough, kAsked, kPending };
   absl::StatusOr<LatchStep> StepEscalationLatch(const std::string& turn_id,
-                                                const std::optional<std::string>& ask_reason)
-      ABSL_LOCKS_EXCLUDED(mu_);
+                                                const std::optional<std::string>& ask_reason);
 
   // Ends every running turn whose deadline has passed (cancelled, turn_cancelled) and forgets
   // ended turns past their retention. Returns how many turns it ended.
-  int CancelExpired() ABSL_LOCKS_EXCLUDED(mu_);
+  int CancelExpired();
 
-  // Cumulative costs of OpenTurn's steps on this engine (wall clock, for metrics and benches):
-  // catalogue resolution = the registry resolved against the providers, the effective set
-  // (discoverable ∩ requested) and its catalogHash; publication = copying the effective tools'
-  // published definitions into the response; discovery = building the Discover request and its
-  // round trip to the authorizer.
-  struct Stats {
-    int64_t turns_listed = 0;
-    absl::Duration catalog_resolution;
-    absl::Duration catalog_publication;
-    absl::Duration discovery;
-  };
-  Stats stats() const ABSL_LOCKS_EXCLUDED(stats_mu_);
+  // Cumulative costs of OpenTurn's steps on this engine (see AdmissionStats).
+  using Stats = AdmissionStats;
+  Stats stats() const;
 
   // Turns held (running and retained), and running ones.
-  size_t held_turns() const ABSL_LOCKS_EXCLUDED(mu_);
-  size_t running_turns() const ABSL_LOCKS_EXCLUDED(mu_);
+  size_t held_turns() const;
+  size_t running_turns() const;
 
  private:
-  struct Turn;
-  struct Settlement;
-
-  absl::StatusOr<std::shared_ptr<Turn>> Find(const std::string& turn_id,
-                                             const common::server::HostScope& scope) const
-      ABSL_LOCKS_EXCLUDED(mu_);
-  // Opens the admitted part of a turn (lease onwards); ends it when it cannot run.
-  void Admit(Turn& turn, v1::OpenTurnResponse& response);
-  // Ends `turn` with `settlement` once: result, events, turn.ended, lease closed.
-  void Finalize(Turn& turn, Settlement settlement) ABSL_LOCKS_EXCLUDED(mu_);
-  // Ends a running turn cancelled; answers its result (whoever ended it).
-  protocol::v1::ExecutionResult Cancel(Turn& turn) ABSL_LOCKS_EXCLUDED(mu_);
-  // Cancels `turn` if its deadline has passed.
-  void EnforceDeadline(Turn& turn) ABSL_LOCKS_EXCLUDED(mu_);
-  // Records the escalation at the authorizer and answers the escalated settlement.
-  // Errors: UNAVAILABLE (the authorizer did not record it; `turn` is running again).
-  absl::StatusOr<Settlement> RecordEscalation(Turn& turn, const std::string& reason,
-                                              const protocol::v1::CapabilityRequest* requested);
-  // The runtime manifest id of `turn`'s runtime.
-  const std::string& RuntimeId(const Turn& turn) const;
-  // Records an envelope refusal of `call` (tool.invoked, source envelope).
-  void RecordEnvelopeRefusal(const Turn& turn, const protocol::v1::ToolCall& call, absl::Time at,
-                             const protocol::v1::ToolResult& result, absl::string_view cause);
-
-  authorizer::client::AuthorizerClient& authorizer_;
-  const tools::ToolRegistry& registry_;
   const tools::AttachedProviders providers_;
-  audit::client::AuditWriter& audit_;
-  const common::Clock& clock_;
-  const Options options_;
+  const RuntimeManifest runtime_;
   Mediator mediator_;
-  CatalogHasher catalog_hasher_;
-
-  mutable absl::Mutex mu_;
-  // turn id → turn (running and retained).
-  absl::flat_hash_map<std::string, std::shared_ptr<Turn>> turns_ ABSL_GUARDED_BY(mu_);
-  // namespace id + '\0' + execution id → turn id, for the turns held.
-  absl::flat_hash_map<std::string, std::string> by_execution_ ABSL_GUARDED_BY(mu_);
-  // deadline → turn id, for running turns.
-  std::multimap<absl::Time, std::string> deadlines_ ABSL_GUARDED_BY(mu_);
-  // forget-at → turn id, for ended turns.
-  std::multimap<absl::Time, std::string> retention_ ABSL_GUARDED_BY(mu_);
-  size_t running_ ABSL_GUARDED_BY(mu_) = 0;
-
-  mutable absl::Mutex stats_mu_;
-  Stats stats_ ABSL_GUARDED_BY(stats_mu_);
+  TurnTable table_;
+  Settler settler_;
+  Admission admission_;
+  Invocation invocation_;
 };
-
-// The terminal outcome of an MCP harness that exited (envelope.proto HarnessExitedOutcome):
-// with a latched escalation → escalated (the caller records it); output with outcome
-// "completed" → succeeded; otherwise failed with error_code, or
-// harness_exited_without_outcome. Exposed for tests.
-struct HarnessSettlement {
-  protocol::v1::ExecutionStatus status = protocol::v1::EXECUTION_STATUS_UNSPECIFIED;
-  std::optional<google::protobuf::Value> output;
-  std::optional<protocol::v1::ProtocolError> error;
-  // metadata.harnessOutcome / harnessErrorCode.
-  google::protobuf::Struct metadata;
-};
-HarnessSettlement SettleHarnessExit(const v1::HarnessExitedOutcome& exited,
-                                    bool escalation_latched);
-
-// Whether a host scope covers a context: its namespace listed, and its owner listed as
-// "<kind>:<id>" or "*".
-bool ScopeCovers(const common::server::HostScope& scope,
-                 const protocol::v1::AccessContext& context);
 
 }  // namespace sharedos::envelope::core
 

@@ -1,0 +1,207 @@
+#include "envelope_svc/core/invocation.h"
+
+#include <initializer_list>
+#include <memory>
+#include <utility>
+
+#include "capability/reason_codes.h"
+#include "common/json/protocol_json.h"
+#include "common/status/status_macros.h"
+#include "common/validation/protocol.h"
+#include "common/validation/unknown_fields.h"
+#include "envelope_svc/core/audit_records.h"
+
+namespace sharedos::envelope::core {
+namespace {
+
+namespace pb = ::sharedos::protocol::v1;
+namespace validation = ::sharedos::common::validation;
+using ::google::protobuf::Value;
+using values::CodeError;
+using values::Num;
+using values::Object;
+using values::Str;
+using values::TimestampOf;
+
+// A tool is repeatable when it reads or is declared idempotent (semantics §4.2).
+bool Repeatable(const tools::Tool& tool) {
+  return tool.definition().read_write() == pb::READ_WRITE_READ ||
+         (tool.definition().annotations().has_idempotent() &&
+          tool.definition().annotations().idempotent());
+}
+
+pb::ToolResult Denied(const pb::ToolCall& call, absl::string_view code) {
+  pb::ToolResult result;
+  result.set_call_id(call.id());
+  result.set_tool(call.tool());
+  result.set_status(pb::TOOL_RESULT_STATUS_DENIED);
+  *result.mutable_error() = CodeError(code);
+  return result;
+}
+
+// tool.requested / tool.completed data: callId, tool, step (when declared), then `extra`.
+Value CallData(const pb::ToolCall& call, std::optional<int64_t> step,
+               std::initializer_list<std::pair<const char*, Value>> extra) {
+  Value data = Object({{"callId", Str(call.id())}, {"tool", Str(call.tool())}});
+  auto& fields = *data.mutable_struct_value()->mutable_fields();
+  if (step.has_value()) fields["step"] = Num(static_cast<double>(*step));
+  for (const auto& [key, value] : extra) fields[key] = value;
+  return data;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// InvokeTool: validate → find → deadline → envelope checks → mediation → settle the call
+
+absl::StatusOr<v1::InvokeToolResponse> Invocation::InvokeTool(
+    const v1::InvokeToolRequest& request, const common::server::HostScope& scope) {
+  ASSIGN_OR_RETURN(const pb::ToolCall call, ValidateRequest(request));
+  ASSIGN_OR_RETURN(const std::shared_ptr<Turn> turn, table_.Find(request.turn_id(), scope));
+  settler_.EnforceDeadline(*turn);
+  const absl::Time now = clock_.Now();
+  const CallEvent event{call,
+                        request.has_step() ? std::optional<int64_t>(request.step()) : std::nullopt};
+  ASSIGN_OR_RETURN(const Verdict verdict, CheckEnvelope(*turn, event, now));
+  if (!verdict.code.empty()) return Refuse(*turn, call, now, verdict);
+  MediationResult mediated = Mediate(*turn, call, now);
+  SettleCall(*turn, event, verdict.repeatable, mediated);
+  v1::InvokeToolResponse response;
+  *response.mutable_result() = std::move(mediated.result);
+  return response;
+}
+
+absl::StatusOr<pb::ToolCall> Invocation::ValidateRequest(const v1::InvokeToolRequest& request) {
+  RETURN_IF_ERROR(validation::RejectUnknownFields(request, "request"));
+  RETURN_IF_ERROR(CheckTurnId(request.turn_id()));
+  if (request.has_step() && request.step() < 0) {
+    return absl::InvalidArgumentError("step: negative");
+  }
+  pb::ToolCall call = request.call();
+  RETURN_IF_ERROR(validation::ValidateToolCall(request.has_call() ? &call : nullptr, "call"));
+  return call;
+}
+
+absl::StatusOr<Invocation::Verdict> Invocation::CheckEnvelope(Turn& turn, const CallEvent& event,
+                                                              absl::Time now) {
+  absl::ReleasableMutexLock lock(&turn.mu);
+  if (turn.phase == Phase::kEnded) {
+    lock.Release();
+    return RefuseEnded(turn, event.call, now);
+  }
+  turn.Emit("tool.requested", CallData(event.call, event.step, {}), now);
+  Verdict verdict;
+  verdict.code = CheckDraining(turn, now);
+  if (verdict.code.empty()) verdict.code = CheckStepBudget(turn, event.step);
+  if (verdict.code.empty()) verdict.code = CheckCallBudget(turn);
+  if (verdict.code.empty() && !turn.Offers(event.call.tool())) {
+    verdict.code = capability::kToolUnavailable;
+    verdict.cause = turn.NotOfferedCause(event.call.tool());
+  }
+  if (!verdict.code.empty()) {
+    turn.Emit(
+        "tool.completed",
+        CallData(event.call, event.step, {{"status", Str("denied")}, {"code", Str(verdict.code)}}),
+        now);
+    return verdict;
+  }
+  // In flight: the turn's ending waits for it, and safeToRetry counts it.
+  const tools::Tool* tool = turn.tools->Find(event.call.tool());
+  verdict.repeatable = tool == nullptr || Repeatable(*tool);
+  ++turn.in_flight;
+  if (!verdict.repeatable) ++turn.in_flight_unrepeatable;
+  return verdict;
+}
+
+absl::string_view Invocation::CheckDraining(const Turn& turn, absl::Time now) {
+  if (turn.phase == Phase::kEnding || turn.audit_outage || now >= turn.drain_at) {
+    return capability::kTurnDraining;
+  }
+  return "";
+}
+
+absl::string_view Invocation::CheckStepBudget(Turn& turn, std::optional<int64_t> step) {
+  if (!step.has_value()) return "";
+  // Declared steps are claims: bounded by max_steps and by the distinct steps seen.
+  const bool seen = turn.steps_seen.contains(*step);
+  if (*step < turn.limits.max_steps() &&
+      (seen || turn.steps_seen.size() < static_cast<size_t>(turn.limits.max_steps()))) {
+    turn.steps_seen.insert(*step);
+    return "";
+  }
+  return capability::kStepLimitExceeded;
+}
+
+absl::string_view Invocation::CheckCallBudget(Turn& turn) {
+  if (turn.tool_calls >= turn.limits.max_tool_calls()) return capability::kToolCallLimitExceeded;
+  ++turn.tool_calls;
+  return "";
+}
+
+v1::InvokeToolResponse Invocation::Refuse(const Turn& turn, const pb::ToolCall& call,
+                                          absl::Time now, const Verdict& verdict) {
+  v1::InvokeToolResponse response;
+  pb::ToolResult* result = response.mutable_result();
+  *result = Denied(call, verdict.code);
+  *result->mutable_completed_at() = TimestampOf(now);
+  RecordEnvelopeRefusal(turn, call, now, *result, verdict.cause);
+  return response;
+}
+
+MediationResult Invocation::Mediate(const Turn& turn, const pb::ToolCall& call, absl::Time now) {
+  MediationScope mediation;
+  mediation.context = &turn.context;
+  mediation.lease_id = turn.lease_id;
+  mediation.authority_hash = turn.authority_hash;
+  mediation.catalog_hash = turn.catalog_hash;
+  mediation.tools = &*turn.tools;
+  mediation.turn_deadline = turn.deadline;
+  return mediator_.Invoke(mediation, call, now);
+}
+
+void Invocation::SettleCall(Turn& turn, const CallEvent& event, bool repeatable,
+                            const MediationResult& mediated) {
+  absl::MutexLock lock(&turn.mu);
+  --turn.in_flight;
+  if (!repeatable) {
+    --turn.in_flight_unrepeatable;
+    if (mediated.provider_entered && mediated.result.status() != pb::TOOL_RESULT_STATUS_DENIED) {
+      turn.unrepeatable_effect = true;
+    }
+  }
+  if (mediated.audit_unavailable) turn.audit_outage = true;
+  if (turn.phase != Phase::kEnded) {
+    Value data =
+        CallData(event.call, event.step,
+                 {{"status", Str(common::ToolResultStatusName(mediated.result.status()))}});
+    if (mediated.result.has_error()) {
+      (*data.mutable_struct_value()->mutable_fields())["code"] =
+          Str(mediated.result.error().code());
+    }
+    turn.Emit("tool.completed", std::move(data), clock_.Now());
+  }
+  turn.changed.SignalAll();
+}
+
+absl::Status Invocation::RefuseEnded(const Turn& turn, const pb::ToolCall& call, absl::Time now) {
+  // An attempted operation all the same: recorded (tool.invoked, source envelope, turn_draining
+  // — "no new calls" — with cause turn_ended); no event follows the terminal.
+  RecordEnvelopeRefusal(turn, call, now, Denied(call, capability::kTurnDraining),
+                        capability::kCauseTurnEnded);
+  return absl::FailedPreconditionError("the turn has ended");
+}
+
+void Invocation::RecordEnvelopeRefusal(const Turn& turn, const pb::ToolCall& call, absl::Time at,
+                                       const pb::ToolResult& result, absl::string_view cause) {
+  ToolInvokedFacts facts;
+  facts.source = pb::AUDIT_SOURCE_ENVELOPE;
+  facts.status = result.status();
+  facts.reason = result.error().code();
+  facts.cause = std::string(cause);
+  facts.authority_hash = turn.authority_hash;
+  facts.catalog_hash = turn.catalog_hash;
+  // Post-effect (seed ADR 0023): the refusal stands whatever the audit log's state.
+  (void)audit_.RecordPostEffect(ToolInvokedEvent(turn.context, at, call, facts));
+}
+
+}  // namespace sharedos::envelope::core

@@ -1,0 +1,95 @@
+// InvokeTool (semantics §4.3, RuntimeHost.invokeTool): one tool call of a turn, in the order
+// its steps run —
+//   the request validated → the turn found (scope) → its deadline enforced
+//   → a turn already ended: the attempt recorded (turn_draining, cause turn_ended) and
+//     FAILED_PRECONDITION
+//   → tool.requested → draining (ending, audit outage, drain window) → the step budget of a
+//     declared step → the call budget → offered this turn (tool_unavailable with its cause)
+//   → kernel mediation (mediator.h)
+//   → the call settled on the turn: in-flight counts, a non-repeatable effect, an audit outage
+//     latched, tool.completed.
+// Every envelope refusal is a ToolResult recorded as tool.invoked, source envelope
+// (post-effect), with tool.completed {status denied, code}.
+
+#ifndef SHAREDOS_ENVELOPE_SVC_CORE_INVOCATION_H_
+#define SHAREDOS_ENVELOPE_SVC_CORE_INVOCATION_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "audit_svc/client/audit_writer.h"
+#include "common/server/auth.h"
+#include "common/time/clock.h"
+#include "envelope_svc/core/mediator.h"
+#include "envelope_svc/core/settlement.h"
+#include "envelope_svc/core/turn.h"
+#include "envelope_svc/core/turn_table.h"
+#include "sharedos/envelope/v1/envelope.pb.h"
+#include "sharedos/protocol/v1/tool.pb.h"
+
+namespace sharedos::envelope::core {
+
+// Runs tool calls of held turns. Thread-safe: a call's checks and counts are atomic under its
+// turn's mutex, which is never held across mediation or an audit call. Borrows every dependency.
+class Invocation {
+ public:
+  Invocation(TurnTable& table, Settler& settler, Mediator& mediator,
+             audit::client::AuditWriter& audit, const common::Clock& clock)
+      : table_(table), settler_(settler), mediator_(mediator), audit_(audit), clock_(clock) {}
+  Invocation(const Invocation&) = delete;
+  Invocation& operator=(const Invocation&) = delete;
+
+  // TurnEngine::InvokeTool (turn_engine.h), errors included.
+  absl::StatusOr<v1::InvokeToolResponse> InvokeTool(const v1::InvokeToolRequest& request,
+                                                    const common::server::HostScope& scope);
+
+ private:
+  // The call as its events name it: callId, tool and the declared step.
+  struct CallEvent {
+    const protocol::v1::ToolCall& call;
+    std::optional<int64_t> step;
+  };
+  // What the envelope's checks decided: a refusal (code, cause) or a call in flight.
+  struct Verdict {
+    absl::string_view code;
+    absl::string_view cause;
+    bool repeatable = true;
+  };
+
+  // The steps, in order.
+  static absl::StatusOr<protocol::v1::ToolCall> ValidateRequest(
+      const v1::InvokeToolRequest& request);
+  absl::StatusOr<Verdict> CheckEnvelope(Turn& turn, const CallEvent& event, absl::Time now)
+      ABSL_LOCKS_EXCLUDED(turn.mu);
+  static absl::string_view CheckDraining(const Turn& turn, absl::Time now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(turn.mu);
+  static absl::string_view CheckStepBudget(Turn& turn, std::optional<int64_t> step)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(turn.mu);
+  static absl::string_view CheckCallBudget(Turn& turn) ABSL_EXCLUSIVE_LOCKS_REQUIRED(turn.mu);
+  v1::InvokeToolResponse Refuse(const Turn& turn, const protocol::v1::ToolCall& call,
+                                absl::Time now, const Verdict& verdict);
+  MediationResult Mediate(const Turn& turn, const protocol::v1::ToolCall& call, absl::Time now);
+  void SettleCall(Turn& turn, const CallEvent& event, bool repeatable,
+                  const MediationResult& mediated) ABSL_LOCKS_EXCLUDED(turn.mu);
+
+  // A call on a turn that has ended, recorded: FAILED_PRECONDITION.
+  absl::Status RefuseEnded(const Turn& turn, const protocol::v1::ToolCall& call, absl::Time now);
+  // Records an envelope refusal of `call` (tool.invoked, source envelope).
+  void RecordEnvelopeRefusal(const Turn& turn, const protocol::v1::ToolCall& call, absl::Time at,
+                             const protocol::v1::ToolResult& result, absl::string_view cause);
+
+  TurnTable& table_;
+  Settler& settler_;
+  Mediator& mediator_;
+  audit::client::AuditWriter& audit_;
+  const common::Clock& clock_;
+};
+
+}  // namespace sharedos::envelope::core
+
+#endif  // SHAREDOS_ENVELOPE_SVC_CORE_INVOCATION_H_

@@ -1,0 +1,432 @@
+#include "envelope_svc/core/settlement.h"
+
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "capability/address.h"
+#include "capability/reason_codes.h"
+#include "common/json/protocol_json.h"
+#include "common/status/status_macros.h"
+#include "common/validation/bounds.h"
+#include "common/validation/limits.h"
+#include "common/validation/protocol.h"
+#include "common/validation/unknown_fields.h"
+#include "envelope_svc/core/audit_records.h"
+#include "envelope_svc/tools/escalation_tool.h"
+
+namespace sharedos::envelope::core {
+namespace {
+
+namespace az = ::sharedos::authorizer::v1;
+namespace pb = ::sharedos::protocol::v1;
+namespace validation = ::sharedos::common::validation;
+using ::google::protobuf::Struct;
+using ::google::protobuf::Value;
+using values::CodeError;
+using values::FromJson;
+using values::Num;
+using values::Object;
+using values::Str;
+using values::TimestampOf;
+
+// The ask of a requested authority (ADR 0019): capabilities, purpose, constraints, metadata;
+// its identity fields are minted again by the authorizer and must not name another turn's.
+absl::Status ValidateRequestedAuthority(pb::CapabilityRequest* request,
+                                        const pb::AccessContext& context) {
+  constexpr absl::string_view kPath = "escalate.requested_authority";
+  if (!request->namespace_id().empty() && request->namespace_id() != context.namespace_id()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(kPath, ".namespace_id: not the turn's namespace"));
+  }
+  if (request->has_requester() &&
+      !capability::AddressEquals(request->requester(), context.actor())) {
+    return absl::InvalidArgumentError(absl::StrCat(kPath, ".requester: not the turn's actor"));
+  }
+  if (request->has_owner() && !capability::AddressEquals(request->owner(), context.owner())) {
+    return absl::InvalidArgumentError(absl::StrCat(kPath, ".owner: not the turn's owner"));
+  }
+  RETURN_IF_ERROR(validation::CheckCount(request->capabilities_size(), 1,
+                                         validation::kMaxCapabilities,
+                                         absl::StrCat(kPath, ".capabilities")));
+  for (int i = 0; i < request->capabilities_size(); ++i) {
+    RETURN_IF_ERROR(validation::ValidateCapability(
+        request->mutable_capabilities(i),
+        validation::IndexPath(absl::StrCat(kPath, ".capabilities"), i)));
+  }
+  if (!request->purpose().empty()) {
+    RETURN_IF_ERROR(
+        validation::CheckPurpose(request->mutable_purpose(), absl::StrCat(kPath, ".purpose")));
+  }
+  if (request->has_constraints()) {
+    RETURN_IF_ERROR(validation::ValidateCapabilityConstraints(request->mutable_constraints(),
+                                                              absl::StrCat(kPath, ".constraints")));
+  }
+  if (request->has_metadata()) {
+    RETURN_IF_ERROR(
+        validation::CheckJsonObject(request->metadata(), absl::StrCat(kPath, ".metadata")));
+  }
+  return absl::OkStatus();
+}
+
+// `request`'s metadata first, then the settlement's own keys (the envelope's keys win).
+void MergeRequestMetadata(const v1::FinishTurnRequest& request, Settlement& settlement) {
+  Struct metadata = request.metadata();
+  for (const auto& [key, value] : settlement.metadata.fields()) {
+    (*metadata.mutable_fields())[key] = value;
+  }
+  settlement.metadata = std::move(metadata);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Settlement values
+
+Settlement Settlement::Denied(absl::string_view code) {
+  Settlement settlement;
+  settlement.status = pb::EXECUTION_STATUS_DENIED;
+  settlement.error = CodeError(code);
+  settlement.event_type = "turn.denied";
+  settlement.event_data = Object({{"code", Str(code)}});
+  return settlement;
+}
+
+Settlement Settlement::Failed(pb::ProtocolError error, pb::EndedBy by) {
+  Settlement settlement;
+  settlement.status = pb::EXECUTION_STATUS_FAILED;
+  settlement.ended_by = by;
+  settlement.event_type = "turn.failed";
+  settlement.event_data =
+      Object({{"code", Str(error.code())},
+              {"source", Str(by == pb::ENDED_BY_RUNTIME ? "runtime" : "envelope")}});
+  settlement.error = std::move(error);
+  return settlement;
+}
+
+Settlement Settlement::Cancelled() {
+  Settlement settlement;
+  settlement.status = pb::EXECUTION_STATUS_CANCELLED;
+  settlement.error = CodeError(capability::kTurnCancelled);
+  settlement.ended_by = pb::ENDED_BY_ENVELOPE;
+  settlement.event_type = "turn.cancelled";
+  settlement.event_data = Object({});
+  return settlement;
+}
+
+Settlement Settlement::Completed(std::optional<Value> output) {
+  Settlement settlement;
+  settlement.status = pb::EXECUTION_STATUS_SUCCEEDED;
+  settlement.output = std::move(output);
+  settlement.event_type = "turn.completed";
+  settlement.event_data = Object({});
+  return settlement;
+}
+
+HarnessSettlement SettleHarnessExit(const v1::HarnessExitedOutcome& exited,
+                                    bool escalation_latched) {
+  HarnessSettlement settlement;
+  auto& fields = *settlement.metadata.mutable_fields();
+  if (!exited.outcome_status().empty()) fields["harnessOutcome"] = Str(exited.outcome_status());
+  if (!exited.error_code().empty()) fields["harnessErrorCode"] = Str(exited.error_code());
+  if (exited.has_exit_code()) fields["harnessExitCode"] = Num(exited.exit_code());
+  if (escalation_latched) {
+    settlement.status = pb::EXECUTION_STATUS_ESCALATED;
+    return settlement;
+  }
+  if (exited.has_output() && exited.error_code().empty() &&
+      (exited.outcome_status().empty() || exited.outcome_status() == "completed")) {
+    settlement.status = pb::EXECUTION_STATUS_SUCCEEDED;
+    settlement.output = exited.output();
+    return settlement;
+  }
+  settlement.status = pb::EXECUTION_STATUS_FAILED;
+  settlement.error =
+      CodeError(exited.error_code().empty() ? capability::kHarnessExitedWithoutOutcome
+                                            : absl::string_view(exited.error_code()));
+  return settlement;
+}
+
+// ---------------------------------------------------------------------------------------------
+// FinishTurn: validate → find → deadline → begin ending → settle the outcome → finalize
+
+absl::StatusOr<v1::FinishTurnResponse> Settler::FinishTurn(const v1::FinishTurnRequest& request,
+                                                           const common::server::HostScope& scope) {
+  ASSIGN_OR_RETURN(Outcome outcome, ValidateFinish(request));
+  ASSIGN_OR_RETURN(const std::shared_ptr<Turn> turn, table_.Find(request.turn_id(), scope));
+  if (request.has_escalate() && request.escalate().has_requested_authority()) {
+    outcome.requested = request.escalate().requested_authority();
+    RETURN_IF_ERROR(ValidateRequestedAuthority(&*outcome.requested, turn->context));
+  }
+  EnforceDeadline(*turn);
+  if (request.has_harness_exited() && turn->runtime != v1::RUNTIME_MCP) {
+    return absl::FailedPreconditionError("harness_exited: the turn runs RUNTIME_DRIVER");
+  }
+  ASSIGN_OR_RETURN(const Snapshot snapshot, BeginEnding(*turn));
+  ASSIGN_OR_RETURN(Settlement settlement,
+                   SettleOutcome(*turn, request, std::move(outcome), snapshot));
+  MergeRequestMetadata(request, settlement);
+  Finalize(*turn, std::move(settlement));
+
+  v1::FinishTurnResponse response;
+  absl::MutexLock lock(&turn->mu);
+  *response.mutable_result() = turn->result;
+  return response;
+}
+
+absl::StatusOr<Settler::Outcome> Settler::ValidateFinish(const v1::FinishTurnRequest& request) {
+  RETURN_IF_ERROR(validation::RejectUnknownFields(request, "request"));
+  RETURN_IF_ERROR(CheckTurnId(request.turn_id()));
+  if (request.has_metadata()) {
+    RETURN_IF_ERROR(validation::CheckJsonObject(request.metadata(), "metadata"));
+  }
+  Outcome outcome;
+  switch (request.outcome_case()) {
+    case v1::FinishTurnRequest::kComplete:
+      if (!request.complete().has_output()) {
+        return absl::InvalidArgumentError("complete.output: required");
+      }
+      RETURN_IF_ERROR(validation::CheckJsonValue(request.complete().output(), "complete.output"));
+      break;
+    case v1::FinishTurnRequest::kFail:
+      outcome.failure = request.fail().error();
+      RETURN_IF_ERROR(validation::ValidateProtocolError(
+          request.fail().has_error() ? &outcome.failure : nullptr, "fail.error"));
+      break;
+    case v1::FinishTurnRequest::kEscalate:
+      outcome.reason = request.escalate().reason();
+      RETURN_IF_ERROR(validation::CheckTrimmedString(
+          &outcome.reason, validation::kMaxEscalationReasonLength, "escalate.reason"));
+      break;
+    case v1::FinishTurnRequest::kHarnessExited: {
+      const v1::HarnessExitedOutcome& exited = request.harness_exited();
+      std::string code = exited.error_code();
+      RETURN_IF_ERROR(validation::CheckOptionalIdentifier(&code, "harness_exited.error_code"));
+      if (exited.has_output()) {
+        RETURN_IF_ERROR(validation::CheckJsonValue(exited.output(), "harness_exited.output"));
+      }
+      break;
+    }
+    case v1::FinishTurnRequest::OUTCOME_NOT_SET:
+      return absl::InvalidArgumentError("outcome: required");
+  }
+  return outcome;
+}
+
+absl::StatusOr<Settler::Snapshot> Settler::BeginEnding(Turn& turn) {
+  absl::MutexLock lock(&turn.mu);
+  if (turn.phase == Phase::kEnded) {
+    return absl::FailedPreconditionError("the turn has already ended");
+  }
+  if (turn.phase == Phase::kEnding) {
+    return absl::FailedPreconditionError("the turn is already ending");
+  }
+  turn.phase = Phase::kEnding;
+  turn.changed.SignalAll();
+  // Calls still with the kernel settle first (bounded; they are refused turn_draining anew).
+  while (turn.in_flight > 0) {
+    if (turn.changed.WaitWithTimeout(&turn.mu, options_.finish_wait)) break;
+  }
+  Snapshot snapshot;
+  snapshot.audit_outage = turn.audit_outage;
+  snapshot.safe = turn.SafeToRetry();
+  snapshot.escalation_asked = turn.escalation_asked;
+  snapshot.calls_after_escalation = turn.calls_after_escalation;
+  return snapshot;
+}
+
+absl::StatusOr<Settlement> Settler::SettleOutcome(Turn& turn, const v1::FinishTurnRequest& request,
+                                                  Outcome outcome, const Snapshot& snapshot) {
+  if (snapshot.audit_outage) {
+    return Settlement::Failed(CodeError(capability::kAuditUnavailable, snapshot.safe),
+                              pb::ENDED_BY_ENVELOPE);
+  }
+  switch (request.outcome_case()) {
+    case v1::FinishTurnRequest::kComplete:
+      return Settlement::Completed(request.complete().output());
+    case v1::FinishTurnRequest::kFail:
+      // A runtime's retryable stands only when no non-repeatable call may have had an effect.
+      if (outcome.failure.retryable() && !snapshot.safe) outcome.failure.set_retryable(false);
+      return Settlement::Failed(std::move(outcome.failure), pb::ENDED_BY_RUNTIME);
+    case v1::FinishTurnRequest::kEscalate:
+      return SettleEscalate(turn, outcome);
+    case v1::FinishTurnRequest::kHarnessExited:
+      return SettleHarnessExited(turn, request.harness_exited(), snapshot);
+    case v1::FinishTurnRequest::OUTCOME_NOT_SET:
+      break;
+  }
+  // Unreachable: ValidateFinish refused a request without an outcome.
+  return Settlement();
+}
+
+absl::StatusOr<Settlement> Settler::SettleEscalate(Turn& turn, const Outcome& outcome) {
+  if (!turn.Offers(tools::kEscalationToolName)) {
+    // The affordance was not offered: nothing is recorded but the turn's end.
+    return Settlement::Failed(CodeError(capability::kToolUnavailable), pb::ENDED_BY_ENVELOPE);
+  }
+  return RecordEscalation(turn, outcome.reason,
+                          outcome.requested.has_value() ? &*outcome.requested : nullptr);
+}
+
+absl::StatusOr<Settlement> Settler::SettleHarnessExited(Turn& turn,
+                                                        const v1::HarnessExitedOutcome& exited,
+                                                        const Snapshot& snapshot) {
+  HarnessSettlement settled =
+      SettleHarnessExit(exited, /*escalation_latched=*/snapshot.escalation_asked.has_value());
+  Settlement settlement;
+  if (snapshot.escalation_asked.has_value()) {
+    // The latch engaged (seed ADR 0018): the ask is recorded now, the harness's own outcome
+    // kept under metadata.
+    ASSIGN_OR_RETURN(settlement, RecordEscalation(turn, *snapshot.escalation_asked, nullptr));
+    auto& fields = *settled.metadata.mutable_fields();
+    fields["escalationAsked"] = Object(
+        {{"tool", Str(tools::kEscalationToolName)}, {"reason", Str(*snapshot.escalation_asked)}});
+    fields["callsAfterEscalation"] = Num(snapshot.calls_after_escalation);
+  } else if (settled.error.has_value()) {
+    settlement = Settlement::Failed(*std::move(settled.error), pb::ENDED_BY_RUNTIME);
+  } else {
+    settlement = Settlement::Completed(std::move(settled.output));
+    settlement.status = settled.status;
+  }
+  for (const auto& [key, value] : settled.metadata.fields()) {
+    (*settlement.metadata.mutable_fields())[key] = value;
+  }
+  return settlement;
+}
+
+absl::StatusOr<Settlement> Settler::RecordEscalation(Turn& turn, const std::string& reason,
+                                                     const pb::CapabilityRequest* requested) {
+  az::RecordEscalationRequest record;
+  record.set_lease_id(turn.lease_id);
+  record.set_execution_id(turn.request.execution_id());
+  record.set_reason(reason);
+  *record.mutable_operation_instant() = TimestampOf(clock_.Now());
+  if (requested != nullptr) {
+    az::AuthorityAsk* ask = record.mutable_requested_authority_ask();
+    *ask->mutable_capabilities() = requested->capabilities();
+    ask->set_purpose(requested->purpose().empty() ? turn.context.purpose() : requested->purpose());
+    if (requested->has_constraints()) *ask->mutable_constraints() = requested->constraints();
+    if (requested->has_metadata()) *ask->mutable_metadata() = requested->metadata();
+  }
+  absl::StatusOr<az::RecordEscalationResponse> recorded =
+      authorizer_.RecordEscalation(record, options_.authorizer_timeout);
+  if (!recorded.ok()) {
+    absl::MutexLock lock(&turn.mu);
+    turn.phase = Phase::kRunning;
+    turn.changed.SignalAll();
+    return absl::UnavailableError(absl::StrCat("escalation not recorded: authorizer_svc answered ",
+                                               absl::StatusCodeToString(recorded.status().code())));
+  }
+  Settlement settlement;
+  settlement.status = pb::EXECUTION_STATUS_ESCALATED;
+  settlement.event_type = "turn.escalated";
+  settlement.event_data =
+      Object({{"reason", Str(recorded->escalation().reason())},
+              {"reviewer", FromJson(common::AddressToJson(recorded->escalation().reviewer()))}});
+  settlement.escalation = recorded->escalation();
+  return settlement;
+}
+
+// ---------------------------------------------------------------------------------------------
+// CancelTurn, deadlines
+
+absl::StatusOr<v1::CancelTurnResponse> Settler::CancelTurn(const v1::CancelTurnRequest& request,
+                                                           const common::server::HostScope& scope) {
+  RETURN_IF_ERROR(validation::RejectUnknownFields(request, "request"));
+  RETURN_IF_ERROR(CheckTurnId(request.turn_id()));
+  ASSIGN_OR_RETURN(const std::shared_ptr<Turn> turn, table_.Find(request.turn_id(), scope));
+  v1::CancelTurnResponse response;
+  *response.mutable_result() = Cancel(*turn);
+  return response;
+}
+
+pb::ExecutionResult Settler::Cancel(Turn& turn) {
+  bool audit_outage = false;
+  bool safe = true;
+  {
+    absl::MutexLock lock(&turn.mu);
+    while (turn.phase == Phase::kEnding) turn.changed.Wait(&turn.mu);
+    if (turn.phase == Phase::kEnded) return turn.result;
+    turn.phase = Phase::kEnding;
+    audit_outage = turn.audit_outage;
+    safe = turn.SafeToRetry();
+  }
+  Finalize(turn, audit_outage ? Settlement::Failed(CodeError(capability::kAuditUnavailable, safe),
+                                                   pb::ENDED_BY_ENVELOPE)
+                              : Settlement::Cancelled());
+  absl::MutexLock lock(&turn.mu);
+  return turn.result;
+}
+
+void Settler::EnforceDeadline(Turn& turn) {
+  if (clock_.Now() < turn.deadline) return;
+  {
+    absl::MutexLock lock(&turn.mu);
+    if (turn.phase == Phase::kEnded) return;
+  }
+  Cancel(turn);
+}
+
+int Settler::CancelExpired() {
+  const std::vector<std::shared_ptr<Turn>> due = table_.Sweep(clock_.Now());
+  int ended = 0;
+  for (const std::shared_ptr<Turn>& turn : due) {
+    {
+      absl::MutexLock lock(&turn->mu);
+      // A turn already settling ends by its own hand (and leaves the deadlines then).
+      if (turn->phase != Phase::kRunning) continue;
+    }
+    Cancel(*turn);
+    ++ended;
+  }
+  return ended;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Finalize
+
+void Settler::Finalize(Turn& turn, Settlement settlement) {
+  const absl::Time completed_at = clock_.Now();
+  pb::ExecutionResult result;
+  {
+    absl::MutexLock lock(&turn.mu);
+    if (turn.phase == Phase::kEnded) return;
+    turn.Emit(settlement.event_type, std::move(settlement.event_data), completed_at);
+    result = TerminalResult(turn, settlement, completed_at);
+    turn.result = result;
+    turn.phase = Phase::kEnded;
+    turn.changed.SignalAll();
+  }
+  // Post-effect: recorded once, whatever the audit log's state; never changes the result.
+  (void)audit_.RecordPostEffect(TurnEndedEvent(turn.context, result, settlement.ended_by));
+  if (!turn.lease_id.empty()) {
+    az::CloseTurnAuthorityRequest close;
+    close.set_lease_id(turn.lease_id);
+    // A lease that cannot be closed expires on its own.
+    (void)authorizer_.CloseTurnAuthority(close, options_.authorizer_timeout);
+  }
+  table_.Retire(turn, completed_at);
+}
+
+pb::ExecutionResult Settler::TerminalResult(const Turn& turn, Settlement& settlement,
+                                            absl::Time completed_at) const {
+  pb::ExecutionResult result;
+  result.set_version("1");
+  result.set_execution_id(turn.request.execution_id());
+  result.set_trace_id(turn.context.trace_id());
+  result.set_status(settlement.status);
+  if (settlement.output.has_value()) *result.mutable_output() = *std::move(settlement.output);
+  if (settlement.error.has_value()) *result.mutable_error() = *std::move(settlement.error);
+  if (settlement.escalation.has_value()) {
+    *result.mutable_escalation() = *std::move(settlement.escalation);
+  }
+  *result.mutable_events() = {turn.events.begin(), turn.events.end()};
+  *result.mutable_started_at() = TimestampOf(turn.started_at);
+  *result.mutable_completed_at() = TimestampOf(completed_at);
+  Struct metadata = std::move(settlement.metadata);
+  if (turn.started) (*metadata.mutable_fields())["runtime"] = runtime_.ToValue(turn.runtime);
+  if (!metadata.fields().empty()) *result.mutable_metadata() = std::move(metadata);
+  return result;
+}
+
+}  // namespace sharedos::envelope::core

@@ -1,0 +1,152 @@
+// How turns end (semantics §4.2 steps 14–16): FinishTurn's outcomes (complete, fail, escalate,
+// harness_exited), CancelTurn, the deadline, and every ending at admission. Each ending writes the
+// turn's one terminal event and frozen result, records turn.ended once (post-effect) and closes
+// the authority lease. An audit outage latched during the turn overrides any outcome:
+// failed audit_unavailable, retryable only when safe to retry.
+
+#ifndef SHAREDOS_ENVELOPE_SVC_CORE_SETTLEMENT_H_
+#define SHAREDOS_ENVELOPE_SVC_CORE_SETTLEMENT_H_
+
+#include <optional>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "audit_svc/client/audit_writer.h"
+#include "authorizer_svc/client/authorizer_client.h"
+#include "common/server/auth.h"
+#include "common/time/clock.h"
+#include "envelope_svc/core/turn.h"
+#include "envelope_svc/core/turn_table.h"
+#include "google/protobuf/struct.pb.h"
+#include "sharedos/envelope/v1/envelope.pb.h"
+#include "sharedos/protocol/v1/execution.pb.h"
+
+namespace sharedos::envelope::core {
+
+// How a turn ends: its status, output or error, escalation, who ended it, the terminal event
+// and the outcome's metadata. A value; not shared between threads.
+struct Settlement {
+  protocol::v1::ExecutionStatus status = protocol::v1::EXECUTION_STATUS_FAILED;
+  std::optional<google::protobuf::Value> output;
+  std::optional<protocol::v1::ProtocolError> error;
+  std::optional<protocol::v1::Escalation> escalation;
+  std::optional<protocol::v1::EndedBy> ended_by;
+  // The terminal event.
+  std::string event_type;
+  google::protobuf::Value event_data;
+  // The outcome's metadata (merged first).
+  google::protobuf::Struct metadata;
+
+  // denied at admission: turn.denied {code}.
+  static Settlement Denied(absl::string_view code);
+  // failed by `by`: turn.failed {code, source runtime | envelope}.
+  static Settlement Failed(protocol::v1::ProtocolError error, protocol::v1::EndedBy by);
+  // cancelled (turn_cancelled, by the envelope): turn.cancelled {}.
+  static Settlement Cancelled();
+  // succeeded with `output`: turn.completed {}.
+  static Settlement Completed(std::optional<google::protobuf::Value> output);
+};
+
+// The terminal outcome of an MCP harness that exited (envelope.proto HarnessExitedOutcome):
+// with a latched escalation → escalated (the caller records it); output with outcome
+// "completed" → succeeded; otherwise failed with error_code, or
+// harness_exited_without_outcome. Exposed for tests.
+struct HarnessSettlement {
+  protocol::v1::ExecutionStatus status = protocol::v1::EXECUTION_STATUS_UNSPECIFIED;
+  std::optional<google::protobuf::Value> output;
+  std::optional<protocol::v1::ProtocolError> error;
+  // metadata.harnessOutcome / harnessErrorCode.
+  google::protobuf::Struct metadata;
+};
+HarnessSettlement SettleHarnessExit(const v1::HarnessExitedOutcome& exited,
+                                    bool escalation_latched);
+
+// Ends turns. Thread-safe: the state it changes is the turn's (under its mutex) and the table's;
+// no lock is held across an authorizer or audit call. Borrows every dependency.
+class Settler {
+ public:
+  struct Options {
+    // Per authorizer RPC (RecordEscalation, CloseTurnAuthority).
+    absl::Duration authorizer_timeout = absl::Seconds(2);
+    // How long FinishTurn waits (real time) for calls still running before settling anyway.
+    absl::Duration finish_wait = absl::Seconds(10);
+  };
+
+  Settler(authorizer::client::AuthorizerClient& authorizer, audit::client::AuditWriter& audit,
+          const common::Clock& clock, TurnTable& table, const RuntimeManifest& runtime,
+          Options options)
+      : authorizer_(authorizer),
+        audit_(audit),
+        clock_(clock),
+        table_(table),
+        runtime_(runtime),
+        options_(options) {}
+  Settler(const Settler&) = delete;
+  Settler& operator=(const Settler&) = delete;
+
+  // TurnEngine::FinishTurn (turn_engine.h), errors included.
+  absl::StatusOr<v1::FinishTurnResponse> FinishTurn(const v1::FinishTurnRequest& request,
+                                                    const common::server::HostScope& scope);
+  // TurnEngine::CancelTurn.
+  absl::StatusOr<v1::CancelTurnResponse> CancelTurn(const v1::CancelTurnRequest& request,
+                                                    const common::server::HostScope& scope);
+  // TurnEngine::CancelExpired.
+  int CancelExpired();
+
+  // Cancels `turn` if its deadline has passed.
+  void EnforceDeadline(Turn& turn);
+  // Ends a running turn cancelled (failed audit_unavailable after an outage); answers its
+  // result, whoever ended it.
+  protocol::v1::ExecutionResult Cancel(Turn& turn);
+  // Ends `turn` with `settlement` once: result, terminal event, turn.ended, lease closed, the
+  // table told. A turn already ended stays as it is.
+  void Finalize(Turn& turn, Settlement settlement);
+
+ private:
+  // A FinishTurn request's outcome, validated.
+  struct Outcome {
+    protocol::v1::ProtocolError failure;
+    std::string reason;
+    std::optional<protocol::v1::CapabilityRequest> requested;
+  };
+  // What the turn held when it began ending.
+  struct Snapshot {
+    bool audit_outage = false;
+    bool safe = true;
+    std::optional<std::string> escalation_asked;
+    int32_t calls_after_escalation = 0;
+  };
+
+  // FinishTurn's steps, in order.
+  static absl::StatusOr<Outcome> ValidateFinish(const v1::FinishTurnRequest& request);
+  absl::StatusOr<Snapshot> BeginEnding(Turn& turn) ABSL_LOCKS_EXCLUDED(turn.mu);
+  absl::StatusOr<Settlement> SettleOutcome(Turn& turn, const v1::FinishTurnRequest& request,
+                                           Outcome outcome, const Snapshot& snapshot);
+  absl::StatusOr<Settlement> SettleEscalate(Turn& turn, const Outcome& outcome);
+  absl::StatusOr<Settlement> SettleHarnessExited(Turn& turn, const v1::HarnessExitedOutcome& exited,
+                                                 const Snapshot& snapshot);
+
+  // Records the escalation at the authorizer and answers the escalated settlement.
+  // Errors: UNAVAILABLE (the authorizer did not record it; `turn` is running again).
+  absl::StatusOr<Settlement> RecordEscalation(Turn& turn, const std::string& reason,
+                                              const protocol::v1::CapabilityRequest* requested);
+  // The terminal result of `turn` ended with `settlement` at `completed_at`.
+  protocol::v1::ExecutionResult TerminalResult(const Turn& turn, Settlement& settlement,
+                                               absl::Time completed_at) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(turn.mu);
+
+  authorizer::client::AuthorizerClient& authorizer_;
+  audit::client::AuditWriter& audit_;
+  const common::Clock& clock_;
+  TurnTable& table_;
+  const RuntimeManifest& runtime_;
+  const Options options_;
+};
+
+}  // namespace sharedos::envelope::core
+
+#endif  // SHAREDOS_ENVELOPE_SVC_CORE_SETTLEMENT_H_

@@ -1,0 +1,123 @@
+#include "envelope_svc/core/turn_table.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "capability/address.h"
+
+namespace sharedos::envelope::core {
+namespace {
+
+namespace pb = ::sharedos::protocol::v1;
+
+std::string ExecutionKey(const pb::ExecutionRequest& request) {
+  return absl::StrCat(request.context().namespace_id(), std::string(1, '\0'),
+                      request.execution_id());
+}
+
+}  // namespace
+
+bool ScopeCovers(const common::server::HostScope& scope, const pb::AccessContext& context) {
+  if (std::find(scope.namespaces.begin(), scope.namespaces.end(), context.namespace_id()) ==
+      scope.namespaces.end()) {
+    return false;
+  }
+  const std::string owner = capability::AddressKey(context.owner());
+  for (const std::string& allowed : scope.owners) {
+    if (allowed == "*" || allowed == owner) return true;
+  }
+  return false;
+}
+
+absl::Status CheckTurnId(const std::string& turn_id) {
+  if (turn_id.empty()) return absl::InvalidArgumentError("turn_id: empty");
+  return absl::OkStatus();
+}
+
+absl::Status TurnTable::Reserve(const Turn& turn) {
+  absl::MutexLock lock(&mu_);
+  if (by_execution_.size() >= options_.max_turns) {
+    return absl::ResourceExhaustedError("too many turns held by this envelope");
+  }
+  if (!by_execution_.emplace(ExecutionKey(turn.request), turn.id).second) {
+    return absl::FailedPreconditionError(absl::StrCat("execution_request.execution_id: \"",
+                                                      turn.request.execution_id(),
+                                                      "\" is already used by another turn"));
+  }
+  return absl::OkStatus();
+}
+
+void TurnTable::PublishRunning(std::shared_ptr<Turn> turn) {
+  absl::MutexLock lock(&mu_);
+  deadlines_.emplace(turn->deadline, turn->id);
+  running_.insert(turn->id);
+  const std::string id = turn->id;
+  turns_.emplace(id, std::move(turn));
+}
+
+void TurnTable::PublishEnded(std::shared_ptr<Turn> turn, absl::Time ended_at) {
+  absl::MutexLock lock(&mu_);
+  retention_.emplace(ended_at + options_.ended_turn_retention, turn->id);
+  const std::string id = turn->id;
+  turns_.emplace(id, std::move(turn));
+}
+
+void TurnTable::Retire(const Turn& turn, absl::Time ended_at) {
+  absl::MutexLock lock(&mu_);
+  if (running_.erase(turn.id) == 0) return;
+  auto [first, last] = deadlines_.equal_range(turn.deadline);
+  for (auto it = first; it != last; ++it) {
+    if (it->second == turn.id) {
+      deadlines_.erase(it);
+      break;
+    }
+  }
+  retention_.emplace(ended_at + options_.ended_turn_retention, turn.id);
+}
+
+std::shared_ptr<Turn> TurnTable::Lookup(const std::string& turn_id) const {
+  absl::MutexLock lock(&mu_);
+  auto it = turns_.find(turn_id);
+  return it == turns_.end() ? nullptr : it->second;
+}
+
+absl::StatusOr<std::shared_ptr<Turn>> TurnTable::Find(
+    const std::string& turn_id, const common::server::HostScope& scope) const {
+  std::shared_ptr<Turn> turn = Lookup(turn_id);
+  if (turn == nullptr) {
+    return absl::NotFoundError(absl::StrCat("turn \"", turn_id, "\" not found"));
+  }
+  if (!ScopeCovers(scope, turn->context)) {
+    return absl::PermissionDeniedError("turn: outside the caller's scope");
+  }
+  return turn;
+}
+
+std::vector<std::shared_ptr<Turn>> TurnTable::Sweep(absl::Time now) {
+  std::vector<std::shared_ptr<Turn>> due;
+  absl::MutexLock lock(&mu_);
+  for (auto it = deadlines_.begin(); it != deadlines_.end() && it->first <= now; ++it) {
+    if (auto turn = turns_.find(it->second); turn != turns_.end()) due.push_back(turn->second);
+  }
+  while (!retention_.empty() && retention_.begin()->first <= now) {
+    if (auto turn = turns_.find(retention_.begin()->second); turn != turns_.end()) {
+      by_execution_.erase(ExecutionKey(turn->second->request));
+      turns_.erase(turn);
+    }
+    retention_.erase(retention_.begin());
+  }
+  return due;
+}
+
+size_t TurnTable::held() const {
+  absl::MutexLock lock(&mu_);
+  return turns_.size();
+}
+
+size_t TurnTable::running() const {
+  absl::MutexLock lock(&mu_);
+  return running_.size();
+}
+
+}  // namespace sharedos::envelope::core

@@ -1,0 +1,99 @@
+// The turns an envelope holds (semantics §4; TurnEngine's table): running turns and ended ones
+// kept for their retention, by turn id and by execution (namespace + execution id, used once
+// while held), with the deadlines of running turns and the instants ended turns are forgotten.
+
+#ifndef SHAREDOS_ENVELOPE_SVC_CORE_TURN_TABLE_H_
+#define SHAREDOS_ENVELOPE_SVC_CORE_TURN_TABLE_H_
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "common/server/auth.h"
+#include "envelope_svc/core/turn.h"
+#include "sharedos/protocol/v1/context.pb.h"
+
+namespace sharedos::envelope::core {
+
+// Whether a host scope covers a context: its namespace listed, and its owner listed as
+// "<kind>:<id>" or "*".
+bool ScopeCovers(const common::server::HostScope& scope,
+                 const protocol::v1::AccessContext& context);
+
+// A request's turn_id. Errors: INVALID_ARGUMENT (empty).
+absl::Status CheckTurnId(const std::string& turn_id);
+
+// The index of held turns. Thread-safe: one mutex guards the index and is never held while a
+// turn's own mutex is, nor across a call out of the envelope.
+class TurnTable {
+ public:
+  struct Options {
+    // Turns held at once (open and retained).
+    size_t max_turns = 100000;
+    // How long an ended turn stays findable.
+    absl::Duration ended_turn_retention = absl::Minutes(15);
+  };
+
+  explicit TurnTable(Options options) : options_(options) {}
+  TurnTable(const TurnTable&) = delete;
+  TurnTable& operator=(const TurnTable&) = delete;
+
+  // Claims `turn`'s execution before the turn is opened; it stays claimed until the turn is
+  // forgotten. Errors: RESOURCE_EXHAUSTED (max_turns held); FAILED_PRECONDITION (a held turn
+  // uses the execution id).
+  absl::Status Reserve(const Turn& turn) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Publishes a reserved turn that is running: findable, its deadline watched.
+  void PublishRunning(std::shared_ptr<Turn> turn) ABSL_LOCKS_EXCLUDED(mu_);
+  // Publishes a reserved turn that ended while it was opened: findable until `ended_at` plus
+  // the retention.
+  void PublishEnded(std::shared_ptr<Turn> turn, absl::Time ended_at) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // A running turn ended at `ended_at`: its deadline is no longer watched and it is retained
+  // until `ended_at` plus the retention. A turn not published running is left as it is.
+  void Retire(const Turn& turn, absl::Time ended_at) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // The held turn `turn_id`, or nullptr.
+  std::shared_ptr<Turn> Lookup(const std::string& turn_id) const ABSL_LOCKS_EXCLUDED(mu_);
+  // The held turn `turn_id` when `scope` covers its context.
+  // Errors: NOT_FOUND; PERMISSION_DENIED (outside `scope`).
+  absl::StatusOr<std::shared_ptr<Turn>> Find(const std::string& turn_id,
+                                             const common::server::HostScope& scope) const
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Forgets the ended turns whose retention has passed at `now` (their executions are free
+  // again) and answers the running turns whose deadline has passed, by deadline.
+  std::vector<std::shared_ptr<Turn>> Sweep(absl::Time now) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Turns held (running and retained), and running ones.
+  size_t held() const ABSL_LOCKS_EXCLUDED(mu_);
+  size_t running() const ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  const Options options_;
+
+  mutable absl::Mutex mu_;
+  // turn id → turn (running and retained).
+  absl::flat_hash_map<std::string, std::shared_ptr<Turn>> turns_ ABSL_GUARDED_BY(mu_);
+  // namespace id + '\0' + execution id → turn id, for the turns reserved or held.
+  absl::flat_hash_map<std::string, std::string> by_execution_ ABSL_GUARDED_BY(mu_);
+  // The ids of the turns published running that have not been retired.
+  absl::flat_hash_set<std::string> running_ ABSL_GUARDED_BY(mu_);
+  // deadline → turn id, for running turns.
+  std::multimap<absl::Time, std::string> deadlines_ ABSL_GUARDED_BY(mu_);
+  // forget-at → turn id, for ended turns.
+  std::multimap<absl::Time, std::string> retention_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace sharedos::envelope::core
+
+#endif  // SHAREDOS_ENVELOPE_SVC_CORE_TURN_TABLE_H_

@@ -1,0 +1,159 @@
+#include "envelope_svc/core/turn_table.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/status/status_matchers.h"
+#include "envelope_svc/core/turn.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace sharedos::envelope::core {
+namespace {
+
+namespace pb = ::sharedos::protocol::v1;
+using ::sharedos::common::StatusIs;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+const absl::Time kStart = absl::FromUnixSeconds(1786438800);
+
+std::shared_ptr<Turn> MakeTurn(const std::string& id, const std::string& execution_id,
+                               const std::string& namespace_id = "world-1",
+                               absl::Time deadline = kStart + absl::Seconds(10)) {
+  auto turn = std::make_shared<Turn>();
+  turn->id = id;
+  turn->request.set_execution_id(execution_id);
+  turn->request.mutable_context()->set_namespace_id(namespace_id);
+  turn->context.set_namespace_id(namespace_id);
+  turn->context.mutable_owner()->set_human_user_id("user-alice");
+  turn->deadline = deadline;
+  return turn;
+}
+
+common::server::HostScope AliceIn(const std::string& namespace_id) {
+  common::server::HostScope scope;
+  scope.namespaces = {namespace_id};
+  scope.owners = {"human:user-alice"};
+  return scope;
+}
+
+TurnTable MakeTable(size_t max_turns = 100) {
+  return TurnTable(TurnTable::Options{max_turns, absl::Minutes(1)});
+}
+
+TEST(ScopeCoversTest, NamespaceAndOwner) {
+  pb::AccessContext context;
+  context.set_namespace_id("world-1");
+  context.mutable_owner()->set_human_user_id("user-alice");
+  common::server::HostScope scope;
+  EXPECT_FALSE(ScopeCovers(scope, context));
+  scope.namespaces = {"world-1"};
+  EXPECT_FALSE(ScopeCovers(scope, context));
+  scope.owners = {"human:user-alice"};
+  EXPECT_TRUE(ScopeCovers(scope, context));
+  scope.owners = {"agent:user-alice"};
+  EXPECT_FALSE(ScopeCovers(scope, context));
+  scope.owners = {"*"};
+  EXPECT_TRUE(ScopeCovers(scope, context));
+  scope.namespaces = {"world-2"};
+  EXPECT_FALSE(ScopeCovers(scope, context));
+}
+
+TEST(CheckTurnIdTest, EmptyIsInvalid) {
+  EXPECT_THAT(CheckTurnId(""), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("turn_id")));
+  EXPECT_TRUE(CheckTurnId("turn-1").ok());
+}
+
+TEST(TurnTableTest, AnExecutionIsReservedOncePerNamespace) {
+  TurnTable table = MakeTable();
+  EXPECT_TRUE(table.Reserve(*MakeTurn("turn-1", "exec-1")).ok());
+  EXPECT_THAT(table.Reserve(*MakeTurn("turn-2", "exec-1")),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("execution_request.execution_id: \"exec-1\" is already used")));
+  EXPECT_TRUE(table.Reserve(*MakeTurn("turn-3", "exec-1", "world-2")).ok());
+  // Reserved is not yet held.
+  EXPECT_EQ(table.held(), 0u);
+  EXPECT_EQ(table.Lookup("turn-1"), nullptr);
+}
+
+TEST(TurnTableTest, ReservationsAreBoundedByMaxTurns) {
+  TurnTable table = MakeTable(/*max_turns=*/2);
+  EXPECT_TRUE(table.Reserve(*MakeTurn("turn-1", "exec-1")).ok());
+  EXPECT_TRUE(table.Reserve(*MakeTurn("turn-2", "exec-2")).ok());
+  EXPECT_THAT(table.Reserve(*MakeTurn("turn-3", "exec-3")),
+              StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("too many turns")));
+}
+
+TEST(TurnTableTest, FindChecksTheCallersScope) {
+  TurnTable table = MakeTable();
+  std::shared_ptr<Turn> turn = MakeTurn("turn-1", "exec-1");
+  ASSERT_TRUE(table.Reserve(*turn).ok());
+  table.PublishRunning(turn);
+  absl::StatusOr<std::shared_ptr<Turn>> found = table.Find("turn-1", AliceIn("world-1"));
+  ASSERT_TRUE(found.ok()) << found.status();
+  EXPECT_EQ(found->get(), turn.get());
+  EXPECT_EQ(table.Lookup("turn-1"), turn);
+  EXPECT_THAT(table.Find("turn-1", AliceIn("world-2")),
+              StatusIs(absl::StatusCode::kPermissionDenied, HasSubstr("scope")));
+  EXPECT_THAT(table.Find("turn-9", AliceIn("world-1")),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("\"turn-9\"")));
+  EXPECT_EQ(table.Lookup("turn-9"), nullptr);
+}
+
+TEST(TurnTableTest, RunningTurnsAreDueAtTheirDeadlineUntilRetired) {
+  TurnTable table = MakeTable();
+  std::shared_ptr<Turn> early = MakeTurn("turn-1", "exec-1", "world-1", kStart + absl::Seconds(5));
+  std::shared_ptr<Turn> late = MakeTurn("turn-2", "exec-2", "world-1", kStart + absl::Seconds(9));
+  for (const auto& turn : {late, early}) {
+    ASSERT_TRUE(table.Reserve(*turn).ok());
+    table.PublishRunning(turn);
+  }
+  EXPECT_EQ(table.held(), 2u);
+  EXPECT_EQ(table.running(), 2u);
+  EXPECT_THAT(table.Sweep(kStart + absl::Seconds(4)), IsEmpty());
+  EXPECT_THAT(table.Sweep(kStart + absl::Seconds(5)), ElementsAre(early));
+  // Sweeping answers due turns; only their ending retires them.
+  EXPECT_THAT(table.Sweep(kStart + absl::Seconds(9)), ElementsAre(early, late));
+  table.Retire(*early, kStart + absl::Seconds(9));
+  EXPECT_EQ(table.running(), 1u);
+  EXPECT_EQ(table.held(), 2u);
+  EXPECT_THAT(table.Sweep(kStart + absl::Seconds(9)), ElementsAre(late));
+  // Retiring twice changes nothing.
+  table.Retire(*early, kStart + absl::Seconds(20));
+  EXPECT_EQ(table.running(), 1u);
+}
+
+TEST(TurnTableTest, EndedTurnsAreForgottenAfterTheirRetentionAndFreeTheirExecution) {
+  TurnTable table = MakeTable();
+  std::shared_ptr<Turn> turn = MakeTurn("turn-1", "exec-1");
+  ASSERT_TRUE(table.Reserve(*turn).ok());
+  table.PublishRunning(turn);
+  table.Retire(*turn, kStart + absl::Seconds(2));
+  EXPECT_THAT(table.Sweep(kStart + absl::Seconds(61)), IsEmpty());
+  EXPECT_EQ(table.held(), 1u);
+  EXPECT_THAT(table.Sweep(kStart + absl::Seconds(62)), IsEmpty());
+  EXPECT_EQ(table.held(), 0u);
+  EXPECT_EQ(table.Lookup("turn-1"), nullptr);
+  EXPECT_TRUE(table.Reserve(*MakeTurn("turn-2", "exec-1")).ok());
+}
+
+TEST(TurnTableTest, TurnsEndedWhileOpenedAreRetainedFromTheirEnd) {
+  TurnTable table = MakeTable();
+  std::shared_ptr<Turn> turn = MakeTurn("turn-1", "exec-1", "world-1", kStart);
+  ASSERT_TRUE(table.Reserve(*turn).ok());
+  table.PublishEnded(turn, kStart + absl::Seconds(1));
+  EXPECT_EQ(table.held(), 1u);
+  EXPECT_EQ(table.running(), 0u);
+  // Never running: its deadline is not watched, and retiring it changes nothing.
+  EXPECT_THAT(table.Sweep(kStart + absl::Seconds(60)), IsEmpty());
+  table.Retire(*turn, kStart + absl::Minutes(10));
+  EXPECT_EQ(table.held(), 1u);
+  EXPECT_THAT(table.Sweep(kStart + absl::Seconds(61)), IsEmpty());
+  EXPECT_EQ(table.held(), 0u);
+}
+
+}  // namespace
+}  // namespace sharedos::envelope::core

@@ -1,0 +1,115 @@
+#include "envelope_svc/core/turn.h"
+
+#include <memory>
+#include <string>
+
+#include "absl/container/flat_hash_set.h"
+#include "envelope_svc/core/test_support.h"
+#include "envelope_svc/tools/tool_registry.h"
+#include "envelope_svc/tools/turn_tools.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace sharedos::envelope::core {
+namespace {
+
+namespace pb = ::sharedos::protocol::v1;
+using ::testing::SizeIs;
+
+const absl::Time kStart = absl::FromUnixSeconds(1786438800);
+
+TEST(ValuesTest, BuildEventDataAndErrors) {
+  const google::protobuf::Value data =
+      values::Object({{"code", values::Str("x")}, {"n", values::Num(2)}});
+  ASSERT_TRUE(data.has_struct_value());
+  EXPECT_EQ(data.struct_value().fields().at("code").string_value(), "x");
+  EXPECT_EQ(data.struct_value().fields().at("n").number_value(), 2);
+  EXPECT_TRUE(values::Object({}).has_struct_value());
+  EXPECT_EQ(values::FromJson(nlohmann::json::array({"a"})).list_value().values(0).string_value(),
+            "a");
+
+  const pb::ProtocolError error = values::CodeError("turn_cancelled", /*retryable=*/true);
+  EXPECT_EQ(error.code(), "turn_cancelled");
+  EXPECT_FALSE(error.message().empty());
+  EXPECT_TRUE(error.retryable());
+  EXPECT_FALSE(values::CodeError("turn_cancelled").retryable());
+
+  EXPECT_EQ(values::TimestampOf(kStart).seconds(), 1786438800);
+  EXPECT_EQ(values::TimestampOf(absl::InfiniteFuture()).seconds(), 0);
+}
+
+TEST(RuntimeManifestTest, NamesTheTurnsRuntime) {
+  const RuntimeManifest manifest;
+  EXPECT_EQ(manifest.IdOf(v1::RUNTIME_DRIVER), "sharedos.grpc-driver");
+  EXPECT_EQ(manifest.IdOf(v1::RUNTIME_MCP), "sharedos.mcp-harness");
+  const auto fields = manifest.ToValue(v1::RUNTIME_MCP).struct_value().fields();
+  EXPECT_EQ(fields.at("id").string_value(), "sharedos.mcp-harness");
+  EXPECT_EQ(fields.at("version").string_value(), "1.0.0");
+  EXPECT_EQ(fields.at("protocolVersion").string_value(), "1");
+}
+
+TEST(TurnTest, EmitNumbersAndStampsEvents) {
+  Turn turn;
+  turn.request.set_execution_id("exec-1");
+  turn.context.set_trace_id("trace-1");
+  absl::MutexLock lock(&turn.mu);
+  turn.Emit("turn.started", values::Object({}), kStart);
+  turn.Emit("tool.requested", values::Object({{"callId", values::Str("c")}}),
+            kStart + absl::Seconds(1));
+  ASSERT_THAT(turn.events, SizeIs(2));
+  for (int i = 0; i < 2; ++i) {
+    const pb::ExecutionEvent& event = turn.events[i];
+    EXPECT_EQ(event.sequence(), i);
+    EXPECT_EQ(event.version(), "1");
+    EXPECT_EQ(event.execution_id(), "exec-1");
+    EXPECT_EQ(event.trace_id(), "trace-1");
+    EXPECT_FALSE(event.event_id().empty());
+  }
+  EXPECT_NE(turn.events[0].event_id(), turn.events[1].event_id());
+  EXPECT_EQ(turn.events[1].type(), "tool.requested");
+  EXPECT_EQ(turn.events[1].occurred_at().seconds(), 1786438801);
+  EXPECT_EQ(turn.events[1].data().struct_value().fields().at("callId").string_value(), "c");
+}
+
+TEST(TurnTest, SafeToRetryUntilANonRepeatableCallMayHaveHadAnEffect) {
+  Turn turn;
+  absl::MutexLock lock(&turn.mu);
+  EXPECT_TRUE(turn.SafeToRetry());
+  turn.in_flight_unrepeatable = 1;
+  EXPECT_FALSE(turn.SafeToRetry());
+  turn.in_flight_unrepeatable = 0;
+  turn.unrepeatable_effect = true;
+  EXPECT_FALSE(turn.SafeToRetry());
+}
+
+TEST(TurnTest, NotOfferedCauseSaysWhyATurnDoesNotOfferATool) {
+  std::unique_ptr<tools::ToolRegistry> registry = testing::TestRegistry();
+  testing::FakeToolProvider files("files");
+  tools::AttachedProviders providers;
+  providers.files = &files;
+  Turn turn;
+  // Before the tools are resolved nothing is offered.
+  EXPECT_FALSE(turn.Offers("files.read"));
+  EXPECT_EQ(turn.NotOfferedCause("files.read"), "not_registered");
+
+  turn.context = testing::TestExecutionRequest({}).context();
+  absl::StatusOr<tools::TurnTools> resolved = tools::TurnTools::Resolve(
+      *registry, providers, v1::ProviderContext(), absl::InfiniteFuture());
+  ASSERT_TRUE(resolved.ok()) << resolved.status();
+  turn.tools.emplace(*std::move(resolved));
+  turn.offered.insert(turn.tools->Find("files.read"));
+  turn.withheld.emplace(turn.tools->Find("files.peek"), "not_discoverable");
+  turn.withheld.emplace(turn.tools->Find("files.create"), "host_policy_denied");
+
+  EXPECT_TRUE(turn.Offers("files.read"));
+  EXPECT_FALSE(turn.Offers("files.fixed"));
+  EXPECT_EQ(turn.NotOfferedCause("no.such.tool"), "not_registered");
+  EXPECT_EQ(turn.NotOfferedCause("host.echo"), "not_registered");  // its provider is absent
+  EXPECT_EQ(turn.NotOfferedCause("notes.get"), "namespace_disabled");
+  EXPECT_EQ(turn.NotOfferedCause("files.peek"), "not_discoverable");
+  EXPECT_EQ(turn.NotOfferedCause("files.create"), "host_policy_denied");
+  EXPECT_EQ(turn.NotOfferedCause("files.fixed"), "not_offered");
+}
+
+}  // namespace
+}  // namespace sharedos::envelope::core
