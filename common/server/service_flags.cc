@@ -5,6 +5,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/status/status.h"
+#include "common/status/status_macros.h"
 
 // Help texts go through SharedFlagHelp so that a service can say more about its own callers.
 ABSL_FLAG(std::string, host, "127.0.0.1",
@@ -32,10 +33,7 @@ absl::StatusOr<ServiceFlags> ReadServiceFlags() {
   flags.server.tls_key_file = absl::GetFlag(FLAGS_tls_key);
   const std::string credentials = absl::GetFlag(FLAGS_credentials);
   if (credentials.empty()) return absl::InvalidArgumentError("--credentials: required");
-  absl::StatusOr<std::unique_ptr<Authenticator>> authenticator =
-      Authenticator::FromFile(credentials);
-  if (!authenticator.ok()) return authenticator.status();
-  flags.authenticator = *std::move(authenticator);
+  ASSIGN_OR_RETURN(flags.authenticator, Authenticator::FromFile(credentials));
   return flags;
 }
 
