@@ -40,20 +40,25 @@ ProbeServer::~ProbeServer() {
 
 grpc::Status ProbeServer::Call(const std::string& authorization, const std::string& key,
                                std::string* trailer) {
+  grpc::ClientContext context;
+  if (!authorization.empty()) context.AddMetadata("authorization", authorization);
+  return Call(&context, key, trailer);
+}
+
+grpc::Status ProbeServer::Call(grpc::ClientContext* context, const std::string& key,
+                               std::string* trailer) {
+  trailer->clear();
   if (server_ == nullptr) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "probe not started");
   grpc::GenericStub stub(grpc::CreateChannel("127.0.0.1:" + std::to_string(port_),
                                              grpc::InsecureChannelCredentials()));
-  grpc::ClientContext context;
-  if (!authorization.empty()) context.AddMetadata("authorization", authorization);
   grpc::Slice empty("");
   grpc::ByteBuffer request(&empty, 1), response;
   std::promise<grpc::Status> done;
-  stub.UnaryCall(&context, "/probe.Probe/Call", grpc::StubOptions(), &request, &response,
+  stub.UnaryCall(context, "/probe.Probe/Call", grpc::StubOptions(), &request, &response,
                  [&done](grpc::Status status) { done.set_value(status); });
   grpc::Status status = done.get_future().get();
-  trailer->clear();
-  auto it = context.GetServerTrailingMetadata().find(key);
-  if (it != context.GetServerTrailingMetadata().end()) {
+  auto it = context->GetServerTrailingMetadata().find(key);
+  if (it != context->GetServerTrailingMetadata().end()) {
     trailer->assign(it->second.data(), it->second.size());
   }
   return status;

@@ -25,6 +25,8 @@ class ProbeServer {
   // Calls the server with "authorization: <authorization>" (no metadata when empty); returns the
   // call's status, and in `trailer` the value of trailing metadata `key` ("" when absent).
   grpc::Status Call(const std::string& authorization, const std::string& key, std::string* trailer);
+  // The same with the caller's own context (its metadata and deadline as they are).
+  grpc::Status Call(grpc::ClientContext* context, const std::string& key, std::string* trailer);
 
  private:
   class Service;
