@@ -14,8 +14,6 @@
 #include "common/status/status_macros.h"
 #include "common/time/clock.h"
 #include "grantstore_svc/client/grpc_grant_store_client.h"
-#include "grpcpp/create_channel.h"
-#include "grpcpp/security/credentials.h"
 
 ABSL_FLAG(std::string, grantstore_target, "", "grantstore_svc address (host:port). Required.");
 ABSL_FLAG(std::string, grantstore_token_file, "",
@@ -33,19 +31,10 @@ namespace {
 namespace server = ::sharedos::common::server;
 namespace authorizer = ::sharedos::authorizer::server;
 
-// The grantstore_svc the flags name, with this service's token.
-absl::StatusOr<std::unique_ptr<sharedos::grantstore::client::GrantStoreClient>> GrantStore() {
-  const std::string target = absl::GetFlag(FLAGS_grantstore_target);
-  if (target.empty()) return absl::InvalidArgumentError("--grantstore_target: required");
-  ASSIGN_OR_RETURN(
-      std::string token,
-      server::ReadFlagToken("grantstore_token_file", absl::GetFlag(FLAGS_grantstore_token_file)));
-  return std::make_unique<sharedos::grantstore::client::GrpcGrantStoreClient>(
-      grpc::CreateChannel(target, grpc::InsecureChannelCredentials()), std::move(token));
-}
-
 absl::StatusOr<std::unique_ptr<server::Servable>> Build(const server::ServiceFlags& flags) {
-  ASSIGN_OR_RETURN(auto grantstore, GrantStore());
+  ASSIGN_OR_RETURN(server::Upstream grantstore,
+                   server::ReadUpstream("grantstore", absl::GetFlag(FLAGS_grantstore_target),
+                                        absl::GetFlag(FLAGS_grantstore_token_file)));
   authorizer::AuthorizerServerOptions options;
   ASSIGN_OR_RETURN(
       options.lease_secret,
@@ -54,9 +43,11 @@ absl::StatusOr<std::unique_ptr<server::Servable>> Build(const server::ServiceFla
   options.core.default_lease_timeout = absl::GetFlag(FLAGS_default_lease_timeout);
   options.core.live_revocation = absl::GetFlag(FLAGS_live_revocation);
   ASSIGN_OR_RETURN(auto audit, sharedos::audit::client::NewAuditWriterFromFlags());
-  return authorizer::BuildAuthorizerServer({std::move(grantstore), std::move(audit),
-                                            *flags.authenticator, sharedos::common::RealClock()},
-                                           std::move(options));
+  return authorizer::BuildAuthorizerServer(
+      {std::make_unique<sharedos::grantstore::client::GrpcGrantStoreClient>(
+           grantstore.channel, std::move(grantstore.token)),
+       std::move(audit), *flags.authenticator, sharedos::common::RealClock()},
+      std::move(options));
 }
 
 }  // namespace

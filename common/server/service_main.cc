@@ -9,6 +9,9 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "common/server/secret_file.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
 
 namespace sharedos::common::server {
 namespace {
@@ -56,6 +59,17 @@ absl::StatusOr<bool> IsFullDurability(absl::string_view flag, absl::string_view 
   if (value == "full") return true;
   if (value == "normal") return false;
   return absl::InvalidArgumentError(absl::StrCat("--", flag, ": must be full or normal"));
+}
+
+absl::StatusOr<Upstream> ReadUpstream(absl::string_view name, const std::string& target,
+                                      const std::string& token_file) {
+  if (target.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("--", name, "_target: required"));
+  }
+  absl::StatusOr<std::string> token = ReadFlagToken(absl::StrCat(name, "_token_file"), token_file);
+  if (!token.ok()) return token.status();
+  return Upstream{grpc::CreateChannel(target, grpc::InsecureChannelCredentials()),
+                  *std::move(token)};
 }
 
 int ServeUntilTerminated(absl::string_view name, const ServerOptions& options, Servable& servable) {

@@ -8,6 +8,7 @@
 #define SHAREDOS_COMMON_SERVER_SERVICE_MAIN_H_
 
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -55,8 +56,20 @@ int Fail(absl::string_view name, const absl::Status& error);
 // "--<flag>: must be full or normal".
 absl::StatusOr<bool> IsFullDurability(absl::string_view flag, absl::string_view value);
 
-// What a service's Build… hands its main to serve. Implementations are the builders' owning
-// structs (e.g. grantstore_svc/server/grantstore_server.h).
+// A service this one calls: its channel and the bearer token this one presents there.
+struct Upstream {
+  std::shared_ptr<grpc::Channel> channel;
+  std::string token;
+};
+
+// The service named by the values of --<name>_target (host:port, plaintext) and
+// --<name>_token_file (its first line is the token). Errors: INVALID_ARGUMENT
+// "--<name>_target: required"; those of ReadFlagToken for --<name>_token_file.
+absl::StatusOr<Upstream> ReadUpstream(absl::string_view name, const std::string& target,
+                                      const std::string& token_file);
+
+// What a service's Build… hands its main to serve: the builders' owning classes (e.g.
+// grantstore_svc/server/grantstore_server.h) implement it. Used from main's thread only.
 class Servable {
  public:
   virtual ~Servable() = default;

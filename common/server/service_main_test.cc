@@ -3,6 +3,8 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <cstdlib>
+#include <fstream>
 #include <string>
 #include <thread>
 
@@ -39,6 +41,22 @@ TEST(ServiceMainTest, ABinaryReplacesTheHelpOfASharedFlag) {
   ParseServiceCommandLine(1, argv, {"probe_svc", "probe_svc: a probe.", {{"port", "Its port."}}});
   EXPECT_EQ(SharedFlagHelp("port", "The default."), "Its port.");
   EXPECT_EQ(SharedFlagHelp("host", "The default."), "The default.");
+}
+
+TEST(ServiceMainTest, AnUpstreamIsItsTargetAndItsToken) {
+  EXPECT_THAT(ReadUpstream("grantstore", "", "/tokens/grantstore"),
+              StatusIs(absl::StatusCode::kInvalidArgument, "--grantstore_target: required"));
+  EXPECT_THAT(ReadUpstream("grantstore", "127.0.0.1:1", ""),
+              StatusIs(absl::StatusCode::kInvalidArgument, "--grantstore_token_file: required"));
+  EXPECT_THAT(
+      ReadUpstream("grantstore", "127.0.0.1:1", "/nonexistent/token"),
+      StatusIs(absl::StatusCode::kFailedPrecondition, "--grantstore_token_file: cannot be read"));
+  const std::string token = std::string(std::getenv("TEST_TMPDIR")) + "/grantstore.token";
+  std::ofstream(token) << "service-token\n";
+  absl::StatusOr<Upstream> upstream = ReadUpstream("grantstore", "127.0.0.1:1", token);
+  ASSERT_TRUE(upstream.ok()) << upstream.status();
+  EXPECT_EQ(upstream->token, "service-token");
+  EXPECT_NE(upstream->channel, nullptr);
 }
 
 // Serves nothing over gRPC; one side listener; records that it was stopped.

@@ -20,8 +20,6 @@
 #include "common/status/status_macros.h"
 #include "common/time/clock.h"
 #include "envelope_svc/server/envelope_server.h"
-#include "grpcpp/create_channel.h"
-#include "grpcpp/security/credentials.h"
 
 ABSL_FLAG(std::string, authorizer_target, "", "authorizer_svc address (host:port). Required.");
 ABSL_FLAG(std::string, authorizer_token_file, "",
@@ -107,19 +105,6 @@ absl::StatusOr<std::vector<env::HostProvider>> HostProviders(
   return hosts;
 }
 
-// The authorizer_svc the flags name, with this service's token.
-absl::StatusOr<std::unique_ptr<sharedos::authorizer::client::AuthorizerClient>> Authorizer() {
-  const std::string target = absl::GetFlag(FLAGS_authorizer_target);
-  if (target.empty()) return absl::InvalidArgumentError("--authorizer_target: required");
-  ASSIGN_OR_RETURN(
-      std::string token,
-      server::ReadFlagToken("authorizer_token_file", absl::GetFlag(FLAGS_authorizer_token_file)));
-  return std::make_unique<sharedos::authorizer::client::GrpcAuthorizerClient>(
-      sharedos::authorizer::v1::Authorizer::NewStub(
-          grpc::CreateChannel(target, grpc::InsecureChannelCredentials())),
-      std::move(token));
-}
-
 // The MCP front door the flags ask for (none without --mcp_secret_file).
 absl::StatusOr<std::optional<env::McpFrontDoor>> FrontDoor() {
   if (absl::GetFlag(FLAGS_mcp_secret_file).empty()) return std::nullopt;
@@ -156,12 +141,17 @@ absl::StatusOr<env::EnvelopeServerOptions> Options(const RepeatedFlags& repeated
 
 absl::StatusOr<std::unique_ptr<server::Servable>> Build(const server::ServiceFlags& flags,
                                                         const RepeatedFlags& repeated) {
-  ASSIGN_OR_RETURN(auto authorizer, Authorizer());
+  ASSIGN_OR_RETURN(server::Upstream authorizer,
+                   server::ReadUpstream("authorizer", absl::GetFlag(FLAGS_authorizer_target),
+                                        absl::GetFlag(FLAGS_authorizer_token_file)));
   ASSIGN_OR_RETURN(env::EnvelopeServerOptions options, Options(repeated));
   ASSIGN_OR_RETURN(auto audit, sharedos::audit::client::NewAuditWriterFromFlags());
-  return env::BuildEnvelopeServer({std::move(authorizer), std::move(audit), *flags.authenticator,
-                                   sharedos::common::RealClock()},
-                                  std::move(options));
+  return env::BuildEnvelopeServer(
+      {std::make_unique<sharedos::authorizer::client::GrpcAuthorizerClient>(
+           sharedos::authorizer::v1::Authorizer::NewStub(authorizer.channel),
+           std::move(authorizer.token)),
+       std::move(audit), *flags.authenticator, sharedos::common::RealClock()},
+      std::move(options));
 }
 
 }  // namespace
