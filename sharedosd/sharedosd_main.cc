@@ -1,5 +1,6 @@
 // sharedosd: SharedOS in one process on its embedded default — SQLite files in one data
-// directory, every service wired through its own gRPC interface over in-process channels.
+// directory, every service built by its own Build… (the same as its own binary's) and wired
+// through its own gRPC interface over in-process channels. Composition only.
 //
 // Tiers, leaf first (a service's clients need the channel of the tier below, which exists only
 // once that tier has started):
@@ -10,45 +11,33 @@
 //   public      audit_svc, grantstore_svc, authorizer_svc, envelope_svc
 //               (--host:--port; the same cores)
 // On the hot paths no channel is used: every writer appends to the audit log directly
-// (LogAuditWriter, pre-effect records committed before they are answered), and the envelope
-// calls the AuthorizerCore directly (LocalAuthorizerClient).
+// (AuditServer::NewInProcessWriter, pre-effect records committed before they are answered), and
+// the envelope calls the authorizer's core directly (AuthorizerServer::NewInProcessClient).
 // The MCP front door (envelope_svc/mcp) listens on its own port (--mcp_port) for harnesses of
 // RUNTIME_MCP turns.
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
-#include "absl/synchronization/notification.h"
-#include "audit_svc/client/audit_writer_factory.h"
-#include "audit_svc/client/log_audit_writer.h"
-#include "audit_svc/core/audit_log.h"
-#include "audit_svc/server/audit_service.h"
-#include "audit_svc/storage/sqlite_audit_store.h"
-#include "authorizer_svc/client/local_authorizer_client.h"
-#include "authorizer_svc/core/authorizer_core.h"
-#include "authorizer_svc/server/authorizer_service.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "audit_svc/server/audit_server.h"
+#include "authorizer_svc/server/authorizer_server.h"
 #include "common/server/auth.h"
+#include "common/server/secret_file.h"
 #include "common/server/server_runner.h"
+#include "common/server/service_main.h"
+#include "common/status/status_macros.h"
 #include "common/time/clock.h"
-#include "envelope_svc/core/turn_engine.h"
-#include "envelope_svc/mcp/execution_token.h"
-#include "envelope_svc/mcp/mcp_server.h"
-#include "envelope_svc/providers/files/files_provider.h"
-#include "envelope_svc/server/envelope_service.h"
-#include "envelope_svc/tools/tool_registry.h"
-#include "envelope_svc/tools/turn_tools.h"
+#include "envelope_svc/server/envelope_server.h"
 #include "grantstore_svc/client/grpc_grant_store_client.h"
-#include "grantstore_svc/core/grant_store_core.h"
-#include "grantstore_svc/server/grantstore_service.h"
-#include "grantstore_svc/storage/sqlite_grant_store.h"
+#include "grantstore_svc/server/grantstore_server.h"
 #include "sharedosd/bootstrap.h"
 #include "sharedosd/demo.h"
 
@@ -81,16 +70,44 @@ ABSL_FLAG(bool, demo, false,
 
 namespace {
 
-int Fail(const std::string& what) {
-  std::fprintf(stderr, "sharedosd: %s\n", what.c_str());
-  return 2;
-}
+namespace server = ::sharedos::common::server;
+namespace audit = ::sharedos::audit::server;
+namespace grantstore = ::sharedos::grantstore::server;
+namespace authorizer = ::sharedos::authorizer::server;
+namespace envelope = ::sharedos::envelope::server;
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream content;
-  content << in.rdbuf();
-  return content.str();
+constexpr char kName[] = "sharedosd";
+
+// What the flags ask of the services, checked before anything is written (the data directory's
+// paths are filled in later).
+struct Settings {
+  audit::AuditServerOptions audit;
+  envelope::EnvelopeServerOptions envelope;
+};
+
+// The four services, in tier order, and the servers they run on.
+struct Deployment {
+  sharedos::sharedosd::DataDir data;
+  std::unique_ptr<server::Authenticator> authenticator;
+  std::unique_ptr<audit::AuditServer> audit;
+  std::unique_ptr<server::ServerRunner> tier_a;
+  std::unique_ptr<grantstore::GrantStoreServer> grantstore;
+  std::unique_ptr<server::ServerRunner> tier_b;
+  std::unique_ptr<authorizer::AuthorizerServer> authorizer;
+  std::unique_ptr<server::ServerRunner> tier_c;
+  std::unique_ptr<envelope::EnvelopeServer> envelope;
+  std::vector<std::unique_ptr<grpc::Service>> public_services;
+  std::unique_ptr<server::ServerRunner> public_tier;
+};
+
+absl::StatusOr<Settings> ReadSettings() {
+  Settings settings;
+  ASSIGN_OR_RETURN(settings.audit.durability,
+                   audit::ParseAuditDurability(absl::GetFlag(FLAGS_durability)));
+  settings.audit.binary_name = kName;
+  settings.envelope.engine.drain_grace = absl::GetFlag(FLAGS_drain_grace);
+  RETURN_IF_ERROR(envelope::CheckTurnOptions(settings.envelope.engine));
+  return settings;
 }
 
 // A file shipped with the binary: in its own runfiles tree, or in the one it was started from
@@ -107,151 +124,121 @@ std::string Runfile(const char* argv0, const std::string& relative) {
   return roots.front() + "/sharedos/" + relative;
 }
 
-std::string FirstLine(const std::string& path) {
-  std::string content = ReadFile(path);
-  return content.substr(0, content.find('\n'));
+std::string FilesRoot(const sharedos::sharedosd::DataDir& data) {
+  return absl::GetFlag(FLAGS_files_root).empty() ? data.files_root()
+                                                 : absl::GetFlag(FLAGS_files_root);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  namespace server = sharedos::common::server;
-  server::TerminationSignals::Block();
-  absl::SetProgramUsageMessage(
-      "sharedosd: SharedOS in one process on SQLite (the embedded default).");
-  absl::ParseCommandLine(argc, argv);
-  server::ConfigureServiceProcess();
-  const absl::Duration drain_grace = absl::GetFlag(FLAGS_drain_grace);
-  if (drain_grace < absl::ZeroDuration() || drain_grace > absl::Seconds(600)) {
-    return Fail("--drain_grace: must be 0s..600s");
-  }
-
-  auto data = sharedos::sharedosd::PrepareDataDir(absl::GetFlag(FLAGS_data_dir));
-  if (!data.ok()) return Fail(std::string(data.status().message()));
-  auto authenticator = server::Authenticator::FromFile(data->credentials());
-  if (!authenticator.ok()) return Fail(std::string(authenticator.status().message()));
-  sharedos::audit::storage::SqliteAuditStore::Options audit_options;
-  const std::string durability = absl::GetFlag(FLAGS_durability);
-  if (durability == "normal") {
-    audit_options.durability = sharedos::audit::storage::SqliteAuditStore::Durability::kNormal;
-  } else if (durability != "full") {
-    return Fail("--durability: must be full or normal");
-  }
-  const sharedos::common::Clock& clock = sharedos::common::RealClock();
-
-  // Internal tier A: the audit log (a schema upgrade of an existing log runs inside Open, once;
-  // say so before it starts — any error is Open's to report).
-  auto upgrade = sharedos::audit::storage::SqliteAuditStore::PendingUpgrade(data->audit_db());
-  if (upgrade.ok() && !upgrade->empty()) std::fprintf(stderr, "sharedosd: %s\n", upgrade->c_str());
-  auto audit_store =
-      sharedos::audit::storage::SqliteAuditStore::Open(data->audit_db(), audit_options);
-  if (!audit_store.ok()) return Fail(std::string(audit_store.status().message()));
-  sharedos::audit::core::AuditLog audit_log(*std::move(audit_store), clock,
-                                            sharedos::audit::core::AuditLog::Options{});
-  sharedos::audit::server::AuditService audit_internal(audit_log, **authenticator);
+// A server of `servable`'s services reachable only through in-process channels.
+absl::StatusOr<std::unique_ptr<server::ServerRunner>> StartInternal(server::Servable& servable) {
   server::ServerOptions internal;
   internal.listen = false;
-  auto tier_a = server::ServerRunner::Start(internal, {&audit_internal});
-  if (!tier_a.ok()) return Fail(std::string(tier_a.status().message()));
+  return server::ServerRunner::Start(internal, servable.services());
+}
 
-  // Internal tier B: the grant store. In-process writers append to the audit log directly
-  // (LogAuditWriter); the outbox client over tier A only holds post-effect records while the log
-  // cannot take them.
-  auto grantstore_outbox = sharedos::audit::client::NewAuditWriterOverChannel(
-      {"remote", "", data->service_token(), data->outbox("grantstore")},
-      (*tier_a)->InProcessChannel());
-  if (!grantstore_outbox.ok()) return Fail(std::string(grantstore_outbox.status().message()));
-  sharedos::audit::client::LogAuditWriter grantstore_audit(audit_log, **grantstore_outbox);
-  sharedos::grantstore::storage::SqliteGrantStore::Options grant_options;
-  grant_options.path = data->grants_db();
-  auto grant_store = sharedos::grantstore::storage::SqliteGrantStore::Open(grant_options);
-  if (!grant_store.ok()) return Fail(std::string(grant_store.status().message()));
-  sharedos::grantstore::core::GrantStoreCore grantstore(**grant_store, grantstore_audit, clock);
-  sharedos::grantstore::server::GrantStoreService grantstore_internal(grantstore, **authenticator);
-  auto tier_b = server::ServerRunner::Start(internal, {&grantstore_internal});
-  if (!tier_b.ok()) return Fail(std::string(tier_b.status().message()));
+// The writer of service `name` in this process: into the log directly, its outbox beside.
+absl::StatusOr<std::unique_ptr<sharedos::audit::client::AuditWriter>> AuditWriter(
+    Deployment& d, const std::string& name) {
+  return d.audit->NewInProcessWriter(d.tier_a->InProcessChannel(), d.data.service_token(),
+                                     d.data.outbox(name));
+}
 
-  // Internal tier C: the authorizer, loading from B and recording into the log directly.
-  auto authorizer_outbox = sharedos::audit::client::NewAuditWriterOverChannel(
-      {"remote", "", data->service_token(), data->outbox("authorizer")},
-      (*tier_a)->InProcessChannel());
-  if (!authorizer_outbox.ok()) return Fail(std::string(authorizer_outbox.status().message()));
-  sharedos::audit::client::LogAuditWriter authorizer_audit(audit_log, **authorizer_outbox);
-  sharedos::grantstore::client::GrpcGrantStoreClient grantstore_client(
-      (*tier_b)->InProcessChannel(), FirstLine(data->service_token()));
-  sharedos::authorizer::core::AuthorizerCore authorizer(
-      grantstore_client, authorizer_audit, clock, ReadFile(data->lease_secret()),
-      sharedos::authorizer::core::AuthorizerCore::Options{});
-  sharedos::authorizer::server::AuthorizerService authorizer_internal(authorizer,
-                                                                     **authenticator);
-  auto tier_c = server::ServerRunner::Start(internal, {&authorizer_internal});
-  if (!tier_c.ok()) return Fail(std::string(tier_c.status().message()));
+// Tiers A, B and C: the audit log, the grant store (writing into the log) and the authorizer
+// (loading from B), each on a server of its own reachable only in-process.
+absl::Status StartInternalTiers(Settings settings, Deployment& d) {
+  const sharedos::common::Clock& clock = sharedos::common::RealClock();
+  settings.audit.db_path = d.data.audit_db();
+  ASSIGN_OR_RETURN(d.audit, audit::BuildAuditServer({*d.authenticator, clock}, settings.audit));
+  ASSIGN_OR_RETURN(d.tier_a, StartInternal(*d.audit));
 
-  const std::string files_root = absl::GetFlag(FLAGS_files_root).empty()
-                                     ? data->files_root()
-                                     : absl::GetFlag(FLAGS_files_root);
-  if (absl::GetFlag(FLAGS_demo)) {
-    auto seeded = sharedos::sharedosd::SeedDemo(grantstore, files_root);
-    if (!seeded.ok()) return Fail("--demo: " + std::string(seeded.status().message()));
-    for (const std::string& line : *seeded) std::printf("sharedosd: demo: %s\n", line.c_str());
+  grantstore::GrantStoreServerOptions grantstore_options;
+  grantstore_options.store.path = d.data.grants_db();
+  ASSIGN_OR_RETURN(auto grantstore_audit, AuditWriter(d, "grantstore"));
+  ASSIGN_OR_RETURN(d.grantstore,
+                   grantstore::BuildGrantStoreServer(
+                       {std::move(grantstore_audit), *d.authenticator, clock}, grantstore_options));
+  ASSIGN_OR_RETURN(d.tier_b, StartInternal(*d.grantstore));
+
+  ASSIGN_OR_RETURN(std::string token,
+                   server::ReadSecretFile(d.data.service_token(), server::SecretPart::kFirstLine));
+  ASSIGN_OR_RETURN(std::string lease_secret,
+                   server::ReadSecretFile(d.data.lease_secret(), server::SecretPart::kWholeFile));
+  ASSIGN_OR_RETURN(auto authorizer_audit, AuditWriter(d, "authorizer"));
+  ASSIGN_OR_RETURN(d.authorizer,
+                   authorizer::BuildAuthorizerServer(
+                       {std::make_unique<sharedos::grantstore::client::GrpcGrantStoreClient>(
+                            d.tier_b->InProcessChannel(), std::move(token)),
+                        std::move(authorizer_audit), *d.authenticator, clock},
+                       {std::move(lease_secret), {}}));
+  ASSIGN_OR_RETURN(d.tier_c, StartInternal(*d.authorizer));
+  return absl::OkStatus();
+}
+
+// The envelope: the registry, the built-in files provider and the MCP front door, deciding
+// through the authorizer's core in this process.
+absl::Status BuildEnvelope(const char* argv0, Settings settings, Deployment& d) {
+  envelope::EnvelopeServerOptions& options = settings.envelope;
+  options.registry_files = {absl::GetFlag(FLAGS_registry).empty()
+                                ? Runfile(argv0, "envelope_svc/config/standard_tools.textproto")
+                                : absl::GetFlag(FLAGS_registry)};
+  options.files_root = FilesRoot(d.data);
+  envelope::McpFrontDoor& mcp = options.mcp.emplace();
+  ASSIGN_OR_RETURN(mcp.secret,
+                   server::ReadSecretFile(d.data.mcp_secret(), server::SecretPart::kWholeFile));
+  mcp.server.host = absl::GetFlag(FLAGS_mcp_host);
+  mcp.server.port = absl::GetFlag(FLAGS_mcp_port);
+  if (mcp.server.port < 0) {
+    mcp.server.port = absl::GetFlag(FLAGS_port) == 0 ? 0 : absl::GetFlag(FLAGS_port) + 1;
   }
+  ASSIGN_OR_RETURN(auto envelope_audit, AuditWriter(d, "envelope"));
+  ASSIGN_OR_RETURN(d.envelope, envelope::BuildEnvelopeServer(
+                                   {d.authorizer->NewInProcessClient(), std::move(envelope_audit),
+                                    *d.authenticator, sharedos::common::RealClock()},
+                                   std::move(options)));
+  return absl::OkStatus();
+}
 
-  // The envelope: tools from the registry, the built-in files provider, decisions through C.
-  namespace env = sharedos::envelope;
-  std::string registry_path = absl::GetFlag(FLAGS_registry);
-  if (registry_path.empty()) {
-    registry_path = Runfile(argv[0], "envelope_svc/config/standard_tools.textproto");
-  }
-  auto registry = env::tools::ToolRegistry::LoadFiles({registry_path});
-  if (!registry.ok()) return Fail("--registry: " + std::string(registry.status().message()));
-  env::files::FilesProvider::Options files_options;
-  files_options.root = files_root;
-  for (const auto& tool : (*registry)->tools()) {
-    if (tool->provider_binding().has_files()) files_options.tools.push_back(tool->definition());
-  }
-  auto files = env::files::FilesProvider::Create(std::move(files_options), clock);
-  if (!files.ok()) return Fail("--files_root: " + std::string(files.status().message()));
-  env::tools::AttachedProviders providers;
-  providers.files = files->get();
-  auto envelope_outbox = sharedos::audit::client::NewAuditWriterOverChannel(
-      {"remote", "", data->service_token(), data->outbox("envelope")},
-      (*tier_a)->InProcessChannel());
-  if (!envelope_outbox.ok()) return Fail(std::string(envelope_outbox.status().message()));
-  sharedos::audit::client::LogAuditWriter envelope_audit(audit_log, **envelope_outbox);
-  // The envelope decides through the authorizer's logic directly (same process, no channel).
-  sharedos::authorizer::client::LocalAuthorizerClient authorizer_client(authorizer);
-  // The MCP front door: bound first so RUNTIME_MCP turns can be told its URL.
-  sharedos::envelope::mcp::McpServer::Options mcp_options;
-  mcp_options.host = absl::GetFlag(FLAGS_mcp_host);
-  mcp_options.port = absl::GetFlag(FLAGS_mcp_port);
-  if (mcp_options.port < 0) {
-    mcp_options.port = absl::GetFlag(FLAGS_port) == 0 ? 0 : absl::GetFlag(FLAGS_port) + 1;
-  }
-  auto mcp = sharedos::envelope::mcp::McpServer::Bind(mcp_options);
-  if (!mcp.ok()) return Fail("--mcp_port: " + std::string(mcp.status().message()));
-  const sharedos::envelope::mcp::ExecutionTokenCodec mcp_tokens(ReadFile(data->mcp_secret()));
-  env::core::TurnEngine::Options engine_options;
-  engine_options.drain_grace = drain_grace;
-  engine_options.mcp_url = (*mcp)->url();
-  engine_options.mcp_tokens = &mcp_tokens;
-  env::core::TurnEngine engine(authorizer_client, **registry, providers, envelope_audit, clock,
-                               engine_options);
-  (*mcp)->Start(engine, mcp_tokens, clock);
-
-  // Public tier: every service, same cores.
-  sharedos::audit::server::AuditService audit_public(audit_log, **authenticator);
-  sharedos::grantstore::server::GrantStoreService grantstore_public(grantstore, **authenticator);
-  sharedos::authorizer::server::AuthorizerService authorizer_public(authorizer, **authenticator);
-  env::server::EnvelopeService envelope_public(engine, **authenticator);
+// The public tier: every service, the same cores, on --host:--port.
+absl::Status StartPublicTier(Deployment& d) {
+  d.public_services.push_back(d.audit->NewService());
+  d.public_services.push_back(d.grantstore->NewService());
+  d.public_services.push_back(d.authorizer->NewService());
+  d.public_services.push_back(d.envelope->NewService());
+  std::vector<grpc::Service*> services;
+  for (const auto& service : d.public_services) services.push_back(service.get());
   server::ServerOptions options;
   options.host = absl::GetFlag(FLAGS_host);
   options.port = absl::GetFlag(FLAGS_port);
-  auto runner = server::ServerRunner::Start(
-      options, {&audit_public, &grantstore_public, &authorizer_public, &envelope_public});
-  if (!runner.ok()) return Fail(std::string(runner.status().message()));
+  ASSIGN_OR_RETURN(d.public_tier, server::ServerRunner::Start(options, services));
+  return absl::OkStatus();
+}
 
-  server::ReportListening("sharedosd", (*runner)->address());
-  server::ReportListening("sharedosd mcp", (*mcp)->url());
+// With --demo: the demo world, seeded through the grant store's core; a line per item.
+absl::Status SeedDemo(Deployment& d) {
+  auto seeded = sharedos::sharedosd::SeedDemo(d.grantstore->core(), FilesRoot(d.data));
+  if (!seeded.ok()) {
+    return absl::Status(seeded.status().code(),
+                        absl::StrCat("--demo: ", seeded.status().message()));
+  }
+  for (const std::string& line : *seeded) std::printf("sharedosd: demo: %s\n", line.c_str());
+  return absl::OkStatus();
+}
+
+// Everything, in order: the data directory, the internal tiers, the demo world, the envelope,
+// the public tier.
+absl::Status Start(const char* argv0, const Settings& settings, Deployment& d) {
+  ASSIGN_OR_RETURN(d.data, sharedos::sharedosd::PrepareDataDir(absl::GetFlag(FLAGS_data_dir)));
+  ASSIGN_OR_RETURN(d.authenticator, server::Authenticator::FromFile(d.data.credentials()));
+  RETURN_IF_ERROR(StartInternalTiers(settings, d));
+  if (absl::GetFlag(FLAGS_demo)) RETURN_IF_ERROR(SeedDemo(d));
+  RETURN_IF_ERROR(BuildEnvelope(argv0, settings, d));
+  return StartPublicTier(d);
+}
+
+// The start-up lines tools, tests and the README wait for.
+void ReportStarted(const Deployment& d) {
+  server::ReportListening(kName, d.public_tier->address());
+  server::ReportListening(absl::StrCat(kName, " mcp"), d.envelope->mcp_url());
   std::printf(
       "sharedosd: data directory %s (audit.db, grants.db)\n"
       "sharedosd: serving sharedos.envelope.v1.Envelope, sharedos.grantstore.v1.GrantStore, "
@@ -259,28 +246,37 @@ int main(int argc, char** argv) {
       "sharedosd: %zu tools registered; files workspaces under %s\n"
       "sharedosd: admin token in %s, host token in %s (send as \"authorization: Bearer <token>\")\n"
       "sharedosd: stop with Ctrl-C\n",
-      data->root.c_str(), (*registry)->tools().size(), files_root.c_str(),
-      data->admin_token().c_str(), data->host_token().c_str());
+      d.data.root.c_str(), d.envelope->tool_count(), FilesRoot(d.data).c_str(),
+      d.data.admin_token().c_str(), d.data.host_token().c_str());
   if (absl::GetFlag(FLAGS_demo)) std::printf("%s", sharedos::sharedosd::DemoNextSteps().c_str());
   std::fflush(stdout);
+}
 
-  // Turn deadlines: every running turn past its deadline ends cancelled.
-  absl::Notification stopping;
-  std::thread deadlines([&] {
-    while (!stopping.WaitForNotificationWithTimeout(absl::Milliseconds(100))) {
-      engine.CancelExpired();
-    }
-  });
+// The front door first, then the public tier, then the internal tiers top down.
+void Stop(Deployment& d) {
+  d.envelope->StopSideListeners();
+  d.public_tier->Shutdown();
+  d.tier_c->Shutdown();
+  d.tier_b->Shutdown();
+  d.tier_a->Shutdown();
+  d.public_tier->Wait();
+}
 
+}  // namespace
+
+int main(int argc, char** argv) {
+  server::ParseServiceCommandLine(
+      argc, argv,
+      {kName, "sharedosd: SharedOS in one process on SQLite (the embedded default).", {}});
+  absl::StatusOr<Settings> settings = ReadSettings();
+  if (!settings.ok()) return server::Fail(kName, settings.status());
+  Deployment d;
+  if (absl::Status started = Start(argv[0], *settings, d); !started.ok()) {
+    return server::Fail(kName, started);
+  }
+  ReportStarted(d);
   server::TerminationSignals::Wait();
-  (*mcp)->Shutdown();
-  (*runner)->Shutdown();
-  (*tier_c)->Shutdown();
-  (*tier_b)->Shutdown();
-  (*tier_a)->Shutdown();
-  (*runner)->Wait();
-  stopping.Notify();
-  deadlines.join();
+  Stop(d);
   std::printf("sharedosd: stopped\n");
   return 0;
 }

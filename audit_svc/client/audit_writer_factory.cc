@@ -1,11 +1,11 @@
 #include "audit_svc/client/audit_writer_factory.h"
 
-#include <fstream>
 #include <utility>
 
 #include "absl/status/status.h"
-#include "absl/strings/ascii.h"
 #include "audit_svc/client/audit_client.h"
+#include "common/server/secret_file.h"
+#include "common/server/service_main.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 
@@ -14,22 +14,19 @@ namespace {
 
 absl::StatusOr<std::string> ReadToken(const std::string& path) {
   if (path.empty()) return absl::InvalidArgumentError("--audit_token_file: required");
-  std::ifstream in(path);
-  std::string token;
-  if (!in || !std::getline(in, token)) {
-    return absl::FailedPreconditionError("--audit_token_file: cannot read " + path);
+  absl::StatusOr<std::string> token = common::server::ReadSecretFile(
+      path, common::server::SecretPart::kFirstLine, "--audit_token_file");
+  if (token.ok() && token->empty()) {
+    return absl::InvalidArgumentError("--audit_token_file: empty token");
   }
-  token = std::string(absl::StripAsciiWhitespace(token));
-  if (token.empty()) return absl::InvalidArgumentError("--audit_token_file: empty token");
   return token;
 }
 
 }  // namespace
 
 absl::StatusOr<bool> OutboxFsyncFromFlag(const std::string& value) {
-  if (value.empty() || value == "full") return true;
-  if (value == "normal") return false;
-  return absl::InvalidArgumentError("--audit_outbox_durability: must be full or normal");
+  if (value.empty()) return true;
+  return common::server::IsFullDurability("audit_outbox_durability", value);
 }
 
 absl::StatusOr<std::unique_ptr<AuditWriter>> NewAuditWriterOverChannel(

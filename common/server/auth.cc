@@ -1,8 +1,6 @@
 #include "common/server/auth.h"
 
-#include <fstream>
 #include <set>
-#include <sstream>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -10,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/crypto/sha256.h"
+#include "common/server/secret_file.h"
 #include "nlohmann/json.hpp"
 
 namespace sharedos::common::server {
@@ -133,11 +132,10 @@ absl::StatusOr<std::unique_ptr<Authenticator>> Authenticator::FromJson(absl::str
 }
 
 absl::StatusOr<std::unique_ptr<Authenticator>> Authenticator::FromFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::FailedPreconditionError("credentials file: cannot read " + path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return FromJson(buffer.str());
+  absl::StatusOr<std::string> json =
+      ReadSecretFile(path, SecretPart::kWholeFile, "credentials file");
+  if (!json.ok()) return json.status();
+  return FromJson(*json);
 }
 
 absl::StatusOr<Principal> Authenticator::Authenticate(

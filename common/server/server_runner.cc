@@ -3,29 +3,17 @@
 #include <signal.h>
 
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "common/server/secret_file.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 
 namespace sharedos::common::server {
 namespace {
-
-
-absl::StatusOr<std::string> ReadFile(const std::string& path, const char* what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return absl::FailedPreconditionError(absl::StrCat(what, ": cannot read ", path));
-  }
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
 
 std::string HostForUri(const std::string& host) {
   if (host.find(':') != std::string::npos && host.front() != '[') {
@@ -59,9 +47,11 @@ absl::StatusOr<std::unique_ptr<ServerRunner>> ServerRunner::Start(
 
   std::shared_ptr<grpc::ServerCredentials> credentials;
   if (tls) {
-    absl::StatusOr<std::string> cert = ReadFile(options.tls_cert_file, "tls_cert_file");
+    absl::StatusOr<std::string> cert =
+        ReadSecretFile(options.tls_cert_file, SecretPart::kWholeFile, "tls_cert_file");
     if (!cert.ok()) return cert.status();
-    absl::StatusOr<std::string> key = ReadFile(options.tls_key_file, "tls_key_file");
+    absl::StatusOr<std::string> key =
+        ReadSecretFile(options.tls_key_file, SecretPart::kWholeFile, "tls_key_file");
     if (!key.ok()) return key.status();
     grpc::SslServerCredentialsOptions ssl;
     ssl.pem_key_cert_pairs.push_back({*key, *cert});

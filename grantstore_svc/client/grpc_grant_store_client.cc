@@ -1,24 +1,16 @@
 #include "grantstore_svc/client/grpc_grant_store_client.h"
 
-#include <chrono>
-
-#include "common/status/grpc_status.h"
-#include "grpcpp/client_context.h"
+#include "common/client/bearer_call.h"
 
 namespace sharedos::grantstore::client {
 
 template <typename Request, typename Response, typename Method>
 absl::StatusOr<Response> GrpcGrantStoreClient::Call(Method method, const Request& request,
                                                     const CallOptions& options) {
-  grpc::ClientContext context;
-  context.AddMetadata("authorization", authorization_);
-  // gRPC deadlines are wall-clock instants by definition; only the duration is configured.
-  context.set_deadline(std::chrono::system_clock::now() +
-                       absl::ToChronoNanoseconds(options.deadline));
-  Response response;
-  const grpc::Status status = (stub_.get()->*method)(&context, request, &response);
-  if (!status.ok()) return common::FromGrpcStatus(status);
-  return response;
+  return common::BearerCall<Response>(authorization_, options.deadline,
+                                      [&](grpc::ClientContext* context, Response* response) {
+                                        return (stub_.get()->*method)(context, request, response);
+                                      });
 }
 
 absl::StatusOr<v1::LoadAuthorityResponse> GrpcGrantStoreClient::LoadAuthority(

@@ -7,78 +7,42 @@
 #ifndef SHAREDOS_GRANTSTORE_SVC_SERVER_GRANTSTORE_SERVICE_H_
 #define SHAREDOS_GRANTSTORE_SVC_SERVER_GRANTSTORE_SERVICE_H_
 
-#include <utility>
-
-#include "absl/status/statusor.h"
 #include "common/server/auth.h"
-#include "common/server/grpc_auth.h"
-#include "common/status/grpc_status.h"
+#include "common/server/rpc_adapter.h"
 #include "grantstore_svc/core/grant_store_core.h"
 #include "sharedos/grantstore/v1/grantstore.grpc.pb.h"
 
 namespace sharedos::grantstore::server {
 
-class GrantStoreService final : public v1::GrantStore::Service {
+class GrantStoreService final
+    : public common::server::CoreAdapter<v1::GrantStore::Service, core::GrantStoreCore> {
  public:
-  // Borrows both; each must outlive the service.
-  GrantStoreService(core::GrantStoreCore& core, const common::server::Authenticator& authenticator)
-      : core_(core), authenticator_(authenticator) {}
+  using CoreAdapter::CoreAdapter;
 
-  grpc::Status IssueGrant(grpc::ServerContext* context, const v1::IssueGrantRequest* request,
-                          v1::IssueGrantResponse* response) override;
-  grpc::Status DeriveGrant(grpc::ServerContext* context, const v1::DeriveGrantRequest* request,
-                           v1::DeriveGrantResponse* response) override;
-  grpc::Status RevokeGrant(grpc::ServerContext* context, const v1::RevokeGrantRequest* request,
-                           v1::RevokeGrantResponse* response) override;
-  grpc::Status GetGrant(grpc::ServerContext* context, const v1::GetGrantRequest* request,
-                        v1::GetGrantResponse* response) override;
-  grpc::Status ListGrants(grpc::ServerContext* context, const v1::ListGrantsRequest* request,
-                          v1::ListGrantsResponse* response) override;
-  grpc::Status PutHostPolicy(grpc::ServerContext* context, const v1::PutHostPolicyRequest* request,
-                             v1::PutHostPolicyResponse* response) override;
-  grpc::Status GetHostPolicy(grpc::ServerContext* context, const v1::GetHostPolicyRequest* request,
-                             v1::GetHostPolicyResponse* response) override;
-  grpc::Status ListEscalations(grpc::ServerContext* context,
-                               const v1::ListEscalationsRequest* request,
-                               v1::ListEscalationsResponse* response) override;
-  grpc::Status GetEscalation(grpc::ServerContext* context, const v1::GetEscalationRequest* request,
-                             v1::GetEscalationResponse* response) override;
-  grpc::Status ResolveEscalation(grpc::ServerContext* context,
-                                 const v1::ResolveEscalationRequest* request,
-                                 v1::ResolveEscalationResponse* response) override;
-  grpc::Status LoadAuthority(grpc::ServerContext* context, const v1::LoadAuthorityRequest* request,
-                             v1::LoadAuthorityResponse* response) override;
-  grpc::Status ResolveGrant(grpc::ServerContext* context, const v1::ResolveGrantRequest* request,
-                            v1::ResolveGrantResponse* response) override;
-  grpc::Status TryConsume(grpc::ServerContext* context, const v1::TryConsumeRequest* request,
-                          v1::TryConsumeResponse* response) override;
-  grpc::Status GetUsage(grpc::ServerContext* context, const v1::GetUsageRequest* request,
-                        v1::GetUsageResponse* response) override;
-  grpc::Status CheckRevocations(grpc::ServerContext* context,
-                                const v1::CheckRevocationsRequest* request,
-                                v1::CheckRevocationsResponse* response) override;
-  grpc::Status RecordEscalation(grpc::ServerContext* context,
-                                const v1::RecordEscalationRequest* request,
-                                v1::RecordEscalationResponse* response) override;
+  // Control plane: operators; mutations are audited with the caller's name as their actor.
+  SHAREDOS_UNARY_RPC(IssueGrant, kAdmin, core_.IssueGrant(Actor(caller), *request));
+  SHAREDOS_UNARY_RPC(DeriveGrant, kAdmin, core_.DeriveGrant(Actor(caller), *request));
+  SHAREDOS_UNARY_RPC(RevokeGrant, kAdmin, core_.RevokeGrant(Actor(caller), *request));
+  SHAREDOS_UNARY_RPC(GetGrant, kAdmin, core_.GetGrant(*request));
+  SHAREDOS_UNARY_RPC(ListGrants, kAdmin, core_.ListGrants(*request));
+  SHAREDOS_UNARY_RPC(PutHostPolicy, kAdmin, core_.PutHostPolicy(Actor(caller), *request));
+  SHAREDOS_UNARY_RPC(GetHostPolicy, kAdmin, core_.GetHostPolicy(*request));
+  SHAREDOS_UNARY_RPC(ListEscalations, kAdmin, core_.ListEscalations(*request));
+  SHAREDOS_UNARY_RPC(GetEscalation, kAdmin, core_.GetEscalation(*request));
+  SHAREDOS_UNARY_RPC(ResolveEscalation, kAdmin, core_.ResolveEscalation(Actor(caller), *request));
+
+  // Data plane: the services deciding through the store (the authorizer).
+  SHAREDOS_UNARY_RPC(LoadAuthority, kService, core_.LoadAuthority(*request));
+  SHAREDOS_UNARY_RPC(ResolveGrant, kService, core_.ResolveGrant(*request));
+  SHAREDOS_UNARY_RPC(TryConsume, kService, core_.TryConsume(*request));
+  SHAREDOS_UNARY_RPC(GetUsage, kService, core_.GetUsage(*request));
+  SHAREDOS_UNARY_RPC(CheckRevocations, kService, core_.CheckRevocations(*request));
+  SHAREDOS_UNARY_RPC(RecordEscalation, kService, core_.RecordEscalation(Actor(caller), *request));
 
  private:
-  using Role = common::server::Role;
-
-  // Authenticates for `role`, runs `call(caller)` and copies its response.
-  template <typename Response, typename Call>
-  grpc::Status Handle(const grpc::ServerContext* context, Role role, Response* response,
-                      Call call) {
-    absl::StatusOr<common::server::Principal> principal =
-        common::server::RequireCaller(authenticator_, *context, {role});
-    if (!principal.ok()) return common::ToGrpcStatus(principal.status());
-    absl::StatusOr<Response> result = call(core::Caller{principal->name});
-    if (!result.ok()) return common::ToGrpcStatus(result.status());
-    *response = *std::move(result);
-    return grpc::Status::OK;
+  static core::Caller Actor(const common::server::Principal& caller) {
+    return core::Caller{caller.name};
   }
-
-  core::GrantStoreCore& core_;
-  const common::server::Authenticator& authenticator_;
 };
 
 }  // namespace sharedos::grantstore::server

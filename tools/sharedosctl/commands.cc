@@ -46,11 +46,14 @@ int UsageError(std::ostream& err, const absl::Status& status) {
   return kExitUsage;
 }
 
-int CallError(std::ostream& err, const grpc::Status& status) {
-  const absl::Status converted = common::FromGrpcStatus(status);
-  err << "sharedosctl: " << absl::StatusCodeToString(converted.code()) << ": "
-      << converted.message() << "\n";
+int CallError(std::ostream& err, const absl::Status& status) {
+  err << "sharedosctl: " << absl::StatusCodeToString(status.code()) << ": " << status.message()
+      << "\n";
   return kExitFailed;
+}
+
+int CallError(std::ostream& err, const grpc::Status& status) {
+  return CallError(err, common::FromGrpcStatus(status));
 }
 
 absl::Status LoadMessageFile(const std::string& path, google::protobuf::Message* message) {
@@ -377,13 +380,6 @@ int AuditVerify(const Invocation& inv, const GlobalOptions& globals, const Clien
 
 // --- turn ---
 
-std::unique_ptr<grpc::ClientContext> HostContext(const Clients& clients,
-                                                 const GlobalOptions& globals) {
-  Clients host = clients;
-  host.token = clients.host_token;
-  return Context(host, globals);
-}
-
 // "succeeded", "denied", … (the enum name without its prefix, lower case).
 std::string Lower(const std::string& enum_name, const std::string& prefix) {
   return absl::AsciiStrToLower(absl::StartsWith(enum_name, prefix)
@@ -399,9 +395,8 @@ std::string ExecutionStatus(const pb::ExecutionResult& result) {
   return Lower(pb::ExecutionStatus_Name(result.status()), "EXECUTION_STATUS_");
 }
 
-absl::StatusOr<pb::ToolResult> CallTool(const Clients& clients, const GlobalOptions& globals,
-                                        const std::string& turn_id, const std::string& call_id,
-                                        const std::string& tool,
+absl::StatusOr<pb::ToolResult> CallTool(const Clients& clients, const std::string& turn_id,
+                                        const std::string& call_id, const std::string& tool,
                                         const std::string& arguments_json) {
   ev1::InvokeToolRequest request;
   request.set_turn_id(turn_id);
@@ -415,20 +410,16 @@ absl::StatusOr<pb::ToolResult> CallTool(const Clients& clients, const GlobalOpti
   }
   const absl::Time now = absl::Now();
   call->mutable_requested_at()->set_seconds(absl::ToUnixSeconds(now));
-  ev1::InvokeToolResponse response;
-  grpc::Status status =
-      clients.envelope->InvokeTool(HostContext(clients, globals).get(), request, &response);
-  if (!status.ok()) return common::FromGrpcStatus(status);
-  return response.result();
+  absl::StatusOr<ev1::InvokeToolResponse> response = clients.envelope->InvokeTool(request);
+  if (!response.ok()) return response.status();
+  return response->result();
 }
 
 // Ends a turn that went off script; best effort.
-void Cancel(const Clients& clients, const GlobalOptions& globals, const std::string& turn_id) {
+void Cancel(const Clients& clients, const std::string& turn_id) {
   ev1::CancelTurnRequest request;
   request.set_turn_id(turn_id);
-  ev1::CancelTurnResponse response;
-  clients.envelope->CancelTurn(HostContext(clients, globals).get(), request, &response)
-      .ok();
+  clients.envelope->CancelTurn(request).IgnoreError();
 }
 
 int Turn(const Invocation&, const GlobalOptions& globals, const Clients& clients,
@@ -444,10 +435,10 @@ int Turn(const Invocation&, const GlobalOptions& globals, const Clients& clients
   const std::string execution_id = absl::StrCat("exec-demo-", absl::ToUnixMicros(now));
   google::protobuf::Timestamp timestamp;
   timestamp.set_seconds(absl::ToUnixSeconds(now));
-  ev1::OpenTurnResponse opened;
-  grpc::Status status = clients.envelope->OpenTurn(
-      HostContext(clients, globals).get(), BuildDemoTurn(execution_id, timestamp), &opened);
-  if (!status.ok()) return CallError(err, status);
+  absl::StatusOr<ev1::OpenTurnResponse> open =
+      clients.envelope->OpenTurn(BuildDemoTurn(execution_id, timestamp));
+  if (!open.ok()) return CallError(err, open.status());
+  const ev1::OpenTurnResponse& opened = *open;
   if (opened.has_result()) {
     if (globals.json) out << ToJson(opened.result());
     err << "sharedosctl: the turn ended at admission: " << ExecutionStatus(opened.result())
@@ -458,28 +449,28 @@ int Turn(const Invocation&, const GlobalOptions& globals, const Clients& clients
   log << "turn " << opened.turn_id() << " opened (execution " << execution_id << ", "
       << opened.catalog().tools_size() << " tools)\n";
 
-  auto read = CallTool(clients, globals, opened.turn_id(), "call-read", "files.read",
+  auto read = CallTool(clients, opened.turn_id(), "call-read", "files.read",
                        absl::StrCat(R"({"path": ")", kDemoNotes, R"("})"));
   if (!read.ok()) {
     err << "sharedosctl: files.read: " << read.status() << "\n";
-    Cancel(clients, globals, opened.turn_id());
+    Cancel(clients, opened.turn_id());
     return kExitFailed;
   }
   log << "files.read " << kDemoNotes << ": " << ToolStatus(*read);
   if (read->status() != pb::TOOL_RESULT_STATUS_SUCCEEDED) {
     log << " " << read->error().code() << ": " << read->error().message() << "\n";
-    Cancel(clients, globals, opened.turn_id());
+    Cancel(clients, opened.turn_id());
     log << "turn: cancelled (off script)\n";
     return kExitFailed;
   }
   log << "\n";
 
-  auto write = CallTool(clients, globals, opened.turn_id(), "call-write", "files.create",
-                        absl::StrCat(R"({"path": ")", kDemoSummary,
-                                     R"(", "content": "summary: buy milk\n"})"));
+  auto write = CallTool(
+      clients, opened.turn_id(), "call-write", "files.create",
+      absl::StrCat(R"({"path": ")", kDemoSummary, R"(", "content": "summary: buy milk\n"})"));
   if (!write.ok()) {
     err << "sharedosctl: files.create: " << write.status() << "\n";
-    Cancel(clients, globals, opened.turn_id());
+    Cancel(clients, opened.turn_id());
     return kExitFailed;
   }
   log << "files.create " << kDemoSummary << ": " << ToolStatus(*write);
@@ -495,7 +486,7 @@ int Turn(const Invocation&, const GlobalOptions& globals, const Clients& clients
     if (!required.ok()) {
       err << "sharedosctl: the denial names no authority: " << required.status().message()
           << "\n";
-      Cancel(clients, globals, opened.turn_id());
+      Cancel(clients, opened.turn_id());
       return kExitFailed;
     }
     for (const pb::Capability& capability : required->capabilities()) {
@@ -505,16 +496,14 @@ int Turn(const Invocation&, const GlobalOptions& globals, const Clients& clients
     *finish.mutable_escalate()->mutable_requested_authority() = *required;
   } else {
     log << " " << write->error().code() << ": " << write->error().message() << "\n";
-    Cancel(clients, globals, opened.turn_id());
+    Cancel(clients, opened.turn_id());
     log << "turn: cancelled (off script)\n";
     return kExitFailed;
   }
 
-  ev1::FinishTurnResponse finished;
-  status =
-      clients.envelope->FinishTurn(HostContext(clients, globals).get(), finish, &finished);
-  if (!status.ok()) return CallError(err, status);
-  const pb::ExecutionResult& result = finished.result();
+  absl::StatusOr<ev1::FinishTurnResponse> finished = clients.envelope->FinishTurn(finish);
+  if (!finished.ok()) return CallError(err, finished.status());
+  const pb::ExecutionResult& result = finished->result();
   if (globals.json) out << ToJson(result);
   log << "turn: " << ExecutionStatus(result) << "\n";
   if (finish.has_complete()) {
@@ -529,7 +518,8 @@ int Turn(const Invocation&, const GlobalOptions& globals, const Clients& clients
   std::vector<gs::EscalationRecord> pending;
   while (true) {
     gs::ListEscalationsResponse page;
-    status = clients.grants->ListEscalations(Context(clients, globals).get(), list, &page);
+    grpc::Status status =
+        clients.grants->ListEscalations(Context(clients, globals).get(), list, &page);
     if (!status.ok()) return CallError(err, status);
     pending.insert(pending.end(), page.escalations().begin(), page.escalations().end());
     if (page.next_page_token().empty()) break;

@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "envelope_svc/client/envelope_client.h"
 #include "google/protobuf/message.h"
 #include "sharedos/audit/v1/audit.grpc.pb.h"
-#include "sharedos/envelope/v1/envelope.grpc.pb.h"
 #include "sharedos/grantstore/v1/grantstore.grpc.pb.h"
 #include "tools/sharedosctl/cli.h"
 
@@ -26,9 +26,9 @@ struct Clients {
   audit::v1::AuditLog::StubInterface* audit = nullptr;
   // The bearer token (never printed).
   std::string token;
-  // `turn` only: the Envelope and the host token it runs the turn with (never printed).
-  envelope::v1::Envelope::StubInterface* envelope = nullptr;
-  std::string host_token;
+  // `turn` only: the Envelope, reached as a host (the client carries the host token, never
+  // printed, and the --timeout of each call).
+  envelope::client::EnvelopeClient* envelope = nullptr;
 };
 
 // Runs one parsed command; prints results to `out`, errors to `err` ("sharedosctl: <CODE>:

@@ -4,8 +4,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "google/protobuf/util/json_util.h"
+#include "envelope_svc/client/fake_envelope_client.h"
 #include "gmock/gmock.h"
+#include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 #include "tools/sharedosctl/cli.h"
 
@@ -265,6 +266,57 @@ TEST(TurnTest, FindsTheEscalationOfTheTurn) {
   records[2].mutable_escalation()->mutable_requested_authority()->set_id("capreq-1");
   EXPECT_EQ(FindEscalationId(records, "exec-1", "capreq-1"), "esc-this");
   EXPECT_EQ(FindEscalationId(records, "exec-9", "capreq-1"), "");
+}
+
+TEST(TurnTest, RunsTheDemoTurnThroughTheEnvelopeClient) {
+  envelope::client::FakeEnvelopeClient envelope;
+  Clients clients;
+  clients.envelope = &envelope;
+  std::ostringstream out, err;
+  EXPECT_EQ(RunCommand(Parsed({"turn"}), GlobalOptions(), clients, out, err), kExitOk) << err.str();
+  EXPECT_THAT(out.str(), HasSubstr("turn turn-1 opened (execution exec-demo-"));
+  EXPECT_THAT(out.str(), HasSubstr("files.read Workspace/notes.txt: succeeded\n"));
+  EXPECT_THAT(out.str(), HasSubstr("files.create Workspace/summary.txt: succeeded\n"));
+  EXPECT_THAT(out.str(), HasSubstr("turn: succeeded\n"));
+  ASSERT_EQ(envelope.open_requests().size(), 1u);
+  EXPECT_EQ(envelope.open_requests()[0].runtime(), envelope::v1::RUNTIME_DRIVER);
+  std::vector<std::string> tools;
+  for (const auto& request : envelope.invoke_requests()) {
+    EXPECT_EQ(request.turn_id(), "turn-1");
+    tools.push_back(request.call().tool());
+  }
+  EXPECT_THAT(tools, ::testing::ElementsAre("files.read", "files.create"));
+  ASSERT_EQ(envelope.finish_requests().size(), 1u);
+  EXPECT_TRUE(envelope.finish_requests()[0].has_complete());
+  EXPECT_TRUE(envelope.cancel_requests().empty());
+}
+
+TEST(TurnTest, AnOffScriptTurnIsCancelled) {
+  envelope::client::FakeEnvelopeClient envelope;
+  envelope::v1::InvokeToolResponse refused;
+  refused.mutable_result()->set_status(protocol::v1::TOOL_RESULT_STATUS_DENIED);
+  refused.mutable_result()->mutable_error()->set_code("tool_unavailable");
+  envelope.SetInvokeTool("files.read", refused);
+  Clients clients;
+  clients.envelope = &envelope;
+  std::ostringstream out, err;
+  EXPECT_EQ(RunCommand(Parsed({"turn"}), GlobalOptions(), clients, out, err), kExitFailed);
+  EXPECT_THAT(out.str(), HasSubstr("files.read Workspace/notes.txt: denied tool_unavailable"));
+  EXPECT_THAT(out.str(), HasSubstr("turn: cancelled (off script)"));
+  ASSERT_EQ(envelope.cancel_requests().size(), 1u);
+  EXPECT_EQ(envelope.cancel_requests()[0].turn_id(), "turn-1");
+  EXPECT_TRUE(envelope.finish_requests().empty());
+}
+
+TEST(TurnTest, AnEnvelopeErrorIsPrintedWithItsCode) {
+  envelope::client::FakeEnvelopeClient envelope;
+  envelope.SetOpenTurn(absl::PermissionDeniedError("namespace world-demo outside scope"));
+  Clients clients;
+  clients.envelope = &envelope;
+  std::ostringstream out, err;
+  EXPECT_EQ(RunCommand(Parsed({"turn"}), GlobalOptions(), clients, out, err), kExitFailed);
+  EXPECT_EQ(err.str(), "sharedosctl: PERMISSION_DENIED: namespace world-demo outside scope\n");
+  EXPECT_TRUE(envelope.invoke_requests().empty());
 }
 
 }  // namespace

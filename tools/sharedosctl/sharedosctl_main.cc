@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "envelope_svc/client/grpc_envelope_client.h"
 #include "grpcpp/grpcpp.h"
 #include "tools/sharedosctl/cli.h"
 #include "tools/sharedosctl/commands.h"
@@ -51,8 +52,9 @@ int main(int argc, char** argv) {
     auto channel = grpc::CreateChannel(globals.target, grpc::InsecureChannelCredentials());
     auto grants = sharedos::grantstore::v1::GrantStore::NewStub(channel);
     auto audit = sharedos::audit::v1::AuditLog::NewStub(channel);
-    auto envelope = sharedos::envelope::v1::Envelope::NewStub(channel);
-    ctl::Clients clients{grants.get(), audit.get(), *token, envelope.get(), host_token};
+    sharedos::envelope::client::GrpcEnvelopeClient envelope(
+        sharedos::envelope::v1::Envelope::NewStub(channel), host_token, globals.timeout);
+    ctl::Clients clients{grants.get(), audit.get(), *token, &envelope};
     code = ctl::RunCommand(*invocation, globals, clients, std::cout, std::cerr);
   }
   std::cout.flush();

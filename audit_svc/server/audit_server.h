@@ -1,0 +1,76 @@
+// audit_svc built from its options: the SQLite log, the AuditLog core over it and the gRPC
+// adapter, owned together. audit_main.cc and sharedosd both call BuildAuditServer; sharedosd also
+// gives its in-process writers a direct path into the same log (NewInProcessWriter).
+// Thread-safe (its parts are).
+
+#ifndef SHAREDOS_AUDIT_SVC_SERVER_AUDIT_SERVER_H_
+#define SHAREDOS_AUDIT_SVC_SERVER_AUDIT_SERVER_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "audit_svc/client/audit_writer.h"
+#include "audit_svc/core/audit_log.h"
+#include "audit_svc/server/audit_service.h"
+#include "audit_svc/storage/sqlite_audit_store.h"
+#include "common/server/auth.h"
+#include "common/server/service_main.h"
+#include "common/time/clock.h"
+#include "grpcpp/channel.h"
+
+namespace sharedos::audit::server {
+
+struct AuditServerOptions {
+  // The SQLite file holding the log.
+  std::string db_path = "audit.db";
+  storage::SqliteAuditStore::Durability durability = storage::SqliteAuditStore::Durability::kFull;
+  // Start-up notices are printed as "<binary_name>: <notice>" on stderr: a schema upgrade of an
+  // existing log is announced before it runs.
+  std::string binary_name = "audit_svc";
+};
+
+// What the server borrows; each must outlive it.
+struct AuditServerDeps {
+  const common::server::Authenticator& authenticator;
+  const common::Clock& clock;
+};
+
+class AuditServer final : public common::server::Servable {
+ public:
+  AuditServer(std::unique_ptr<storage::SqliteAuditStore> store, const AuditServerDeps& deps);
+
+  std::vector<grpc::Service*> services() override { return {&service_}; }
+
+  // Another adapter over the same log, for a second server (sharedosd's public listener).
+  std::unique_ptr<grpc::Service> NewService() {
+    return std::make_unique<AuditService>(log_, authenticator_);
+  }
+
+  // The writer of a service in this process: it appends to this log directly (a pre-effect
+  // record is committed before it is answered); a post-effect record the log cannot take waits
+  // in the outbox at `outbox_path` and is delivered over `channel` (to this log's own server)
+  // with the token in `token_file`. Errors: those of audit::client::NewAuditWriterOverChannel.
+  absl::StatusOr<std::unique_ptr<client::AuditWriter>> NewInProcessWriter(
+      std::shared_ptr<grpc::Channel> channel, const std::string& token_file,
+      const std::string& outbox_path);
+
+ private:
+  const common::server::Authenticator& authenticator_;
+  core::AuditLog log_;
+  AuditService service_;
+};
+
+// --durability: "full" or "normal". Errors: INVALID_ARGUMENT "--durability: must be full or
+// normal".
+absl::StatusOr<storage::SqliteAuditStore::Durability> ParseAuditDurability(absl::string_view value);
+
+// Errors: those of SqliteAuditStore::Open (the file cannot be opened, or its upgrade fails).
+absl::StatusOr<std::unique_ptr<AuditServer>> BuildAuditServer(const AuditServerDeps& deps,
+                                                              const AuditServerOptions& options);
+
+}  // namespace sharedos::audit::server
+
+#endif  // SHAREDOS_AUDIT_SVC_SERVER_AUDIT_SERVER_H_

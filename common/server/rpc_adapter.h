@@ -1,0 +1,85 @@
+// The one shape of an RPC in every SharedOS gRPC adapter (house style 2): authenticate the
+// caller for the method's roles, call the core, answer the core's response or its status
+// (converted once, by common::ToGrpcStatus). Each adapter holds an RpcAdapter and writes each
+// RPC body as one call of it. Thread-safe (the Authenticator is immutable).
+
+#ifndef SHAREDOS_COMMON_SERVER_RPC_ADAPTER_H_
+#define SHAREDOS_COMMON_SERVER_RPC_ADAPTER_H_
+
+#include <initializer_list>
+#include <utility>
+
+#include "absl/status/statusor.h"
+#include "common/server/auth.h"
+#include "common/server/grpc_auth.h"
+#include "common/status/grpc_status.h"
+#include "grpcpp/server_context.h"
+#include "grpcpp/support/status.h"
+
+namespace sharedos::common::server {
+
+// A core's answer as an RPC's: its response moved into `response`, or its status.
+template <typename Response>
+grpc::Status Answer(absl::StatusOr<Response> result, Response* response) {
+  if (!result.ok()) return ToGrpcStatus(result.status());
+  *response = *std::move(result);
+  return grpc::Status::OK;
+}
+
+class RpcAdapter {
+ public:
+  // Borrows `authenticator`, which must outlive the adapter.
+  explicit RpcAdapter(const Authenticator& authenticator) : authenticator_(authenticator) {}
+
+  // Authenticates the call for one of `roles`, then answers `call(principal)` — an
+  // absl::StatusOr<Response> — into `response`. Errors: UNAUTHENTICATED (a missing or unknown
+  // credential, or one of another role; `call` does not run); whatever `call` returns.
+  template <typename Response, typename Call>
+  grpc::Status Unary(const grpc::ServerContextBase& context, std::initializer_list<Role> roles,
+                     Response* response, Call&& call) const {
+    absl::StatusOr<Principal> caller = RequireCaller(authenticator_, context, roles);
+    if (!caller.ok()) return ToGrpcStatus(caller.status());
+    return Answer(std::forward<Call>(call)(*caller), response);
+  }
+
+  // The caller of a streaming method, authenticated for one of `roles` (errors as Unary's).
+  absl::StatusOr<Principal> Caller(const grpc::ServerContextBase& context,
+                                   std::initializer_list<Role> roles) const {
+    return RequireCaller(authenticator_, context, roles);
+  }
+
+ private:
+  const Authenticator& authenticator_;
+};
+
+// The base of every gRPC adapter: the generated `Service` it implements, the `Core` it adapts
+// and the RpcAdapter its RPCs go through (SHAREDOS_UNARY_RPC below). Thread-safe when the core
+// is.
+template <typename Service, typename Core>
+class CoreAdapter : public Service {
+ public:
+  // Borrows both; each must outlive the adapter.
+  CoreAdapter(Core& core, const Authenticator& authenticator) : core_(core), rpc_(authenticator) {}
+
+ protected:
+  Core& core_;
+  const RpcAdapter rpc_;
+};
+
+}  // namespace sharedos::common::server
+
+// Defines, inside a gRPC adapter class, the override of unary RPC `Method` of its generated
+// service: callers of Role::`role` only (kAdmin, kService or kHost), answered by the expression
+// after it, which may use `request` (the request message, a pointer) and `caller` (the
+// authenticated Principal). The class is a CoreAdapter, and `v1` names the service's proto
+// package, whose messages follow the <Method>Request / <Method>Response convention of every
+// SharedOS service. One line per RPC: who may call it and what the core answers.
+#define SHAREDOS_UNARY_RPC(Method, role, ...)                                              \
+  grpc::Status Method(grpc::ServerContext* context, const v1::Method##Request* request,    \
+                      v1::Method##Response* response) override {                           \
+    return rpc_.Unary(                                                                     \
+        *context, {::sharedos::common::server::Role::role}, response,                      \
+        [&](const ::sharedos::common::server::Principal& caller) { return __VA_ARGS__; }); \
+  }
+
+#endif  // SHAREDOS_COMMON_SERVER_RPC_ADAPTER_H_

@@ -1,0 +1,40 @@
+// The flags every SharedOS service shares, defined once: --host, --port, --tls_cert, --tls_key
+// and --credentials. A service's main links this library and reads them with ReadServiceFlags();
+// its own flags stay in its main. (sharedosd, whose listener flags differ, does not link it.)
+
+#ifndef SHAREDOS_COMMON_SERVER_SERVICE_FLAGS_H_
+#define SHAREDOS_COMMON_SERVER_SERVICE_FLAGS_H_
+
+#include <memory>
+
+#include "absl/functional/function_ref.h"
+#include "absl/status/statusor.h"
+#include "common/server/auth.h"
+#include "common/server/server_runner.h"
+#include "common/server/service_main.h"
+
+namespace sharedos::common::server {
+
+// The shared flags, read and checked.
+struct ServiceFlags {
+  // --host, --port, --tls_cert, --tls_key (ServerRunner::Start checks them).
+  ServerOptions server;
+  // The callers --credentials names.
+  std::unique_ptr<Authenticator> authenticator;
+};
+
+// Errors: INVALID_ARGUMENT "--credentials: required"; those of Authenticator::FromFile.
+absl::StatusOr<ServiceFlags> ReadServiceFlags();
+
+// Builds a service from the shared flags and its own; errors are refused start-ups.
+using BuildService =
+    absl::FunctionRef<absl::StatusOr<std::unique_ptr<Servable>>(const ServiceFlags& flags)>;
+
+// The whole of a service's main: ParseServiceCommandLine, ReadServiceFlags, `build`, then
+// ServeUntilTerminated. Returns the exit code (2 with "<name>: <error>" on stderr when a step
+// fails).
+int RunService(int argc, char** argv, const ServiceBinary& binary, BuildService build);
+
+}  // namespace sharedos::common::server
+
+#endif  // SHAREDOS_COMMON_SERVER_SERVICE_FLAGS_H_

@@ -1,0 +1,90 @@
+#include "common/server/service_main.h"
+
+#include <cstdio>
+#include <memory>
+
+#include "absl/base/const_init.h"
+#include "absl/base/thread_annotations.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "common/server/secret_file.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+
+namespace sharedos::common::server {
+namespace {
+
+ABSL_CONST_INIT absl::Mutex help_mu(absl::kConstInit);
+// The running binary's help texts; set once, before the command line is parsed.
+std::map<std::string, std::string>* help_texts ABSL_GUARDED_BY(help_mu) = nullptr;
+
+}  // namespace
+
+void ParseServiceCommandLine(int argc, char** argv, const ServiceBinary& binary) {
+  TerminationSignals::Block();
+  {
+    absl::MutexLock lock(&help_mu);
+    delete help_texts;
+    help_texts = new std::map<std::string, std::string>(binary.flag_help);
+  }
+  // absl takes one usage line per process (a second call aborts); tests parse more than once.
+  static const bool usage_set = (absl::SetProgramUsageMessage(binary.usage), true);
+  (void)usage_set;
+  absl::ParseCommandLine(argc, argv);
+  ConfigureServiceProcess();
+}
+
+std::string SharedFlagHelp(absl::string_view flag, absl::string_view fallback) {
+  absl::MutexLock lock(&help_mu);
+  if (help_texts != nullptr) {
+    auto it = help_texts->find(std::string(flag));
+    if (it != help_texts->end()) return it->second;
+  }
+  return std::string(fallback);
+}
+
+void Notice(absl::string_view name, absl::string_view what) {
+  std::fprintf(stderr, "%.*s: %.*s\n", static_cast<int>(name.size()), name.data(),
+               static_cast<int>(what.size()), what.data());
+}
+
+int Fail(absl::string_view name, const absl::Status& error) {
+  Notice(name, error.message());
+  return kExitStartupFailed;
+}
+
+absl::StatusOr<bool> IsFullDurability(absl::string_view flag, absl::string_view value) {
+  if (value == "full") return true;
+  if (value == "normal") return false;
+  return absl::InvalidArgumentError(absl::StrCat("--", flag, ": must be full or normal"));
+}
+
+absl::StatusOr<Upstream> ReadUpstream(absl::string_view name, const std::string& target,
+                                      const std::string& token_file) {
+  if (target.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("--", name, "_target: required"));
+  }
+  absl::StatusOr<std::string> token = ReadFlagToken(absl::StrCat(name, "_token_file"), token_file);
+  if (!token.ok()) return token.status();
+  return Upstream{grpc::CreateChannel(target, grpc::InsecureChannelCredentials()),
+                  *std::move(token)};
+}
+
+int ServeUntilTerminated(absl::string_view name, const ServerOptions& options, Servable& servable) {
+  absl::StatusOr<std::unique_ptr<ServerRunner>> runner =
+      ServerRunner::Start(options, servable.services());
+  if (!runner.ok()) return Fail(name, runner.status());
+  ReportListening(std::string(name), (*runner)->address());
+  for (const auto& [label, address] : servable.side_listeners()) {
+    ReportListening(absl::StrCat(name, " ", label), address);
+  }
+  TerminationSignals::Wait();
+  servable.StopSideListeners();
+  (*runner)->Shutdown();
+  (*runner)->Wait();
+  return 0;
+}
+
+}  // namespace sharedos::common::server

@@ -1,0 +1,132 @@
+#include "envelope_svc/server/envelope_server.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "common/status/status_macros.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+
+namespace sharedos::envelope::server {
+
+absl::Status CheckTurnOptions(const core::TurnEngine::Options& options) {
+  if (options.drain_grace < absl::ZeroDuration() || options.drain_grace > absl::Seconds(600)) {
+    return absl::InvalidArgumentError("--drain_grace: must be 0s..600s");
+  }
+  if (options.default_max_steps < 1 || options.default_max_steps > 1000) {
+    return absl::InvalidArgumentError("--default_max_steps: must be 1..1000");
+  }
+  if (options.default_timeout_ms < 1 || options.default_timeout_ms > 600000) {
+    return absl::InvalidArgumentError("--default_timeout_ms: must be 1..600000");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<EnvelopeServer>> EnvelopeServer::Build(
+    EnvelopeServerDeps deps, EnvelopeServerOptions options) {
+  RETURN_IF_ERROR(CheckTurnOptions(options.engine));
+  std::unique_ptr<EnvelopeServer> server(new EnvelopeServer(std::move(deps)));
+  RETURN_IF_ERROR(server->LoadTools(options));
+  RETURN_IF_ERROR(server->AttachProviders(options));
+  RETURN_IF_ERROR(server->BindFrontDoor(options));
+  server->StartEngine(std::move(options.engine));
+  return server;
+}
+
+EnvelopeServer::EnvelopeServer(EnvelopeServerDeps deps)
+    : authorizer_(std::move(deps.authorizer)),
+      audit_(std::move(deps.audit)),
+      authenticator_(deps.authenticator),
+      clock_(deps.clock) {}
+
+EnvelopeServer::~EnvelopeServer() {
+  if (deadlines_.joinable()) {
+    stopping_.Notify();
+    deadlines_.join();
+  }
+  StopSideListeners();
+}
+
+absl::Status EnvelopeServer::LoadTools(const EnvelopeServerOptions& options) {
+  if (options.registry_files.empty()) return absl::InvalidArgumentError("--registry: required");
+  absl::StatusOr<std::unique_ptr<tools::ToolRegistry>> registry =
+      tools::ToolRegistry::LoadFiles(options.registry_files);
+  if (!registry.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--registry: ", registry.status().message()));
+  }
+  registry_ = *std::move(registry);
+  return absl::OkStatus();
+}
+
+absl::Status EnvelopeServer::AttachProviders(const EnvelopeServerOptions& options) {
+  if (!options.files_root.empty()) {
+    files::FilesProvider::Options files_options;
+    files_options.root = options.files_root;
+    for (const auto& tool : registry_->tools()) {
+      if (tool->provider_binding().has_files()) files_options.tools.push_back(tool->definition());
+    }
+    absl::StatusOr<std::unique_ptr<files::FilesProvider>> created =
+        files::FilesProvider::Create(std::move(files_options), clock_);
+    if (!created.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("--files_root: ", created.status().message()));
+    }
+    files_ = *std::move(created);
+    attached_.files = files_.get();
+  }
+  for (const HostProvider& host : options.providers) {
+    providers::GrpcToolProvider::Options provider_options;
+    if (!options.provider_token.empty()) {
+      provider_options.prepare_context =
+          [header = absl::StrCat("Bearer ", options.provider_token)](grpc::ClientContext& context) {
+            context.AddMetadata("authorization", header);
+          };
+    }
+    hosts_.push_back(std::make_unique<providers::GrpcToolProvider>(
+        host.id,
+        v1::ToolProvider::NewStub(
+            grpc::CreateChannel(host.target, grpc::InsecureChannelCredentials())),
+        std::move(provider_options)));
+    attached_.hosts[host.id] = hosts_.back().get();
+  }
+  return absl::OkStatus();
+}
+
+absl::Status EnvelopeServer::BindFrontDoor(const EnvelopeServerOptions& options) {
+  if (!options.mcp.has_value()) return absl::OkStatus();
+  if (options.mcp->secret.size() < mcp::ExecutionTokenCodec::kMinSecretBytes) {
+    return absl::InvalidArgumentError("--mcp_secret_file: the secret must hold at least 32 bytes");
+  }
+  absl::StatusOr<std::unique_ptr<mcp::McpServer>> bound = mcp::McpServer::Bind(options.mcp->server);
+  if (!bound.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--mcp_port: ", bound.status().message()));
+  }
+  mcp_ = *std::move(bound);
+  mcp_tokens_ = std::make_unique<mcp::ExecutionTokenCodec>(options.mcp->secret);
+  return absl::OkStatus();
+}
+
+void EnvelopeServer::StartEngine(core::TurnEngine::Options engine_options) {
+  if (mcp_ != nullptr) {
+    engine_options.mcp_url = mcp_->url();
+    engine_options.mcp_tokens = mcp_tokens_.get();
+  }
+  engine_ = std::make_unique<core::TurnEngine>(*authorizer_, *registry_, attached_, *audit_, clock_,
+                                               std::move(engine_options));
+  if (mcp_ != nullptr) mcp_->Start(*engine_, *mcp_tokens_, clock_);
+  service_ = std::make_unique<EnvelopeService>(*engine_, authenticator_);
+  deadlines_ = std::thread([this] {
+    while (!stopping_.WaitForNotificationWithTimeout(absl::Milliseconds(100))) {
+      engine_->CancelExpired();
+    }
+  });
+}
+
+std::vector<std::pair<std::string, std::string>> EnvelopeServer::side_listeners() const {
+  if (mcp_ == nullptr) return {};
+  return {{"mcp", mcp_->url()}};
+}
+
+void EnvelopeServer::StopSideListeners() {
+  if (mcp_ != nullptr) mcp_->Shutdown();
+}
+
+}  // namespace sharedos::envelope::server

@@ -1,0 +1,142 @@
+// envelope_svc built from its options: the tool registry, the providers it attaches (the
+// built-in files provider, host ToolProviders over gRPC), the MCP front door, the TurnEngine and
+// the gRPC adapter, owned together with the injected authorizer client and audit writer, and a
+// sweeper that ends every turn past its deadline. envelope_main.cc and sharedosd both call
+// BuildEnvelopeServer. Thread-safe (its parts are).
+
+#ifndef SHAREDOS_ENVELOPE_SVC_SERVER_ENVELOPE_SERVER_H_
+#define SHAREDOS_ENVELOPE_SVC_SERVER_ENVELOPE_SERVER_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/notification.h"
+#include "audit_svc/client/audit_writer.h"
+#include "authorizer_svc/client/authorizer_client.h"
+#include "common/server/auth.h"
+#include "common/server/service_main.h"
+#include "common/time/clock.h"
+#include "envelope_svc/core/turn_engine.h"
+#include "envelope_svc/mcp/execution_token.h"
+#include "envelope_svc/mcp/mcp_server.h"
+#include "envelope_svc/providers/files/files_provider.h"
+#include "envelope_svc/providers/grpc/grpc_tool_provider.h"
+#include "envelope_svc/server/envelope_service.h"
+#include "envelope_svc/tools/tool_registry.h"
+
+namespace sharedos::envelope::server {
+
+// A host ToolProvider service: the provider id registry entries name, and its address.
+struct HostProvider {
+  std::string id;
+  std::string target;
+};
+
+// The MCP front door of RUNTIME_MCP turns.
+struct McpFrontDoor {
+  // The execution-token secret (at least ExecutionTokenCodec::kMinSecretBytes; every replica of
+  // a deployment shares it).
+  std::string secret;
+  mcp::McpServer::Options server;
+};
+
+struct EnvelopeServerOptions {
+  // Tool registry text-proto files (ToolRegistryConfig). At least one.
+  std::vector<std::string> registry_files;
+  // Root of the built-in files provider's per-owner workspaces; empty: files-bound tools are not
+  // offered.
+  std::string files_root;
+  // Host ToolProviders, each called with "authorization: Bearer <provider_token>" unless the
+  // token is empty.
+  std::vector<HostProvider> providers;
+  std::string provider_token;
+  // Turn limits and timeouts (mcp_url and mcp_tokens are the builder's to set).
+  core::TurnEngine::Options engine;
+  // Absent: OpenTurn refuses RUNTIME_MCP.
+  std::optional<McpFrontDoor> mcp;
+};
+
+// What the server is given: `authorizer` and `audit` it owns; the others it borrows, and each
+// must outlive it.
+struct EnvelopeServerDeps {
+  std::unique_ptr<authorizer::client::AuthorizerClient> authorizer;
+  std::unique_ptr<audit::client::AuditWriter> audit;
+  const common::server::Authenticator& authenticator;
+  const common::Clock& clock;
+};
+
+// The turn limits' bounds, each error naming its flag: INVALID_ARGUMENT "--drain_grace: must be
+// 0s..600s", "--default_max_steps: must be 1..1000", "--default_timeout_ms: must be 1..600000".
+absl::Status CheckTurnOptions(const core::TurnEngine::Options& options);
+
+class EnvelopeServer final : public common::server::Servable {
+ public:
+  // Errors: those of CheckTurnOptions; INVALID_ARGUMENT "--registry: required"; "--registry: …"
+  // (a file cannot be read or is not a valid registry), "--files_root: …" (not a directory),
+  // "--mcp_secret_file: the secret must hold at least 32 bytes", "--mcp_port: …" (the front door
+  // cannot be bound).
+  static absl::StatusOr<std::unique_ptr<EnvelopeServer>> Build(EnvelopeServerDeps deps,
+                                                               EnvelopeServerOptions options);
+
+  // Stops the deadline sweeper and the MCP front door.
+  ~EnvelopeServer() override;
+  EnvelopeServer(const EnvelopeServer&) = delete;
+  EnvelopeServer& operator=(const EnvelopeServer&) = delete;
+
+  std::vector<grpc::Service*> services() override { return {service_.get()}; }
+  // {"mcp", its URL} when the front door is open.
+  std::vector<std::pair<std::string, std::string>> side_listeners() const override;
+  void StopSideListeners() override;
+
+  // Another adapter over the same engine, for a second server (sharedosd's public listener).
+  std::unique_ptr<grpc::Service> NewService() {
+    return std::make_unique<EnvelopeService>(*engine_, authenticator_);
+  }
+
+  // How many tools the registry holds.
+  size_t tool_count() const { return registry_->tools().size(); }
+  // "http://<host>:<port>/mcp", or empty without a front door.
+  std::string mcp_url() const { return mcp_ == nullptr ? "" : mcp_->url(); }
+
+ private:
+  explicit EnvelopeServer(EnvelopeServerDeps deps);
+
+  // The steps of Build, in order.
+  absl::Status LoadTools(const EnvelopeServerOptions& options);
+  absl::Status AttachProviders(const EnvelopeServerOptions& options);
+  // Binds the front door before the engine exists, so RUNTIME_MCP turns can be told its URL.
+  absl::Status BindFrontDoor(const EnvelopeServerOptions& options);
+  void StartEngine(core::TurnEngine::Options engine_options);
+
+  const std::unique_ptr<authorizer::client::AuthorizerClient> authorizer_;
+  const std::unique_ptr<audit::client::AuditWriter> audit_;
+  const common::server::Authenticator& authenticator_;
+  const common::Clock& clock_;
+  std::unique_ptr<tools::ToolRegistry> registry_;
+  std::unique_ptr<files::FilesProvider> files_;
+  std::vector<std::unique_ptr<providers::GrpcToolProvider>> hosts_;
+  tools::AttachedProviders attached_;
+  std::unique_ptr<mcp::ExecutionTokenCodec> mcp_tokens_;
+  std::unique_ptr<mcp::McpServer> mcp_;
+  std::unique_ptr<core::TurnEngine> engine_;
+  std::unique_ptr<EnvelopeService> service_;
+  // Every running turn past its deadline ends cancelled, checked every 100 ms until `stopping_`.
+  absl::Notification stopping_;
+  std::thread deadlines_;
+};
+
+// EnvelopeServer::Build.
+inline absl::StatusOr<std::unique_ptr<EnvelopeServer>> BuildEnvelopeServer(
+    EnvelopeServerDeps deps, EnvelopeServerOptions options) {
+  return EnvelopeServer::Build(std::move(deps), std::move(options));
+}
+
+}  // namespace sharedos::envelope::server
+
+#endif  // SHAREDOS_ENVELOPE_SVC_SERVER_ENVELOPE_SERVER_H_

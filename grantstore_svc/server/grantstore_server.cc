@@ -1,0 +1,23 @@
+#include "grantstore_svc/server/grantstore_server.h"
+
+#include <utility>
+
+#include "common/status/status_macros.h"
+
+namespace sharedos::grantstore::server {
+
+GrantStoreServer::GrantStoreServer(GrantStoreServerDeps deps,
+                                   std::unique_ptr<storage::SqliteGrantStore> store)
+    : audit_(std::move(deps.audit)),
+      authenticator_(deps.authenticator),
+      store_(std::move(store)),
+      core_(*store_, *audit_, deps.clock),
+      service_(core_, authenticator_) {}
+
+absl::StatusOr<std::unique_ptr<GrantStoreServer>> BuildGrantStoreServer(
+    GrantStoreServerDeps deps, const GrantStoreServerOptions& options) {
+  ASSIGN_OR_RETURN(auto store, storage::SqliteGrantStore::Open(options.store));
+  return std::make_unique<GrantStoreServer>(std::move(deps), std::move(store));
+}
+
+}  // namespace sharedos::grantstore::server

@@ -1,0 +1,63 @@
+// grantstore_svc built from its options: the SQLite store, the GrantStoreCore over it and the
+// gRPC adapter, owned together with the injected audit writer. grantstore_main.cc and sharedosd
+// both call BuildGrantStoreServer. Thread-safe (its parts are).
+
+#ifndef SHAREDOS_GRANTSTORE_SVC_SERVER_GRANTSTORE_SERVER_H_
+#define SHAREDOS_GRANTSTORE_SVC_SERVER_GRANTSTORE_SERVER_H_
+
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "audit_svc/client/audit_writer.h"
+#include "common/server/auth.h"
+#include "common/server/service_main.h"
+#include "common/time/clock.h"
+#include "grantstore_svc/core/grant_store_core.h"
+#include "grantstore_svc/server/grantstore_service.h"
+#include "grantstore_svc/storage/sqlite_grant_store.h"
+
+namespace sharedos::grantstore::server {
+
+struct GrantStoreServerOptions {
+  // The SQLite store (path, usage-counter durability, reader mmap).
+  storage::SqliteGrantStore::Options store;
+};
+
+// What the server is given: `audit` it owns (control-plane events are written through it); the
+// others it borrows, and each must outlive it.
+struct GrantStoreServerDeps {
+  std::unique_ptr<audit::client::AuditWriter> audit;
+  const common::server::Authenticator& authenticator;
+  const common::Clock& clock;
+};
+
+class GrantStoreServer final : public common::server::Servable {
+ public:
+  GrantStoreServer(GrantStoreServerDeps deps, std::unique_ptr<storage::SqliteGrantStore> store);
+
+  std::vector<grpc::Service*> services() override { return {&service_}; }
+
+  // Another adapter over the same core, for a second server (sharedosd's public listener).
+  std::unique_ptr<grpc::Service> NewService() {
+    return std::make_unique<GrantStoreService>(core_, authenticator_);
+  }
+
+  // The core itself, for what its own process seeds (sharedosd --demo).
+  core::GrantStoreCore& core() { return core_; }
+
+ private:
+  const std::unique_ptr<audit::client::AuditWriter> audit_;
+  const common::server::Authenticator& authenticator_;
+  const std::unique_ptr<storage::SqliteGrantStore> store_;
+  core::GrantStoreCore core_;
+  GrantStoreService service_;
+};
+
+// Errors: those of SqliteGrantStore::Open (the file cannot be opened or migrated).
+absl::StatusOr<std::unique_ptr<GrantStoreServer>> BuildGrantStoreServer(
+    GrantStoreServerDeps deps, const GrantStoreServerOptions& options);
+
+}  // namespace sharedos::grantstore::server
+
+#endif  // SHAREDOS_GRANTSTORE_SVC_SERVER_GRANTSTORE_SERVER_H_
