@@ -11,17 +11,17 @@ namespace sharedos::audit::server {
 // The gRPC adapter of sharedos.audit.v1.AuditLog: authenticate, call the core, convert the
 // status. Writers (service credential) append; operators (admin credential) query, tail and
 // verify. Thread-safe (the core is).
-class AuditService final
-    : public common::server::CoreAdapter<v1::AuditLog::Service, core::AuditLog> {
+class AuditService final : public common::server::CoreAdapter<v1::AuditLog, core::AuditLog> {
  public:
-  using CoreAdapter::CoreAdapter;
-
   // Writers (every service) append; operators read.
   SHAREDOS_UNARY_RPC(Append, kService, core_.Append(*request));
   SHAREDOS_UNARY_RPC(Query, kAdmin, core_.Query(*request));
   grpc::Status Tail(grpc::ServerContext* context, const v1::TailRequest* request,
                     grpc::ServerWriter<v1::TailResponse>* writer) override;
   SHAREDOS_UNARY_RPC(Verify, kAdmin, core_.Verify(*request));
+
+  // CoreAdapter(core, authenticator): both borrowed.
+  using CoreAdapter::CoreAdapter;
 };
 
 }  // namespace sharedos::audit::server

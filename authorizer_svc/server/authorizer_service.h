@@ -13,10 +13,8 @@
 namespace sharedos::authorizer::server {
 
 class AuthorizerService final
-    : public common::server::CoreAdapter<v1::Authorizer::Service, core::AuthorizerCore> {
+    : public common::server::CoreAdapter<v1::Authorizer, core::AuthorizerCore> {
  public:
-  using CoreAdapter::CoreAdapter;
-
   SHAREDOS_UNARY_RPC(OpenTurnAuthority, kService, core_.OpenTurnAuthority(*request));
   SHAREDOS_UNARY_RPC(CloseTurnAuthority, kService, core_.CloseTurnAuthority(*request));
   SHAREDOS_UNARY_RPC(Authorize, kService, core_.Authorize(*request));
@@ -24,6 +22,9 @@ class AuthorizerService final
   SHAREDOS_UNARY_RPC(AdmitTurn, kService, core_.AdmitTurn(*request));
   SHAREDOS_UNARY_RPC(Reach, kService, core_.Reach(*request));
   SHAREDOS_UNARY_RPC(RecordEscalation, kService, core_.RecordEscalation(*request));
+
+  // CoreAdapter(core, authenticator): both borrowed.
+  using CoreAdapter::CoreAdapter;
 };
 
 }  // namespace sharedos::authorizer::server

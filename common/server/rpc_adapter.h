@@ -52,11 +52,12 @@ class RpcAdapter {
   const Authenticator& authenticator_;
 };
 
-// The base of every gRPC adapter: the generated `Service` it implements, the `Core` it adapts
-// and the RpcAdapter its RPCs go through (SHAREDOS_UNARY_RPC below). Thread-safe when the core
+// The base of every gRPC adapter: the generated service `Grpc` it implements (Grpc::Service),
+// the `Core` it adapts and the RpcAdapter its RPCs go through (SHAREDOS_UNARY_RPC below). An
+// adapter inherits the constructor (`using CoreAdapter::CoreAdapter;`). Thread-safe when the core
 // is.
-template <typename Service, typename Core>
-class CoreAdapter : public Service {
+template <typename Grpc, typename Core>
+class CoreAdapter : public Grpc::Service {
  public:
   // Borrows both; each must outlive the adapter.
   CoreAdapter(Core& core, const Authenticator& authenticator) : core_(core), rpc_(authenticator) {}

@@ -12,11 +12,8 @@
 
 namespace sharedos::envelope::server {
 
-class EnvelopeService final
-    : public common::server::CoreAdapter<v1::Envelope::Service, core::TurnEngine> {
+class EnvelopeService final : public common::server::CoreAdapter<v1::Envelope, core::TurnEngine> {
  public:
-  using CoreAdapter::CoreAdapter;
-
   // Each within the scope of the host's credential.
   SHAREDOS_UNARY_RPC(OpenTurn, kHost, core_.OpenTurn(*request, caller.scope));
   SHAREDOS_UNARY_RPC(InvokeTool, kHost, core_.InvokeTool(*request, caller.scope));
@@ -25,6 +22,9 @@ class EnvelopeService final
   SHAREDOS_UNARY_RPC(GetTurn, kHost, core_.GetTurn(*request, caller.scope));
   grpc::Status WatchTurn(grpc::ServerContext* context, const v1::WatchTurnRequest* request,
                          grpc::ServerWriter<v1::WatchTurnResponse>* writer) override;
+
+  // CoreAdapter(core, authenticator): both borrowed.
+  using CoreAdapter::CoreAdapter;
 };
 
 }  // namespace sharedos::envelope::server

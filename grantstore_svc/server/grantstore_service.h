@@ -14,11 +14,14 @@
 
 namespace sharedos::grantstore::server {
 
-class GrantStoreService final
-    : public common::server::CoreAdapter<v1::GrantStore::Service, core::GrantStoreCore> {
- public:
-  using CoreAdapter::CoreAdapter;
+// The core's Caller for an authenticated principal: control-plane events name it as their actor.
+inline core::Caller Actor(const common::server::Principal& caller) {
+  return core::Caller{caller.name};
+}
 
+class GrantStoreService final
+    : public common::server::CoreAdapter<v1::GrantStore, core::GrantStoreCore> {
+ public:
   // Control plane: operators; mutations are audited with the caller's name as their actor.
   SHAREDOS_UNARY_RPC(IssueGrant, kAdmin, core_.IssueGrant(Actor(caller), *request));
   SHAREDOS_UNARY_RPC(DeriveGrant, kAdmin, core_.DeriveGrant(Actor(caller), *request));
@@ -39,10 +42,8 @@ class GrantStoreService final
   SHAREDOS_UNARY_RPC(CheckRevocations, kService, core_.CheckRevocations(*request));
   SHAREDOS_UNARY_RPC(RecordEscalation, kService, core_.RecordEscalation(Actor(caller), *request));
 
- private:
-  static core::Caller Actor(const common::server::Principal& caller) {
-    return core::Caller{caller.name};
-  }
+  // CoreAdapter(core, authenticator): both borrowed.
+  using CoreAdapter::CoreAdapter;
 };
 
 }  // namespace sharedos::grantstore::server
