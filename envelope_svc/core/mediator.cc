@@ -38,6 +38,26 @@ pb::ToolResult Refused(const pb::ToolCall& call, pb::ToolResultStatus status,
   return result;
 }
 
+// `out` refused `code` (cause `cause`): its result and the facts tool.invoked records.
+MediationResult Refuse(MediationResult out, const pb::ToolCall& call, pb::ToolResultStatus status,
+                       absl::string_view code, absl::string_view cause = "") {
+  out.result = Refused(call, status, code);
+  out.facts.reason = std::string(code);
+  out.facts.cause = std::string(cause);
+  if (capability::IsFailClosedCode(code) || capability::IsFailClosedCode(cause)) {
+    out.facts.fail_closed = true;
+  }
+  return out;
+}
+
+// `out` refused by a tool layer refusal (tool_refusal.h) at `now`.
+MediationResult RefuseWith(MediationResult out, const pb::ToolCall& call,
+                           const absl::Status& refusal, absl::Time now) {
+  out.result = tools::RefusalResult(call, refusal, now);
+  out.facts.reason = out.result.error().code();
+  return out;
+}
+
 // The CapabilityRequest as protobuf JSON in a Struct (what a gRPC host parses back with
 // JsonStringToMessage to pass it into FinishTurn(escalate)).
 std::optional<google::protobuf::Struct> AsStruct(const pb::CapabilityRequest& request) {
@@ -76,190 +96,239 @@ MediationResult Mediator::Invoke(const MediationScope& scope, const pb::ToolCall
   return outcome;
 }
 
+// ---------------------------------------------------------------------------------------------
+// The pipeline
+
+struct Mediator::Call {
+  Call(const MediationScope& scope, const pb::ToolCall& call, absl::Time now)
+      : scope(scope), context(*scope.context), call(call), now(now), instant(TimestampOf(now)) {}
+
+  const MediationScope& scope;
+  const pb::AccessContext& context;
+  const pb::ToolCall& call;
+  // The operation instant.
+  const absl::Time now;
+  const google::protobuf::Timestamp instant;
+  // Filled in by the steps as they pass.
+  const tools::Tool* tool = nullptr;
+  nlohmann::json arguments;
+  pb::CapabilityRequirement requirement;
+  // The requirement names another owner's resource (decided without consuming).
+  bool foreign_owner = false;
+};
+
 MediationResult Mediator::Decide(const MediationScope& scope, const pb::ToolCall& call,
                                  absl::Time now) {
-  const pb::AccessContext& context = *scope.context;
-  MediationResult out;
-  auto refuse = [&](pb::ToolResultStatus status, absl::string_view code,
-                    absl::string_view cause = "") {
-    out.result = Refused(call, status, code);
-    out.facts.reason = std::string(code);
-    out.facts.cause = std::string(cause);
-    if (capability::IsFailClosedCode(code) || capability::IsFailClosedCode(cause))
-      out.facts.fail_closed = true;
-    return std::move(out);
-  };
-  auto refuse_with = [&](const absl::Status& refusal) {
-    out.result = tools::RefusalResult(call, refusal, now);
-    out.facts.reason = out.result.error().code();
-    return std::move(out);
-  };
-  const google::protobuf::Timestamp instant = TimestampOf(now);
+  Call c(scope, call, now);
+  if (std::optional<MediationResult> refused = CheckTrace(c)) return *std::move(refused);
+  if (std::optional<MediationResult> refused = CheckRegistered(c)) return *std::move(refused);
+  if (std::optional<MediationResult> refused = CheckNamespace(c)) return *std::move(refused);
 
-  // 1. The call belongs to the turn's trace.
-  if (call.trace_id() != context.trace_id()) {
-    return refuse(pb::TOOL_RESULT_STATUS_DENIED, capability::kTraceMismatch);
-  }
-  // 2. Registered for this turn.
-  const tools::Tool* tool = scope.tools->Find(call.tool());
-  if (tool == nullptr) {
-    return refuse(pb::TOOL_RESULT_STATUS_DENIED, capability::kToolUnavailable,
-                  capability::kCauseNotRegistered);
-  }
-  // 3. Its tool namespace is enabled.
-  const auto& enabled = context.enabled_tool_namespaces();
-  if (std::find(enabled.begin(), enabled.end(), tool->tool_namespace()) == enabled.end()) {
-    return refuse(pb::TOOL_RESULT_STATUS_DENIED, capability::kToolUnavailable,
-                  capability::kCauseNamespaceDisabled);
-  }
-  // 4. Discoverable now (canDiscover on the declared ceiling, host ceiling included). On the
-  // common path this check rides on the step-10 Authorize (declared_ceiling), so the call asks
-  // the authorizer once; steps 5–9 need no authorizer and are computed first, and any refusal
-  // they give is only answered after a separate discovery check (a withheld tool is
-  // tool_unavailable whatever its arguments). A denial is recorded as authorization.checked
-  // (pre-effect) by the envelope, as before.
-  auto withheld = [&](std::string code, bool fail_closed) -> MediationResult {
-    out.facts.requirement = tool->ceiling();
-    if (code == capability::kAuditUnavailable) out.audit_unavailable = true;
-    if (!audit_
-             .RecordPreEffect(DiscoveryDeniedEvent(context, now, tool->ceiling(), call.id(),
-                                                   tool->name(), code, fail_closed,
-                                                   scope.authority_hash))
-             .ok()) {
-      out.audit_unavailable = true;
-      return refuse(pb::TOOL_RESULT_STATUS_DENIED, capability::kAuditUnavailable);
-    }
-    MediationResult denied =
-        refuse(pb::TOOL_RESULT_STATUS_DENIED, capability::kToolUnavailable, code);
-    denied.facts.fail_closed = fail_closed;
-    return denied;
-  };
-  // The discovery verdict of `entry` (nullptr: the authorizer did not answer): the refusal, or
-  // nullopt when the tool is discoverable.
-  auto discovery_refusal = [&](const az::DiscoveryEntry* entry) -> std::optional<MediationResult> {
-    if (entry == nullptr) return withheld(std::string(capability::kAuthorityUnavailable), true);
-    if (entry->discoverable()) return std::nullopt;
-    const std::string& code = entry->reason_code();
-    return withheld(code, entry->fail_closed() || capability::IsFailClosedCode(code));
-  };
-  // Step 4 on its own (a Discover of this one tool).
-  auto discover = [&]() -> std::optional<MediationResult> {
-    az::DiscoverRequest discover;
-    discover.set_lease_id(scope.lease_id);
-    az::ToolRequirement* entry = discover.add_tools();
-    entry->set_name(tool->name());
-    *entry->mutable_requirement() = tool->ceiling();
-    *discover.mutable_operation_instant() = instant;
-    absl::StatusOr<az::DiscoverResponse> discovered =
-        authorizer_.Discover(discover, options_.authorizer_timeout);
-    if (!discovered.ok() || discovered->entries_size() != 1) return discovery_refusal(nullptr);
-    return discovery_refusal(&discovered->entries(0));
-  };
-  // A refusal of steps 5–9, answered only once step 4 has passed.
-  auto after_discovery = [&](auto&& refusal) -> MediationResult {
-    if (std::optional<MediationResult> withheld_first = discover()) {
-      return *std::move(withheld_first);
-    }
-    return refusal();
-  };
+  // The kernel's own checks; the first refusal is held until discovery has passed on its own.
+  std::optional<MediationResult> held = CheckEscalation(c);
+  if (!held.has_value()) held = ParseArguments(c);
+  if (!held.has_value()) held = ResolveRequirement(c);
+  if (!held.has_value()) c.foreign_owner = NamesForeignOwner(c);
+  if (!held.has_value() && !c.foreign_owner) held = CheckCeiling(c);
+  if (held.has_value()) return AnswerAfterDiscovery(c, *std::move(held));
 
-  // 5. The escalation affordance ends a turn; it is never run as a tool.
-  if (tool->name() == tools::kEscalationToolName) {
-    return after_discovery([&] {
-      return refuse(pb::TOOL_RESULT_STATUS_FAILED, capability::kEscalationNotTerminated);
-    });
-  }
-  // 6. Arguments, parsed once and used for both the requirement and the invocation.
-  absl::StatusOr<nlohmann::json> arguments = tool->ParseArguments(call.arguments());
-  if (!arguments.ok()) return after_discovery([&] { return refuse_with(arguments.status()); });
-  // 7. The requirement the arguments select.
-  absl::StatusOr<pb::CapabilityRequirement> requirement = tool->ResolveRequirement(*arguments);
-  if (!requirement.ok()) {
-    return after_discovery([&] { return refuse_with(requirement.status()); });
-  }
-
-  // Steps 4 and 8 or 10 in one Authorize: the declared ceiling is checked for discovery first.
-  // When the authorizer does not answer, step 4 is asked alone to tell which step failed.
-  auto authorize = [&](bool consume) -> absl::StatusOr<az::AuthorizeResponse> {
-    az::AuthorizeRequest request;
-    request.set_lease_id(scope.lease_id);
-    *request.mutable_requirement() = *requirement;
-    request.set_consume(consume);
-    *request.mutable_operation_instant() = instant;
-    request.set_operation_id(call.id());
-    request.set_tool(tool->name());
-    *request.mutable_declared_ceiling() = tool->ceiling();
-    return authorizer_.Authorize(request, options_.authorizer_timeout);
-  };
-  // 8. Another owner's resource: decided (and recorded) by the authorizer, never consuming.
-  if (requirement->resource().has_owner() &&
-      !capability::AddressEquals(requirement->resource().owner(), context.owner())) {
-    absl::StatusOr<az::AuthorizeResponse> decided = authorize(/*consume=*/false);
-    if (!decided.ok()) {
-      return after_discovery([&] {
-        out.facts.requirement = *requirement;
-        return refuse(pb::TOOL_RESULT_STATUS_DENIED, capability::kAuthorityUnavailable);
-      });
-    }
-    if (std::optional<MediationResult> refused =
-            discovery_refusal(decided->has_discovery() ? &decided->discovery() : nullptr)) {
-      return *std::move(refused);
-    }
-    out.facts.requirement = *requirement;
-    if (decided->decision().reason_code() == capability::kAuditUnavailable) {
-      out.audit_unavailable = true;
-      return refuse(pb::TOOL_RESULT_STATUS_DENIED, capability::kAuditUnavailable);
-    }
-    return refuse(pb::TOOL_RESULT_STATUS_DENIED, capability::kInvalidRequest);
-  }
-  // 9. Inside the declared ceiling.
-  if (absl::Status within = tool->CheckWithinCeiling(*requirement, context.owner()); !within.ok()) {
-    return after_discovery([&] {
-      out.facts.requirement = *requirement;
-      return refuse_with(within);
-    });
-  }
-  // 10. The decision, consuming a bounded use on allow.
-  absl::StatusOr<az::AuthorizeResponse> decided = authorize(/*consume=*/true);
+  // Discovery and the decision in one Authorize: the declared ceiling is checked first.
+  absl::StatusOr<az::AuthorizeResponse> decided = Authorize(c);
   if (!decided.ok()) {
-    return after_discovery([&] {
-      out.facts.requirement = *requirement;
-      return refuse(pb::TOOL_RESULT_STATUS_DENIED, capability::kAuthorityUnavailable);
-    });
+    MediationResult unanswered;
+    unanswered.facts.requirement = c.requirement;
+    return AnswerAfterDiscovery(c,
+                                Refuse(std::move(unanswered), c.call, pb::TOOL_RESULT_STATUS_DENIED,
+                                       capability::kAuthorityUnavailable));
   }
-  if (std::optional<MediationResult> refused =
-          discovery_refusal(decided->has_discovery() ? &decided->discovery() : nullptr)) {
-    return *std::move(refused);
+  if (std::optional<MediationResult> withheld =
+          CheckDiscovery(c, decided->has_discovery() ? &decided->discovery() : nullptr)) {
+    return *std::move(withheld);
   }
-  out.facts.requirement = *requirement;
-  const pb::AuthorizationDecision& decision = decided->decision();
+  if (c.foreign_owner) return RefuseForeignOwner(c, *decided);
+  if (std::optional<MediationResult> denied = CheckDecision(c, *decided)) {
+    return *std::move(denied);
+  }
+  return InvokeProvider(c, decided->decision().matched_grant_id());
+}
+
+// §3.9 step 1: the call belongs to the turn's trace.
+std::optional<MediationResult> Mediator::CheckTrace(const Call& c) {
+  if (c.call.trace_id() == c.context.trace_id()) return std::nullopt;
+  return Refuse(MediationResult(), c.call, pb::TOOL_RESULT_STATUS_DENIED,
+                capability::kTraceMismatch);
+}
+
+// §3.9 step 4: registered for this turn.
+std::optional<MediationResult> Mediator::CheckRegistered(Call& c) {
+  c.tool = c.scope.tools->Find(c.call.tool());
+  if (c.tool != nullptr) return std::nullopt;
+  return Refuse(MediationResult(), c.call, pb::TOOL_RESULT_STATUS_DENIED,
+                capability::kToolUnavailable, capability::kCauseNotRegistered);
+}
+
+// §3.9 step 5: its tool namespace is enabled.
+std::optional<MediationResult> Mediator::CheckNamespace(const Call& c) {
+  const auto& enabled = c.context.enabled_tool_namespaces();
+  if (std::find(enabled.begin(), enabled.end(), c.tool->tool_namespace()) != enabled.end()) {
+    return std::nullopt;
+  }
+  return Refuse(MediationResult(), c.call, pb::TOOL_RESULT_STATUS_DENIED,
+                capability::kToolUnavailable, capability::kCauseNamespaceDisabled);
+}
+
+// The escalation affordance ends a turn; it is never run as a tool.
+std::optional<MediationResult> Mediator::CheckEscalation(const Call& c) {
+  if (c.tool->name() != tools::kEscalationToolName) return std::nullopt;
+  return Refuse(MediationResult(), c.call, pb::TOOL_RESULT_STATUS_FAILED,
+                capability::kEscalationNotTerminated);
+}
+
+// §3.9 step 7: the arguments, parsed once and used for both the requirement and the invocation.
+std::optional<MediationResult> Mediator::ParseArguments(Call& c) {
+  absl::StatusOr<nlohmann::json> arguments = c.tool->ParseArguments(c.call.arguments());
+  if (!arguments.ok()) return RefuseWith(MediationResult(), c.call, arguments.status(), c.now);
+  c.arguments = *std::move(arguments);
+  return std::nullopt;
+}
+
+// §3.9 step 8: the requirement the arguments select.
+std::optional<MediationResult> Mediator::ResolveRequirement(Call& c) {
+  absl::StatusOr<pb::CapabilityRequirement> requirement = c.tool->ResolveRequirement(c.arguments);
+  if (!requirement.ok()) {
+    return RefuseWith(MediationResult(), c.call, requirement.status(), c.now);
+  }
+  c.requirement = *std::move(requirement);
+  return std::nullopt;
+}
+
+// §3.9 step 9: a requirement naming another owner's resource.
+bool Mediator::NamesForeignOwner(const Call& c) {
+  return c.requirement.resource().has_owner() &&
+         !capability::AddressEquals(c.requirement.resource().owner(), c.context.owner());
+}
+
+// §3.9 step 10: inside the declared ceiling.
+std::optional<MediationResult> Mediator::CheckCeiling(const Call& c) {
+  absl::Status within = c.tool->CheckWithinCeiling(c.requirement, c.context.owner());
+  if (within.ok()) return std::nullopt;
+  MediationResult out;
+  out.facts.requirement = c.requirement;
+  return RefuseWith(std::move(out), c.call, within, c.now);
+}
+
+// §3.9 step 6 on its own, for a call refused before its Authorize (or whose Authorize did not
+// answer): a withheld tool is tool_unavailable whatever else is wrong with the call.
+MediationResult Mediator::AnswerAfterDiscovery(const Call& c, MediationResult held) {
+  az::DiscoverRequest discover;
+  discover.set_lease_id(c.scope.lease_id);
+  az::ToolRequirement* entry = discover.add_tools();
+  entry->set_name(c.tool->name());
+  *entry->mutable_requirement() = c.tool->ceiling();
+  *discover.mutable_operation_instant() = c.instant;
+  absl::StatusOr<az::DiscoverResponse> discovered =
+      authorizer_.Discover(discover, options_.authorizer_timeout);
+  const az::DiscoveryEntry* verdict =
+      discovered.ok() && discovered->entries_size() == 1 ? &discovered->entries(0) : nullptr;
+  if (std::optional<MediationResult> withheld = CheckDiscovery(c, verdict)) {
+    return *std::move(withheld);
+  }
+  return held;
+}
+
+// §3.9 step 6: discoverable now (canDiscover on the declared ceiling, host ceiling included).
+std::optional<MediationResult> Mediator::CheckDiscovery(const Call& c,
+                                                        const az::DiscoveryEntry* entry) {
+  if (entry == nullptr) return Withhold(c, std::string(capability::kAuthorityUnavailable), true);
+  if (entry->discoverable()) return std::nullopt;
+  const std::string& code = entry->reason_code();
+  return Withhold(c, code, entry->fail_closed() || capability::IsFailClosedCode(code));
+}
+
+MediationResult Mediator::Withhold(const Call& c, const std::string& code, bool fail_closed) {
+  MediationResult out;
+  out.facts.requirement = c.tool->ceiling();
+  if (code == capability::kAuditUnavailable) out.audit_unavailable = true;
+  if (!audit_
+           .RecordPreEffect(DiscoveryDeniedEvent(c.context, c.now, c.tool->ceiling(), c.call.id(),
+                                                 c.tool->name(), code, fail_closed,
+                                                 c.scope.authority_hash))
+           .ok()) {
+    out.audit_unavailable = true;
+    return Refuse(std::move(out), c.call, pb::TOOL_RESULT_STATUS_DENIED,
+                  capability::kAuditUnavailable);
+  }
+  MediationResult denied = Refuse(std::move(out), c.call, pb::TOOL_RESULT_STATUS_DENIED,
+                                  capability::kToolUnavailable, code);
+  denied.facts.fail_closed = fail_closed;
+  return denied;
+}
+
+// §3.9 steps 9 and 11: the decision, consuming a bounded use on allow — except for another
+// owner's resource, decided (and recorded) by the authorizer without consuming.
+absl::StatusOr<az::AuthorizeResponse> Mediator::Authorize(const Call& c) {
+  az::AuthorizeRequest request;
+  request.set_lease_id(c.scope.lease_id);
+  *request.mutable_requirement() = c.requirement;
+  request.set_consume(!c.foreign_owner);
+  *request.mutable_operation_instant() = c.instant;
+  request.set_operation_id(c.call.id());
+  request.set_tool(c.tool->name());
+  *request.mutable_declared_ceiling() = c.tool->ceiling();
+  return authorizer_.Authorize(request, options_.authorizer_timeout);
+}
+
+// §3.9 step 9: another owner's resource is never this turn's to touch.
+MediationResult Mediator::RefuseForeignOwner(const Call& c, const az::AuthorizeResponse& decided) {
+  MediationResult out;
+  out.facts.requirement = c.requirement;
+  if (decided.decision().reason_code() == capability::kAuditUnavailable) {
+    out.audit_unavailable = true;
+    return Refuse(std::move(out), c.call, pb::TOOL_RESULT_STATUS_DENIED,
+                  capability::kAuditUnavailable);
+  }
+  return Refuse(std::move(out), c.call, pb::TOOL_RESULT_STATUS_DENIED, capability::kInvalidRequest);
+}
+
+// §3.9 step 11's verdict: denied with the decision's code (a no_matching_grant denial names the
+// authority a reviewer would grant).
+std::optional<MediationResult> Mediator::CheckDecision(const Call& c,
+                                                       const az::AuthorizeResponse& decided) {
+  const pb::AuthorizationDecision& decision = decided.decision();
+  if (decision.allowed()) return std::nullopt;
+  const std::string code = decision.reason_code().empty()
+                               ? std::string(capability::kNoMatchingGrant)
+                               : decision.reason_code();
+  MediationResult out;
+  out.facts.requirement = c.requirement;
   out.facts.grant_id = decision.matched_grant_id();
-  if (!decision.allowed()) {
-    const std::string code = decision.reason_code().empty()
-                                 ? std::string(capability::kNoMatchingGrant)
-                                 : decision.reason_code();
-    if (code == capability::kAuditUnavailable) out.audit_unavailable = true;
-    const bool fail_closed = decided->fail_closed() || capability::IsFailClosedCode(code);
-    out = refuse(pb::TOOL_RESULT_STATUS_DENIED, code);
-    out.facts.fail_closed = fail_closed;
-    if (decision.has_required_authority()) {
-      if (std::optional<google::protobuf::Struct> described =
-              AsStruct(decision.required_authority());
-          described.has_value()) {
-        *(*out.result.mutable_error()->mutable_details()->mutable_fields())["requiredAuthority"]
-             .mutable_struct_value() = *std::move(described);
-      }
+  if (code == capability::kAuditUnavailable) out.audit_unavailable = true;
+  const bool fail_closed = decided.fail_closed() || capability::IsFailClosedCode(code);
+  out = Refuse(std::move(out), c.call, pb::TOOL_RESULT_STATUS_DENIED, code);
+  out.facts.fail_closed = fail_closed;
+  if (decision.has_required_authority()) {
+    if (std::optional<google::protobuf::Struct> described = AsStruct(decision.required_authority());
+        described.has_value()) {
+      *(*out.result.mutable_error()->mutable_details()->mutable_fields())["requiredAuthority"]
+           .mutable_struct_value() = *std::move(described);
     }
-    return out;
   }
-  // 11–12. The provider, then the result check.
+  return out;
+}
+
+// §3.9 step 12: the provider, bounded by the turn's deadline, then the result check.
+MediationResult Mediator::InvokeProvider(const Call& c, const std::string& grant_id) {
+  MediationResult out;
+  out.facts.requirement = c.requirement;
+  out.facts.grant_id = grant_id;
   out.provider_entered = true;
-  const absl::Time deadline = options_.deadline_clock->Now() +
-                              std::max(absl::ZeroDuration(), std::min(options_.provider_timeout,
-                                                                      scope.turn_deadline - now));
+  const absl::Time deadline =
+      options_.deadline_clock->Now() +
+      std::max(absl::ZeroDuration(),
+               std::min(options_.provider_timeout, c.scope.turn_deadline - c.now));
   absl::StatusOr<pb::ToolResult> result =
-      scope.tools->Invoke(call, *requirement, ProviderContextOf(context), deadline);
-  if (!result.ok()) return refuse_with(result.status());
+      c.scope.tools->Invoke(c.call, c.requirement, ProviderContextOf(c.context), deadline);
+  if (!result.ok()) return RefuseWith(std::move(out), c.call, result.status(), c.now);
   out.result = *std::move(result);
   if (out.result.has_error()) out.facts.reason = out.result.error().code();
   return out;

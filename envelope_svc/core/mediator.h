@@ -1,46 +1,60 @@
-// Kernel mediation of one tool call (semantics §3.9 `invokeTool`, audit source `kernel`):
-//   1. call.trace_id ≠ the turn's trace                  → denied trace_mismatch
-//   2. not one of the turn's tools                        → denied tool_unavailable /
-//   not_registered
-//   3. its tool namespace not enabled by the context      → denied tool_unavailable /
-//   namespace_disabled
-//   4. Discover on the declared ceiling at the operation instant (canDiscover, §2.4); a denial
-//      is recorded as authorization.checked (pre-effect)  → denied tool_unavailable / <its code>
-//   5. sharedos.escalate (never executed: drivers end the turn with FinishTurn(escalate))
-//                                                         → failed escalation_not_terminated
-//   6. arguments against the input schema (valijson)     → failed invalid_tool_arguments
-//   7. requirement from the arguments                     → failed
-//   tool_requirement_resolution_failed
-//   8. a requirement naming another owner: Authorize, non-consuming (the authorizer records
-//      authorization.checked)                             → denied invalid_request
-//   9. requirement outside the declared ceiling          → failed invalid_tool_requirement
-//  10. Authorize, consuming                               → denied <its code> (+ details
-//      {"requiredAuthority": CapabilityRequest as protobuf JSON} on no_matching_grant)
-//  11. the provider, bounded by a deadline                → failed tool_execution_failed
-//  12. the result against the call and output schema     → failed invalid_tool_result
-// Steps 4 and 10 (or 8) are one authorizer call on the common path: Authorize carries the
-// declared ceiling and the authorizer checks discoverability first. Steps 5–9 are computed before
-// it; a refusal of theirs is answered only after a separate Discover has passed (step 4 still
-// comes first), and an Authorize that does not answer is followed by a Discover to tell which
-// step failed (tool_unavailable/authority_unavailable, or denied authority_unavailable).
-// then tool.invoked (post-effect, source kernel): reason, cause, failClosed, grantId, resource
+// Kernel mediation of one tool call (semantics §3.9 `invokeTool`, audit source `kernel`): a
+// pipeline of named steps, each a refusal or the next step. §3.9's steps 2 (authority) and 3
+// (registry) are the turn's: its lease and its tools, resolved once at OpenTurn. The steps, in
+// the order they run (§3.9's number, then the refusal):
+//   CheckTrace           1  call.trace_id ≠ the turn's trace     denied trace_mismatch
+//   CheckRegistered      4  not one of the turn's tools          denied tool_unavailable /
+//                                                                not_registered
+//   CheckNamespace       5  tool namespace not enabled           denied tool_unavailable /
+//                                                                namespace_disabled
+//   the kernel's own checks, which need no authorizer:
+//   CheckEscalation         sharedos.escalate, never executed    failed escalation_not_terminated
+//                           (drivers end the turn with FinishTurn(escalate))
+//   ParseArguments       7  against the input schema (valijson)  failed invalid_tool_arguments
+//   ResolveRequirement   8  from the arguments                   failed
+//                                                                tool_requirement_resolution_failed
+//   NamesForeignOwner    9  another owner's resource: no ceiling check, decided without consuming
+//   CheckCeiling        10  outside the declared ceiling         failed invalid_tool_requirement
+//   then the authorizer:
+//   CheckDiscovery       6  canDiscover on the declared ceiling at the operation instant (§2.4,
+//                           host ceiling included); a denial is recorded as authorization.checked
+//                           (pre-effect)                         denied tool_unavailable / <code>
+//   RefuseForeignOwner   9  decided (and recorded) by the        denied invalid_request
+//                           authorizer
+//   CheckDecision       11  Authorize, consuming                 denied <its code> (+ details
+//                           {"requiredAuthority": CapabilityRequest as protobuf JSON} on
+//                           no_matching_grant)
+//   InvokeProvider      12  the provider, bounded by a deadline  failed tool_execution_failed;
+//                           the result against the call and      failed invalid_tool_result
+//                           the output schema
+// Discovery (6) runs after the kernel's own checks so that on the common path it rides on the
+// Authorize of 9 or 11 (declared_ceiling: the authorizer checks discoverability first) — one
+// authorizer call per tool call. A refusal of the kernel's own checks is therefore held, and
+// answered only once a Discover of this one tool has passed (AnswerAfterDiscovery): what a
+// caller sees is §3.9's order, a withheld tool is tool_unavailable whatever its arguments. An
+// Authorize that does not answer is followed by that Discover too, to tell which step failed
+// (tool_unavailable/authority_unavailable, or denied authority_unavailable).
+// Then tool.invoked (post-effect, source kernel): reason, cause, failClosed, grantId, resource
 // and action, authorityHash, metadata.catalogHash — never arguments or results. Every refusal
 // carries ProtocolError{code, fixed message, retryable false}. An authorizer that cannot be
 // reached (or a lease it no longer knows) is a fail-closed authority_unavailable; a decision
 // refused audit_unavailable, or a discovery record audit cannot take, is reported so the turn
-// can latch the outage. Thread-safe; borrows every dependency.
+// can latch the outage.
 
 #ifndef SHAREDOS_ENVELOPE_SVC_CORE_MEDIATOR_H_
 #define SHAREDOS_ENVELOPE_SVC_CORE_MEDIATOR_H_
 
+#include <optional>
 #include <string>
 
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "audit_svc/client/audit_writer.h"
 #include "authorizer_svc/client/authorizer_client.h"
 #include "common/time/clock.h"
 #include "envelope_svc/core/audit_records.h"
 #include "envelope_svc/tools/turn_tools.h"
+#include "sharedos/authorizer/v1/authorizer.pb.h"
 #include "sharedos/protocol/v1/context.pb.h"
 #include "sharedos/protocol/v1/tool.pb.h"
 
@@ -69,6 +83,8 @@ struct MediationResult {
   bool audit_unavailable = false;
 };
 
+// Mediates the tool calls of turns through the pipeline above. Holds no state of its own;
+// thread-safe.
 class Mediator {
  public:
   struct Options {
@@ -89,8 +105,37 @@ class Mediator {
                          absl::Time now);
 
  private:
+  // One call as it passes the steps (mediator.cc).
+  struct Call;
+
+  // The pipeline: the steps below, in the order they run.
   MediationResult Decide(const MediationScope& scope, const protocol::v1::ToolCall& call,
                          absl::Time now);
+
+  // Each step answers the call's refusal, or nullopt to go on.
+  static std::optional<MediationResult> CheckTrace(const Call& call);
+  static std::optional<MediationResult> CheckRegistered(Call& call);
+  static std::optional<MediationResult> CheckNamespace(const Call& call);
+  static std::optional<MediationResult> CheckEscalation(const Call& call);
+  static std::optional<MediationResult> ParseArguments(Call& call);
+  static std::optional<MediationResult> ResolveRequirement(Call& call);
+  static bool NamesForeignOwner(const Call& call);
+  static std::optional<MediationResult> CheckCeiling(const Call& call);
+  // Discovery of the tool on its own (a Discover of this one tool), then — when it passes —
+  // `held`, the refusal that waited for it.
+  MediationResult AnswerAfterDiscovery(const Call& call, MediationResult held);
+  // Discovery's verdict of `entry` (nullptr: the authorizer did not answer).
+  std::optional<MediationResult> CheckDiscovery(const Call& call,
+                                                const authorizer::v1::DiscoveryEntry* entry);
+  // A tool withheld by discovery with `code`: authorization.checked (pre-effect), then
+  // tool_unavailable / `code`.
+  MediationResult Withhold(const Call& call, const std::string& code, bool fail_closed);
+  absl::StatusOr<authorizer::v1::AuthorizeResponse> Authorize(const Call& call);
+  static MediationResult RefuseForeignOwner(const Call& call,
+                                            const authorizer::v1::AuthorizeResponse& decided);
+  static std::optional<MediationResult> CheckDecision(
+      const Call& call, const authorizer::v1::AuthorizeResponse& decided);
+  MediationResult InvokeProvider(const Call& call, const std::string& grant_id);
 
   authorizer::client::AuthorizerClient& authorizer_;
   audit::client::AuditWriter& audit_;

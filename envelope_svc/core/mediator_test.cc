@@ -387,6 +387,30 @@ TEST_F(MediatorTest, UnreachableAuthorizerAtTheDecisionFailsClosed) {
   EXPECT_THAT(files_->invocations(), IsEmpty());
 }
 
+// An Authorize that does not answer is followed by a Discover of the tool alone, which tells
+// which step failed: discovery (tool_unavailable) or the decision (authority_unavailable) — for
+// a foreign owner's resource too, whose decision never consumes.
+TEST_F(MediatorTest, UnansweredAuthorizeAsksDiscoveryAloneWhichStepFailed) {
+  authorizer_.FailMethod(Method::kAuthorize, absl::UnavailableError("down"));
+  authorizer_.Withhold("files.read", "no_matching_grant");
+  ExpectRefusal(Invoke("files.read", R"({"path": "a"})"), pb::TOOL_RESULT_STATUS_DENIED,
+                "tool_unavailable");
+  EXPECT_EQ(authorizer_.calls(Method::kAuthorize), 1);
+  EXPECT_EQ(authorizer_.calls(Method::kDiscover), 1);
+  EXPECT_EQ(ToolInvoked().cause(), "no_matching_grant");
+
+  audit_.Clear();
+  MediationResult outcome =
+      Invoke("files.peek", R"({"path": "x", "owner": {"kind": "human", "userId": "user-bob"}})");
+  ExpectRefusal(outcome, pb::TOOL_RESULT_STATUS_DENIED, "authority_unavailable");
+  EXPECT_EQ(authorizer_.calls(Method::kAuthorize), 2);
+  EXPECT_EQ(authorizer_.calls(Method::kDiscover), 2);
+  const pb::AuditEvent invoked = ToolInvoked();
+  EXPECT_TRUE(invoked.fail_closed());
+  EXPECT_EQ(invoked.resource().owner().human_user_id(), "user-bob");
+  EXPECT_THAT(Types(), ElementsAre(pb::AUDIT_EVENT_TYPE_TOOL_INVOKED));
+}
+
 TEST_F(MediatorTest, DecisionRefusedForAnAuditOutageIsReportedToTheTurn) {
   authorizer_.DenyAuthorize("files", "a", "read", "audit_unavailable", /*fail_closed=*/true);
   MediationResult outcome = Invoke("files.read", R"({"path": "a"})");

@@ -138,6 +138,25 @@ Json CallToolResult(const pb::ToolResult& result, bool structured, bool modern) 
   return answer;
 }
 
+// The answer to a call on a turn that has ended (or is gone): denied turn_draining.
+pb::ToolResult TooLate() {
+  pb::ToolResult refused;
+  refused.set_status(pb::TOOL_RESULT_STATUS_DENIED);
+  refused.mutable_error()->set_code(std::string(capability::kTurnDraining));
+  refused.mutable_error()->set_message(
+      std::string(capability::CodeMessage(capability::kTurnDraining)));
+  return refused;
+}
+
+// Whether the published tool `name` declares an output schema (structuredContent is answered).
+bool OffersStructured(const core::TurnEngine::McpTurn& turn, const std::string& name) {
+  if (turn.catalog == nullptr) return false;
+  for (const pb::PublishedToolDefinition& tool : turn.catalog->tools()) {
+    if (tool.name() == name) return tool.has_output_schema();
+  }
+  return false;
+}
+
 std::string Instructions(const core::TurnEngine::McpTurn& turn) {
   std::string text = absl::StrCat(
       "SharedOS turn ", turn.execution_id, ": you may call only the ",
@@ -251,9 +270,16 @@ void McpServer::Shutdown() {
   if (thread_.joinable()) thread_.join();
 }
 
-void McpServer::HandlePost(const httplib::Request& request, httplib::Response& response) {
-  bool sse = false;
-  auto answer = [&](int status, const Json& body) {
+// ---------------------------------------------------------------------------------------------
+// POST /mcp
+
+struct McpServer::Exchange {
+  Exchange(const httplib::Request& request, httplib::Response& response)
+      : request(request), response(response) {}
+
+  // Answers `body` with `status`: JSON, or — to a client that accepts only text/event-stream —
+  // a 200 as one SSE event.
+  void Answer(int status, const Json& body) {
     response.status = status;
     if (sse && status == 200) {
       response.set_header("Cache-Control", "no-cache");
@@ -262,259 +288,381 @@ void McpServer::HandlePost(const httplib::Request& request, httplib::Response& r
     } else {
       response.set_content(body.dump(), "application/json");
     }
-  };
-  auto reject = [&](int status, int code, const std::string& message, Json data = nullptr) {
-    answer(status, ErrorBody(nullptr, code, message, std::move(data)));
-  };
+  }
+  // A transport-level refusal: `status` with a JSON-RPC error without id.
+  void Reject(int status, int code, const std::string& message, Json data = nullptr) {
+    Answer(status, ErrorBody(nullptr, code, message, std::move(data)));
+  }
+  void RejectUnsupported(const std::string& requested) {
+    Reject(400, kUnsupportedProtocolVersion,
+           absl::StrCat("Unsupported protocol version: ", requested),
+           Json{{"supported", SupportedVersions()}, {"requested", requested}});
+  }
+  // Accepted, nothing to answer.
+  void Accept() { response.status = 202; }
 
-  // DNS rebinding: a browser page of another origin must not reach the endpoint.
-  if (std::optional<std::string> origin = Header(request, "Origin"); origin.has_value()) {
-    if (std::find(origins_.begin(), origins_.end(), *origin) == origins_.end()) {
-      return reject(403, kServerError, "Forbidden: Origin not allowed");
-    }
+  const httplib::Request& request;
+  httplib::Response& response;
+  // Authenticate.
+  ExecutionTokenClaims claims;
+  core::TurnEngine::McpTurn turn;
+  // NegotiateMedia.
+  bool sse = false;
+  // ParseMessage.
+  Json message;
+  std::string method;
+  bool is_request = false;
+  Json id;
+  Json params;
+  // ResolveEra.
+  std::optional<std::string> header_version;
+  std::optional<std::string> claim;
+  bool modern = false;
+};
+
+struct McpServer::Reply {
+  static Reply Result(Json result) {
+    Reply reply;
+    reply.result = std::move(result);
+    return reply;
+  }
+  static Reply Error(int code, std::string message) {
+    Reply reply;
+    reply.error_code = code;
+    reply.error_message = std::move(message);
+    return reply;
   }
 
+  Json result;
+  // Non-zero: the JSON-RPC error answered instead of a result.
+  int error_code = 0;
+  std::string error_message;
+};
+
+struct McpServer::Method {
+  const char* name;
+  // Served in the 2025 era (legacy) and in 2026-07-28 (modern).
+  bool legacy;
+  bool modern;
+  Reply (McpServer::*handler)(Exchange&);
+};
+
+void McpServer::HandlePost(const httplib::Request& request, httplib::Response& response) {
+  Exchange exchange(request, response);
+  if (!CheckOrigin(exchange) || !Authenticate(exchange) || !NegotiateMedia(exchange) ||
+      !ParseMessage(exchange) || !ResolveEra(exchange)) {
+    return;
+  }
+  if (exchange.modern && !CheckModernHeaders(exchange)) return;
+  // Notifications are accepted and need no answer (notifications/initialized, cancelled, …).
+  if (!exchange.is_request) return exchange.Accept();
+  Dispatch(exchange);
+}
+
+bool McpServer::CheckOrigin(Exchange& exchange) const {
+  // DNS rebinding: a browser page of another origin must not reach the endpoint.
+  std::optional<std::string> origin = Header(exchange.request, "Origin");
+  if (!origin.has_value() ||
+      std::find(origins_.begin(), origins_.end(), *origin) != origins_.end()) {
+    return true;
+  }
+  exchange.Reject(403, kServerError, "Forbidden: Origin not allowed");
+  return false;
+}
+
+bool McpServer::Authenticate(Exchange& exchange) const {
   // The execution token: the only credential, bound to one turn. Not audited when refused.
-  const std::string authorization = request.get_header_value("Authorization");
+  const std::string authorization = exchange.request.get_header_value("Authorization");
   absl::string_view bearer = absl::StripAsciiWhitespace(authorization);
   if (bearer.size() < 7 || !absl::EqualsIgnoreCase(bearer.substr(0, 7), "Bearer ")) {
-    response.set_header("WWW-Authenticate", kRealm);
-    return reject(401, kUnauthorized, "Unauthorized: an execution token is required");
+    exchange.response.set_header("WWW-Authenticate", kRealm);
+    exchange.Reject(401, kUnauthorized, "Unauthorized: an execution token is required");
+    return false;
   }
   absl::StatusOr<ExecutionTokenClaims> claims =
       tokens_->Verify(absl::StripAsciiWhitespace(bearer.substr(7)), clock_->Now());
   absl::StatusOr<core::TurnEngine::McpTurn> turn =
       claims.ok() ? engine_->FindMcpTurn(*claims) : claims.status();
   if (!turn.ok()) {
-    response.set_header("WWW-Authenticate",
-                        absl::StrCat(kRealm, ", error=\"invalid_token\", error_description=\"",
-                                     turn.status().message(), "\""));
-    return reject(401, kUnauthorized, absl::StrCat("Unauthorized: ", turn.status().message()));
+    exchange.response.set_header(
+        "WWW-Authenticate", absl::StrCat(kRealm, ", error=\"invalid_token\", error_description=\"",
+                                         turn.status().message(), "\""));
+    exchange.Reject(401, kUnauthorized, absl::StrCat("Unauthorized: ", turn.status().message()));
+    return false;
   }
+  exchange.claims = *std::move(claims);
+  exchange.turn = *std::move(turn);
+  return true;
+}
 
-  const std::string content_type = absl::AsciiStrToLower(request.get_header_value("Content-Type"));
+bool McpServer::NegotiateMedia(Exchange& exchange) {
+  const std::string content_type =
+      absl::AsciiStrToLower(exchange.request.get_header_value("Content-Type"));
   if (!absl::StartsWith(content_type, "application/json")) {
-    return reject(415, kServerError,
-                  "Unsupported Media Type: Content-Type must be application/json");
+    exchange.Reject(415, kServerError,
+                    "Unsupported Media Type: Content-Type must be application/json");
+    return false;
   }
-  const std::string accept = absl::AsciiStrToLower(request.get_header_value("Accept"));
+  const std::string accept = absl::AsciiStrToLower(exchange.request.get_header_value("Accept"));
   const bool accepts_json = accept.empty() || absl::StrContains(accept, "application/json") ||
                             absl::StrContains(accept, "*/*") ||
                             absl::StrContains(accept, "application/*");
   const bool accepts_sse = absl::StrContains(accept, "text/event-stream");
   if (!accepts_json && !accepts_sse) {
-    return reject(406, kServerError,
-                  "Not Acceptable: accept application/json or text/event-stream");
+    exchange.Reject(406, kServerError,
+                    "Not Acceptable: accept application/json or text/event-stream");
+    return false;
   }
-  sse = !accepts_json;
+  exchange.sse = !accepts_json;
+  return true;
+}
 
-  const Json message = Json::parse(request.body, nullptr, /*allow_exceptions=*/false);
-  if (message.is_discarded()) return reject(400, kParseError, "Parse error");
+bool McpServer::ParseMessage(Exchange& exchange) {
+  Json& message = exchange.message;
+  message = Json::parse(exchange.request.body, nullptr, /*allow_exceptions=*/false);
+  if (message.is_discarded()) {
+    exchange.Reject(400, kParseError, "Parse error");
+    return false;
+  }
   if (message.is_array()) {
-    return reject(400, kInvalidRequest, "Bad Request: JSON-RPC batches are not supported");
+    exchange.Reject(400, kInvalidRequest, "Bad Request: JSON-RPC batches are not supported");
+    return false;
   }
   if (!message.is_object() || message.value("jsonrpc", Json()) != "2.0") {
-    return reject(400, kInvalidRequest, "Bad Request: the body is not a JSON-RPC message");
+    exchange.Reject(400, kInvalidRequest, "Bad Request: the body is not a JSON-RPC message");
+    return false;
   }
-  auto method_it = message.find("method");
-  if (method_it == message.end()) {
+  auto method = message.find("method");
+  if (method == message.end()) {
     // A response to a server request: none are ever sent, so there is nothing to match.
     if (message.contains("result") || message.contains("error")) {
-      response.status = 202;
-      return;
+      exchange.Accept();
+    } else {
+      exchange.Reject(400, kInvalidRequest, "Bad Request: the body is not a JSON-RPC message");
     }
-    return reject(400, kInvalidRequest, "Bad Request: the body is not a JSON-RPC message");
+    return false;
   }
-  if (!method_it->is_string()) return reject(400, kInvalidRequest, "Bad Request: method");
-  const std::string method = method_it->get<std::string>();
-  const bool is_request = message.contains("id");
-  const Json id = is_request ? message["id"] : Json();
-  if (is_request && !id.is_string() && !id.is_number_integer()) {
-    return reject(400, kInvalidRequest, "Bad Request: id must be a string or an integer");
+  if (!method->is_string()) {
+    exchange.Reject(400, kInvalidRequest, "Bad Request: method");
+    return false;
   }
-  const Json params = message.value("params", Json::object());
+  exchange.method = method->get<std::string>();
+  exchange.is_request = message.contains("id");
+  exchange.id = exchange.is_request ? message["id"] : Json();
+  if (exchange.is_request && !exchange.id.is_string() && !exchange.id.is_number_integer()) {
+    exchange.Reject(400, kInvalidRequest, "Bad Request: id must be a string or an integer");
+    return false;
+  }
+  exchange.params = message.value("params", Json::object());
+  return true;
+}
 
-  // The era: body first (the _meta claim), the MCP-Protocol-Version header as a cross-check.
-  const std::optional<std::string> header_version = Header(request, "MCP-Protocol-Version");
-  std::optional<std::string> claim;
+bool McpServer::ResolveEra(Exchange& exchange) {
+  exchange.header_version = Header(exchange.request, "MCP-Protocol-Version");
+  const Json& params = exchange.params;
   if (params.is_object()) {
     if (auto meta = params.find("_meta"); meta != params.end() && meta->is_object()) {
       if (auto version = meta->find(kProtocolVersionMeta); version != meta->end()) {
         if (!version->is_string()) {
-          return reject(400, kInvalidParams,
-                        absl::StrCat("Invalid params: _meta.", kProtocolVersionMeta));
+          exchange.Reject(400, kInvalidParams,
+                          absl::StrCat("Invalid params: _meta.", kProtocolVersionMeta));
+          return false;
         }
-        claim = version->get<std::string>();
+        exchange.claim = version->get<std::string>();
       }
     }
   }
-  auto unsupported = [&](const std::string& requested) {
-    reject(400, kUnsupportedProtocolVersion,
-           absl::StrCat("Unsupported protocol version: ", requested),
-           Json{{"supported", SupportedVersions()}, {"requested", requested}});
-  };
-  bool modern = false;
-  if (claim.has_value()) {
-    if (header_version.has_value() && *header_version != *claim) {
-      return reject(400, kHeaderMismatch,
-                    "Bad Request: the MCP-Protocol-Version header and the body disagree",
-                    Json{{"mismatch", {{"header", "MCP-Protocol-Version"}, {"body", *claim}}}});
+  const std::optional<std::string>& header = exchange.header_version;
+  if (exchange.claim.has_value()) {
+    const std::string& claim = *exchange.claim;
+    if (header.has_value() && *header != claim) {
+      exchange.Reject(400, kHeaderMismatch,
+                      "Bad Request: the MCP-Protocol-Version header and the body disagree",
+                      Json{{"mismatch", {{"header", "MCP-Protocol-Version"}, {"body", claim}}}});
+      return false;
     }
-    if (!IsSupported(*claim) || !IsModern(*claim)) return unsupported(*claim);
-    modern = true;
-  } else if (header_version.has_value()) {
-    if (!IsSupported(*header_version)) return unsupported(*header_version);
-    if (IsModern(*header_version)) {
-      if (!is_request) {
-        response.status = 202;
-        return;
+    if (!IsSupported(claim) || !IsModern(claim)) {
+      exchange.RejectUnsupported(claim);
+      return false;
+    }
+    exchange.modern = true;
+  } else if (header.has_value()) {
+    if (!IsSupported(*header)) {
+      exchange.RejectUnsupported(*header);
+      return false;
+    }
+    if (IsModern(*header)) {
+      if (!exchange.is_request) {
+        exchange.Accept();
+      } else {
+        exchange.Reject(400, kInvalidParams,
+                        absl::StrCat("Invalid params: the request is missing the _meta envelope (",
+                                     kProtocolVersionMeta, ") its protocol version requires"));
       }
-      return reject(400, kInvalidParams,
-                    absl::StrCat("Invalid params: the request is missing the _meta envelope (",
-                                 kProtocolVersionMeta, ") its protocol version requires"));
+      return false;
     }
   }
+  return true;
+}
 
-  if (modern) {
-    const std::optional<std::string> mcp_method = Header(request, "Mcp-Method");
-    if (mcp_method.has_value() && *mcp_method != method) {
-      return reject(400, kHeaderMismatch,
+bool McpServer::CheckModernHeaders(Exchange& exchange) {
+  const std::string& method = exchange.method;
+  const std::optional<std::string> mcp_method = Header(exchange.request, "Mcp-Method");
+  if (mcp_method.has_value() && *mcp_method != method) {
+    exchange.Reject(400, kHeaderMismatch,
                     "Bad Request: the Mcp-Method header and the body disagree",
                     Json{{"mismatch", {{"header", "Mcp-Method"}, {"body", method}}}});
-    }
-    if (is_request) {
-      if (!header_version.has_value()) {
-        return reject(400, kHeaderMismatch,
-                      "Bad Request: the MCP-Protocol-Version header is missing",
-                      Json{{"mismatch", {{"header", "MCP-Protocol-Version"}, {"body", *claim}}}});
-      }
-      if (!mcp_method.has_value()) {
-        return reject(400, kHeaderMismatch, "Bad Request: the Mcp-Method header is missing",
-                      Json{{"mismatch", {{"header", "Mcp-Method"}, {"body", method}}}});
-      }
-      const char* name_field = method == "tools/call" || method == "prompts/get" ? "name"
-                               : method == "resources/read"                      ? "uri"
-                                                                                 : nullptr;
-      if (name_field != nullptr && params.is_object()) {
-        const Json body_name = params.value(name_field, Json());
-        const std::optional<std::string> header_name = Header(request, "Mcp-Name");
-        if (!header_name.has_value()) {
-          return reject(400, kHeaderMismatch, "Bad Request: the Mcp-Name header is missing",
-                        Json{{"mismatch", {{"header", "Mcp-Name"}, {"body", body_name}}}});
-        }
-        const std::optional<std::string> decoded = DecodeHeaderValue(*header_name);
-        if (!decoded.has_value() || !body_name.is_string() || *decoded != body_name) {
-          return reject(400, kHeaderMismatch,
-                        "Bad Request: the Mcp-Name header and the body disagree",
-                        Json{{"mismatch", {{"header", "Mcp-Name"}, {"body", body_name}}}});
-        }
-      }
-    }
+    return false;
   }
-
-  // Notifications are accepted and need no answer (notifications/initialized, cancelled, …).
-  if (!is_request) {
-    response.status = 202;
-    return;
+  if (!exchange.is_request) return true;
+  if (!exchange.header_version.has_value()) {
+    exchange.Reject(
+        400, kHeaderMismatch, "Bad Request: the MCP-Protocol-Version header is missing",
+        Json{{"mismatch", {{"header", "MCP-Protocol-Version"}, {"body", *exchange.claim}}}});
+    return false;
   }
+  if (!mcp_method.has_value()) {
+    exchange.Reject(400, kHeaderMismatch, "Bad Request: the Mcp-Method header is missing",
+                    Json{{"mismatch", {{"header", "Mcp-Method"}, {"body", method}}}});
+    return false;
+  }
+  const char* name_field = method == "tools/call" || method == "prompts/get" ? "name"
+                           : method == "resources/read"                      ? "uri"
+                                                                             : nullptr;
+  if (name_field == nullptr || !exchange.params.is_object()) return true;
+  const Json body_name = exchange.params.value(name_field, Json());
+  const std::optional<std::string> header_name = Header(exchange.request, "Mcp-Name");
+  if (!header_name.has_value()) {
+    exchange.Reject(400, kHeaderMismatch, "Bad Request: the Mcp-Name header is missing",
+                    Json{{"mismatch", {{"header", "Mcp-Name"}, {"body", body_name}}}});
+    return false;
+  }
+  const std::optional<std::string> decoded = DecodeHeaderValue(*header_name);
+  if (!decoded.has_value() || !body_name.is_string() || *decoded != body_name) {
+    exchange.Reject(400, kHeaderMismatch, "Bad Request: the Mcp-Name header and the body disagree",
+                    Json{{"mismatch", {{"header", "Mcp-Name"}, {"body", body_name}}}});
+    return false;
+  }
+  return true;
+}
 
-  auto respond = [&](Json result) {
-    if (modern) result["resultType"] = "complete";
-    answer(200, Json{{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}});
+// ---------------------------------------------------------------------------------------------
+// The method table
+
+const McpServer::Method* McpServer::FindMethod(const std::string& name, bool modern) {
+  static constexpr Method kMethods[] = {
+      {"initialize", /*legacy=*/true, /*modern=*/false, &McpServer::Initialize},
+      // ping is a 2025 method; 2026-07-28 dropped it.
+      {"ping", /*legacy=*/true, /*modern=*/false, &McpServer::Ping},
+      {"server/discover", /*legacy=*/false, /*modern=*/true, &McpServer::DiscoverServer},
+      {"tools/list", /*legacy=*/true, /*modern=*/true, &McpServer::ListTools},
+      {"tools/call", /*legacy=*/true, /*modern=*/true, &McpServer::CallTool},
   };
-  auto fail = [&](int code, const std::string& text) { answer(200, ErrorBody(id, code, text)); };
-  if (!params.is_object()) return fail(kInvalidParams, "Invalid params: params must be an object");
+  for (const Method& method : kMethods) {
+    if (name == method.name && (modern ? method.modern : method.legacy)) return &method;
+  }
+  return nullptr;
+}
 
-  if (method == "initialize" && !modern) {
-    const Json requested_json = params.value("protocolVersion", Json());
-    const std::string requested =
-        requested_json.is_string() ? requested_json.get<std::string>() : "";
-    std::string version = kLegacyProtocolVersions[std::size(kLegacyProtocolVersions) - 1];
-    if (IsSupported(requested) && !IsModern(requested)) version = requested;
-    return respond(
-        Json{{"protocolVersion", version},
-             {"capabilities", {{"tools", {{"listChanged", false}}}}},
-             {"serverInfo", {{"name", options_.server_name}, {"version", options_.server_version}}},
-             {"instructions", Instructions(*turn)}});
+void McpServer::Dispatch(Exchange& exchange) {
+  const Method* method = FindMethod(exchange.method, exchange.modern);
+  Reply reply;
+  if (!exchange.params.is_object()) {
+    reply = Reply::Error(kInvalidParams, "Invalid params: params must be an object");
+  } else if (method == nullptr) {
+    reply = Reply::Error(kMethodNotFound, absl::StrCat("Method not found: ", exchange.method));
+  } else {
+    reply = (this->*method->handler)(exchange);
   }
-  if (method == "server/discover" && modern) {
-    return respond(
-        Json{{"supportedVersions", SupportedVersions()},
-             {"capabilities", {{"tools", {{"listChanged", false}}}}},
-             {"instructions", Instructions(*turn)},
-             {"ttlMs", 0},
-             {"cacheScope", "private"},
-             {"_meta",
-              {{kServerInfoMeta,
-                {{"name", options_.server_name}, {"version", options_.server_version}}}}}});
+  if (reply.error_code != 0) {
+    return exchange.Answer(200, ErrorBody(exchange.id, reply.error_code, reply.error_message));
   }
-  // ping is a 2025 method; 2026-07-28 dropped it.
-  if (method == "ping" && !modern) return respond(Json::object());
-  if (method == "tools/list") {
-    Json tools = Json::array();
-    if (turn->catalog != nullptr) {
-      for (const pb::PublishedToolDefinition& tool : turn->catalog->tools()) {
-        tools.push_back(McpTool(tool));
-      }
+  if (exchange.modern) reply.result["resultType"] = "complete";
+  exchange.Answer(
+      200, Json{{"jsonrpc", "2.0"}, {"id", exchange.id}, {"result", std::move(reply.result)}});
+}
+
+McpServer::Reply McpServer::Initialize(Exchange& exchange) {
+  const Json requested_json = exchange.params.value("protocolVersion", Json());
+  const std::string requested = requested_json.is_string() ? requested_json.get<std::string>() : "";
+  std::string version = kLegacyProtocolVersions[std::size(kLegacyProtocolVersions) - 1];
+  if (IsSupported(requested) && !IsModern(requested)) version = requested;
+  return Reply::Result(
+      Json{{"protocolVersion", version},
+           {"capabilities", {{"tools", {{"listChanged", false}}}}},
+           {"serverInfo", {{"name", options_.server_name}, {"version", options_.server_version}}},
+           {"instructions", Instructions(exchange.turn)}});
+}
+
+McpServer::Reply McpServer::DiscoverServer(Exchange& exchange) {
+  return Reply::Result(
+      Json{{"supportedVersions", SupportedVersions()},
+           {"capabilities", {{"tools", {{"listChanged", false}}}}},
+           {"instructions", Instructions(exchange.turn)},
+           {"ttlMs", 0},
+           {"cacheScope", "private"},
+           {"_meta",
+            {{kServerInfoMeta,
+              {{"name", options_.server_name}, {"version", options_.server_version}}}}}});
+}
+
+McpServer::Reply McpServer::Ping(Exchange&) { return Reply::Result(Json::object()); }
+
+McpServer::Reply McpServer::ListTools(Exchange& exchange) {
+  const core::TurnEngine::McpTurn& turn = exchange.turn;
+  Json tools = Json::array();
+  if (turn.catalog != nullptr) {
+    for (const pb::PublishedToolDefinition& tool : turn.catalog->tools()) {
+      tools.push_back(McpTool(tool));
     }
-    Json result = {{"tools", std::move(tools)},
-                   {"_meta",
-                    {{"sharedos/catalogHash", turn->catalog_hash},
-                     {"sharedos/executionId", turn->execution_id}}}};
-    if (modern) {
-      // The catalogue is fixed for the turn and the token: cacheable by this client until then.
-      result["ttlMs"] =
-          std::max<int64_t>(0, absl::ToInt64Milliseconds(claims->expires_at - clock_->Now()));
-      result["cacheScope"] = "private";
-    }
-    return respond(std::move(result));
   }
-  if (method == "tools/call") {
-    auto name = params.find("name");
-    if (name == params.end() || !name->is_string()) {
-      return fail(kInvalidParams, "Invalid params: name must be a string");
-    }
-    const Json arguments = params.value("arguments", Json::object());
-    absl::StatusOr<google::protobuf::Struct> parsed = common::JsonToProtoStruct(arguments);
-    if (!parsed.ok()) return fail(kInvalidParams, "Invalid params: arguments must be an object");
-    pb::ToolCall call;
-    call.set_id(absl::StrCat("mcp-", common::NewUuidV4()));
-    call.set_tool(name->get<std::string>());
-    *call.mutable_arguments() = *std::move(parsed);
-    call.set_trace_id(turn->trace_id);
-    if (absl::StatusOr<google::protobuf::Timestamp> now = common::ToProtoTimestamp(clock_->Now());
-        now.ok()) {
-      *call.mutable_requested_at() = *now;
-    }
-    absl::StatusOr<pb::ToolResult> result = latch_->Invoke(*turn, call);
-    if (!result.ok()) {
-      if (result.status().code() == absl::StatusCode::kInvalidArgument) {
-        return fail(kInvalidParams, absl::StrCat("Invalid params: ", result.status().message()));
-      }
-      if (result.status().code() != absl::StatusCode::kFailedPrecondition &&
-          result.status().code() != absl::StatusCode::kNotFound) {
-        return fail(kInternalError, "Internal error");
-      }
-      // The turn has ended (or is gone): refused in band like any call that comes too late.
-      pb::ToolResult refused;
-      refused.set_status(pb::TOOL_RESULT_STATUS_DENIED);
-      refused.mutable_error()->set_code(std::string(capability::kTurnDraining));
-      refused.mutable_error()->set_message(
-          std::string(capability::CodeMessage(capability::kTurnDraining)));
-      result = std::move(refused);
-    }
-    bool structured = false;
-    if (turn->catalog != nullptr) {
-      for (const pb::PublishedToolDefinition& tool : turn->catalog->tools()) {
-        if (tool.name() == call.tool()) {
-          structured = tool.has_output_schema();
-          break;
-        }
-      }
-    }
-    return respond(CallToolResult(*result, structured, modern));
+  Json result = {
+      {"tools", std::move(tools)},
+      {"_meta",
+       {{"sharedos/catalogHash", turn.catalog_hash}, {"sharedos/executionId", turn.execution_id}}}};
+  if (exchange.modern) {
+    // The catalogue is fixed for the turn and the token: cacheable by this client until then.
+    result["ttlMs"] =
+        std::max<int64_t>(0, absl::ToInt64Milliseconds(exchange.claims.expires_at - clock_->Now()));
+    result["cacheScope"] = "private";
   }
-  return fail(kMethodNotFound, absl::StrCat("Method not found: ", method));
+  return Reply::Result(std::move(result));
+}
+
+McpServer::Reply McpServer::CallTool(Exchange& exchange) {
+  const Json& params = exchange.params;
+  auto name = params.find("name");
+  if (name == params.end() || !name->is_string()) {
+    return Reply::Error(kInvalidParams, "Invalid params: name must be a string");
+  }
+  const Json arguments = params.value("arguments", Json::object());
+  absl::StatusOr<google::protobuf::Struct> parsed = common::JsonToProtoStruct(arguments);
+  if (!parsed.ok())
+    return Reply::Error(kInvalidParams, "Invalid params: arguments must be an object");
+  pb::ToolCall call;
+  call.set_id(absl::StrCat("mcp-", common::NewUuidV4()));
+  call.set_tool(name->get<std::string>());
+  *call.mutable_arguments() = *std::move(parsed);
+  call.set_trace_id(exchange.turn.trace_id);
+  if (absl::StatusOr<google::protobuf::Timestamp> now = common::ToProtoTimestamp(clock_->Now());
+      now.ok()) {
+    *call.mutable_requested_at() = *now;
+  }
+  absl::StatusOr<pb::ToolResult> result = latch_->Invoke(exchange.turn, call);
+  if (!result.ok()) {
+    if (result.status().code() == absl::StatusCode::kInvalidArgument) {
+      return Reply::Error(kInvalidParams,
+                          absl::StrCat("Invalid params: ", result.status().message()));
+    }
+    if (result.status().code() != absl::StatusCode::kFailedPrecondition &&
+        result.status().code() != absl::StatusCode::kNotFound) {
+      return Reply::Error(kInternalError, "Internal error");
+    }
+    // The turn has ended (or is gone): refused in band like any call that comes too late.
+    result = TooLate();
+  }
+  return Reply::Result(
+      CallToolResult(*result, OffersStructured(exchange.turn, call.tool()), exchange.modern));
 }
 
 }  // namespace sharedos::envelope::mcp

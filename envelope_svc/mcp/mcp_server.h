@@ -93,7 +93,37 @@ class McpServer {
 
  private:
   McpServer(Options options, std::unique_ptr<httplib::Server> http, int port);
+
+  // One POST /mcp as it passes the steps (mcp_server.cc).
+  struct Exchange;
+  // A method's answer: its result, or a JSON-RPC error.
+  struct Reply;
+  // A JSON-RPC method served, in which eras, by which handler.
+  struct Method;
+
+  // POST /mcp: the steps below, in the order they run; the first that answers ends it.
   void HandlePost(const httplib::Request& request, httplib::Response& response);
+  // Transport: the Origin (DNS rebinding), then the execution token (401, not audited).
+  bool CheckOrigin(Exchange& exchange) const;
+  bool Authenticate(Exchange& exchange) const;
+  // Content-Type and Accept (JSON, or one SSE event).
+  static bool NegotiateMedia(Exchange& exchange);
+  // The body as one JSON-RPC message (no batches); a response to a server request is 202.
+  static bool ParseMessage(Exchange& exchange);
+  // The protocol era: the body's _meta claim first, the MCP-Protocol-Version header as a
+  // cross-check; the modern era's Mcp-Method and Mcp-Name headers must match the body.
+  static bool ResolveEra(Exchange& exchange);
+  static bool CheckModernHeaders(Exchange& exchange);
+  // A request's method through the method table; its reply answered.
+  void Dispatch(Exchange& exchange);
+  static const Method* FindMethod(const std::string& name, bool modern);
+
+  // The methods.
+  Reply Initialize(Exchange& exchange);
+  Reply DiscoverServer(Exchange& exchange);
+  Reply Ping(Exchange& exchange);
+  Reply ListTools(Exchange& exchange);
+  Reply CallTool(Exchange& exchange);
 
   const Options options_;
   std::unique_ptr<httplib::Server> http_;

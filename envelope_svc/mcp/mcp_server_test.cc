@@ -307,6 +307,25 @@ TEST_F(McpServerTest, PingAndUnknownMethods) {
   EXPECT_EQ(ErrorCode(discover), -32601);
 }
 
+// The method table: each method in its eras only; params that are no object are refused before
+// the method is looked up.
+TEST_F(McpServerTest, MethodsAreServedInTheirErasOnly) {
+  auto initialize = PostModern("initialize");
+  ASSERT_TRUE(initialize);
+  EXPECT_EQ(initialize->status, 200);
+  EXPECT_EQ(ErrorCode(initialize), -32601);
+  EXPECT_EQ(Body(initialize)["error"]["message"], "Method not found: initialize");
+  auto discover = PostModern("server/discover");
+  ASSERT_TRUE(discover);
+  EXPECT_EQ(ErrorCode(discover), 0) << discover->body;
+  for (const char* method : {"tools/list", "no/such/method"}) {
+    auto bad_params = Post(Request(method, Json::array({1})));
+    ASSERT_TRUE(bad_params);
+    EXPECT_EQ(bad_params->status, 200);
+    EXPECT_EQ(ErrorCode(bad_params), -32602) << method;
+  }
+}
+
 TEST_F(McpServerTest, UnsupportedProtocolVersionHeaderIs400WithTheSupportedList) {
   httplib::Headers headers = Headers(token_);
   headers.emplace("MCP-Protocol-Version", "1999-01-01");
