@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/crypto/sha256.h"
+#include "common/json/json_nesting.h"
 #include "common/server/secret_file.h"
 #include "nlohmann/json.hpp"
 
@@ -54,6 +55,9 @@ absl::string_view RoleName(Role role) {
 std::string TokenDigestHex(absl::string_view token) { return common::Sha256Hex(token); }
 
 absl::StatusOr<std::unique_ptr<Authenticator>> Authenticator::FromJson(absl::string_view json) {
+  if (absl::Status nesting = common::CheckJsonNesting(json, "credentials"); !nesting.ok()) {
+    return nesting;
+  }
   nlohmann::json root = nlohmann::json::parse(json.begin(), json.end(), nullptr,
                                               /*allow_exceptions=*/false);
   if (root.is_discarded() || !root.is_object()) {

@@ -102,6 +102,14 @@ TEST(AuthenticatorTest, RejectsBadConfigurationsNamingTheField) {
   }
 }
 
+TEST(AuthenticatorTest, DeeplyNestedFileIsRefusedBeforeParsing) {
+  const std::string deep =
+      "{\"credentials\": " + std::string(50000, '[') + std::string(50000, ']') + "}";
+  EXPECT_THAT(Authenticator::FromJson(deep),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("credentials: JSON nested deeper than 64 levels")));
+}
+
 TEST(AuthenticatorTest, MissingFileIsAFailedPrecondition) {
   EXPECT_THAT(Authenticator::FromFile("/nonexistent/credentials.json"),
               StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("cannot read")));

@@ -16,6 +16,7 @@
 #include "capability/reason_codes.h"
 #include "common/crypto/base64url.h"
 #include "common/crypto/random.h"
+#include "common/json/json_nesting.h"
 #include "common/json/proto_json.h"
 #include "common/json/protocol_json.h"
 #include "common/server/server_runner.h"
@@ -419,6 +420,13 @@ bool McpServer::NegotiateMedia(Exchange& exchange) {
 
 bool McpServer::ParseMessage(Exchange& exchange) {
   Json& message = exchange.message;
+  // Bounded before parsing: the parser recurses once per level (one deep body crashed a service).
+  if (!common::CheckJsonNesting(exchange.request.body, "body").ok()) {
+    exchange.Reject(
+        400, kParseError,
+        absl::StrCat("Parse error: JSON nested deeper than ", common::kMaxJsonNesting, " levels"));
+    return false;
+  }
   message = Json::parse(exchange.request.body, nullptr, /*allow_exceptions=*/false);
   if (message.is_discarded()) {
     exchange.Reject(400, kParseError, "Parse error");

@@ -241,6 +241,22 @@ TEST_F(McpServerTest, BadJsonIsParseError) {
   EXPECT_EQ(ErrorCode(result), -32700);
 }
 
+// A body nested tens of thousands of levels deep, well under the size limit, used to overflow
+// the parser's stack and end the process: it is refused before parsing, and the server answers on.
+TEST_F(McpServerTest, DeeplyNestedBodyIsAParseErrorAndTheServerAnswersOn) {
+  const std::string deep =
+      "{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"tools/call\", "
+      "\"params\": {\"name\": \"files.read\", \"arguments\": {\"a\": " +
+      std::string(30000, '[') + std::string(30000, ']') + "}}}";
+  auto refused = Post(deep, Headers(token_));
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 400);
+  EXPECT_EQ(ErrorCode(refused), -32700);
+  auto ping = Post(Request("ping"));
+  ASSERT_TRUE(ping);
+  EXPECT_EQ(ping->status, 200);
+}
+
 TEST_F(McpServerTest, BatchesAndNonMessagesAreInvalidRequests) {
   auto batch = Post(Json::array({Request("ping")}).dump(), Headers(token_));
   ASSERT_TRUE(batch);
