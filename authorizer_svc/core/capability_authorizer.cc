@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "absl/base/attributes.h"
 #include "absl/container/inlined_vector.h"
 #include "authorizer_svc/core/host_policy.h"
 #include "capability/address.h"
@@ -169,256 +170,369 @@ std::optional<capability::RejectionReason> CapabilityAuthorizer::Ineligibility(
   return std::nullopt;
 }
 
-AuthorizationResult CapabilityAuthorizer::Decide(const ResolvedAuthority& authority,
-                                                 const CapabilityRequirement& requirement,
-                                                 Mode mode, bool consume,
-                                                 std::optional<absl::Time> now) const {
-  const CompiledAuthority& compiled = authority.compiled();
-  const AccessContext& context = authority.context();
-  const std::vector<CapabilityGrant>& grants = authority.grants();
-  const bool invoke = mode == Mode::kInvoke;
+// ---------------------------------------------------------------------------------------------
+// The decision procedure (§3.3), step by step
 
-  // Per-grant outcomes, kept on the stack: the allow path allocates nothing.
+// One decision's state, all on the stack (one per decision, never shared between threads): the
+// allow path allocates nothing. Each step of §3.3 is a member below, in the order Decide runs
+// them. Inlining is chosen, not left to the compiler, because the steps once were one function
+// and BM_Decide measures them: the scan loop (ScanGrants, with a, b) stays its own function with
+// its cursor in registers; the steps after a match (c-f) are forced inline into one out-of-line
+// DecidesAfterMatch, so the loop pays for them only on a match.
+class CapabilityAuthorizer::Decision {
+ public:
+  Decision(const CapabilityAuthorizer& authorizer, const ResolvedAuthority& authority,
+           const CapabilityRequirement& requirement, Mode mode, bool consume)
+      : authorizer_(authorizer),
+        options_(authorizer.options_),
+        authority_(authority),
+        compiled_(authority.compiled()),
+        context_(authority.context()),
+        grants_(authority.grants()),
+        requirement_(requirement),
+        invoke_(mode == Mode::kInvoke),
+        consume_(consume),
+        stop_(grants_.size()) {}
+
+  // 1. The two instants (admission, operation) and a usable context, else invalid_context.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE bool ResolveInstants(std::optional<absl::Time> now) {
+    if (compiled_.context_usable) instants_ = capability::ResolveInstants(context_, now);
+    if (!instants_.has_value()) return false;
+    expiry_observed_ms_ = instants_->expiry_observed_ms();
+    return true;
+  }
+
+  // 2. An action, a namespace and the context's owner, else invalid_request.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE bool RequestIsValid() const {
+    const auto& resource = requirement_.resource();
+    return !requirement_.action().empty() && !resource.namespace_().empty() &&
+           (!resource.has_owner() || capability::AddressEquals(resource.owner(), context_.owner()));
+  }
+
+  // 3. The grants to consider: those with a capability in the request's namespace listing its
+  // action or "*" (the others are rejected for eligibility or capability, see Deny), with the
+  // request's path interned.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE void FindCandidates() {
+    const std::vector<uint32_t>* listed = nullptr;
+    const std::vector<uint32_t>* wildcard = nullptr;
+    const auto& resource = requirement_.resource();
+    if (auto ns = compiled_.namespace_ids.find(resource.namespace_());
+        ns != compiled_.namespace_ids.end()) {
+      if (auto action = compiled_.action_ids.find(requirement_.action());
+          action != compiled_.action_ids.end()) {
+        if (auto it = compiled_.by_action.find((uint64_t{ns->second} << 32) | action->second);
+            it != compiled_.by_action.end()) {
+          listed = &it->second;
+        }
+      }
+      if (auto it = compiled_.wildcard.find(ns->second); it != compiled_.wildcard.end()) {
+        wildcard = &it->second;
+      }
+    }
+    if (listed != nullptr || wildcard != nullptr) {
+      for (const std::string& segment : resource.path()) {
+        auto it = compiled_.segment_ids.find(segment);
+        path_.push_back(it == compiled_.segment_ids.end() ? kUnknownId : it->second);
+      }
+    }
+    cursor_ = CandidateCursor(listed, wildcard);
+  }
+
+  // 3a–f for each candidate grant in resolved order: the first through every step allows; a
+  // fail-closed denial stops the scan. Whether a grant decided (into `result`, written in place:
+  // the allow path moves no result). The cursor is a local so that the scan keeps it in
+  // registers.
+  bool ScanGrants(AuthorizationResult& result) {
+    CandidateCursor cursor = cursor_;
+    while (!cursor.done()) {
+      const uint32_t g = compiled_.capabilities[cursor.peek()].grant;
+      examined_[g] = true;
+      if (IsEligibleAndMatches(g, cursor) && DecidesAfterMatch(g, result)) return true;
+    }
+    return false;
+  }
+
+  // 4. After the scan, the denial by precedence: delegation, host_policy_denied,
+  // grant_exhausted, no_matching_grant (with required_authority on invocation).
+  AuthorizationResult Precedence() {
+    if (worst_chain_.has_value()) {
+      const bool unverified = worst_chain_->status == ChainStatus::kUnverified;
+      AuthorizationResult result =
+          Denial(unverified ? capability::ReasonCode::kDelegationChainUnverified
+                            : capability::ReasonCode::kDelegationChainInvalid);
+      result.delegation = DelegationDenial{worst_chain_->code, std::move(worst_chain_->grant_id)};
+      if (unverified && options_.delegation_resolver == nullptr) {
+        missing_ = capability::MissingDependency::kDelegationResolver;
+      }
+      return Deny(std::move(result));
+    }
+    if (host_denied_grant_ >= 0) {
+      AuthorizationResult result = Denial(capability::ReasonCode::kHostPolicyDenied);
+      result.matched_grant_id = grants_[host_denied_grant_].id();
+      result.host_policy =
+          HostPolicyDenial{host_rule_->id, authority_.host_policy().policy().version};
+      return Deny(std::move(result));
+    }
+    if (exhausted_grant_ >= 0) {
+      AuthorizationResult result = Denial(capability::ReasonCode::kGrantExhausted);
+      result.matched_grant_id = grants_[exhausted_grant_].id();
+      return Deny(std::move(result));
+    }
+    AuthorizationResult result = Denial(capability::ReasonCode::kNoMatchingGrant);
+    if (invoke_) {
+      absl::StatusOr<protocol::v1::CapabilityRequest> described =
+          capability::DescribeRequiredAuthority(context_, requirement_);
+      if (described.ok()) result.required_authority = *std::move(described);
+    }
+    return Deny(std::move(result));
+  }
+
+  // Finishes a denial decided before the scan (steps 1 and 2: no grant was looked at).
+  AuthorizationResult DenyBeforeScan(capability::ReasonCode code) {
+    stop_ = 0;
+    return Deny(Denial(code));
+  }
+
+ private:
+  // What a step made of the grant under consideration.
+  enum class Step { kPass, kRejected, kStopped };
+
+  // Per-grant outcomes, kept on the stack.
   struct Rejection {
     uint32_t grant;
     capability::RejectionReason reason;
   };
-  std::array<Rejection, kMaxGrants> rejections;
-  size_t rejection_count = 0;
-  std::bitset<kMaxGrants> examined;
-  size_t stop = grants.size();
-  int64_t expiry_observed_ms = 0;
-  capability::MissingDependency missing = capability::MissingDependency::kNone;
 
-  // Finishes a denial: the explanation (invocation only) lists the rejection of every grant
-  // before `stop`, examined or not (a grant with no candidate capability was rejected for
-  // eligibility or capability without needing a closer look).
-  const auto deny = [&](AuthorizationResult result) {
-    if (!invoke) return result;
-    AuthorizationExplanation& explanation = result.explanation.emplace();
-    explanation.grants_resolved = static_cast<int>(grants.size());
-    explanation.missing_dependency = missing;
-    size_t next = 0;
-    for (uint32_t g = 0; g < stop; ++g) {
-      if (examined[g]) {
-        if (next < rejection_count && rejections[next].grant == g) {
-          explanation.rejected_grants.push_back({grants[g].id(), rejections[next++].reason});
-        }
-        continue;
-      }
-      explanation.rejected_grants.push_back(
-          {grants[g].id(), Ineligibility(authority, g, expiry_observed_ms)
-                               .value_or(capability::RejectionReason::kCapability)});
-    }
-    return result;
-  };
-
-  // 1. invalid_context.
-  std::optional<capability::DecisionInstants> instants;
-  if (compiled.context_usable) instants = capability::ResolveInstants(context, now);
-  if (!instants.has_value()) {
-    stop = 0;
-    return deny(Denial(capability::ReasonCode::kInvalidContext));
-  }
-  expiry_observed_ms = instants->expiry_observed_ms();
-
-  // 2. invalid_request.
-  const auto& resource = requirement.resource();
-  if (requirement.action().empty() || resource.namespace_().empty() ||
-      (resource.has_owner() && !capability::AddressEquals(resource.owner(), context.owner()))) {
-    stop = 0;
-    return deny(Denial(capability::ReasonCode::kInvalidRequest));
-  }
-
-  // 3. The grants that have a capability in the request's namespace listing its action or "*".
-  const std::vector<uint32_t>* listed = nullptr;
-  const std::vector<uint32_t>* wildcard = nullptr;
-  if (auto ns = compiled.namespace_ids.find(resource.namespace_());
-      ns != compiled.namespace_ids.end()) {
-    if (auto action = compiled.action_ids.find(requirement.action());
-        action != compiled.action_ids.end()) {
-      if (auto it = compiled.by_action.find((uint64_t{ns->second} << 32) | action->second);
-          it != compiled.by_action.end()) {
-        listed = &it->second;
-      }
-    }
-    if (auto it = compiled.wildcard.find(ns->second); it != compiled.wildcard.end()) {
-      wildcard = &it->second;
-    }
-  }
-  InternedPath path;
-  if (listed != nullptr || wildcard != nullptr) {
-    for (const std::string& segment : resource.path()) {
-      auto it = compiled.segment_ids.find(segment);
-      path.push_back(it == compiled.segment_ids.end() ? kUnknownId : it->second);
-    }
-  }
-
-  std::optional<ChainVerdict> worst_chain;
-  int host_denied_grant = -1;
-  const HostPolicyRule* host_rule = nullptr;
-  bool ceiling_evaluated = false;
-  int exhausted_grant = -1;
-  const auto reject = [&](uint32_t g, capability::RejectionReason reason) {
-    rejections[rejection_count++] = {g, reason};
-  };
-
-  CandidateCursor cursor(listed, wildcard);
-  while (!cursor.done()) {
-    const uint32_t g = compiled.capabilities[cursor.peek()].grant;
-    examined[g] = true;
-    const CapabilityGrant& grant = grants[g];
-
-    // a. Eligibility (inline when only expiry can still refuse the grant).
-    const internal::CompiledGrant& compiled_grant = compiled.grants[g];
-    std::optional<capability::RejectionReason> ineligible;
-    if (!compiled_grant.eligible_at_admission ||
-        expiry_observed_ms >= compiled_grant.activity.expires_at_ms ||
-        options_.grant_verifier != nullptr) {
-      ineligible = Ineligibility(authority, g, expiry_observed_ms);
-    }
-    // b. Capability: any candidate capability of this grant satisfying the predicate.
-    bool matched = false;
-    for (; !cursor.done() && compiled.capabilities[cursor.peek()].grant == g; cursor.advance()) {
-      matched =
-          matched || (!ineligible.has_value() &&
-                      PathMatches(compiled, compiled.capabilities[cursor.peek()], path, !invoke));
-    }
-    if (ineligible.has_value()) {
-      reject(g, *ineligible);
-      continue;
-    }
-    if (!matched) {
-      reject(g, capability::RejectionReason::kCapability);
-      continue;
-    }
-
-    // c. Delegation chain, only now that a capability matched.
+  // c–f for grant `g`, whose capability matched: whether it decided (into `result`).
+  ABSL_ATTRIBUTE_NOINLINE bool DecidesAfterMatch(uint32_t g, AuthorizationResult& result) {
     std::optional<ChainVerdict> chain;
-    if (compiled_grant.has_parent) {
-      chain = ValidateDelegationChain(grant, context, *instants, options_.delegation_resolver,
-                                      options_.max_delegation_chain_length);
-      if (!chain->valid()) {
-        reject(g, capability::RejectionReason::kDelegation);
-        if (!worst_chain.has_value() || (chain->status == ChainStatus::kUnverified &&
-                                         worst_chain->status == ChainStatus::kInvalid)) {
-          worst_chain = std::move(chain);
-        }
-        continue;
-      }
+    if (!ChainIsValid(g, chain)) return false;
+    switch (CheckRevocation(g, chain)) {
+      case Step::kPass:
+        break;
+      case Step::kRejected:
+        return false;
+      case Step::kStopped:
+        result =
+            Stop(g, AuthorityUnavailableResult(capability::AuthorityCode::kRevocationUnavailable));
+        return true;
     }
-
-    // d. Live revocation of the candidate and its validated chain.
-    if (options_.revocation_source != nullptr) {
-      std::vector<std::string> ids = {grant.id()};
-      if (chain.has_value()) {
-        ids.insert(ids.end(), chain->ancestor_ids.begin(), chain->ancestor_ids.end());
-      }
-      const std::optional<bool> revoked =
-          AnyRevoked(*options_.revocation_source, context.namespace_id(), ids);
-      if (!revoked.has_value()) {
-        stop = g + 1;
-        return deny(AuthorityUnavailableResult(capability::AuthorityCode::kRevocationUnavailable));
-      }
-      if (*revoked) {
-        reject(g, capability::RejectionReason::kWindow);
-        continue;
-      }
+    switch (CheckCeiling(g)) {
+      case Step::kPass:
+        break;
+      case Step::kRejected:
+        return false;
+      case Step::kStopped:
+        result = Stop(g, Denial(capability::ReasonCode::kHostPolicyUnavailable));
+        return true;
     }
+    return UseBounded(g, result);
+  }
 
-    // e. Host ceiling: rules depend only on the request and the turn, so evaluate them once.
-    switch (authority.host_policy().status()) {
+  // a. Eligibility (inline when only expiry can still refuse the grant), then b. a candidate
+  // capability of this grant satisfying the predicate; `cursor` passes all of them.
+  bool IsEligibleAndMatches(uint32_t g, CandidateCursor& cursor) {
+    const internal::CompiledGrant& grant = compiled_.grants[g];
+    std::optional<capability::RejectionReason> ineligible;
+    if (!grant.eligible_at_admission || expiry_observed_ms_ >= grant.activity.expires_at_ms ||
+        options_.grant_verifier != nullptr) {
+      ineligible = authorizer_.Ineligibility(authority_, g, expiry_observed_ms_);
+    }
+    bool matched = false;
+    for (; !cursor.done() && compiled_.capabilities[cursor.peek()].grant == g; cursor.advance()) {
+      matched = matched ||
+                (!ineligible.has_value() &&
+                 PathMatches(compiled_, compiled_.capabilities[cursor.peek()], path_, !invoke_));
+    }
+    if (ineligible.has_value()) return Reject(g, *ineligible);
+    if (!matched) return Reject(g, capability::RejectionReason::kCapability);
+    return true;
+  }
+
+  // c. The delegation chain, only now that a capability matched; the worst failure is kept
+  // (unverified outranks invalid).
+  bool ChainIsValid(uint32_t g, std::optional<ChainVerdict>& chain) {
+    if (!compiled_.grants[g].has_parent) return true;
+    chain = ValidateDelegationChain(grants_[g], context_, *instants_, options_.delegation_resolver,
+                                    options_.max_delegation_chain_length);
+    if (chain->valid()) return true;
+    Reject(g, capability::RejectionReason::kDelegation);
+    if (!worst_chain_.has_value() || (chain->status == ChainStatus::kUnverified &&
+                                      worst_chain_->status == ChainStatus::kInvalid)) {
+      worst_chain_ = std::move(chain);
+    }
+    return false;
+  }
+
+  // d. Live revocation (ADR 0027) of the candidate and its validated chain; a source that fails
+  // stops the scan (authority_unavailable).
+  ABSL_ATTRIBUTE_ALWAYS_INLINE Step CheckRevocation(uint32_t g,
+                                                    const std::optional<ChainVerdict>& chain) {
+    if (options_.revocation_source == nullptr) return Step::kPass;
+    std::vector<std::string> ids = {grants_[g].id()};
+    if (chain.has_value()) {
+      ids.insert(ids.end(), chain->ancestor_ids.begin(), chain->ancestor_ids.end());
+    }
+    const std::optional<bool> revoked =
+        AnyRevoked(*options_.revocation_source, context_.namespace_id(), ids);
+    if (!revoked.has_value()) return Step::kStopped;
+    if (*revoked) {
+      Reject(g, capability::RejectionReason::kWindow);
+      return Step::kRejected;
+    }
+    return Step::kPass;
+  }
+
+  // e. The host ceiling: its rules depend only on the request and the turn, so they are
+  // evaluated once. A covering rule overrides the grant (the first is remembered) and the scan
+  // goes on; an unavailable policy stops it (host_policy_unavailable).
+  ABSL_ATTRIBUTE_ALWAYS_INLINE Step CheckCeiling(uint32_t g) {
+    switch (authority_.host_policy().status()) {
       case HostPolicyState::Status::kAbsent:
         break;
       case HostPolicyState::Status::kUnavailable:
-        stop = g + 1;
-        return deny(Denial(capability::ReasonCode::kHostPolicyUnavailable));
+        return Step::kStopped;
       case HostPolicyState::Status::kLoaded:
-        if (!ceiling_evaluated) {
-          ceiling_evaluated = true;
-          for (const HostPolicyRule* rule : compiled.rules) {
-            if (RuleCovers(*rule, requirement)) {
-              host_rule = rule;
+        if (!ceiling_evaluated_) {
+          ceiling_evaluated_ = true;
+          for (const HostPolicyRule* rule : compiled_.rules) {
+            if (RuleCovers(*rule, requirement_)) {
+              host_rule_ = rule;
               break;
             }
           }
         }
         break;
     }
-    if (host_rule != nullptr) {
-      if (host_denied_grant < 0) host_denied_grant = static_cast<int>(g);
-      continue;
-    }
+    if (host_rule_ == nullptr) return Step::kPass;
+    if (host_denied_grant_ < 0) host_denied_grant_ = static_cast<int>(g);
+    return Step::kRejected;
+  }
 
-    // f. Bounded use.
-    const std::optional<int64_t>& max_uses = compiled_grant.max_uses;
-    const auto allow = [&grant](bool consumed) {
-      AuthorizationResult result;
-      result.allowed = true;
-      result.reason_code = capability::ReasonCode::kAllowed;
-      result.matched_grant_id = grant.id();
-      result.consumed = consumed;
-      return result;
-    };
-    if (!max_uses.has_value()) return allow(/*consumed=*/false);
+  // f. Bounded use: no maxUses allows; otherwise the usage store counts (consuming on execution
+  // paths). Exhausted grants are remembered and the scan goes on; a missing or failing store
+  // stops it (usage_store_unavailable).
+  ABSL_ATTRIBUTE_ALWAYS_INLINE bool UseBounded(uint32_t g, AuthorizationResult& result) {
+    const std::optional<int64_t>& max_uses = compiled_.grants[g].max_uses;
+    if (!max_uses.has_value()) return Allow(g, /*consumed=*/false, result);
     if (options_.usage_counter == nullptr) {
-      stop = g + 1;
-      missing = capability::MissingDependency::kUsageStore;
-      return deny(Denial(capability::ReasonCode::kUsageStoreUnavailable));
+      missing_ = capability::MissingDependency::kUsageStore;
+      result = Stop(g, Denial(capability::ReasonCode::kUsageStoreUnavailable));
+      return true;
     }
+    const CapabilityGrant& grant = grants_[g];
     bool available;
-    if (consume) {
+    if (consume_) {
       absl::StatusOr<bool> consumed =
-          options_.usage_counter->TryConsume(context.namespace_id(), grant.id(), *max_uses);
+          options_.usage_counter->TryConsume(context_.namespace_id(), grant.id(), *max_uses);
       if (!consumed.ok()) {
-        stop = g + 1;
-        return deny(Denial(capability::ReasonCode::kUsageStoreUnavailable));
+        result = Stop(g, Denial(capability::ReasonCode::kUsageStoreUnavailable));
+        return true;
       }
       available = *consumed;
     } else {
       absl::StatusOr<int64_t> used =
-          options_.usage_counter->GetUsage(context.namespace_id(), grant.id());
+          options_.usage_counter->GetUsage(context_.namespace_id(), grant.id());
       if (!used.ok()) {
-        stop = g + 1;
-        return deny(Denial(capability::ReasonCode::kUsageStoreUnavailable));
+        result = Stop(g, Denial(capability::ReasonCode::kUsageStoreUnavailable));
+        return true;
       }
       available = *used < *max_uses;
     }
-    if (available) return allow(/*consumed=*/consume);
-    reject(g, capability::RejectionReason::kExhausted);
-    if (exhausted_grant < 0) exhausted_grant = static_cast<int>(g);
+    if (available) return Allow(g, /*consumed=*/consume_, result);
+    Reject(g, capability::RejectionReason::kExhausted);
+    if (exhausted_grant_ < 0) exhausted_grant_ = static_cast<int>(g);
+    return false;
   }
 
-  // 4. Denial precedence.
-  if (worst_chain.has_value()) {
-    const bool unverified = worst_chain->status == ChainStatus::kUnverified;
-    AuthorizationResult result =
-        Denial(unverified ? capability::ReasonCode::kDelegationChainUnverified
-                          : capability::ReasonCode::kDelegationChainInvalid);
-    result.delegation = DelegationDenial{worst_chain->code, std::move(worst_chain->grant_id)};
-    if (unverified && options_.delegation_resolver == nullptr) {
-      missing = capability::MissingDependency::kDelegationResolver;
+  // Grant `g` allows: written into `result` (a default AuthorizationResult) in place.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE bool Allow(uint32_t g, bool consumed,
+                                          AuthorizationResult& result) const {
+    result.allowed = true;
+    result.reason_code = capability::ReasonCode::kAllowed;
+    result.matched_grant_id = grants_[g].id();
+    result.consumed = consumed;
+    return true;
+  }
+
+  // Records grant `g`'s rejection; false (the grant goes no further).
+  ABSL_ATTRIBUTE_ALWAYS_INLINE bool Reject(uint32_t g, capability::RejectionReason reason) {
+    rejections_[rejection_count_++] = {g, reason};
+    return false;
+  }
+
+  // A fail-closed denial at grant `g`: the scan stops there.
+  AuthorizationResult Stop(uint32_t g, AuthorizationResult result) {
+    stop_ = g + 1;
+    return Deny(std::move(result));
+  }
+
+  // Finishes a denial: the explanation (invocation only) lists the rejection of every grant
+  // before the stop, examined or not (a grant with no candidate capability was rejected for
+  // eligibility or capability without needing a closer look).
+  AuthorizationResult Deny(AuthorizationResult result) const {
+    if (!invoke_) return result;
+    AuthorizationExplanation& explanation = result.explanation.emplace();
+    explanation.grants_resolved = static_cast<int>(grants_.size());
+    explanation.missing_dependency = missing_;
+    size_t next = 0;
+    for (uint32_t g = 0; g < stop_; ++g) {
+      if (examined_[g]) {
+        if (next < rejection_count_ && rejections_[next].grant == g) {
+          explanation.rejected_grants.push_back({grants_[g].id(), rejections_[next++].reason});
+        }
+        continue;
+      }
+      explanation.rejected_grants.push_back(
+          {grants_[g].id(), authorizer_.Ineligibility(authority_, g, expiry_observed_ms_)
+                                .value_or(capability::RejectionReason::kCapability)});
     }
-    return deny(std::move(result));
+    return result;
   }
-  if (host_denied_grant >= 0) {
-    AuthorizationResult result = Denial(capability::ReasonCode::kHostPolicyDenied);
-    result.matched_grant_id = grants[host_denied_grant].id();
-    result.host_policy = HostPolicyDenial{host_rule->id, authority.host_policy().policy().version};
-    return deny(std::move(result));
+
+  const CapabilityAuthorizer& authorizer_;
+  const Options& options_;
+  const ResolvedAuthority& authority_;
+  const CompiledAuthority& compiled_;
+  const AccessContext& context_;
+  const std::vector<CapabilityGrant>& grants_;
+  const CapabilityRequirement& requirement_;
+  const bool invoke_;
+  const bool consume_;
+
+  std::optional<capability::DecisionInstants> instants_;
+  int64_t expiry_observed_ms_ = 0;
+  InternedPath path_;
+  CandidateCursor cursor_{nullptr, nullptr};
+  std::array<Rejection, kMaxGrants> rejections_;
+  size_t rejection_count_ = 0;
+  std::bitset<kMaxGrants> examined_;
+  // The grants before it are explained on a denial.
+  size_t stop_;
+  capability::MissingDependency missing_ = capability::MissingDependency::kNone;
+  std::optional<ChainVerdict> worst_chain_;
+  int host_denied_grant_ = -1;
+  const HostPolicyRule* host_rule_ = nullptr;
+  bool ceiling_evaluated_ = false;
+  int exhausted_grant_ = -1;
+};
+
+AuthorizationResult CapabilityAuthorizer::Decide(const ResolvedAuthority& authority,
+                                                 const CapabilityRequirement& requirement,
+                                                 Mode mode, bool consume,
+                                                 std::optional<absl::Time> now) const {
+  Decision decision(*this, authority, requirement, mode, consume);
+  // One result, returned by name: the allow path writes it in place.
+  AuthorizationResult result;
+  if (!decision.ResolveInstants(now)) {
+    result = decision.DenyBeforeScan(capability::ReasonCode::kInvalidContext);
+  } else if (!decision.RequestIsValid()) {
+    result = decision.DenyBeforeScan(capability::ReasonCode::kInvalidRequest);
+  } else {
+    decision.FindCandidates();
+    if (!decision.ScanGrants(result)) result = decision.Precedence();
   }
-  if (exhausted_grant >= 0) {
-    AuthorizationResult result = Denial(capability::ReasonCode::kGrantExhausted);
-    result.matched_grant_id = grants[exhausted_grant].id();
-    return deny(std::move(result));
-  }
-  AuthorizationResult result = Denial(capability::ReasonCode::kNoMatchingGrant);
-  if (invoke) {
-    absl::StatusOr<protocol::v1::CapabilityRequest> described =
-        capability::DescribeRequiredAuthority(context, requirement);
-    if (described.ok()) result.required_authority = *std::move(described);
-  }
-  return deny(std::move(result));
+  return result;
 }
 
 AuthorizationResult CapabilityAuthorizer::Authorize(const ResolvedAuthority& authority,

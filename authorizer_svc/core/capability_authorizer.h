@@ -145,7 +145,11 @@ class CapabilityAuthorizer {
 
  private:
   enum class Mode { kInvoke, kDiscover };
+  // One decision's state and its steps (capability_authorizer.cc).
+  class Decision;
 
+  // §3.3: instants, request, then each candidate grant through eligibility, capability,
+  // delegation, revocation, host ceiling and bounded use; then the final precedence.
   AuthorizationResult Decide(const ResolvedAuthority& authority,
                              const protocol::v1::CapabilityRequirement& requirement, Mode mode,
                              bool consume, std::optional<absl::Time> now) const;
