@@ -101,18 +101,26 @@ absl::StatusOr<int64_t> ParseInt(const std::string& flag, const std::string& val
   return parsed;
 }
 
-absl::StatusOr<Invocation> ParseArgs(const std::vector<std::string>& args,
-                                     GlobalOptions* globals) {
-  Invocation invocation;
+namespace {
+
+// The command words and the flags of a command line, in the order given.
+struct SplitArgs {
   std::vector<std::string> words;
   std::map<std::string, std::string> given;
+  bool help = false;
+};
+
+// Splits `args` into words and flags ("--name=value", "--name value", or "--name" for a
+// boolean). Errors: a bare "--", a nameless or unknown flag, a missing value, a flag twice.
+absl::StatusOr<SplitArgs> Split(const std::vector<std::string>& args) {
+  SplitArgs split;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     if (arg == "--") {
       return absl::InvalidArgumentError("unexpected \"--\"");
     }
     if (arg.rfind("--", 0) != 0) {
-      words.push_back(arg);
+      split.words.push_back(arg);
       continue;
     }
     std::string name = arg.substr(2);
@@ -125,7 +133,7 @@ absl::StatusOr<Invocation> ParseArgs(const std::vector<std::string>& args,
     }
     if (name.empty()) return absl::InvalidArgumentError(absl::StrCat("bad flag \"", arg, "\""));
     if (name == "help") {
-      invocation.help = true;
+      split.help = true;
       continue;
     }
     if (!KnownFlag(name)) {
@@ -137,64 +145,95 @@ absl::StatusOr<Invocation> ParseArgs(const std::vector<std::string>& args,
       }
       value = args[++i];
     }
-    if (!given.emplace(name, value).second) {
+    if (!split.given.emplace(name, value).second) {
       return absl::InvalidArgumentError(absl::StrCat("--", name, " given twice"));
     }
   }
-  if (invocation.help) return invocation;
+  return split;
+}
 
-  // Global flags.
+// One global flag into `*globals`.
+absl::Status ApplyGlobalFlag(const std::string& name, const std::string& value,
+                             GlobalOptions* globals) {
+  if (name == "target") {
+    if (value.empty()) return absl::InvalidArgumentError("--target must not be empty");
+    globals->target = value;
+  } else if (name == "token_file") {
+    if (value.empty()) return absl::InvalidArgumentError("--token_file must not be empty");
+    globals->token_file = value;
+  } else if (name == "json") {
+    globals->json = Truthy(value);
+  } else if (name == "timeout") {
+    absl::Duration timeout;
+    if (!absl::ParseDuration(value, &timeout) || timeout <= absl::ZeroDuration()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--timeout: \"", value, "\" is not a positive duration (e.g. 10s)"));
+    }
+    globals->timeout = timeout;
+  }
+  return absl::OkStatus();
+}
+
+// Moves the global flags out of `given` into `*globals`.
+absl::Status ApplyGlobalFlags(std::map<std::string, std::string>& given, GlobalOptions* globals) {
   for (const std::string& name : GlobalFlags()) {
     auto it = given.find(name);
     if (it == given.end()) continue;
     const std::string value = it->second;
     given.erase(it);
-    if (name == "target") {
-      if (value.empty()) return absl::InvalidArgumentError("--target must not be empty");
-      globals->target = value;
-    } else if (name == "token_file") {
-      if (value.empty()) return absl::InvalidArgumentError("--token_file must not be empty");
-      globals->token_file = value;
-    } else if (name == "json") {
-      globals->json = Truthy(value);
-    } else if (name == "timeout") {
-      absl::Duration timeout;
-      if (!absl::ParseDuration(value, &timeout) || timeout <= absl::ZeroDuration()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("--timeout: \"", value, "\" is not a positive duration (e.g. 10s)"));
-      }
-      globals->timeout = timeout;
+    if (absl::Status applied = ApplyGlobalFlag(name, value, globals); !applied.ok()) {
+      return applied;
     }
   }
+  return absl::OkStatus();
+}
 
-  if (words.empty()) return absl::InvalidArgumentError("no command given");
-  invocation.command = absl::StrJoin(words, " ");
-  const CommandSpec* spec = nullptr;
-  for (const CommandSpec& candidate : Commands()) {
-    if (invocation.command == candidate.name) spec = &candidate;
-  }
-  if (spec == nullptr) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("unknown command \"", invocation.command, "\""));
-  }
-  std::set<std::string> allowed(spec->required.begin(), spec->required.end());
-  allowed.insert(spec->optional.begin(), spec->optional.end());
+// The command's own flags: each allowed, none empty but a boolean, every required one given.
+absl::Status CheckCommandFlags(const CommandSpec& spec,
+                               const std::map<std::string, std::string>& given) {
+  std::set<std::string> allowed(spec.required.begin(), spec.required.end());
+  allowed.insert(spec.optional.begin(), spec.optional.end());
   for (const auto& [name, value] : given) {
     if (allowed.count(name) == 0) {
       return absl::InvalidArgumentError(
-          absl::StrCat("unknown flag --", name, " for \"", invocation.command, "\""));
+          absl::StrCat("unknown flag --", name, " for \"", spec.name, "\""));
     }
     if (value.empty() && BoolFlags().count(name) == 0) {
       return absl::InvalidArgumentError(absl::StrCat("--", name, " must not be empty"));
     }
   }
-  for (const std::string& name : spec->required) {
+  for (const std::string& name : spec.required) {
     if (given.count(name) == 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("\"", invocation.command, "\" needs --", name));
+      return absl::InvalidArgumentError(absl::StrCat("\"", spec.name, "\" needs --", name));
     }
   }
-  invocation.flags = std::move(given);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<Invocation> ParseArgs(const std::vector<std::string>& args, GlobalOptions* globals) {
+  absl::StatusOr<SplitArgs> split = Split(args);
+  if (!split.ok()) return split.status();
+  Invocation invocation;
+  invocation.help = split->help;
+  if (invocation.help) return invocation;
+  if (absl::Status applied = ApplyGlobalFlags(split->given, globals); !applied.ok()) {
+    return applied;
+  }
+  if (split->words.empty()) return absl::InvalidArgumentError("no command given");
+  invocation.command = absl::StrJoin(split->words, " ");
+  const CommandSpec* spec = nullptr;
+  for (const CommandSpec& candidate : Commands()) {
+    if (invocation.command == candidate.name) spec = &candidate;
+  }
+  if (spec == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("unknown command \"", invocation.command, "\""));
+  }
+  if (absl::Status checked = CheckCommandFlags(*spec, split->given); !checked.ok()) {
+    return checked;
+  }
+  invocation.flags = std::move(split->given);
   return invocation;
 }
 

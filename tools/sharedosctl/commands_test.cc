@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "envelope_svc/client/fake_envelope_client.h"
 #include "gmock/gmock.h"
@@ -140,6 +142,31 @@ TEST(RunCommandTest, BadFlagValuesAreUsageErrorsBeforeAnyCall) {
   EXPECT_EQ(RunCommand(Parsed({"grants", "issue", "--file=/nonexistent.textproto"}),
                        GlobalOptions(), none, out, err),
             kExitUsage);
+  EXPECT_EQ(out.str(), "");
+}
+
+// The command table: every command the parser knows reaches its handler (here: its usage check
+// or its missing client, before any call); a name outside the table is a usage error.
+TEST(RunCommandTest, DispatchesByTheCommandTable) {
+  Clients none;  // No stubs: a call would crash.
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"escalations", "approve", "--id=e", "--reviewer=alice"},
+           {"escalations", "deny", "--id=e", "--reviewer=alice"},
+           {"audit", "query", "--limit=0"},
+           {"audit", "verify", "--from=x"},
+           {"audit", "tail", "--since=yesterday"}}) {
+    std::ostringstream out, err;
+    EXPECT_EQ(RunCommand(Parsed(args), GlobalOptions(), none, out, err), kExitUsage)
+        << args[0] << " " << args[1];
+    EXPECT_THAT(err.str(), HasSubstr("(see sharedosctl --help)"));
+  }
+  std::ostringstream out, err;
+  EXPECT_EQ(RunCommand(Parsed({"turn"}), GlobalOptions(), none, out, err), kExitFailed);
+  EXPECT_THAT(err.str(), HasSubstr("no Envelope client"));
+  Invocation unknown;
+  unknown.command = "grants explode";
+  EXPECT_EQ(RunCommand(unknown, GlobalOptions(), none, out, err), kExitUsage);
+  EXPECT_THAT(err.str(), HasSubstr("unknown command \"grants explode\""));
   EXPECT_EQ(out.str(), "");
 }
 

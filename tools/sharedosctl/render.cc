@@ -1,0 +1,143 @@
+#include "tools/sharedosctl/render.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "google/protobuf/util/json_util.h"
+#include "tools/sharedosctl/names.h"
+#include "tools/sharedosctl/table.h"
+
+namespace sharedos::sharedosctl {
+namespace {
+
+namespace gs = ::sharedos::grantstore::v1;
+namespace av1 = ::sharedos::audit::v1;
+
+std::string Constraints(const protocol::v1::CapabilityConstraints& constraints) {
+  std::vector<std::string> parts;
+  if (!constraints.purposes().empty()) {
+    parts.push_back(absl::StrCat("purposes=", absl::StrJoin(constraints.purposes(), ",")));
+  }
+  if (constraints.has_not_before()) {
+    parts.push_back(absl::StrCat("not_before=", FormatTimestamp(constraints.not_before())));
+  }
+  if (constraints.has_expires_at()) {
+    parts.push_back(absl::StrCat("expires_at=", FormatTimestamp(constraints.expires_at())));
+  }
+  if (constraints.has_max_uses()) {
+    parts.push_back(absl::StrCat("max_uses=", constraints.max_uses()));
+  }
+  if (constraints.has_delegation_depth()) {
+    parts.push_back(absl::StrCat("delegation_depth=", constraints.delegation_depth()));
+  }
+  return absl::StrJoin(parts, " ");
+}
+
+}  // namespace
+
+std::string FormatCapability(const protocol::v1::Capability& capability) {
+  std::string resource = absl::StrCat(capability.resource().namespace_(), ":",
+                                      absl::StrJoin(capability.resource().path(), "/"));
+  if (capability.scope() == protocol::v1::SCOPE_DESCENDANTS) absl::StrAppend(&resource, "/**");
+  if (capability.resource().has_owner()) {
+    absl::StrAppend(&resource, "@", FormatAddress(capability.resource().owner()));
+  }
+  return absl::StrCat(resource, " [", absl::StrJoin(capability.actions(), ","), "]");
+}
+
+std::string RenderGrants(const std::vector<protocol::v1::CapabilityGrant>& grants) {
+  Table table({"ID", "SUBJECT", "ISSUER", "CAPABILITIES", "PARENT", "REVOKED"});
+  for (const auto& grant : grants) {
+    std::vector<std::string> capabilities;
+    for (const auto& capability : grant.capabilities()) {
+      capabilities.push_back(FormatCapability(capability));
+    }
+    table.AddRow({grant.id(), FormatAddress(grant.subject()), FormatAddress(grant.issuer()),
+                  absl::StrJoin(capabilities, " "), grant.parent_grant_id(),
+                  grant.has_revoked_at() ? FormatTimestamp(grant.revoked_at()) : "no"});
+  }
+  return table.Render();
+}
+
+std::string RenderGrant(const protocol::v1::CapabilityGrant& grant) {
+  Table table({"FIELD", "VALUE"});
+  table.AddRow({"id", grant.id()});
+  table.AddRow({"namespace", grant.namespace_id()});
+  table.AddRow({"subject", FormatAddress(grant.subject())});
+  table.AddRow({"issuer", FormatAddress(grant.issuer())});
+  for (const auto& capability : grant.capabilities()) {
+    table.AddRow({"capability", FormatCapability(capability)});
+  }
+  table.AddRow({"constraints", Constraints(grant.constraints())});
+  table.AddRow({"issued_at", FormatTimestamp(grant.issued_at())});
+  table.AddRow({"revoked_at", grant.has_revoked_at() ? FormatTimestamp(grant.revoked_at()) : ""});
+  table.AddRow({"parent", grant.parent_grant_id()});
+  return table.Render();
+}
+
+std::string RenderAuditRecords(const std::vector<av1::AuditRecord>& records) {
+  // What was tried (TOOL), who refused it (SOURCE: the kernel's mediation or the envelope's turn
+  // layer), with which code (REASON; "(fail closed)" for infrastructure refusals) and the
+  // situation behind it (CAUSE).
+  Table table({"SEQ", "AT", "TYPE", "OUTCOME", "NAMESPACE", "ACTOR", "TOOL", "GRANT", "SOURCE",
+               "REASON", "CAUSE"});
+  for (const auto& record : records) {
+    const auto& event = record.event();
+    std::string reason = event.reason();
+    if (event.fail_closed()) absl::StrAppend(&reason, " (fail closed)");
+    table.AddRow(
+        {absl::StrCat(record.sequence()), FormatTimestamp(event.at()),
+         AuditEventTypeName(event.type()), AuditOutcomeName(event.outcome()), event.namespace_id(),
+         event.has_actor() ? FormatAddress(event.actor()) : "", event.tool(), event.grant_id(),
+         event.has_source() ? AuditSourceName(event.source()) : "", reason, event.cause()});
+  }
+  return table.Render();
+}
+
+std::string RenderEscalations(const std::vector<gs::EscalationRecord>& escalations) {
+  Table table({"ID", "STATUS", "NAMESPACE", "EXECUTION", "REASON", "REVIEWER", "GRANT"});
+  for (const auto& record : escalations) {
+    table.AddRow({record.escalation_id(), EscalationStatusName(record.status()),
+                  record.namespace_id(), record.execution_id(), record.escalation().reason(),
+                  record.has_reviewer() ? FormatAddress(record.reviewer()) : "",
+                  record.grant_id()});
+  }
+  return table.Render();
+}
+
+std::string RenderPolicy(const gs::HostPolicy& policy) {
+  std::string out = absl::StrCat("namespace ", policy.namespace_id(), ", version ",
+                                 policy.version(), ", ", policy.rules_size(), " deny rules\n");
+  Table table({"RULE", "RESOURCE", "SCOPE", "ACTIONS", "ACTORS", "PURPOSES"});
+  for (const auto& rule : policy.rules()) {
+    std::vector<std::string> actors;
+    for (const auto& actor : rule.actors()) actors.push_back(FormatAddress(actor));
+    table.AddRow({rule.id(),
+                  absl::StrCat(rule.resource_namespace(), ":", absl::StrJoin(rule.path(), "/")),
+                  rule.scope() == protocol::v1::SCOPE_DESCENDANTS ? "descendants" : "exact",
+                  rule.actions().empty() ? "*" : absl::StrJoin(rule.actions(), ","),
+                  actors.empty() ? "*" : absl::StrJoin(actors, ","),
+                  rule.purposes().empty() ? "*" : absl::StrJoin(rule.purposes(), ",")});
+  }
+  return out + table.Render();
+}
+
+std::string RenderVerify(const av1::VerifyResponse& verify) {
+  if (verify.ok()) {
+    return absl::StrCat("ok: ", verify.checked(), " records verify; head ", verify.head_hash(),
+                        "\n");
+  }
+  return absl::StrCat("BROKEN: first bad sequence ", verify.first_bad_sequence(), " (",
+                      verify.checked(), " records checked): ", verify.detail(), "\n");
+}
+
+std::string ToJson(const google::protobuf::Message& message, bool compact) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.add_whitespace = !compact;
+  std::string json;
+  auto status = google::protobuf::util::MessageToJsonString(message, &json, options);
+  if (!status.ok()) return absl::StrCat("{\"error\": \"cannot print as JSON\"}\n");
+  if (json.empty() || json.back() != '\n') json += '\n';
+  return json;
+}
+
+}  // namespace sharedos::sharedosctl

@@ -1,0 +1,28 @@
+// How sharedosctl shows answers: tables of grants, audit records, escalations, a host policy,
+// a verification, or the response protos as JSON (--json). Pure.
+#ifndef SHAREDOS_TOOLS_SHAREDOSCTL_RENDER_H_
+#define SHAREDOS_TOOLS_SHAREDOSCTL_RENDER_H_
+
+#include <string>
+#include <vector>
+
+#include "google/protobuf/message.h"
+#include "sharedos/audit/v1/audit.pb.h"
+#include "sharedos/grantstore/v1/grantstore.pb.h"
+#include "sharedos/protocol/v1/grant.pb.h"
+
+namespace sharedos::sharedosctl {
+
+std::string FormatCapability(const protocol::v1::Capability& capability);
+std::string RenderGrants(const std::vector<protocol::v1::CapabilityGrant>& grants);
+std::string RenderGrant(const protocol::v1::CapabilityGrant& grant);
+std::string RenderAuditRecords(const std::vector<audit::v1::AuditRecord>& records);
+std::string RenderEscalations(const std::vector<grantstore::v1::EscalationRecord>& escalations);
+std::string RenderPolicy(const grantstore::v1::HostPolicy& policy);
+std::string RenderVerify(const audit::v1::VerifyResponse& verify);
+// Indented JSON (lowerCamelCase names), or one line when `compact`.
+std::string ToJson(const google::protobuf::Message& message, bool compact = false);
+
+}  // namespace sharedos::sharedosctl
+
+#endif  // SHAREDOS_TOOLS_SHAREDOSCTL_RENDER_H_
