@@ -174,11 +174,12 @@ std::optional<capability::RejectionReason> CapabilityAuthorizer::Ineligibility(
 // The decision procedure (§3.3), step by step
 
 // One decision's state, all on the stack (one per decision, never shared between threads): the
-// allow path allocates nothing. Each step of §3.3 is a member below, in the order Decide runs
-// them. Inlining is chosen, not left to the compiler, because the steps once were one function
-// and BM_Decide measures them: the scan loop (ScanGrants, with a, b) stays its own function with
-// its cursor in registers; the steps after a match (c-f) are forced inline into one out-of-line
-// DecidesAfterMatch, so the loop pays for them only on a match.
+// allow path allocates nothing, and every step writes the one result in place. Each step of §3.3
+// is a member below, in the order Decide runs them. Inlining is chosen, not left to the
+// compiler, because the steps once were one function and BM_Decide measures them: the scan
+// (ScanGrants with a, b) is forced inline into Decide, its cursor a local kept in registers; the
+// steps after a match (c-f) are forced inline into one out-of-line DecidesAfterMatch, so the loop
+// carries their code only where a capability matched.
 class CapabilityAuthorizer::Decision {
  public:
   Decision(const CapabilityAuthorizer& authorizer, const ResolvedAuthority& authority,
@@ -242,7 +243,7 @@ class CapabilityAuthorizer::Decision {
   // fail-closed denial stops the scan. Whether a grant decided (into `result`, written in place:
   // the allow path moves no result). The cursor is a local so that the scan keeps it in
   // registers.
-  bool ScanGrants(AuthorizationResult& result) {
+  ABSL_ATTRIBUTE_ALWAYS_INLINE bool ScanGrants(AuthorizationResult& result) {
     CandidateCursor cursor = cursor_;
     while (!cursor.done()) {
       const uint32_t g = compiled_.capabilities[cursor.peek()].grant;
@@ -253,44 +254,40 @@ class CapabilityAuthorizer::Decision {
   }
 
   // 4. After the scan, the denial by precedence: delegation, host_policy_denied,
-  // grant_exhausted, no_matching_grant (with required_authority on invocation).
-  AuthorizationResult Precedence() {
+  // grant_exhausted, no_matching_grant (with required_authority on invocation); into `result`.
+  void Precedence(AuthorizationResult& result) {
     if (worst_chain_.has_value()) {
       const bool unverified = worst_chain_->status == ChainStatus::kUnverified;
-      AuthorizationResult result =
-          Denial(unverified ? capability::ReasonCode::kDelegationChainUnverified
-                            : capability::ReasonCode::kDelegationChainInvalid);
+      result.reason_code = unverified ? capability::ReasonCode::kDelegationChainUnverified
+                                      : capability::ReasonCode::kDelegationChainInvalid;
       result.delegation = DelegationDenial{worst_chain_->code, std::move(worst_chain_->grant_id)};
       if (unverified && options_.delegation_resolver == nullptr) {
         missing_ = capability::MissingDependency::kDelegationResolver;
       }
-      return Deny(std::move(result));
-    }
-    if (host_denied_grant_ >= 0) {
-      AuthorizationResult result = Denial(capability::ReasonCode::kHostPolicyDenied);
+    } else if (host_denied_grant_ >= 0) {
+      result.reason_code = capability::ReasonCode::kHostPolicyDenied;
       result.matched_grant_id = grants_[host_denied_grant_].id();
       result.host_policy =
           HostPolicyDenial{host_rule_->id, authority_.host_policy().policy().version};
-      return Deny(std::move(result));
-    }
-    if (exhausted_grant_ >= 0) {
-      AuthorizationResult result = Denial(capability::ReasonCode::kGrantExhausted);
+    } else if (exhausted_grant_ >= 0) {
+      result.reason_code = capability::ReasonCode::kGrantExhausted;
       result.matched_grant_id = grants_[exhausted_grant_].id();
-      return Deny(std::move(result));
+    } else {
+      result.reason_code = capability::ReasonCode::kNoMatchingGrant;
+      if (invoke_) {
+        absl::StatusOr<protocol::v1::CapabilityRequest> described =
+            capability::DescribeRequiredAuthority(context_, requirement_);
+        if (described.ok()) result.required_authority = *std::move(described);
+      }
     }
-    AuthorizationResult result = Denial(capability::ReasonCode::kNoMatchingGrant);
-    if (invoke_) {
-      absl::StatusOr<protocol::v1::CapabilityRequest> described =
-          capability::DescribeRequiredAuthority(context_, requirement_);
-      if (described.ok()) result.required_authority = *std::move(described);
-    }
-    return Deny(std::move(result));
+    Deny(result);
   }
 
-  // Finishes a denial decided before the scan (steps 1 and 2: no grant was looked at).
-  AuthorizationResult DenyBeforeScan(capability::ReasonCode code) {
+  // A denial decided before the scan (steps 1 and 2: no grant was looked at), into `result`.
+  void DenyBeforeScan(capability::ReasonCode code, AuthorizationResult& result) {
     stop_ = 0;
-    return Deny(Denial(code));
+    result.reason_code = code;
+    Deny(result);
   }
 
  private:
@@ -313,9 +310,8 @@ class CapabilityAuthorizer::Decision {
       case Step::kRejected:
         return false;
       case Step::kStopped:
-        result =
-            Stop(g, AuthorityUnavailableResult(capability::AuthorityCode::kRevocationUnavailable));
-        return true;
+        result.authority_code = capability::AuthorityCode::kRevocationUnavailable;
+        return Stop(g, capability::ReasonCode::kAuthorityUnavailable, result);
     }
     switch (CheckCeiling(g)) {
       case Step::kPass:
@@ -323,8 +319,7 @@ class CapabilityAuthorizer::Decision {
       case Step::kRejected:
         return false;
       case Step::kStopped:
-        result = Stop(g, Denial(capability::ReasonCode::kHostPolicyUnavailable));
-        return true;
+        return Stop(g, capability::ReasonCode::kHostPolicyUnavailable, result);
     }
     return UseBounded(g, result);
   }
@@ -417,8 +412,7 @@ class CapabilityAuthorizer::Decision {
     if (!max_uses.has_value()) return Allow(g, /*consumed=*/false, result);
     if (options_.usage_counter == nullptr) {
       missing_ = capability::MissingDependency::kUsageStore;
-      result = Stop(g, Denial(capability::ReasonCode::kUsageStoreUnavailable));
-      return true;
+      return Stop(g, capability::ReasonCode::kUsageStoreUnavailable, result);
     }
     const CapabilityGrant& grant = grants_[g];
     bool available;
@@ -426,16 +420,14 @@ class CapabilityAuthorizer::Decision {
       absl::StatusOr<bool> consumed =
           options_.usage_counter->TryConsume(context_.namespace_id(), grant.id(), *max_uses);
       if (!consumed.ok()) {
-        result = Stop(g, Denial(capability::ReasonCode::kUsageStoreUnavailable));
-        return true;
+        return Stop(g, capability::ReasonCode::kUsageStoreUnavailable, result);
       }
       available = *consumed;
     } else {
       absl::StatusOr<int64_t> used =
           options_.usage_counter->GetUsage(context_.namespace_id(), grant.id());
       if (!used.ok()) {
-        result = Stop(g, Denial(capability::ReasonCode::kUsageStoreUnavailable));
-        return true;
+        return Stop(g, capability::ReasonCode::kUsageStoreUnavailable, result);
       }
       available = *used < *max_uses;
     }
@@ -461,17 +453,20 @@ class CapabilityAuthorizer::Decision {
     return false;
   }
 
-  // A fail-closed denial at grant `g`: the scan stops there.
-  AuthorizationResult Stop(uint32_t g, AuthorizationResult result) {
+  // A fail-closed denial `code` at grant `g`, into `result`: the scan stops there. True (the
+  // grant decided).
+  bool Stop(uint32_t g, capability::ReasonCode code, AuthorizationResult& result) {
     stop_ = g + 1;
-    return Deny(std::move(result));
+    result.reason_code = code;
+    Deny(result);
+    return true;
   }
 
-  // Finishes a denial: the explanation (invocation only) lists the rejection of every grant
-  // before the stop, examined or not (a grant with no candidate capability was rejected for
-  // eligibility or capability without needing a closer look).
-  AuthorizationResult Deny(AuthorizationResult result) const {
-    if (!invoke_) return result;
+  // Finishes the denial in `result`: the explanation (invocation only) lists the rejection of
+  // every grant before the stop, examined or not (a grant with no candidate capability was
+  // rejected for eligibility or capability without needing a closer look).
+  void Deny(AuthorizationResult& result) const {
+    if (!invoke_) return;
     AuthorizationExplanation& explanation = result.explanation.emplace();
     explanation.grants_resolved = static_cast<int>(grants_.size());
     explanation.missing_dependency = missing_;
@@ -487,7 +482,6 @@ class CapabilityAuthorizer::Decision {
           {grants_[g].id(), authorizer_.Ineligibility(authority_, g, expiry_observed_ms_)
                                 .value_or(capability::RejectionReason::kCapability)});
     }
-    return result;
   }
 
   const CapabilityAuthorizer& authorizer_;
@@ -522,15 +516,15 @@ AuthorizationResult CapabilityAuthorizer::Decide(const ResolvedAuthority& author
                                                  Mode mode, bool consume,
                                                  std::optional<absl::Time> now) const {
   Decision decision(*this, authority, requirement, mode, consume);
-  // One result, returned by name: the allow path writes it in place.
+  // One result, returned by name: every step writes it in place.
   AuthorizationResult result;
   if (!decision.ResolveInstants(now)) {
-    result = decision.DenyBeforeScan(capability::ReasonCode::kInvalidContext);
+    decision.DenyBeforeScan(capability::ReasonCode::kInvalidContext, result);
   } else if (!decision.RequestIsValid()) {
-    result = decision.DenyBeforeScan(capability::ReasonCode::kInvalidRequest);
+    decision.DenyBeforeScan(capability::ReasonCode::kInvalidRequest, result);
   } else {
     decision.FindCandidates();
-    if (!decision.ScanGrants(result)) result = decision.Precedence();
+    if (!decision.ScanGrants(result)) decision.Precedence(result);
   }
   return result;
 }
