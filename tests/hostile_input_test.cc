@@ -5,8 +5,8 @@
 // call.
 #include <chrono>
 #include <condition_variable>
-#include <mutex>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "gmock/gmock.h"

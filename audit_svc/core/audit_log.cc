@@ -219,8 +219,8 @@ absl::Status AuditLog::ValidateFilter(const AuditFilter& filter) {
                                     {filter.trace_id(), "filter.trace_id"},
                                     {filter.execution_id(), "filter.execution_id"},
                                     {filter.reason(), "filter.reason"}}) {
-    absl::Status valid = common::validation::CheckString(
-        value, 0, common::validation::kMaxIdentifierLength, path);
+    absl::Status valid =
+        common::validation::CheckString(value, 0, common::validation::kMaxIdentifierLength, path);
     if (!valid.ok()) return valid;
   }
   if (filter.has_type() && filter.type() == AUDIT_EVENT_TYPE_UNSPECIFIED) {

@@ -20,8 +20,8 @@ class MalformedRequestInterceptor : public grpc::experimental::Interceptor {
     }
     if (malformed_ &&
         methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_STATUS)) {
-      methods->ModifySendStatus(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                                             std::string(kMalformedRequestMessage)));
+      methods->ModifySendStatus(
+          grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, std::string(kMalformedRequestMessage)));
     }
     methods->Proceed();
   }

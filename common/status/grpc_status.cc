@@ -57,8 +57,7 @@ grpc::Status ToGrpcStatus(const absl::Status& status) {
   if (code < kMinCanonicalCode || code > kMaxCanonicalCode) {
     code = static_cast<int>(grpc::StatusCode::UNKNOWN);
   }
-  return grpc::Status(static_cast<grpc::StatusCode>(code),
-                      BoundedMessage(status.message()));
+  return grpc::Status(static_cast<grpc::StatusCode>(code), BoundedMessage(status.message()));
 }
 
 absl::Status FromGrpcStatus(const grpc::Status& status) {

@@ -16,8 +16,8 @@ namespace pb = ::sharedos::protocol::v1;
 using ::sharedos::common::StatusIs;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-using ::testing::Not;
 using ::testing::IsEmpty;
+using ::testing::Not;
 
 const absl::Time kStart = absl::FromUnixSeconds(1786438800);
 
