@@ -237,6 +237,18 @@ absl::Status FourProcessDeployment::Stop(Service service) {
   return stopped;
 }
 
+absl::Status FourProcessDeployment::Kill(Service service) {
+  Member& killing = member(service);
+  if (!killing.process) {
+    return absl::FailedPreconditionError(absl::StrCat(killing.name, " is not running"));
+  }
+  killing.process->Kill();
+  killing.process.reset();
+  killing.address.clear();
+  killing.mcp_url.clear();
+  return absl::OkStatus();
+}
+
 absl::Status FourProcessDeployment::Restart(Service service) {
   Member& restarting = member(service);
   if (restarting.process || restarting.former_args.empty()) {

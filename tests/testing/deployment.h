@@ -159,6 +159,9 @@ class FourProcessDeployment {
   // post-effect ones wait in the writers' outboxes). Errors: FAILED_PRECONDITION (not
   // running); INTERNAL when it does not exit 0 (its output in the message).
   absl::Status Stop(Service service);
+  // SIGKILL and wait: a crash (nothing flushed, no orderly shutdown). Restart brings it back.
+  // Errors: FAILED_PRECONDITION (not running).
+  absl::Status Kill(Service service);
   // Starts a stopped service again with its former flags, port and database (the outboxes
   // then deliver what they held). Errors: FAILED_PRECONDITION (running, or never started);
   // those of Process::StartService; INTERNAL when it reports another address.
