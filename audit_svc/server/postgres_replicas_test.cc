@@ -54,26 +54,40 @@ AuditEvent MakeEvent(const std::string& id) {
   return event;
 }
 
-TEST(AuditPostgresReplicasTest, TwoReplicasKeepOneChainAndStoreEachEventOnce) {
-  absl::StatusOr<std::unique_ptr<PostgresCluster>> cluster = PostgresCluster::Create();
-  ASSERT_THAT(cluster, IsOk());
-  absl::StatusOr<std::string> uri = (*cluster)->CreateDatabase("audit");
-  ASSERT_THAT(uri, IsOk());
+std::string Credentials() {
   const std::string credentials = sharedos::testing::TempPath("credentials.json");
-  ASSERT_THAT(sharedos::testing::WriteFile(
+  EXPECT_THAT(sharedos::testing::WriteFile(
                   credentials,
                   absl::StrCat(R"({"credentials": [{"name": "ops", "role": "admin", )",
                                R"("token_sha256": ")", common::server::TokenDigestHex(kAdminToken),
                                R"("}, {"name": "writer", "role": "service", "token_sha256": ")",
                                common::server::TokenDigestHex(kServiceToken), R"("}]})")),
               IsOk());
+  return credentials;
+}
+
+absl::StatusOr<std::unique_ptr<Process>> StartReplica(const std::string& uri) {
+  return Process::StartService(
+      "audit_svc/server/audit_svc",
+      {"--port=0", absl::StrCat("--db=", uri), absl::StrCat("--credentials=", Credentials())},
+      "audit_svc");
+}
+
+grpc::Status Append(v1::AuditLog::Stub& stub, const std::string& id, v1::AppendResponse* response) {
+  v1::AppendRequest request;
+  *request.add_events() = MakeEvent(id);
+  return stub.Append(As(kServiceToken).get(), request, response);
+}
+
+TEST(AuditPostgresReplicasTest, TwoReplicasKeepOneChainAndStoreEachEventOnce) {
+  absl::StatusOr<std::unique_ptr<PostgresCluster>> cluster = PostgresCluster::Create();
+  ASSERT_THAT(cluster, IsOk());
+  absl::StatusOr<std::string> uri = (*cluster)->CreateDatabase("audit");
+  ASSERT_THAT(uri, IsOk());
   std::vector<std::unique_ptr<Process>> replicas;
   std::vector<std::unique_ptr<v1::AuditLog::Stub>> stubs;
   for (int r = 0; r < 2; ++r) {
-    absl::StatusOr<std::unique_ptr<Process>> replica = Process::StartService(
-        "audit_svc/server/audit_svc",
-        {"--port=0", absl::StrCat("--db=", *uri), absl::StrCat("--credentials=", credentials)},
-        "audit_svc");
+    absl::StatusOr<std::unique_ptr<Process>> replica = StartReplica(*uri);
     ASSERT_THAT(replica, IsOk());
     stubs.push_back(v1::AuditLog::NewStub(
         grpc::CreateChannel((*replica)->address(), grpc::InsecureChannelCredentials())));
@@ -141,6 +155,36 @@ TEST(AuditPostgresReplicasTest, TwoReplicasKeepOneChainAndStoreEachEventOnce) {
     EXPECT_EQ(verify.checked(), kEvents);
     EXPECT_EQ(verify.head_hash(), prev);
   }
+}
+
+// PostgreSQL restarts under a running audit_svc: appends are UNAVAILABLE while it is down (what
+// writers report as audit_unavailable, keeping post-effect records in their outboxes), and the
+// same process appends again once it is back, continuing the chain.
+TEST(AuditPostgresReplicasTest, AppendsAreUnavailableWhileTheDatabaseIsDownAndResumeAfter) {
+  absl::StatusOr<std::unique_ptr<PostgresCluster>> cluster = PostgresCluster::Create();
+  ASSERT_THAT(cluster, IsOk());
+  absl::StatusOr<std::string> uri = (*cluster)->CreateDatabase("audit");
+  ASSERT_THAT(uri, IsOk());
+  absl::StatusOr<std::unique_ptr<Process>> replica = StartReplica(*uri);
+  ASSERT_THAT(replica, IsOk());
+  auto stub = v1::AuditLog::NewStub(
+      grpc::CreateChannel((*replica)->address(), grpc::InsecureChannelCredentials()));
+  v1::AppendResponse response;
+  ASSERT_TRUE(Append(*stub, "before", &response).ok());
+
+  ASSERT_THAT((*cluster)->Stop(), IsOk());
+  const grpc::Status down = Append(*stub, "during", &response);
+  EXPECT_EQ(down.error_code(), grpc::StatusCode::UNAVAILABLE) << down.error_message();
+
+  ASSERT_THAT((*cluster)->Start(), IsOk());
+  const grpc::Status resumed = Append(*stub, "during", &response);
+  ASSERT_TRUE(resumed.ok()) << resumed.error_message();
+  EXPECT_EQ(response.appended(), 1);
+  EXPECT_EQ(response.head_sequence(), 2);
+  v1::VerifyResponse verify;
+  ASSERT_TRUE(stub->Verify(As(kAdminToken).get(), v1::VerifyRequest(), &verify).ok());
+  EXPECT_TRUE(verify.ok()) << verify.detail();
+  EXPECT_EQ(verify.checked(), 2);
 }
 
 }  // namespace
