@@ -238,14 +238,23 @@ absl::Status InsertRows(Connection& conn, const std::vector<NewRow>& rows,
   return absl::OkStatus();
 }
 
-// Session settings of the writer connection: commit durability and the bound on waiting for
-// the head lock. Values are ours (an enum and a number), never input.
-std::function<absl::Status(Connection&)> WriterSetup(const PostgresAuditStore::Options& options) {
-  const std::string sql =
-      absl::StrCat("SET synchronous_commit = ",
-                   options.durability == PostgresAuditStore::Durability::kFull ? "on" : "off",
-                   "; SET lock_timeout = '",
-                   std::max<int64_t>(1, absl::ToInt64Milliseconds(options.lock_timeout)), "ms'");
+int64_t Milliseconds(absl::Duration duration) {
+  return std::max<int64_t>(1, absl::ToInt64Milliseconds(duration));
+}
+
+// Session settings of a new connection: the bound on every statement (a server that stops
+// answering fails the call UNAVAILABLE instead of holding it), and for the writer the commit
+// durability and the bound on waiting for the head lock. Values are ours (an enum and
+// numbers), never input.
+std::function<absl::Status(Connection&)> SessionSetup(const PostgresAuditStore::Options& options,
+                                                      bool writer) {
+  std::string sql =
+      absl::StrCat("SET statement_timeout = '", Milliseconds(options.statement_timeout), "ms'");
+  if (writer) {
+    absl::StrAppend(&sql, "; SET synchronous_commit = ",
+                    options.durability == PostgresAuditStore::Durability::kFull ? "on" : "off",
+                    "; SET lock_timeout = '", Milliseconds(options.lock_timeout), "ms'");
+  }
   return [sql](Connection& conn) { return conn.ExecScript(sql); };
 }
 
@@ -259,7 +268,7 @@ ConnectionPool::Options PoolOptions(const PostgresAuditStore::Options& options, 
   // The writer is used by one group commit at a time (AuditLog); a second caller waits for it.
   pool.acquire_timeout = writer ? options.lock_timeout + absl::Minutes(1) : options.lock_timeout;
   pool.owner = writer ? "the audit writer" : "the audit readers";
-  if (writer) pool.on_connect = WriterSetup(options);
+  pool.on_connect = SessionSetup(options, writer);
   return pool;
 }
 

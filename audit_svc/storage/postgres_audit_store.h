@@ -62,6 +62,9 @@ class PostgresAuditStore : public AuditStore {
     // How long an Append waits for the head lock (another replica's commit) and a call for a
     // free connection, before UNAVAILABLE.
     absl::Duration lock_timeout = absl::Seconds(5);
+    // Bound on each statement (PostgreSQL's statement_timeout): a server that stops answering
+    // fails the call UNAVAILABLE (SQLSTATE 57014) instead of holding it.
+    absl::Duration statement_timeout = absl::Seconds(30);
     // Reader connections open at once (the writer has its own).
     int max_read_connections = 8;
   };

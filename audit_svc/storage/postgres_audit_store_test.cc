@@ -300,6 +300,30 @@ TEST_F(PostgresAuditStoreTest, TheLogSurvivesReopening) {
   ExpectOneGapFreeChain(*store, {"e1", "e2"});
 }
 
+// Another writer holding the chain's lock too long: the Append gives up after lock_timeout
+// with UNAVAILABLE (nothing written) and succeeds once the lock is free.
+TEST_F(PostgresAuditStoreTest, AnAppendWaitingBeyondTheLockTimeoutIsUnavailable) {
+  ASSERT_NE(Open(), nullptr);  // creates the schema
+  PostgresAuditStore::Options options;
+  options.uri = uri_;
+  options.lock_timeout = absl::Milliseconds(100);
+  absl::StatusOr<std::unique_ptr<PostgresAuditStore>> store = PostgresAuditStore::Open(options);
+  ASSERT_THAT(store, IsOk());
+  absl::StatusOr<std::unique_ptr<Connection>> holder = Connection::Open(uri_);
+  ASSERT_THAT(holder, IsOk());
+  ASSERT_THAT((*holder)->ExecScript("BEGIN; SELECT 1 FROM audit_head WHERE id = 1 FOR UPDATE"),
+              IsOk());
+  Batch batch;
+  batch.Add(MakeEvent("e1"));
+  EXPECT_THAT((*store)->Append({batch.pending}, absl::Now()),
+              StatusIs(absl::StatusCode::kUnavailable, HasSubstr("55P03")));
+  ASSERT_THAT((*holder)->ExecScript("COMMIT"), IsOk());
+  auto result = (*store)->Append({batch.pending}, absl::Now());
+  ASSERT_THAT(result, IsOk());
+  EXPECT_EQ(result->submissions[0].events[0].sequence, 1);
+  ExpectOneGapFreeChain(**store, {"e1"});
+}
+
 TEST(PostgresAuditStoreOptionsTest, AMissingUriIsInvalid) {
   EXPECT_THAT(PostgresAuditStore::Open(PostgresAuditStore::Options{}),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("uri")));
