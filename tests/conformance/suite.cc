@@ -1154,18 +1154,26 @@ void CheckCallRecord(const Attempt& attempt, const std::vector<const pb::AuditEv
     }
   }
   // Semantics §5.2: a tool withheld at discovery is refused after its decision — an
-  // authorization.checked (denied, the discovery code = the refusal's cause) immediately before.
+  // authorization.checked (denied, the discovery code = the refusal's cause) immediately before
+  // its tool.invoked in the call's own record (the records of its operation id: the log
+  // interleaves the next call's pre-effect decision with this call's post-effect record, which
+  // the outbox delivers).
   if (step.value("decisionBefore", false)) {
-    size_t at = events.size();
-    for (size_t i = 0; i < events.size(); ++i) {
-      if (&events[i] == &event) at = i;
+    const pb::AuditEvent* before = nullptr;
+    for (const pb::AuditEvent& other : events) {
+      if (&other == &event) break;
+      if (other.operation_id() == event.operation_id()) before = &other;
     }
-    const pb::AuditEvent* before = at > 0 && at < events.size() ? &events[at - 1] : nullptr;
     if (before == nullptr || before->type() != pb::AUDIT_EVENT_TYPE_AUTHORIZATION_CHECKED ||
         before->outcome() != pb::AUDIT_OUTCOME_DENIED || before->reason() != event.cause() ||
-        before->operation_id() != event.operation_id()) {
-      gaps->push_back(absl::StrCat(attempt.id, ": no authorization.checked (denied, ",
-                                   event.cause(), ") immediately before its tool.invoked"));
+        before->consumed()) {
+      gaps->push_back(absl::StrCat(
+          attempt.id, ": no authorization.checked (denied, ", event.cause(),
+          ", not consumed) immediately before its tool.invoked (before it: ",
+          before == nullptr ? "nothing"
+                            : absl::StrCat(pb::AuditEventType_Name(before->type()), " ",
+                                           OutcomeName(before->outcome()), " ", before->reason()),
+          ")"));
     }
   }
   if (!event.has_source()) gaps->push_back(attempt.id + ": no source");
