@@ -2,7 +2,9 @@
 // harness_exited), CancelTurn, the deadline, and every ending at admission. Each ending writes the
 // turn's one terminal event and frozen result, records turn.ended once (post-effect) and closes
 // the authority lease. An audit outage latched during the turn overrides any outcome:
-// failed audit_unavailable, retryable only when safe to retry.
+// failed audit_unavailable, retryable only when safe to retry. Otherwise a turn whose MCP
+// escalation latch engaged ends escalated however it ends (seed ADR 0018), the harness's own
+// outcome under metadata.harnessOutcome.
 
 #ifndef SHAREDOS_ENVELOPE_SVC_CORE_SETTLEMENT_H_
 #define SHAREDOS_ENVELOPE_SVC_CORE_SETTLEMENT_H_
