@@ -127,6 +127,25 @@ TEST_F(InvocationTest, WithheldToolsAreRefusedWithTheCauseThatWithheldThem) {
   EXPECT_THAT(decided, ElementsAre("no_matching_grant", "host_policy_denied"));
 }
 
+// A tool withheld by an outage at discovery (a fail-closed code) says so: its cause is that code,
+// and both its decision and its refusal are recorded fail_closed.
+TEST_F(InvocationTest, ToolWithheldByAnOutageIsRefusedFailClosedWithThatCode) {
+  authorizer_.Withhold("files.peek", "usage_store_unavailable", /*fail_closed=*/true);
+  const std::string turn = OpenRunning(Request());
+  pb::ToolResult result = Call(turn, "files.peek", R"({"path": "a"})");
+  EXPECT_EQ(result.error().code(), "tool_unavailable");
+  const std::vector<pb::AuditEvent> all = audit_.events();
+  ASSERT_GE(all.size(), 2u);
+  const pb::AuditEvent& refused = all.back();
+  EXPECT_EQ(refused.type(), pb::AUDIT_EVENT_TYPE_TOOL_INVOKED);
+  EXPECT_EQ(refused.cause(), "usage_store_unavailable");
+  EXPECT_TRUE(refused.fail_closed());
+  const pb::AuditEvent& decided = all[all.size() - 2];
+  EXPECT_EQ(decided.type(), pb::AUDIT_EVENT_TYPE_AUTHORIZATION_CHECKED);
+  EXPECT_EQ(decided.reason(), "usage_store_unavailable");
+  EXPECT_TRUE(decided.fail_closed());
+}
+
 TEST_F(InvocationTest, CallBudgetRefusesTheCallNotTheTurn) {
   pb::ExecutionRequest request = Request();
   request.mutable_options()->set_max_tool_calls(2);
