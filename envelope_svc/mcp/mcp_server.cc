@@ -93,17 +93,22 @@ std::optional<std::string> DecodeHeaderValue(const std::string& value) {
   return *decoded;
 }
 
-
-// The MCP Tool of a published definition: metadata moves under _meta.
-Json McpTool(const pb::PublishedToolDefinition& definition) {
+// The MCP Tool of a published definition: metadata moves under _meta. `served_name` is the name
+// tools/list shows (the canonical name, or its portable form); a portable name keeps the
+// canonical one under _meta["sharedos/tool"].
+Json McpTool(const pb::PublishedToolDefinition& definition, const std::string& served_name) {
   absl::StatusOr<Json> published = common::PublishedToolDefinitionToJson(definition);
   Json tool = published.ok() ? *std::move(published) : Json{{"name", definition.name()}};
+  Json meta = Json::object();
   if (auto metadata = tool.find("metadata"); metadata != tool.end()) {
-    Json meta = Json::object();
     for (const auto& [key, value] : metadata->items()) meta["sharedos/" + key] = value;
     tool.erase(metadata);
-    tool["_meta"] = std::move(meta);
   }
+  if (served_name != definition.name()) {
+    tool["name"] = served_name;
+    meta["sharedos/tool"] = definition.name();
+  }
+  if (!meta.empty()) tool["_meta"] = std::move(meta);
   return tool;
 }
 
@@ -120,9 +125,11 @@ Json CallToolResult(const pb::ToolResult& result, bool structured, bool modern) 
     answer["_meta"] = Json{{"sharedos/status", "succeeded"}};
     return answer;
   }
-  const Json refusal = {{"status", std::string(common::ToolResultStatusName(result.status()))},
-                        {"code", result.error().code()},
-                        {"message", result.error().message()}};
+  // Semantics §4.7: {status, code, message, retryable?} — retryable whenever the error states it.
+  Json refusal = {{"status", std::string(common::ToolResultStatusName(result.status()))},
+                  {"code", result.error().code()},
+                  {"message", result.error().message()}};
+  if (result.error().has_retryable()) refusal["retryable"] = result.error().retryable();
   answer["content"] = Json::array({Json{{"type", "text"}, {"text", refusal.dump()}}});
   answer["isError"] = true;
   answer["_meta"] = Json{{"sharedos/status", std::string(common::ToolResultStatusName(result.status()))},
@@ -150,6 +157,40 @@ pb::ToolResult TooLate() {
 }
 
 // Whether the published tool `name` declares an output schema (structuredContent is answered).
+}  // namespace
+
+std::string PortableToolName(absl::string_view name) {
+  return absl::StrReplaceAll(name, {{".", "_"}});
+}
+
+std::string ResolveToolName(const pb::ToolCatalog* catalog, const std::string& name) {
+  if (catalog == nullptr) return name;
+  const std::string* match = nullptr;
+  for (const pb::PublishedToolDefinition& tool : catalog->tools()) {
+    if (tool.name() == name) return name;
+    if (PortableToolName(tool.name()) != name) continue;
+    if (match != nullptr) return name;  // Two tools share the portable form: neither is meant.
+    match = &tool.name();
+  }
+  return match != nullptr ? *match : name;
+}
+
+std::vector<std::string> ServedToolNames(const pb::ToolCatalog& catalog, bool portable) {
+  std::vector<std::string> names;
+  names.reserve(catalog.tools_size());
+  for (const pb::PublishedToolDefinition& tool : catalog.tools()) {
+    std::string served = portable ? PortableToolName(tool.name()) : tool.name();
+    // Served only when tools/call resolves it back to this tool; else the canonical name.
+    if (served != tool.name() && ResolveToolName(&catalog, served) != tool.name()) {
+      served = tool.name();
+    }
+    names.push_back(std::move(served));
+  }
+  return names;
+}
+
+namespace {
+
 bool OffersStructured(const core::TurnEngine::McpTurn& turn, const std::string& name) {
   if (turn.catalog == nullptr) return false;
   for (const pb::PublishedToolDefinition& tool : turn.catalog->tools()) {
@@ -319,6 +360,8 @@ struct McpServer::Exchange {
   std::optional<std::string> header_version;
   std::optional<std::string> claim;
   bool modern = false;
+  // ?tool_names=portable on the endpoint URL: tools/list serves portable names.
+  bool portable_names = false;
 };
 
 struct McpServer::Reply {
@@ -350,8 +393,8 @@ struct McpServer::Method {
 
 void McpServer::HandlePost(const httplib::Request& request, httplib::Response& response) {
   Exchange exchange(request, response);
-  if (!CheckOrigin(exchange) || !Authenticate(exchange) || !NegotiateMedia(exchange) ||
-      !ParseMessage(exchange) || !ResolveEra(exchange)) {
+  if (!CheckOrigin(exchange) || !Authenticate(exchange) || !ReadNaming(exchange) ||
+      !NegotiateMedia(exchange) || !ParseMessage(exchange) || !ResolveEra(exchange)) {
     return;
   }
   if (exchange.modern && !CheckModernHeaders(exchange)) return;
@@ -393,6 +436,19 @@ bool McpServer::Authenticate(Exchange& exchange) const {
   }
   exchange.claims = *std::move(claims);
   exchange.turn = *std::move(turn);
+  return true;
+}
+
+bool McpServer::ReadNaming(Exchange& exchange) {
+  if (!exchange.request.has_param(kToolNamesParam)) return true;
+  const std::string value = exchange.request.get_param_value(kToolNamesParam);
+  if (value != "portable" && value != "canonical") {
+    exchange.Reject(
+        400, kInvalidRequest,
+        absl::StrCat("Bad Request: ", kToolNamesParam, " must be portable or canonical"));
+    return false;
+  }
+  exchange.portable_names = value == "portable";
   return true;
 }
 
@@ -620,8 +676,9 @@ McpServer::Reply McpServer::ListTools(Exchange& exchange) {
   const core::TurnEngine::McpTurn& turn = exchange.turn;
   Json tools = Json::array();
   if (turn.catalog != nullptr) {
-    for (const pb::PublishedToolDefinition& tool : turn.catalog->tools()) {
-      tools.push_back(McpTool(tool));
+    const std::vector<std::string> names = ServedToolNames(*turn.catalog, exchange.portable_names);
+    for (int i = 0; i < turn.catalog->tools_size(); ++i) {
+      tools.push_back(McpTool(turn.catalog->tools(i), names[i]));
     }
   }
   Json result = {
@@ -649,7 +706,9 @@ McpServer::Reply McpServer::CallTool(Exchange& exchange) {
     return Reply::Error(kInvalidParams, "Invalid params: arguments must be an object");
   pb::ToolCall call;
   call.set_id(absl::StrCat("mcp-", common::NewUuidV4()));
-  call.set_tool(name->get<std::string>());
+  // Semantics §4.7: the exact name, else the unique portable match, else unchanged (refused
+  // and recorded by the engine).
+  call.set_tool(ResolveToolName(exchange.turn.catalog.get(), name->get<std::string>()));
   *call.mutable_arguments() = *std::move(parsed);
   call.set_trace_id(exchange.turn.trace_id);
   if (absl::StatusOr<google::protobuf::Timestamp> now = common::ToProtoTimestamp(clock_->Now());

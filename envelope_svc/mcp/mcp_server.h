@@ -18,11 +18,13 @@
 // limit is 413; an Origin other than the endpoint's own (or an allowed one) is 403.
 //
 // tools/list is the turn's published catalogue in its (name) order, with _meta
-// sharedos/catalogHash and sharedos/executionId. tools/call goes through the EscalationLatch
-// around TurnEngine::InvokeTool — the gRPC seat's checks, codes and audit; a refusal is a tool
-// result {isError: true, content: [text {status, code, message}], _meta: {sharedos/status,
-// sharedos/code}}, never a JSON-RPC error; structuredContent when the tool declares an output
-// schema. Responses are JSON, or one SSE event when the client accepts only text/event-stream.
+// sharedos/catalogHash and sharedos/executionId (names canonical, or portable with
+// ?tool_names=portable). tools/call resolves the exact name, else the unique portable match, and
+// goes through the EscalationLatch around TurnEngine::InvokeTool — the gRPC seat's checks, codes
+// and audit; a refusal is a tool result {isError: true, content: [text {status, code, message,
+// retryable}], _meta: {sharedos/status, sharedos/code}}, never a JSON-RPC error;
+// structuredContent when the tool declares an output schema. Responses are JSON, or one SSE event
+// when the client accepts only text/event-stream.
 //
 // Thread-safe: requests are served concurrently on cpp-httplib's worker pool.
 
@@ -36,11 +38,13 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "common/time/clock.h"
 #include "envelope_svc/core/turn_engine.h"
 #include "envelope_svc/mcp/escalation_latch.h"
 #include "envelope_svc/mcp/execution_token.h"
+#include "sharedos/protocol/v1/tool.pb.h"
 
 namespace httplib {
 class Server;
@@ -53,6 +57,20 @@ namespace sharedos::envelope::mcp {
 // The protocol versions served, oldest first.
 inline constexpr const char* kLegacyProtocolVersions[] = {"2025-03-26", "2025-06-18", "2025-11-25"};
 inline constexpr const char* kModernProtocolVersions[] = {"2026-07-28"};
+
+// The endpoint URL's query parameter choosing the names tools/list serves: `canonical` (the
+// default: the catalogue's own names, e.g. files.read) or `portable` (dots → underscores, e.g.
+// files_read, for clients that accept only ^[a-zA-Z0-9_-]+$ — Claude Code, Codex; the canonical
+// name under _meta["sharedos/tool"]). A portable form two tools share is never served.
+inline constexpr char kToolNamesParam[] = "tool_names";
+
+// semantics §4.7 portableToolName: dots → underscores.
+std::string PortableToolName(absl::string_view name);
+// tools/call's name resolution (semantics §4.7): `name` when the catalogue publishes it, else
+// the one tool whose portable name it is, else `name` unchanged (the engine refuses it).
+std::string ResolveToolName(const protocol::v1::ToolCatalog* catalog, const std::string& name);
+// The names tools/list serves for `catalog`, in its order.
+std::vector<std::string> ServedToolNames(const protocol::v1::ToolCatalog& catalog, bool portable);
 
 class McpServer {
  public:
@@ -107,6 +125,8 @@ class McpServer {
   bool CheckOrigin(Exchange& exchange) const;
   bool Authenticate(Exchange& exchange) const;
   // Content-Type and Accept (JSON, or one SSE event).
+  // ?tool_names=portable|canonical (400 for another value).
+  static bool ReadNaming(Exchange& exchange);
   static bool NegotiateMedia(Exchange& exchange);
   // The body as one JSON-RPC message (no batches); a response to a server request is 202.
   static bool ParseMessage(Exchange& exchange);
