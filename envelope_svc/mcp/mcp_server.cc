@@ -226,9 +226,8 @@ McpServer::McpServer(Options options, std::shared_ptr<common::server::KeyPairWat
       key_pair_(std::move(key_pair)),
       http_(std::move(http)),
       port_(port),
-      url_(options_.public_url.empty()
-               ? absl::StrCat(Scheme(options_), "://", UrlHost(options_.host), ":", port, "/mcp")
-               : options_.public_url) {
+      listen_url_(absl::StrCat(Scheme(options_), "://", UrlHost(options_.host), ":", port, "/mcp")),
+      url_(options_.public_url.empty() ? listen_url_ : options_.public_url) {
   origins_ = options_.allowed_origins;
   for (const char* host : {"127.0.0.1", "localhost"}) {
     origins_.push_back(absl::StrCat(Scheme(options_), "://", host, ":", port));

@@ -90,8 +90,10 @@ class McpServer {
   McpServer(const McpServer&) = delete;
   McpServer& operator=(const McpServer&) = delete;
 
-  // Options::public_url, else "<http|https>://<host>:<port>/mcp".
+  // The URL handed to harnesses: Options::public_url, else listen_url().
   const std::string& url() const { return url_; }
+  // Where the listener is: "<http|https>://<host>:<port>/mcp" (printed at start-up).
+  const std::string& listen_url() const { return listen_url_; }
   int port() const { return port_; }
 
   // Serves on a background thread until Shutdown. Borrows all three; they must outlive the
@@ -141,6 +143,7 @@ class McpServer {
   std::shared_ptr<common::server::KeyPairWatcher> key_pair_;
   std::unique_ptr<httplib::Server> http_;
   const int port_;
+  const std::string listen_url_;
   const std::string url_;
   std::vector<std::string> origins_;
   core::TurnEngine* engine_ = nullptr;

@@ -120,7 +120,7 @@ void EnvelopeServer::StartEngine(core::TurnEngine::Options engine_options) {
 
 std::vector<std::pair<std::string, std::string>> EnvelopeServer::side_listeners() const {
   if (mcp_ == nullptr) return {};
-  return {{"mcp", mcp_->url()}};
+  return {{"mcp", mcp_->listen_url()}};
 }
 
 void EnvelopeServer::StopSideListeners() {

@@ -105,8 +105,8 @@ class EnvelopeServer final : public common::server::Servable {
 
   // How many tools the registry holds.
   size_t tool_count() const { return registry_->tools().size(); }
-  // "http://<host>:<port>/mcp", or empty without a front door.
-  std::string mcp_url() const { return mcp_ == nullptr ? "" : mcp_->url(); }
+  // Where the MCP front door listens ("<http|https>://<host>:<port>/mcp"), or empty without one.
+  std::string mcp_url() const { return mcp_ == nullptr ? "" : mcp_->listen_url(); }
 
  private:
   explicit EnvelopeServer(EnvelopeServerDeps deps);

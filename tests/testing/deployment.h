@@ -124,6 +124,18 @@ class FourProcessDeployment {
     bool mcp = false;
     // More envelope_svc flags, on every envelope (e.g. --drain_grace).
     std::vector<std::string> envelope_args;
+    // TLS on every hop (empty ca_file: plaintext on loopback): every process listens with
+    // cert_file and key_file (--tls_cert, --tls_key) and verifies the ones it calls against
+    // ca_file (--tls_ca). `mutual`: every listener also requires a client certificate of ca_file
+    // (--tls_client_ca), and every process presents cert_file as its own (--tls_client_cert);
+    // the certificate must then serve both ends (tests/testing/test_certificates.h).
+    struct Tls {
+      std::string ca_file;
+      std::string cert_file;
+      std::string key_file;
+      bool mutual = false;
+    };
+    Tls tls;
     // argv[0] of a binary run by `bazel run` (for its runfiles); null in a test.
     const char* argv0 = nullptr;
     absl::Duration start_timeout = absl::Seconds(60);
@@ -184,6 +196,7 @@ class FourProcessDeployment {
   absl::Status Launch(Member& member, const std::vector<std::string>& args);
   std::vector<std::string> AuditFlags(const std::string& writer) const;
   std::vector<std::string> EnvelopeArgs(const std::string& writer, bool attached) const;
+  std::vector<std::string> TlsFlags() const;
   Member& member(Service service) { return members_[static_cast<int>(service)]; }
   const Member& member(Service service) const { return members_[static_cast<int>(service)]; }
 
