@@ -32,7 +32,8 @@ ABSL_FLAG(std::string, files_root, "",
           "files-bound tools are not offered.");
 ABSL_FLAG(std::vector<std::string>, provider, {},
           "Host ToolProvider services as <provider id>=<host:port>, comma-separated or repeated "
-          "(e.g. --provider=notion-mcp=127.0.0.1:1234).");
+          "(e.g. --provider=notion-mcp=127.0.0.1:1234); verified with --tls_ca like every "
+          "channel (plaintext only to loopback).");
 ABSL_FLAG(std::string, provider_token_file, "",
           "File with the token envelope_svc presents to host ToolProviders (first line).");
 ABSL_FLAG(int, default_max_steps, 16, "maxSteps of a turn whose request sets none.");
