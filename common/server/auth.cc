@@ -10,6 +10,7 @@
 #include "common/crypto/sha256.h"
 #include "common/json/json_nesting.h"
 #include "common/server/secret_file.h"
+#include "common/status/status_macros.h"
 #include "nlohmann/json.hpp"
 
 namespace sharedos::common::server {
@@ -48,11 +49,103 @@ absl::string_view RoleName(Role role) {
       return "service";
     case Role::kHost:
       return "host";
+    case Role::kReviewer:
+      return "reviewer";
   }
   return "unknown";
 }
 
+std::optional<Role> RoleFromName(absl::string_view name) {
+  for (Role role : {Role::kAdmin, Role::kService, Role::kHost, Role::kReviewer}) {
+    if (RoleName(role) == name) return role;
+  }
+  return std::nullopt;
+}
+
+bool IsAddressKey(absl::string_view key) {
+  const size_t colon = key.find(':');
+  if (colon == absl::string_view::npos) return false;
+  const absl::string_view kind = key.substr(0, colon);
+  const absl::string_view id = key.substr(colon + 1);
+  if (kind != "human" && kind != "agent" && kind != "group" && kind != "service") return false;
+  return !id.empty() && id.size() <= 256 && id.find(':') == absl::string_view::npos;
+}
+
+bool ScopeCovers(const std::vector<std::string>& values, absl::string_view value) {
+  for (const std::string& v : values) {
+    if (v == "*" || v == value) return true;
+  }
+  return false;
+}
+
+bool Principal::Administers(absl::string_view namespace_id) const {
+  return role == Role::kAdmin && ScopeCovers(scope.namespaces, namespace_id);
+}
+
 std::string TokenDigestHex(absl::string_view token) { return common::Sha256Hex(token); }
+
+namespace {
+
+absl::Status ParseScope(const nlohmann::json& scope, const std::string& path, Scope& out) {
+  if (!scope.is_object()) return absl::InvalidArgumentError(path + ": must be an object");
+  for (const auto& [key, unused] : scope.items()) {
+    if (key != "namespaces" && key != "owners") {
+      return absl::InvalidArgumentError(absl::StrCat(path, ": unknown field ", key));
+    }
+  }
+  if (scope.contains("namespaces")) {
+    auto namespaces = StringList(scope["namespaces"], path + ".namespaces");
+    if (!namespaces.ok()) return namespaces.status();
+    out.namespaces = *std::move(namespaces);
+  }
+  if (scope.contains("owners")) {
+    auto owners = StringList(scope["owners"], path + ".owners");
+    if (!owners.ok()) return owners.status();
+    out.owners = *std::move(owners);
+  }
+  return absl::OkStatus();
+}
+
+// One entry of the file; `path` names it in errors.
+absl::StatusOr<Principal> ParseEntry(const nlohmann::json& item, const std::string& path) {
+  if (!item.is_object()) return absl::InvalidArgumentError(path + ": must be an object");
+  for (const auto& [key, unused] : item.items()) {
+    if (key != "name" && key != "role" && key != "token_sha256" && key != "scope" &&
+        key != "principal") {
+      return absl::InvalidArgumentError(absl::StrCat(path, ": unknown field ", key));
+    }
+  }
+  Principal principal;
+  if (!item.contains("name") || !item["name"].is_string() ||
+      item["name"].get<std::string>().empty()) {
+    return absl::InvalidArgumentError(path + ".name: must be a non-empty string");
+  }
+  principal.name = item["name"].get<std::string>();
+  const std::optional<Role> role = RoleFromName(item.value("role", std::string()));
+  if (!role.has_value()) {
+    return absl::InvalidArgumentError(path + ".role: must be admin, service, host or reviewer");
+  }
+  principal.role = *role;
+  principal.address = "service:" + principal.name;
+  if (item.contains("principal")) {
+    if (!item["principal"].is_string() || !IsAddressKey(item["principal"].get<std::string>())) {
+      return absl::InvalidArgumentError(
+          path + ".principal: must be \"<human|agent|group|service>:<id>\"");
+    }
+    principal.address = item["principal"].get<std::string>();
+  }
+  if (item.contains("scope")) {
+    if (principal.role == Role::kService) {
+      return absl::InvalidArgumentError(path + ".scope: a service credential has no scope");
+    }
+    RETURN_IF_ERROR(ParseScope(item["scope"], path + ".scope", principal.scope));
+  } else if (principal.role == Role::kAdmin) {
+    principal.scope.namespaces = {"*"};  // The bootstrap operator.
+  }
+  return principal;
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<Authenticator>> Authenticator::FromJson(absl::string_view json) {
   if (absl::Status nesting = common::CheckJsonNesting(json, "credentials"); !nesting.ok()) {
@@ -74,56 +167,13 @@ absl::StatusOr<std::unique_ptr<Authenticator>> Authenticator::FromJson(absl::str
   const nlohmann::json& list = root["credentials"];
   for (size_t i = 0; i < list.size(); ++i) {
     const std::string path = absl::StrCat("credentials[", i, "]");
-    const nlohmann::json& item = list[i];
-    if (!item.is_object()) return absl::InvalidArgumentError(path + ": must be an object");
-    for (const auto& [key, unused] : item.items()) {
-      if (key != "name" && key != "role" && key != "token_sha256" && key != "scope") {
-        return absl::InvalidArgumentError(absl::StrCat(path, ": unknown field ", key));
-      }
-    }
     Entry entry;
-    if (!item.contains("name") || !item["name"].is_string() ||
-        item["name"].get<std::string>().empty()) {
-      return absl::InvalidArgumentError(path + ".name: must be a non-empty string");
-    }
-    entry.principal.name = item["name"].get<std::string>();
-    const std::string role = item.value("role", std::string());
-    if (role == "admin") {
-      entry.principal.role = Role::kAdmin;
-    } else if (role == "service") {
-      entry.principal.role = Role::kService;
-    } else if (role == "host") {
-      entry.principal.role = Role::kHost;
-    } else {
-      return absl::InvalidArgumentError(path + ".role: must be admin, service or host");
-    }
-    const std::string digest_hex = item.value("token_sha256", std::string());
+    ASSIGN_OR_RETURN(entry.principal, ParseEntry(list[i], path));
+    const std::string digest_hex = list[i].value("token_sha256", std::string());
     if (!IsLowerHex64(digest_hex)) {
       return absl::InvalidArgumentError(path + ".token_sha256: must be 64 lowercase hex digits");
     }
     entry.token_digest = digest_hex;
-    if (item.contains("scope")) {
-      if (entry.principal.role != Role::kHost) {
-        return absl::InvalidArgumentError(path + ".scope: only a host credential has a scope");
-      }
-      const nlohmann::json& scope = item["scope"];
-      if (!scope.is_object()) return absl::InvalidArgumentError(path + ".scope: must be an object");
-      for (const auto& [key, unused] : scope.items()) {
-        if (key != "namespaces" && key != "owners") {
-          return absl::InvalidArgumentError(absl::StrCat(path, ".scope: unknown field ", key));
-        }
-      }
-      if (scope.contains("namespaces")) {
-        auto namespaces = StringList(scope["namespaces"], path + ".scope.namespaces");
-        if (!namespaces.ok()) return namespaces.status();
-        entry.principal.scope.namespaces = *std::move(namespaces);
-      }
-      if (scope.contains("owners")) {
-        auto owners = StringList(scope["owners"], path + ".scope.owners");
-        if (!owners.ok()) return owners.status();
-        entry.principal.scope.owners = *std::move(owners);
-      }
-    }
     if (!names.insert(entry.principal.name).second) {
       return absl::InvalidArgumentError(path + ".name: duplicate " + entry.principal.name);
     }
@@ -158,8 +208,15 @@ absl::StatusOr<Principal> Authenticator::Authenticate(
   for (const Entry& entry : entries_) {
     if (common::ConstantTimeEquals(presented, entry.token_digest)) match = &entry;
   }
-  if (match == nullptr) return absl::UnauthenticatedError(kUnauthenticated);
-  return match->principal;
+  if (match != nullptr) return match->principal;
+  const CredentialSource* source = source_.load();
+  if (source == nullptr) return absl::UnauthenticatedError(kUnauthenticated);
+  absl::StatusOr<std::optional<Principal>> found = source->FindByDigest(presented);
+  if (!found.ok()) {
+    return absl::UnavailableError("credential store unavailable: " + found.status().ToString());
+  }
+  if (!found->has_value()) return absl::UnauthenticatedError(kUnauthenticated);
+  return **std::move(found);
 }
 
 absl::StatusOr<Principal> Authenticator::Require(absl::string_view authorization_header,
@@ -169,7 +226,7 @@ absl::StatusOr<Principal> Authenticator::Require(absl::string_view authorization
   for (Role role : roles) {
     if (principal->role == role) return principal;
   }
-  return absl::UnauthenticatedError(
+  return absl::PermissionDeniedError(
       absl::StrCat("credential of role ", RoleName(principal->role), " may not call this method"));
 }
 
