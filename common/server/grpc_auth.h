@@ -10,7 +10,7 @@
 namespace sharedos::common::server {
 
 // Authenticates a gRPC call from its "authorization" metadata and requires one of `roles`.
-// Errors: UNAUTHENTICATED (see Authenticator::Require).
+// Errors: UNAUTHENTICATED, PERMISSION_DENIED, UNAVAILABLE (see Authenticator::Require).
 absl::StatusOr<Principal> RequireCaller(const Authenticator& authenticator,
                                         const grpc::ServerContextBase& context,
                                         std::initializer_list<Role> roles);

@@ -341,7 +341,7 @@ TEST(GrpcGrantStoreClientTest, SendsTheServiceCredential) {
               StatusIs(absl::StatusCode::kUnauthenticated));
   GrpcGrantStoreClient admin(backend.channel(), kAdminToken);
   EXPECT_THAT(admin.LoadAuthority(Load(), CallOptions{}),
-              StatusIs(absl::StatusCode::kUnauthenticated))
+              StatusIs(absl::StatusCode::kPermissionDenied))
       << "data-plane methods take only the service credential";
   EXPECT_THAT(backend.client().LoadAuthority(Load(), CallOptions{}), IsOk());
 }

@@ -1,8 +1,8 @@
 // The gRPC adapter of sharedos.grantstore.v1.GrantStore: authenticate the caller for the
 // method's role, call the core, convert the status. Control-plane methods need the admin
 // credential, data-plane methods (LoadAuthority, ResolveGrant, TryConsume, GetUsage,
-// CheckRevocations, RecordEscalation) the service credential; anything else is
-// UNAUTHENTICATED. Thread-safe (the core and the authenticator are).
+// CheckRevocations, RecordEscalation, AuthenticateCredential) the service credential; another role
+// is PERMISSION_DENIED, no or an unknown credential UNAUTHENTICATED. Thread-safe (the core and the authenticator are).
 
 #ifndef SHAREDOS_GRANTSTORE_SVC_SERVER_GRANTSTORE_SERVICE_H_
 #define SHAREDOS_GRANTSTORE_SVC_SERVER_GRANTSTORE_SERVICE_H_
