@@ -34,6 +34,7 @@ constexpr std::pair<const char*, AuditEventType> kEventTypes[] = {
     {"host_policy.updated", protocol::v1::AUDIT_EVENT_TYPE_HOST_POLICY_UPDATED},
     {"escalation.recorded", protocol::v1::AUDIT_EVENT_TYPE_ESCALATION_RECORDED},
     {"escalation.resolved", protocol::v1::AUDIT_EVENT_TYPE_ESCALATION_RESOLVED},
+    {"credential.changed", protocol::v1::AUDIT_EVENT_TYPE_CREDENTIAL_CHANGED},
 };
 
 constexpr std::pair<const char*, AuditOutcome> kOutcomes[] = {
