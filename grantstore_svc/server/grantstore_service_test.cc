@@ -52,6 +52,7 @@ MATCHER_P(EqualsProto, expected, "") {
 constexpr char kAdminToken[] = "admin-token-0123456789";
 constexpr char kServiceToken[] = "service-token-0123456789";
 constexpr char kHostToken[] = "host-token-0123456789";
+constexpr char kReviewerToken[] = "alice-token-0123456789";
 
 std::string CredentialsJson() {
   using common::server::TokenDigestHex;
@@ -62,7 +63,9 @@ std::string CredentialsJson() {
                       TokenDigestHex(kServiceToken), R"("},
     {"name": "host-a", "role": "host", "token_sha256": ")",
                       TokenDigestHex(kHostToken),
-                      R"(", "scope": {"namespaces": ["world"], "owners": ["*"]}}]})");
+                      R"(", "scope": {"namespaces": ["world"], "owners": ["*"]}},
+    {"name": "alice", "role": "reviewer", "principal": "human:alice", "token_sha256": ")",
+                      TokenDigestHex(kReviewerToken), R"(", "scope": {"namespaces": ["world"]}}]})");
 }
 
 pb::CapabilityGrant Grant(const std::string& id) {
@@ -303,7 +306,7 @@ TEST_F(GrantStoreServiceTest, EscalationRoundTripOverTheWire) {
 
   v1::ResolveEscalationResponse resolved;
   ASSERT_TRUE(stub_
-                  ->ResolveEscalation(As(kAdminToken).get(),
+                  ->ResolveEscalation(As(kReviewerToken).get(),
                                       Parse<v1::ResolveEscalationRequest>(R"pb(
                                         escalation_id: "esc-1"
                                         decision: ESCALATION_DECISION_APPROVE
@@ -324,7 +327,7 @@ TEST_F(GrantStoreServiceTest, EscalationRoundTripOverTheWire) {
 
   v1::ResolveEscalationResponse again;
   grpc::Status twice =
-      stub_->ResolveEscalation(As(kAdminToken).get(), Parse<v1::ResolveEscalationRequest>(R"pb(
+      stub_->ResolveEscalation(As(kReviewerToken).get(), Parse<v1::ResolveEscalationRequest>(R"pb(
                                  escalation_id: "esc-1"
                                  decision: ESCALATION_DECISION_DENY
                                  reviewer { human_user_id: "alice" }
@@ -332,6 +335,9 @@ TEST_F(GrantStoreServiceTest, EscalationRoundTripOverTheWire) {
                                &again);
   EXPECT_THAT(FromGrpcStatus(twice),
               StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("already resolved")));
+  // The record names the reviewer as the decider, taken from the credential.
+  EXPECT_THAT(resolved.escalation().decided_by(),
+              EqualsProto(Parse<pb::Address>(R"pb(human_user_id: "alice")pb")));
 }
 
 TEST_F(GrantStoreServiceTest, ErrorsCrossTheWireWithTheirCodeAndField) {
