@@ -78,6 +78,9 @@ absl::StatusOr<v1::IssueCredentialResponse> GrantStoreCore::IssueCredential(
     const Caller& caller, v1::IssueCredentialRequest request) {
   RETURN_IF_ERROR(ValidateIssueCredentialRequest(&request));
   RETURN_IF_ERROR(CheckMayIssue(caller, request));
+  if (request.credential_id().empty()) {
+    request.set_credential_id(absl::StrCat("cred-", options_.new_id()));
+  }
   ASSIGN_OR_RETURN(std::string secret, NewCredentialSecret());
   ASSIGN_OR_RETURN(const google::protobuf::Timestamp now, common::ToProtoTimestamp(clock_.Now()));
   StoredCredential stored;

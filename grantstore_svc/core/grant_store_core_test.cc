@@ -1349,7 +1349,8 @@ TEST_F(GrantStoreCoreTest, CredentialRequestsAreValidated) {
     const char* request;
     const char* field;
   } cases[] = {
-      {R"pb(principal { human_user_id: "a" } role: CREDENTIAL_ROLE_HOST)pb", "credential_id"},
+      {R"pb(credential_id: " " principal { human_user_id: "a" } role: CREDENTIAL_ROLE_HOST)pb",
+       "credential_id"},
       {R"pb(credential_id: "c" role: CREDENTIAL_ROLE_HOST)pb", "principal"},
       {R"pb(credential_id: "c" principal { human_user_id: "a" })pb", "role"},
       {R"pb(credential_id: "c" principal { service_id: "a" } role: CREDENTIAL_ROLE_SERVICE

@@ -349,7 +349,7 @@ absl::Status CheckScopeList(google::protobuf::RepeatedPtrField<std::string>* val
 
 absl::Status ValidateIssueCredentialRequest(v1::IssueCredentialRequest* request) {
   RETURN_IF_ERROR(RejectUnknown(*request));
-  RETURN_IF_ERROR(val::CheckIdentifier(request->mutable_credential_id(), "credential_id"));
+  RETURN_IF_ERROR(val::CheckOptionalIdentifier(request->mutable_credential_id(), "credential_id"));
   RETURN_IF_ERROR(
       RequiredAddress(request->has_principal() ? request->mutable_principal() : nullptr,
                       "principal"));
