@@ -104,7 +104,10 @@ std::string DemoNextSteps() {
          "  export PATH=\"$PWD/bazel-bin/tools/sharedosctl:$PATH\"\n"
          "  out=$(sharedosctl turn); echo \"$out\"\n"
          "  ESC=$(echo \"$out\" | sed -n 's/^escalation: //p')\n"
-         "  sharedosctl escalations approve --id=\"$ESC\" --reviewer=human:user-alice\n"
+         "  (umask 077; sharedosctl credentials issue --role=reviewer "
+         "--principal=human:user-alice \\\n"
+         "    --namespace=world-demo | sed -n 's/^secret: //p' > alice.token)\n"
+         "  sharedosctl --token_file=alice.token escalations approve --id=\"$ESC\"\n"
          "  sharedosctl turn\n"
          "  sharedosctl audit verify\n";
 }
