@@ -74,9 +74,8 @@ absl::Status EscalationHasNoRequestedAuthority(absl::string_view escalation_id) 
 }
 
 absl::Status NotTheReviewer(absl::string_view escalation_id, absl::string_view why) {
-  return absl::PermissionDeniedError(
-      absl::StrFormat("escalation \"%s\" may be resolved only by its reviewer: %s", escalation_id,
-                      why));
+  return absl::PermissionDeniedError(absl::StrFormat(
+      "escalation \"%s\" may be resolved only by its reviewer: %s", escalation_id, why));
 }
 
 absl::Status ReviewerIsNotTheCaller() {

@@ -70,7 +70,8 @@ absl::StatusOr<std::vector<std::string>> SeedDemo(grantstore::core::GrantStoreCo
   } else if (absl::IsNotFound(existing.status())) {
     grantstore::v1::IssueGrantRequest issue;
     *issue.mutable_grant() = DemoGrant();
-    auto issued = grantstore.IssueGrant(grantstore::core::InProcessOperator("sharedosd-demo"), issue);
+    auto issued =
+        grantstore.IssueGrant(grantstore::core::InProcessOperator("sharedosd-demo"), issue);
     if (!issued.ok()) return issued.status();
     lines.push_back(absl::StrCat("issued grant ", kDemoGrantId, " in ", kDemoNamespace,
                                  " (agent:agent-assistant for human:user-alice: read Workspace/**,"

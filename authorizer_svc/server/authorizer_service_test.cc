@@ -103,9 +103,9 @@ TEST_F(AuthorizerServiceTest, OnlyAServiceCredentialMayCall) {
        {std::string(), std::string(kHostToken), std::string(kAdminToken), std::string("made-up")}) {
     v1::OpenTurnAuthorityResponse response;
     const bool known = token == kHostToken || token == kAdminToken;
-    EXPECT_THAT(FromGrpcStatus(stub_->OpenTurnAuthority(Context(token).get(), request, &response)),
-                StatusIs(known ? absl::StatusCode::kPermissionDenied
-                               : absl::StatusCode::kUnauthenticated))
+    EXPECT_THAT(
+        FromGrpcStatus(stub_->OpenTurnAuthority(Context(token).get(), request, &response)),
+        StatusIs(known ? absl::StatusCode::kPermissionDenied : absl::StatusCode::kUnauthenticated))
         << "token '" << token << "'";
   }
   EXPECT_EQ(store_.calls(grantstore::client::FakeGrantStoreClient::Method::kLoadAuthority), 0);

@@ -129,8 +129,8 @@ absl::StatusOr<Principal> ParseEntry(const nlohmann::json& item, const std::stri
   principal.address = "service:" + principal.name;
   if (item.contains("principal")) {
     if (!item["principal"].is_string() || !IsAddressKey(item["principal"].get<std::string>())) {
-      return absl::InvalidArgumentError(
-          path + ".principal: must be \"<human|agent|group|service>:<id>\"");
+      return absl::InvalidArgumentError(path +
+                                        ".principal: must be \"<human|agent|group|service>:<id>\"");
     }
     principal.address = item["principal"].get<std::string>();
   }

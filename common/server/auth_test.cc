@@ -88,14 +88,15 @@ TEST(AuthenticatorTest, RejectsBadConfigurationsNamingTheField) {
            R"(", "scope": {}}]})",
        "credentials[0].scope: a service credential has no scope"},
       {R"({"credentials": [{"name": "a", "role": "admin", "principal": "root", )"
-       R"("token_sha256": ")" + digest + R"("}]})",
+       R"("token_sha256": ")" +
+           digest + R"("}]})",
        "credentials[0].principal"},
       {R"({"credentials": [{"name": "a", "role": "host", "token_sha256": ")" + digest +
            R"(", "scope": {"namespaces": [""]}}]})",
        "credentials[0].scope.namespaces[0]"},
       {R"({"credentials": [{"name": "a", "role": "admin", "token_sha256": ")" + digest +
-           R"("}, {"name": "a", "role": "service", "token_sha256": ")" +
-           TokenDigestHex("u") + R"("}]})",
+           R"("}, {"name": "a", "role": "service", "token_sha256": ")" + TokenDigestHex("u") +
+           R"("}]})",
        "credentials[1].name: duplicate"},
       {R"({"credentials": [{"name": "a", "role": "admin", "token_sha256": ")" + digest +
            R"("}, {"name": "b", "role": "service", "token_sha256": ")" + digest + R"("}]})",
@@ -110,7 +111,8 @@ TEST(AuthenticatorTest, RejectsBadConfigurationsNamingTheField) {
 
 TEST(AuthenticatorTest, PrincipalsRolesAndScopes) {
   const std::string json = R"({"credentials": [
-    {"name": "ops", "role": "admin", "token_sha256": ")" + TokenDigestHex("a") + R"("},
+    {"name": "ops", "role": "admin", "token_sha256": ")" +
+                           TokenDigestHex("a") + R"("},
     {"name": "ops-w1", "role": "admin", "principal": "human:op-1", "token_sha256": ")" +
                            TokenDigestHex("b") + R"(", "scope": {"namespaces": ["world-1"]}},
     {"name": "alice", "role": "reviewer", "principal": "human:user-alice", "token_sha256": ")" +
@@ -135,8 +137,7 @@ TEST(AuthenticatorTest, PrincipalsRolesAndScopes) {
 
 class MapSource : public CredentialSource {
  public:
-  absl::StatusOr<std::optional<Principal>> FindByDigest(
-      const std::string& digest) const override {
+  absl::StatusOr<std::optional<Principal>> FindByDigest(const std::string& digest) const override {
     ++calls;
     if (!status.ok()) return status;
     if (digest == TokenDigestHex("db-token") && live) {
@@ -171,8 +172,7 @@ TEST(AuthenticatorTest, AnAttachedSourceAnswersOnEveryCallSoRevocationIsImmediat
   EXPECT_THAT((*auth)->Authenticate("Bearer db-token"),
               StatusIs(absl::StatusCode::kUnauthenticated, "missing or invalid credential"));
   source.status = absl::UnavailableError("down");
-  EXPECT_THAT((*auth)->Authenticate("Bearer db-token"),
-              StatusIs(absl::StatusCode::kUnavailable));
+  EXPECT_THAT((*auth)->Authenticate("Bearer db-token"), StatusIs(absl::StatusCode::kUnavailable));
 }
 
 TEST(AuthenticatorTest, DeeplyNestedFileIsRefusedBeforeParsing) {

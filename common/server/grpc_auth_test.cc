@@ -48,8 +48,7 @@ TEST_F(GrpcAuthTest, ReadsTheBearerTokenFromTheCallsMetadata) {
 TEST_F(GrpcAuthTest, NoMetadataIsUnauthenticatedTheWrongRolePermissionDenied) {
   std::string principal;
   EXPECT_EQ(Call("", &principal).error_code(), grpc::StatusCode::UNAUTHENTICATED);
-  EXPECT_EQ(Call("Bearer svc-token", &principal).error_code(),
-            grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(Call("Bearer svc-token", &principal).error_code(), grpc::StatusCode::PERMISSION_DENIED);
   EXPECT_EQ(Call("Bearer wrong", &principal).error_code(), grpc::StatusCode::UNAUTHENTICATED);
   EXPECT_TRUE(principal.empty());
 }

@@ -111,8 +111,7 @@ pb::AuditEvent EscalationResolvedEvent(const MutationContext& context,
 }
 
 pb::AuditEvent CredentialChangedEvent(const MutationContext& context,
-                                      const v1::Credential& credential,
-                                      const std::string& change) {
+                                      const v1::Credential& credential, const std::string& change) {
   const std::string namespace_id =
       credential.scope().namespaces().empty() ? "*" : credential.scope().namespaces(0);
   pb::AuditEvent event = Base(context, pb::AUDIT_EVENT_TYPE_CREDENTIAL_CHANGED, namespace_id);

@@ -69,8 +69,8 @@ absl::StatusOr<v1::Credential> GrantStoreCore::CommitCredential(
   }
   RETURN_IF_ERROR(written);
   const MutationContext context{ActorOf(caller), clock_.Now(), revision};
-  RETURN_IF_ERROR(AuditAndCommit(
-      std::move(txn), {CredentialChangedEvent(context, credential.credential, change)}));
+  RETURN_IF_ERROR(AuditAndCommit(std::move(txn),
+                                 {CredentialChangedEvent(context, credential.credential, change)}));
   return std::move(credential.credential);
 }
 
@@ -144,8 +144,7 @@ absl::StatusOr<v1::RevokeCredentialResponse> GrantStoreCore::RevokeCredential(
     *response.mutable_credential() = std::move(stored.credential);
     return response;
   }
-  ASSIGN_OR_RETURN(*stored.credential.mutable_revoked_at(),
-                   common::ToProtoTimestamp(clock_.Now()));
+  ASSIGN_OR_RETURN(*stored.credential.mutable_revoked_at(), common::ToProtoTimestamp(clock_.Now()));
   ASSIGN_OR_RETURN(*response.mutable_credential(),
                    CommitCredential(caller, std::move(txn), std::move(stored), "revoked", false));
   return response;

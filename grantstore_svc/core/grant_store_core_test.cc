@@ -193,11 +193,11 @@ class GrantStoreCoreTest : public ::testing::Test {
     return caller;
   }
   const Caller admin_ = InProcessOperator("ops");
-  const Caller service_ = Principal("authorizer", "service:authorizer",
-                                    common::server::Role::kService, {});
+  const Caller service_ =
+      Principal("authorizer", "service:authorizer", common::server::Role::kService, {});
   // The reviewer the test escalations are addressed to.
-  const Caller alice_ = Principal("alice-cred", "human:alice", common::server::Role::kReviewer,
-                                  {"world"});
+  const Caller alice_ =
+      Principal("alice-cred", "human:alice", common::server::Role::kReviewer, {"world"});
 };
 
 // --- IssueGrant ---
@@ -1289,7 +1289,8 @@ TEST_F(GrantStoreCoreTest, CredentialsAreIssuedOnceListedRotatedAndRevoked) {
   EXPECT_EQ(event.metadata().fields().at("change").string_value(), "issued");
   EXPECT_THAT(event.actor(), EqualsProto(Parse<pb::Address>(R"pb(service_id: "ops")pb")));
   EXPECT_THAT(event.DebugString(), ::testing::Not(HasSubstr(secret.substr(4))));
-  EXPECT_THAT(event.DebugString(), ::testing::Not(HasSubstr(common::server::TokenDigestHex(secret))));
+  EXPECT_THAT(event.DebugString(),
+              ::testing::Not(HasSubstr(common::server::TokenDigestHex(secret))));
 
   // It authenticates by digest, as the reviewer it names.
   v1::AuthenticateCredentialRequest by_digest;
@@ -1305,8 +1306,7 @@ TEST_F(GrantStoreCoreTest, CredentialsAreIssuedOnceListedRotatedAndRevoked) {
   EXPECT_THAT(listed->credentials(), IsEmpty());
   v1::RevokeCredentialRequest revoke;
   revoke.set_credential_id("alice-reviewer");
-  EXPECT_THAT(core_->RevokeCredential(other_admin, revoke),
-              StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_THAT(core_->RevokeCredential(other_admin, revoke), StatusIs(absl::StatusCode::kNotFound));
   v1::IssueCredentialRequest into_world = issue;
   into_world.set_credential_id("sneaky");
   EXPECT_THAT(core_->IssueCredential(other_admin, into_world),
@@ -1349,14 +1349,22 @@ TEST_F(GrantStoreCoreTest, CredentialRequestsAreValidated) {
     const char* request;
     const char* field;
   } cases[] = {
-      {R"pb(credential_id: " " principal { human_user_id: "a" } role: CREDENTIAL_ROLE_HOST)pb",
+      {R"pb(credential_id: " "
+            principal { human_user_id: "a" }
+            role: CREDENTIAL_ROLE_HOST)pb",
        "credential_id"},
       {R"pb(credential_id: "c" role: CREDENTIAL_ROLE_HOST)pb", "principal"},
-      {R"pb(credential_id: "c" principal { human_user_id: "a" })pb", "role"},
-      {R"pb(credential_id: "c" principal { service_id: "a" } role: CREDENTIAL_ROLE_SERVICE
+      {R"pb(credential_id: "c"
+            principal { human_user_id: "a" })pb",
+       "role"},
+      {R"pb(credential_id: "c"
+            principal { service_id: "a" }
+            role: CREDENTIAL_ROLE_SERVICE
             scope { namespaces: "w" })pb",
        "scope"},
-      {R"pb(credential_id: "c" principal { service_id: "a" } role: CREDENTIAL_ROLE_HOST
+      {R"pb(credential_id: "c"
+            principal { service_id: "a" }
+            role: CREDENTIAL_ROLE_HOST
             scope { owners: "alice" })pb",
        "scope.owners[0]"},
   };

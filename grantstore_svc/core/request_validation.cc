@@ -350,9 +350,8 @@ absl::Status CheckScopeList(google::protobuf::RepeatedPtrField<std::string>* val
 absl::Status ValidateIssueCredentialRequest(v1::IssueCredentialRequest* request) {
   RETURN_IF_ERROR(RejectUnknown(*request));
   RETURN_IF_ERROR(val::CheckOptionalIdentifier(request->mutable_credential_id(), "credential_id"));
-  RETURN_IF_ERROR(
-      RequiredAddress(request->has_principal() ? request->mutable_principal() : nullptr,
-                      "principal"));
+  RETURN_IF_ERROR(RequiredAddress(request->has_principal() ? request->mutable_principal() : nullptr,
+                                  "principal"));
   if (request->role() == v1::CREDENTIAL_ROLE_UNSPECIFIED ||
       !v1::CredentialRole_IsValid(request->role())) {
     return val::InvalidArgumentAt("role", "must be ADMIN, HOST, REVIEWER or SERVICE");

@@ -15,9 +15,9 @@ grpc::Status GrantStoreService::ListEscalations(grpc::ServerContext* context,
       *context, {Role::kAdmin, Role::kReviewer}, response,
       [&](const Principal& caller) -> absl::StatusOr<v1::ListEscalationsResponse> {
         const bool admin = caller.Administers(request->namespace_id());
-        if (!admin && !(caller.role == Role::kReviewer &&
-                        common::server::ScopeCovers(caller.scope.namespaces,
-                                                    request->namespace_id()))) {
+        if (!admin &&
+            !(caller.role == Role::kReviewer &&
+              common::server::ScopeCovers(caller.scope.namespaces, request->namespace_id()))) {
           return capability::errors::NamespaceNotAdministered(request->namespace_id());
         }
         absl::StatusOr<v1::ListEscalationsResponse> listed = core_.ListEscalations(*request);
@@ -37,8 +37,7 @@ grpc::Status GrantStoreService::GetEscalation(grpc::ServerContext* context,
                                               v1::GetEscalationResponse* response) {
   return rpc_.Unary(*context, {Role::kAdmin, Role::kReviewer}, response,
                     [&](const Principal& caller) -> absl::StatusOr<v1::GetEscalationResponse> {
-                      absl::StatusOr<v1::GetEscalationResponse> got =
-                          core_.GetEscalation(*request);
+                      absl::StatusOr<v1::GetEscalationResponse> got = core_.GetEscalation(*request);
                       // Not the caller's to read: as unknown, so nothing leaks across scopes.
                       if (got.ok() && !MayRead(caller, got->escalation())) {
                         return capability::errors::EscalationNotFound(request->escalation_id());
@@ -50,10 +49,9 @@ grpc::Status GrantStoreService::GetEscalation(grpc::ServerContext* context,
 grpc::Status GrantStoreService::ResolveEscalation(grpc::ServerContext* context,
                                                   const v1::ResolveEscalationRequest* request,
                                                   v1::ResolveEscalationResponse* response) {
-  return rpc_.Unary(*context, {Role::kAdmin, Role::kReviewer}, response,
-                    [&](const Principal& caller) {
-                      return core_.ResolveEscalation(caller, *request);
-                    });
+  return rpc_.Unary(
+      *context, {Role::kAdmin, Role::kReviewer}, response,
+      [&](const Principal& caller) { return core_.ResolveEscalation(caller, *request); });
 }
 
 }  // namespace sharedos::grantstore::server

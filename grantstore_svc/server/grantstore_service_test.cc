@@ -65,7 +65,8 @@ std::string CredentialsJson() {
                       TokenDigestHex(kHostToken),
                       R"(", "scope": {"namespaces": ["world"], "owners": ["*"]}},
     {"name": "alice", "role": "reviewer", "principal": "human:alice", "token_sha256": ")",
-                      TokenDigestHex(kReviewerToken), R"(", "scope": {"namespaces": ["world"]}}]})");
+                      TokenDigestHex(kReviewerToken),
+                      R"(", "scope": {"namespaces": ["world"]}}]})");
 }
 
 pb::CapabilityGrant Grant(const std::string& id) {

@@ -194,8 +194,7 @@ absl::StatusOr<std::optional<StoredEscalation>> SelectEscalation(Connection& con
   return std::optional<StoredEscalation>(std::move(stored));
 }
 
-absl::StatusOr<std::optional<StoredCredential>> SelectCredential(Connection& conn,
-                                                                 bool by_digest,
+absl::StatusOr<std::optional<StoredCredential>> SelectCredential(Connection& conn, bool by_digest,
                                                                  absl::string_view value) {
   const Param params[] = {Param::Text(value)};
   ASSIGN_OR_RETURN(Result result,

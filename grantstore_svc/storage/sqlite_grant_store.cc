@@ -212,12 +212,11 @@ absl::StatusOr<std::optional<StoredCredential>> CredentialFromStep(Statement& st
 absl::StatusOr<std::optional<StoredCredential>> SelectCredential(Database& db,
                                                                  absl::string_view column,
                                                                  absl::string_view value) {
-  ASSIGN_OR_RETURN(Statement stmt,
-                   db.Cached(column == "token_sha256"
-                                 ? "SELECT body, token_sha256 FROM credentials "
-                                   "WHERE token_sha256 = ?1"
-                                 : "SELECT body, token_sha256 FROM credentials "
-                                   "WHERE credential_id = ?1"));
+  ASSIGN_OR_RETURN(Statement stmt, db.Cached(column == "token_sha256"
+                                                 ? "SELECT body, token_sha256 FROM credentials "
+                                                   "WHERE token_sha256 = ?1"
+                                                 : "SELECT body, token_sha256 FROM credentials "
+                                                   "WHERE credential_id = ?1"));
   RETURN_IF_ERROR(Bind(stmt, 1, value));
   return CredentialFromStep(stmt, column == "token_sha256" ? "by digest" : value);
 }
@@ -399,8 +398,9 @@ class SqliteGrantStore::Transaction : public WriteTransaction {
   }
 
   absl::Status InsertCredential(const StoredCredential& credential) override {
-    return WriteCredential(credential, "INSERT INTO credentials (credential_id, token_sha256, "
-                                       "revoked, revision, body) VALUES (?1, ?2, ?3, ?4, ?5)");
+    return WriteCredential(credential,
+                           "INSERT INTO credentials (credential_id, token_sha256, "
+                           "revoked, revision, body) VALUES (?1, ?2, ?3, ?4, ?5)");
   }
 
   absl::Status UpdateCredential(const StoredCredential& credential) override {
@@ -410,8 +410,9 @@ class SqliteGrantStore::Transaction : public WriteTransaction {
       return absl::NotFoundError(
           absl::StrCat("credential \"", credential.credential.credential_id(), "\" not found"));
     }
-    return WriteCredential(credential, "UPDATE credentials SET token_sha256 = ?2, revoked = ?3, "
-                                       "revision = ?4, body = ?5 WHERE credential_id = ?1");
+    return WriteCredential(credential,
+                           "UPDATE credentials SET token_sha256 = ?2, revoked = ?3, "
+                           "revision = ?4, body = ?5 WHERE credential_id = ?1");
   }
 
   absl::Status Commit() override {

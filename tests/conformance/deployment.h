@@ -32,10 +32,10 @@
 #include "sharedos/audit/v1/audit.grpc.pb.h"
 #include "sharedos/envelope/v1/envelope.pb.h"
 #include "sharedos/grantstore/v1/grantstore.grpc.pb.h"
-#include "tests/testing/deployment.h"
 #include "sharedos/protocol/v1/grant.pb.h"
 #include "sharedos/protocol/v1/tool.pb.h"
 #include "tests/conformance/notion_fixture.h"
+#include "tests/testing/deployment.h"
 
 namespace sharedos::conformance {
 

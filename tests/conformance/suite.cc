@@ -882,14 +882,15 @@ class RowRunner {
     grpc::Status status =
         deployment_.grants().ResolveEscalation(As(token).get(), resolve, &resolved);
     if (!status.ok()) {
-      attempt.status = "rpc:" + std::string(absl::StatusCodeToString(
-                                    static_cast<absl::StatusCode>(status.error_code())));
+      attempt.status =
+          "rpc:" +
+          std::string(absl::StatusCodeToString(static_cast<absl::StatusCode>(status.error_code())));
       attempt.message = status.error_message();
       std::optional<gv1::EscalationRecord> after;
-      RETURN_IF_ERROR(
-          StoredEscalation(deployment_, world_.Namespace(), turn.execution_id, &after));
-      attempt.details = {{"stillPending", after.has_value() && after->status() ==
-                                                                   gv1::ESCALATION_RECORD_STATUS_PENDING}};
+      RETURN_IF_ERROR(StoredEscalation(deployment_, world_.Namespace(), turn.execution_id, &after));
+      attempt.details = {
+          {"stillPending",
+           after.has_value() && after->status() == gv1::ESCALATION_RECORD_STATUS_PENDING}};
       return absl::OkStatus();
     }
     world_.Adopt(world_.GrantId("approved"));  // revoked when the next row is armed

@@ -1,8 +1,8 @@
 // The four services as separate processes (audit_svc, grantstore_svc, authorizer_svc,
 // envelope_svc), wired as in production: a host runs a turn that reads a file (allowed), is
 // refused a write (no_matching_grant, with the authority it would need), and escalates with
-// that authority; an operator approves the escalation on the reviewer's behalf; the next turn's write succeeds. The one
-// audit log then verifies and holds every record with its source and cause.
+// that authority; an operator approves the escalation on the reviewer's behalf; the next turn's
+// write succeeds. The one audit log then verifies and holds every record with its source and cause.
 #include <google/protobuf/util/json_util.h>
 
 #include <string>

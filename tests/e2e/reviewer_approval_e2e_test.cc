@@ -70,8 +70,8 @@ class ReviewerApprovalTest : public e2e::DeploymentTest {
     return response.secret();
   }
 
-  grpc::Status Resolve(const std::string& token, const std::string& escalation_id,
-                       bool on_behalf, gs::ResolveEscalationResponse* response) {
+  grpc::Status Resolve(const std::string& token, const std::string& escalation_id, bool on_behalf,
+                       gs::ResolveEscalationResponse* response) {
     gs::ResolveEscalationRequest request;
     request.set_escalation_id(escalation_id);
     request.set_decision(gs::ESCALATION_DECISION_APPROVE);
@@ -93,14 +93,20 @@ TEST_P(ReviewerApprovalTest, OnlyTheReviewerApprovesAndARevokedCredentialIsRefus
   IssueGrant(demo::Grant());
   ASSERT_FALSE(HasFatalFailure());
   const std::string alice = IssueCredential(R"pb(
-    credential_id: "alice-reviewer" principal { human_user_id: "user-alice" }
-    role: CREDENTIAL_ROLE_REVIEWER scope { namespaces: "world-demo" })pb");
+    credential_id: "alice-reviewer"
+    principal { human_user_id: "user-alice" }
+    role: CREDENTIAL_ROLE_REVIEWER
+    scope { namespaces: "world-demo" })pb");
   const std::string bob = IssueCredential(R"pb(
-    credential_id: "bob-reviewer" principal { human_user_id: "user-bob" }
-    role: CREDENTIAL_ROLE_REVIEWER scope { namespaces: "world-demo" })pb");
+    credential_id: "bob-reviewer"
+    principal { human_user_id: "user-bob" }
+    role: CREDENTIAL_ROLE_REVIEWER
+    scope { namespaces: "world-demo" })pb");
   const std::string other_admin = IssueCredential(R"pb(
-    credential_id: "ops-elsewhere" principal { human_user_id: "op-2" }
-    role: CREDENTIAL_ROLE_ADMIN scope { namespaces: "world-other" })pb");
+    credential_id: "ops-elsewhere"
+    principal { human_user_id: "op-2" }
+    role: CREDENTIAL_ROLE_ADMIN
+    scope { namespaces: "world-other" })pb");
   ASSERT_FALSE(HasFatalFailure());
 
   // Turn 1: the write outside Scratch is refused with its required authority; escalate it.
@@ -222,8 +228,7 @@ TEST_P(ReviewerApprovalTest, OnlyTheReviewerApprovesAndARevokedCredentialIsRefus
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Deployments, ReviewerApprovalTest, ::testing::Bool(),
-                         e2e::DeploymentName);
+INSTANTIATE_TEST_SUITE_P(Deployments, ReviewerApprovalTest, ::testing::Bool(), e2e::DeploymentName);
 
 }  // namespace
 }  // namespace sharedos
