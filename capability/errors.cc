@@ -73,6 +73,43 @@ absl::Status EscalationHasNoRequestedAuthority(absl::string_view escalation_id) 
       escalation_id));
 }
 
+absl::Status NotTheReviewer(absl::string_view escalation_id, absl::string_view why) {
+  return absl::PermissionDeniedError(absl::StrFormat(
+      "escalation \"%s\" may be resolved only by its reviewer: %s", escalation_id, why));
+}
+
+absl::Status ReviewerIsNotTheCaller() {
+  return absl::PermissionDeniedError(
+      "reviewer: names someone other than the authenticated principal (the decider is the "
+      "credential's principal)");
+}
+
+absl::Status ApprovalBeyondReviewer(absl::string_view path) {
+  return absl::PermissionDeniedError(absl::StrFormat(
+      "%s: concerns resources the reviewer does not own; an approval gives only the reviewer's "
+      "own authority, nothing was issued",
+      path));
+}
+
+absl::Status NamespaceNotAdministered(absl::string_view namespace_id) {
+  return absl::PermissionDeniedError(
+      absl::StrFormat("namespace \"%s\" is not administered by this credential", namespace_id));
+}
+
+absl::Status CredentialNotFound(absl::string_view credential_id) {
+  return absl::NotFoundError(absl::StrFormat("credential \"%s\" not found", credential_id));
+}
+
+absl::Status CredentialIdInUse(absl::string_view credential_id) {
+  return absl::AlreadyExistsError(
+      absl::StrFormat("credential id \"%s\" is already used", credential_id));
+}
+
+absl::Status CredentialRevoked(absl::string_view credential_id) {
+  return absl::FailedPreconditionError(
+      absl::StrFormat("credential \"%s\" is revoked; issue a new one", credential_id));
+}
+
 absl::Status GrantLimitExceeded(int limit) {
   return absl::ResourceExhaustedError(
       absl::StrFormat("%s: the actor holds more than %d grants from this authority",

@@ -47,6 +47,24 @@ absl::Status EscalationAlreadyResolved(absl::string_view escalation_id, absl::st
 // FAILED_PRECONDITION: approving an escalation that requested no authority.
 absl::Status EscalationHasNoRequestedAuthority(absl::string_view escalation_id);
 
+// ---- grantstore_svc: who may decide, credentials. ----
+
+// PERMISSION_DENIED: the caller is neither the escalation's reviewer nor an admin of its
+// namespace acting on the reviewer's behalf (`why` says which).
+absl::Status NotTheReviewer(absl::string_view escalation_id, absl::string_view why);
+// PERMISSION_DENIED naming `reviewer`: the request names another decider than the caller.
+absl::Status ReviewerIsNotTheCaller();
+// PERMISSION_DENIED: an approval would give authority over resources the reviewer does not own.
+absl::Status ApprovalBeyondReviewer(absl::string_view path);
+// PERMISSION_DENIED: an admin acting outside the namespaces it administers.
+absl::Status NamespaceNotAdministered(absl::string_view namespace_id);
+// NOT_FOUND: no credential with that id (or none the caller may manage).
+absl::Status CredentialNotFound(absl::string_view credential_id);
+// ALREADY_EXISTS: the credential id is taken.
+absl::Status CredentialIdInUse(absl::string_view credential_id);
+// FAILED_PRECONDITION: rotating a revoked credential.
+absl::Status CredentialRevoked(absl::string_view credential_id);
+
 // RESOURCE_EXHAUSTED "grant_limit_exceeded: ...": LoadAuthority found more grants than a
 // turn may hold (semantics §3.2; the authorizer answers authority_unavailable).
 absl::Status GrantLimitExceeded(int limit);

@@ -70,7 +70,8 @@ absl::StatusOr<std::vector<std::string>> SeedDemo(grantstore::core::GrantStoreCo
   } else if (absl::IsNotFound(existing.status())) {
     grantstore::v1::IssueGrantRequest issue;
     *issue.mutable_grant() = DemoGrant();
-    auto issued = grantstore.IssueGrant(grantstore::core::Caller{"sharedosd-demo"}, issue);
+    auto issued =
+        grantstore.IssueGrant(grantstore::core::InProcessOperator("sharedosd-demo"), issue);
     if (!issued.ok()) return issued.status();
     lines.push_back(absl::StrCat("issued grant ", kDemoGrantId, " in ", kDemoNamespace,
                                  " (agent:agent-assistant for human:user-alice: read Workspace/**,"
@@ -104,7 +105,10 @@ std::string DemoNextSteps() {
          "  export PATH=\"$PWD/bazel-bin/tools/sharedosctl:$PATH\"\n"
          "  out=$(sharedosctl turn); echo \"$out\"\n"
          "  ESC=$(echo \"$out\" | sed -n 's/^escalation: //p')\n"
-         "  sharedosctl escalations approve --id=\"$ESC\" --reviewer=human:user-alice\n"
+         "  (umask 077; sharedosctl credentials issue --role=reviewer "
+         "--principal=human:user-alice \\\n"
+         "    --namespace=world-demo | sed -n 's/^secret: //p' > alice.token)\n"
+         "  sharedosctl --token_file=alice.token escalations approve --id=\"$ESC\"\n"
          "  sharedosctl turn\n"
          "  sharedosctl audit verify\n";
 }

@@ -50,6 +50,23 @@ check 'files\.create Workspace/summary\.txt: denied no_matching_grant' "the writ
 check '^escalation: esc-' "an escalation: line"
 check '^turn: escalated$' "the first turn escalated"
 check 'is approved; issued grant' "the escalation approved"
+# alice's approval is recorded as hers (the authenticated principal), and her secret is nowhere
+# in the audit log nor in sharedosd's output.
+secret="$(cat "$TEST_TMPDIR/alice.token")"
+[ -n "$secret" ] || { echo "alice.token is empty"; exit 1; }
+ctl() {
+  PATH="$bin_dir:$PATH" SHAREDOS_TARGET="$address" \
+    sharedosctl --token_file="$TEST_TMPDIR/sharedos-data/admin.token" "$@"
+}
+ctl credentials list | grep -qE '^cred-[^ ]+  reviewer  human:user-alice  namespaces=world-demo$' ||
+  { ctl credentials list; echo "no reviewer credential for alice"; exit 1; }
+records="$(PATH="$bin_dir:$PATH" SHAREDOS_TARGET="$address" \
+  sharedosctl --token_file="$TEST_TMPDIR/sharedos-data/admin.token" --json audit query)"
+ctl --json audit query --type=escalation.resolved --actor=human:user-alice |
+  grep -q 'ESCALATION_RESOLVED' || { echo "escalation.resolved does not name alice"; exit 1; }
+if echo "$records" | grep -qF "${secret#sos_}" || grep -qF "${secret#sos_}" "$log"; then
+  echo "the reviewer secret reached the audit log or sharedosd's output"; exit 1
+fi
 check 'files\.create Workspace/summary\.txt: succeeded' "the second write succeeded"
 check '^turn: succeeded$' "the second turn succeeded"
 check '^ok: [0-9]+ records verify' "audit verify passing"

@@ -88,7 +88,7 @@ TEST_F(SharedosdControlPlaneTest, GrantMutationsAreAuditedInOneVerifiableLog) {
   grantstore::v1::IssueGrantResponse refused;
   issue.mutable_grant()->set_id("grant-by-host");
   EXPECT_EQ(grants_->IssueGrant(As(host_).get(), issue, &refused).error_code(),
-            grpc::StatusCode::UNAUTHENTICATED);
+            grpc::StatusCode::PERMISSION_DENIED);
 
   grantstore::v1::RevokeGrantRequest revoke;
   revoke.set_namespace_id("world-demo");
@@ -146,7 +146,7 @@ TEST_F(SharedosdControlPlaneTest, TheAuthorizerDecidesFromTheStoreAndRecordsEver
   // A host may not call the authorizer directly.
   authorizer::v1::OpenTurnAuthorityResponse refused;
   EXPECT_EQ(authorizer_->OpenTurnAuthority(As(host_).get(), open, &refused).error_code(),
-            grpc::StatusCode::UNAUTHENTICATED);
+            grpc::StatusCode::PERMISSION_DENIED);
 
   authorizer::v1::AuthorizeRequest read;
   ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(R"pb(

@@ -113,18 +113,25 @@ TEST_F(AuditServiceTest, EachMethodRefusesTheWrongCredential) {
   v1::AppendRequest append;
   *append.add_events() = MakeEvent("e1");
   v1::AppendResponse appended;
-  for (const char* token : {"", "admin", "host", "bogus"}) {
+  // No or an unknown credential is UNAUTHENTICATED; a known one of another role PERMISSION_DENIED.
+  for (const char* token : {"", "bogus"}) {
     grpc::Status status = stub_->Append(Context(token).get(), append, &appended);
     EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED) << token;
   }
+  for (const char* token : {"admin", "host"}) {
+    grpc::Status status = stub_->Append(Context(token).get(), append, &appended);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED) << token;
+  }
   v1::QueryResponse records;
-  for (const char* token : {"", "svc", "host"}) {
+  EXPECT_EQ(stub_->Query(Context("").get(), v1::QueryRequest(), &records).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+  for (const char* token : {"svc", "host"}) {
     grpc::Status status = stub_->Query(Context(token).get(), v1::QueryRequest(), &records);
-    EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED) << token;
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED) << token;
   }
   v1::VerifyResponse verify;
   EXPECT_EQ(stub_->Verify(Context("svc").get(), v1::VerifyRequest(), &verify).error_code(),
-            grpc::StatusCode::UNAUTHENTICATED);
+            grpc::StatusCode::PERMISSION_DENIED);
   EXPECT_EQ(log_->HeadSequence(), 0);
 }
 

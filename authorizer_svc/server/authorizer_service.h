@@ -1,6 +1,6 @@
 // The gRPC adapter of sharedos.authorizer.v1.Authorizer: authenticate the caller (only the
-// service credential: a host or admin credential, or none, is UNAUTHENTICATED), call the
-// AuthorizerCore, convert the status. Thread-safe (both dependencies are).
+// service credential: none is UNAUTHENTICATED, a host or admin credential PERMISSION_DENIED), call
+// the AuthorizerCore, convert the status. Thread-safe (both dependencies are).
 
 #ifndef SHAREDOS_AUTHORIZER_SVC_SERVER_AUTHORIZER_SERVICE_H_
 #define SHAREDOS_AUTHORIZER_SVC_SERVER_AUTHORIZER_SERVICE_H_

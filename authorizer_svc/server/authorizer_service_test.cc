@@ -102,8 +102,10 @@ TEST_F(AuthorizerServiceTest, OnlyAServiceCredentialMayCall) {
   for (const std::string& token :
        {std::string(), std::string(kHostToken), std::string(kAdminToken), std::string("made-up")}) {
     v1::OpenTurnAuthorityResponse response;
-    EXPECT_THAT(FromGrpcStatus(stub_->OpenTurnAuthority(Context(token).get(), request, &response)),
-                StatusIs(absl::StatusCode::kUnauthenticated))
+    const bool known = token == kHostToken || token == kAdminToken;
+    EXPECT_THAT(
+        FromGrpcStatus(stub_->OpenTurnAuthority(Context(token).get(), request, &response)),
+        StatusIs(known ? absl::StatusCode::kPermissionDenied : absl::StatusCode::kUnauthenticated))
         << "token '" << token << "'";
   }
   EXPECT_EQ(store_.calls(grantstore::client::FakeGrantStoreClient::Method::kLoadAuthority), 0);
@@ -113,7 +115,7 @@ TEST_F(AuthorizerServiceTest, OnlyAServiceCredentialMayCall) {
   authorize.set_lease_id("l1.x.y");
   v1::AuthorizeResponse response;
   EXPECT_THAT(FromGrpcStatus(stub_->Authorize(Context(kHostToken).get(), authorize, &response)),
-              StatusIs(absl::StatusCode::kUnauthenticated));
+              StatusIs(absl::StatusCode::kPermissionDenied));
 }
 
 TEST_F(AuthorizerServiceTest, ErrorsCarryTheirCodesAndNameTheField) {

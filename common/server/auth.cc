@@ -10,6 +10,7 @@
 #include "common/crypto/sha256.h"
 #include "common/json/json_nesting.h"
 #include "common/server/secret_file.h"
+#include "common/status/status_macros.h"
 #include "nlohmann/json.hpp"
 
 namespace sharedos::common::server {
@@ -56,6 +57,15 @@ bool Holds(const std::vector<std::string>& names, const std::string& name) {
   return found;
 }
 
+// The SHA-256 hex of the token in "Bearer <token>", or "" when the header is not one.
+std::string BearerDigest(absl::string_view authorization_header) {
+  absl::string_view header = absl::StripAsciiWhitespace(authorization_header);
+  constexpr absl::string_view kBearer = "bearer ";
+  if (header.size() <= kBearer.size() || !absl::StartsWithIgnoreCase(header, kBearer)) return "";
+  absl::string_view token = absl::StripAsciiWhitespace(header.substr(kBearer.size()));
+  return token.empty() ? "" : common::Sha256Hex(token);
+}
+
 }  // namespace
 
 absl::string_view RoleName(Role role) {
@@ -66,11 +76,103 @@ absl::string_view RoleName(Role role) {
       return "service";
     case Role::kHost:
       return "host";
+    case Role::kReviewer:
+      return "reviewer";
   }
   return "unknown";
 }
 
+std::optional<Role> RoleFromName(absl::string_view name) {
+  for (Role role : {Role::kAdmin, Role::kService, Role::kHost, Role::kReviewer}) {
+    if (RoleName(role) == name) return role;
+  }
+  return std::nullopt;
+}
+
+bool IsAddressKey(absl::string_view key) {
+  const size_t colon = key.find(':');
+  if (colon == absl::string_view::npos) return false;
+  const absl::string_view kind = key.substr(0, colon);
+  const absl::string_view id = key.substr(colon + 1);
+  if (kind != "human" && kind != "agent" && kind != "group" && kind != "service") return false;
+  return !id.empty() && id.size() <= 256 && id.find(':') == absl::string_view::npos;
+}
+
+bool ScopeCovers(const std::vector<std::string>& values, absl::string_view value) {
+  for (const std::string& v : values) {
+    if (v == "*" || v == value) return true;
+  }
+  return false;
+}
+
+bool Principal::Administers(absl::string_view namespace_id) const {
+  return role == Role::kAdmin && ScopeCovers(scope.namespaces, namespace_id);
+}
+
 std::string TokenDigestHex(absl::string_view token) { return common::Sha256Hex(token); }
+
+namespace {
+
+absl::Status ParseScope(const nlohmann::json& scope, const std::string& path, Scope& out) {
+  if (!scope.is_object()) return absl::InvalidArgumentError(path + ": must be an object");
+  for (const auto& [key, unused] : scope.items()) {
+    if (key != "namespaces" && key != "owners") {
+      return absl::InvalidArgumentError(absl::StrCat(path, ": unknown field ", key));
+    }
+  }
+  if (scope.contains("namespaces")) {
+    auto namespaces = StringList(scope["namespaces"], path + ".namespaces");
+    if (!namespaces.ok()) return namespaces.status();
+    out.namespaces = *std::move(namespaces);
+  }
+  if (scope.contains("owners")) {
+    auto owners = StringList(scope["owners"], path + ".owners");
+    if (!owners.ok()) return owners.status();
+    out.owners = *std::move(owners);
+  }
+  return absl::OkStatus();
+}
+
+// One entry of the file; `path` names it in errors.
+absl::StatusOr<Principal> ParseEntry(const nlohmann::json& item, const std::string& path) {
+  if (!item.is_object()) return absl::InvalidArgumentError(path + ": must be an object");
+  for (const auto& [key, unused] : item.items()) {
+    if (key != "name" && key != "role" && key != "token_sha256" && key != "scope" &&
+        key != "principal" && key != "cert_san") {
+      return absl::InvalidArgumentError(absl::StrCat(path, ": unknown field ", key));
+    }
+  }
+  Principal principal;
+  if (!item.contains("name") || !item["name"].is_string() ||
+      item["name"].get<std::string>().empty()) {
+    return absl::InvalidArgumentError(path + ".name: must be a non-empty string");
+  }
+  principal.name = item["name"].get<std::string>();
+  const std::optional<Role> role = RoleFromName(item.value("role", std::string()));
+  if (!role.has_value()) {
+    return absl::InvalidArgumentError(path + ".role: must be admin, service, host or reviewer");
+  }
+  principal.role = *role;
+  principal.address = "service:" + principal.name;
+  if (item.contains("principal")) {
+    if (!item["principal"].is_string() || !IsAddressKey(item["principal"].get<std::string>())) {
+      return absl::InvalidArgumentError(path +
+                                        ".principal: must be \"<human|agent|group|service>:<id>\"");
+    }
+    principal.address = item["principal"].get<std::string>();
+  }
+  if (item.contains("scope")) {
+    if (principal.role == Role::kService) {
+      return absl::InvalidArgumentError(path + ".scope: a service credential has no scope");
+    }
+    RETURN_IF_ERROR(ParseScope(item["scope"], path + ".scope", principal.scope));
+  } else if (principal.role == Role::kAdmin) {
+    principal.scope.namespaces = {"*"};  // The bootstrap operator.
+  }
+  return principal;
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<Authenticator>> Authenticator::FromJson(absl::string_view json) {
   if (absl::Status nesting = common::CheckJsonNesting(json, "credentials"); !nesting.ok()) {
@@ -92,58 +194,14 @@ absl::StatusOr<std::unique_ptr<Authenticator>> Authenticator::FromJson(absl::str
   const nlohmann::json& list = root["credentials"];
   for (size_t i = 0; i < list.size(); ++i) {
     const std::string path = absl::StrCat("credentials[", i, "]");
-    const nlohmann::json& item = list[i];
-    if (!item.is_object()) return absl::InvalidArgumentError(path + ": must be an object");
-    for (const auto& [key, unused] : item.items()) {
-      if (key != "name" && key != "role" && key != "token_sha256" && key != "scope" &&
-          key != "cert_san") {
-        return absl::InvalidArgumentError(absl::StrCat(path, ": unknown field ", key));
-      }
-    }
     Entry entry;
-    if (!item.contains("name") || !item["name"].is_string() ||
-        item["name"].get<std::string>().empty()) {
-      return absl::InvalidArgumentError(path + ".name: must be a non-empty string");
-    }
-    entry.principal.name = item["name"].get<std::string>();
-    const std::string role = item.value("role", std::string());
-    if (role == "admin") {
-      entry.principal.role = Role::kAdmin;
-    } else if (role == "service") {
-      entry.principal.role = Role::kService;
-    } else if (role == "host") {
-      entry.principal.role = Role::kHost;
-    } else {
-      return absl::InvalidArgumentError(path + ".role: must be admin, service or host");
-    }
-    if (absl::Status san = ReadCertSan(item, path, entry.cert_san); !san.ok()) return san;
-    const std::string digest_hex = item.value("token_sha256", std::string());
+    ASSIGN_OR_RETURN(entry.principal, ParseEntry(list[i], path));
+    RETURN_IF_ERROR(ReadCertSan(list[i], path, entry.cert_san));
+    const std::string digest_hex = list[i].value("token_sha256", std::string());
     if (!IsLowerHex64(digest_hex) && !(digest_hex.empty() && !entry.cert_san.empty())) {
       return absl::InvalidArgumentError(path + ".token_sha256: must be 64 lowercase hex digits");
     }
     entry.token_digest = digest_hex;
-    if (item.contains("scope")) {
-      if (entry.principal.role != Role::kHost) {
-        return absl::InvalidArgumentError(path + ".scope: only a host credential has a scope");
-      }
-      const nlohmann::json& scope = item["scope"];
-      if (!scope.is_object()) return absl::InvalidArgumentError(path + ".scope: must be an object");
-      for (const auto& [key, unused] : scope.items()) {
-        if (key != "namespaces" && key != "owners") {
-          return absl::InvalidArgumentError(absl::StrCat(path, ".scope: unknown field ", key));
-        }
-      }
-      if (scope.contains("namespaces")) {
-        auto namespaces = StringList(scope["namespaces"], path + ".scope.namespaces");
-        if (!namespaces.ok()) return namespaces.status();
-        entry.principal.scope.namespaces = *std::move(namespaces);
-      }
-      if (scope.contains("owners")) {
-        auto owners = StringList(scope["owners"], path + ".scope.owners");
-        if (!owners.ok()) return owners.status();
-        entry.principal.scope.owners = *std::move(owners);
-      }
-    }
     if (!names.insert(entry.principal.name).second) {
       return absl::InvalidArgumentError(path + ".name: duplicate " + entry.principal.name);
     }
@@ -167,8 +225,7 @@ absl::StatusOr<std::unique_ptr<Authenticator>> Authenticator::FromFile(const std
 
 const Authenticator::Entry* Authenticator::Match(absl::string_view authorization_header,
                                                  const std::vector<std::string>& peer_sans) const {
-  absl::string_view header = absl::StripAsciiWhitespace(authorization_header);
-  if (header.empty()) {
+  if (absl::StripAsciiWhitespace(authorization_header).empty()) {
     // The certificate alone: the entry bound to one of its names that has no token.
     const Entry* match = nullptr;
     for (const Entry& entry : entries_) {
@@ -176,13 +233,8 @@ const Authenticator::Entry* Authenticator::Match(absl::string_view authorization
     }
     return match;
   }
-  constexpr absl::string_view kBearer = "bearer ";
-  if (header.size() <= kBearer.size() || !absl::StartsWithIgnoreCase(header, kBearer)) {
-    return nullptr;
-  }
-  absl::string_view token = absl::StripAsciiWhitespace(header.substr(kBearer.size()));
-  if (token.empty()) return nullptr;
-  const std::string presented = common::Sha256Hex(token);
+  const std::string presented = BearerDigest(authorization_header);
+  if (presented.empty()) return nullptr;
   // Compare against every entry without stopping early, so timing says nothing about the list.
   const Entry* match = nullptr;
   for (const Entry& entry : entries_) {
@@ -194,25 +246,39 @@ const Authenticator::Entry* Authenticator::Match(absl::string_view authorization
   return match;
 }
 
+absl::StatusOr<Principal> Authenticator::Resolve(absl::string_view authorization_header,
+                                                 const std::vector<std::string>& peer_sans) const {
+  if (const Entry* match = Match(authorization_header, peer_sans); match != nullptr) {
+    return match->principal;
+  }
+  const std::string presented = BearerDigest(authorization_header);
+  const CredentialSource* source = source_.load();
+  if (presented.empty() || source == nullptr) return absl::UnauthenticatedError(kUnauthenticated);
+  absl::StatusOr<std::optional<Principal>> found = source->FindByDigest(presented);
+  if (!found.ok()) {
+    return absl::UnavailableError("credential store unavailable: " + found.status().ToString());
+  }
+  if (!found->has_value()) return absl::UnauthenticatedError(kUnauthenticated);
+  return **std::move(found);
+}
+
 absl::StatusOr<Principal> Authenticator::Authenticate(
     absl::string_view authorization_header) const {
-  const Entry* match = absl::StripAsciiWhitespace(authorization_header).empty()
-                           ? nullptr
-                           : Match(authorization_header, {});
-  if (match == nullptr) return absl::UnauthenticatedError(kUnauthenticated);
-  return match->principal;
+  if (absl::StripAsciiWhitespace(authorization_header).empty()) {
+    return absl::UnauthenticatedError(kUnauthenticated);
+  }
+  return Resolve(authorization_header, {});
 }
 
 absl::StatusOr<Principal> Authenticator::RequireWithPeer(absl::string_view authorization_header,
                                                          const std::vector<std::string>& peer_sans,
                                                          std::initializer_list<Role> roles) const {
-  const Entry* match = Match(authorization_header, peer_sans);
-  if (match == nullptr) return absl::UnauthenticatedError(kUnauthenticated);
+  ASSIGN_OR_RETURN(Principal principal, Resolve(authorization_header, peer_sans));
   for (Role role : roles) {
-    if (match->principal.role == role) return match->principal;
+    if (principal.role == role) return principal;
   }
-  return absl::UnauthenticatedError(absl::StrCat(
-      "credential of role ", RoleName(match->principal.role), " may not call this method"));
+  return absl::PermissionDeniedError(
+      absl::StrCat("credential of role ", RoleName(principal.role), " may not call this method"));
 }
 
 absl::StatusOr<Principal> Authenticator::Require(absl::string_view authorization_header,
@@ -222,7 +288,7 @@ absl::StatusOr<Principal> Authenticator::Require(absl::string_view authorization
   for (Role role : roles) {
     if (principal->role == role) return principal;
   }
-  return absl::UnauthenticatedError(
+  return absl::PermissionDeniedError(
       absl::StrCat("credential of role ", RoleName(principal->role), " may not call this method"));
 }
 

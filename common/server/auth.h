@@ -1,7 +1,10 @@
 #ifndef SHAREDOS_COMMON_SERVER_AUTH_H_
 #define SHAREDOS_COMMON_SERVER_AUTH_H_
 
+#include <atomic>
+#include <initializer_list>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,57 +15,100 @@ namespace sharedos::common::server {
 
 // What a credential may do. Each RPC names the roles it accepts.
 enum class Role {
-  // Operators: issue/revoke grants, host policy, resolve escalations, read audit.
+  // Operators of the namespaces in their scope ("*": every namespace — the bootstrap operator):
+  // grants, host policy, credentials, escalations (on a reviewer's behalf), audit.
   kAdmin,
   // Services calling services (authorizer -> grantstore, every writer -> audit).
   kService,
   // Product backends that run turns, within a scope.
   kHost,
+  // A human who resolves the escalations addressed to it (its principal is their reviewer).
+  kReviewer,
 };
 
-// Which worlds and owners a host credential may open turns for. Empty lists mean "none".
-struct HostScope {
+// What a credential's role reaches. Empty lists mean "none"; "*" in a list means every value.
+//   admin:    namespaces it administers (owners unused).
+//   host:     namespaces and owners it may open turns for.
+//   reviewer: namespaces in which it may resolve escalations, and owners whose escalations
+//             (besides its own principal's) it may resolve — see Principal::MayReview.
+//   service:  unused.
+struct Scope {
   std::vector<std::string> namespaces;
-  // Owners as "<kind>:<id>" (e.g. "human:user-alice"); "*" allows every owner.
+  // Owners as "<kind>:<id>" (e.g. "human:user-alice").
   std::vector<std::string> owners;
 };
+// The historical name of a host's scope.
+using HostScope = Scope;
+
+// Whether `values` covers `value` ("*" covers everything).
+bool ScopeCovers(const std::vector<std::string>& values, absl::string_view value);
 
 // An authenticated caller. Never carries the credential itself.
 struct Principal {
+  // The credential's name (an id; unique among credentials).
   std::string name;
+  // The principal the credential names, as an address key "<kind>:<id>" (human:user-alice,
+  // service:host-a). A static credential without one names "service:<name>".
+  std::string address;
   Role role = Role::kService;
-  HostScope scope;
+  Scope scope;
+
+  // An admin whose scope covers `namespace_id`.
+  bool Administers(absl::string_view namespace_id) const;
 };
 
-// Maps bearer credentials to principals. Credentials come from a JSON file:
+// Credentials that live outside the static file (the grant store's database). Looked up by the
+// SHA-256 hex of a presented token on every call that the static file does not answer, so a
+// revocation holds on the very next call. Implementations are thread-safe.
+class CredentialSource {
+ public:
+  virtual ~CredentialSource() = default;
+  // The live credential with that digest, nullopt when there is none (unknown or revoked).
+  // Errors: UNAVAILABLE (the source cannot be reached: the caller is refused, fail closed).
+  virtual absl::StatusOr<std::optional<Principal>> FindByDigest(
+      const std::string& token_sha256_hex) const = 0;
+};
+
+// Maps bearer credentials to principals. Static credentials come from a JSON file:
 //   {"credentials": [
 //     {"name": "ops", "role": "admin", "token_sha256": "<64 hex>"},
 //     {"name": "authorizer", "role": "service", "token_sha256": "<64 hex>"},
 //     {"name": "host-a", "role": "host", "token_sha256": "<64 hex>",
-//      "scope": {"namespaces": ["world-1"], "owners": ["human:user-alice"]}}]}
-// An entry may instead, or besides, be bound to a certificate identity: "cert_san": "<subject
-// alternative name>" (e.g. "spiffe://sharedos/authorizer", "authorizer.sharedos.internal")
-// matches only a caller whose client certificate — verified by an mTLS listener
-// (--tls_client_ca) — carries that name. With "token_sha256" too, both are required; without,
-// the certificate alone authenticates (no authorization header). See RequireWithPeer.
-// Only the SHA-256 of each token is stored; a presented token is hashed and compared in constant
-// time with every entry (no early exit), and is never logged or echoed in an error.
-// Thread-safe after construction (immutable).
+//      "principal": "service:host-a",
+//      "scope": {"namespaces": ["world-1"], "owners": ["human:user-alice"]}},
+//     {"name": "alice", "role": "reviewer", "principal": "human:user-alice",
+//      "token_sha256": "<64 hex>", "scope": {"namespaces": ["world-1"]}}]}
+// An admin without a scope administers every namespace (the bootstrap operator, as before
+// principals had scopes); a reviewer without one reviews in no namespace. Further credentials
+// come from an attached CredentialSource.
+// A static entry may instead, or besides, be bound to a certificate identity: "cert_san":
+// "<subject alternative name>" (e.g. "spiffe://sharedos/authorizer") matches only a caller whose
+// client certificate — verified by an mTLS listener (--tls_client_ca) — carries that name. With
+// "token_sha256" too, both are required; without, the certificate alone authenticates (no
+// authorization header). See RequireWithPeer. Only the SHA-256 of each token is stored; a presented
+// token is hashed and compared in constant time with every static entry (no early exit), and is
+// never logged or echoed in an error. Thread-safe (the static entries are immutable; the source
+// is attached once, before serving).
 class Authenticator {
  public:
   // Errors: INVALID_ARGUMENT naming the entry and field (bad JSON, unknown role, hash not 64 hex,
-  // duplicate name or hash, scope on a non-host role).
+  // duplicate name or hash, a malformed principal, scope on a service credential).
   static absl::StatusOr<std::unique_ptr<Authenticator>> FromJson(absl::string_view json);
   // Errors: as FromJson, plus FAILED_PRECONDITION when the file cannot be read.
   static absl::StatusOr<std::unique_ptr<Authenticator>> FromFile(const std::string& path);
 
+  // Credentials beyond the static file are looked up in `source` (borrowed; must outlive the
+  // authenticator). Call before serving.
+  void AttachSource(const CredentialSource* source) { source_.store(source); }
+
   // `authorization_header` is the raw "authorization" metadata value ("Bearer <token>").
-  // Errors: UNAUTHENTICATED (missing, malformed or unknown credential) — one message for all,
-  // so a caller learns nothing about which tokens exist.
+  // Errors: UNAUTHENTICATED (missing, malformed, unknown or revoked credential) — one message for
+  // all, so a caller learns nothing about which tokens exist; UNAVAILABLE (the source cannot be
+  // reached).
   absl::StatusOr<Principal> Authenticate(absl::string_view authorization_header) const;
 
-  // Authenticate, then require one of `roles`. Errors: UNAUTHENTICATED, including for a valid
-  // credential of the wrong role (api.md: "a host credential or none → UNAUTHENTICATED").
+  // Authenticate, then require one of `roles`. Errors: as Authenticate; PERMISSION_DENIED for an
+  // authenticated credential of another role.
   absl::StatusOr<Principal> Require(absl::string_view authorization_header,
                                     std::initializer_list<Role> roles) const;
 
@@ -80,15 +126,25 @@ class Authenticator {
     std::string token_digest;  // hex; empty for an entry bound to a certificate only
     std::string cert_san;      // empty: not bound to a certificate
   };
-  // The entry `authorization_header` and `peer_sans` authenticate, or null.
+  // The static entry `authorization_header` and `peer_sans` authenticate, or null.
   const Entry* Match(absl::string_view authorization_header,
                      const std::vector<std::string>& peer_sans) const;
+  // Match, else the attached source by the token's digest. Errors: as Authenticate.
+  absl::StatusOr<Principal> Resolve(absl::string_view authorization_header,
+                                    const std::vector<std::string>& peer_sans) const;
   explicit Authenticator(std::vector<Entry> entries) : entries_(std::move(entries)) {}
   std::vector<Entry> entries_;
+  std::atomic<const CredentialSource*> source_{nullptr};
 };
 
-// "admin" | "service" | "host".
+// "admin" | "service" | "host" | "reviewer".
 absl::string_view RoleName(Role role);
+// The inverse of RoleName; nullopt for anything else.
+std::optional<Role> RoleFromName(absl::string_view name);
+
+// Whether `key` is an address key "<kind>:<id>" with kind human, agent, group or service and a
+// non-empty id without ':'.
+bool IsAddressKey(absl::string_view key);
 
 // SHA-256 hex of a token, for writing credential files (`sharedosctl` and tests use it).
 std::string TokenDigestHex(absl::string_view token);

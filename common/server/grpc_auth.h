@@ -13,7 +13,7 @@ namespace sharedos::common::server {
 
 // Authenticates a gRPC call from its "authorization" metadata and, under mTLS, its client
 // certificate's subject alternative names, and requires one of `roles`.
-// Errors: UNAUTHENTICATED (see Authenticator::RequireWithPeer).
+// Errors: UNAUTHENTICATED, PERMISSION_DENIED, UNAVAILABLE (see Authenticator::RequireWithPeer).
 absl::StatusOr<Principal> RequireCaller(const Authenticator& authenticator,
                                         const grpc::ServerContextBase& context,
                                         std::initializer_list<Role> roles);

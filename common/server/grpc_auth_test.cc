@@ -45,10 +45,10 @@ TEST_F(GrpcAuthTest, ReadsTheBearerTokenFromTheCallsMetadata) {
   EXPECT_EQ(principal, "ops");
 }
 
-TEST_F(GrpcAuthTest, NoMetadataOrTheWrongRoleIsUnauthenticated) {
+TEST_F(GrpcAuthTest, NoMetadataIsUnauthenticatedTheWrongRolePermissionDenied) {
   std::string principal;
   EXPECT_EQ(Call("", &principal).error_code(), grpc::StatusCode::UNAUTHENTICATED);
-  EXPECT_EQ(Call("Bearer svc-token", &principal).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(Call("Bearer svc-token", &principal).error_code(), grpc::StatusCode::PERMISSION_DENIED);
   EXPECT_EQ(Call("Bearer wrong", &principal).error_code(), grpc::StatusCode::UNAUTHENTICATED);
   EXPECT_TRUE(principal.empty());
 }

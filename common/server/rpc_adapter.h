@@ -33,7 +33,8 @@ class RpcAdapter {
 
   // Authenticates the call for one of `roles`, then answers `call(principal)` — an
   // absl::StatusOr<Response> — into `response`. Errors: UNAUTHENTICATED (a missing or unknown
-  // credential, or one of another role; `call` does not run); whatever `call` returns.
+  // credential), PERMISSION_DENIED (one of another role; `call` does not run either); whatever
+  // `call` returns.
   template <typename Response, typename Call>
   grpc::Status Unary(const grpc::ServerContextBase& context, std::initializer_list<Role> roles,
                      Response* response, Call&& call) const {

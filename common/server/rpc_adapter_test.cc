@@ -64,10 +64,11 @@ TEST_F(RpcAdapterTest, AnAuthenticatedCallerGetsTheCoresResponse) {
 
 TEST_F(RpcAdapterTest, NoCredentialAnUnknownOneOrAnotherRoleNeverReachTheCore) {
   std::string response;
-  for (const char* authorization : {"", "Bearer wrong", "Bearer svc-token"}) {
+  for (const char* authorization : {"", "Bearer wrong"}) {
     grpc::Status status = Call(authorization, &response);
     EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED) << authorization;
   }
+  EXPECT_EQ(Call("Bearer svc-token", &response).error_code(), grpc::StatusCode::PERMISSION_DENIED);
   EXPECT_EQ(calls_, 0);
   EXPECT_EQ(response, "");
 }

@@ -16,8 +16,9 @@ namespace sharedos::envelope::client {
 // call refused) is a response, never an error. Errors are the RPC's own, as TurnEngine documents
 // them per method (envelope_svc/core/turn_engine.h: INVALID_ARGUMENT naming the field, NOT_FOUND
 // for an unknown turn, PERMISSION_DENIED outside the host's scope, FAILED_PRECONDITION for an
-// ended turn, RESOURCE_EXHAUSTED), and over the wire UNAUTHENTICATED (not a host credential),
-// UNAVAILABLE and DEADLINE_EXCEEDED (envelope_svc did not answer in time).
+// ended turn, RESOURCE_EXHAUSTED), and over the wire UNAUTHENTICATED (no or an unknown credential),
+// PERMISSION_DENIED (not a host credential), UNAVAILABLE and DEADLINE_EXCEEDED (envelope_svc did
+// not answer in time).
 class EnvelopeClient {
  public:
   virtual ~EnvelopeClient() = default;

@@ -1,5 +1,5 @@
 // The gRPC adapter of sharedos.envelope.v1.Envelope: authenticate the caller (a host
-// credential only: an admin or service credential, or none, is UNAUTHENTICATED), hand its scope
+// credential only: none is UNAUTHENTICATED, one of another role PERMISSION_DENIED), hand its scope
 // to the TurnEngine, convert the status. Thread-safe (both dependencies are).
 
 #ifndef SHAREDOS_ENVELOPE_SVC_SERVER_ENVELOPE_SERVICE_H_

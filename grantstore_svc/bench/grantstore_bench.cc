@@ -338,7 +338,7 @@ void BM_IssueGrant(benchmark::State& state) {
     request.mutable_grant()->set_id(absl::StrCat("issued-", run, "-", next.fetch_add(1)));
     const auto start = std::chrono::steady_clock::now();
     absl::StatusOr<v1::IssueGrantResponse> response =
-        env.core->IssueGrant(core::Caller{"bench"}, request);
+        env.core->IssueGrant(core::InProcessOperator("bench"), request);
     samples.Add(std::chrono::steady_clock::now() - start);
     if (!response.ok()) {
       state.SkipWithError(std::string(response.status().message()).c_str());

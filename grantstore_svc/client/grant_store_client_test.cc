@@ -139,7 +139,7 @@ class GrpcBackend : public Backend {
   int64_t Issue(pb::CapabilityGrant grant) override {
     v1::IssueGrantRequest request;
     *request.mutable_grant() = std::move(grant);
-    auto response = core_->IssueGrant({"ops"}, request);
+    auto response = core_->IssueGrant(core::InProcessOperator("ops"), request);
     EXPECT_THAT(response, IsOk());
     return response.ok() ? response->revision() : -1;
   }
@@ -147,14 +147,14 @@ class GrpcBackend : public Backend {
     v1::RevokeGrantRequest request;
     request.set_namespace_id("world");
     request.set_grant_id(grant_id);
-    auto response = core_->RevokeGrant({"ops"}, request);
+    auto response = core_->RevokeGrant(core::InProcessOperator("ops"), request);
     EXPECT_THAT(response, IsOk());
     return response.ok() ? response->revision() : -1;
   }
   int64_t PutPolicy(v1::HostPolicy policy) override {
     v1::PutHostPolicyRequest request;
     *request.mutable_policy() = std::move(policy);
-    auto response = core_->PutHostPolicy({"ops"}, request);
+    auto response = core_->PutHostPolicy(core::InProcessOperator("ops"), request);
     EXPECT_THAT(response, IsOk());
     return response.ok() ? response->revision() : -1;
   }
@@ -341,7 +341,7 @@ TEST(GrpcGrantStoreClientTest, SendsTheServiceCredential) {
               StatusIs(absl::StatusCode::kUnauthenticated));
   GrpcGrantStoreClient admin(backend.channel(), kAdminToken);
   EXPECT_THAT(admin.LoadAuthority(Load(), CallOptions{}),
-              StatusIs(absl::StatusCode::kUnauthenticated))
+              StatusIs(absl::StatusCode::kPermissionDenied))
       << "data-plane methods take only the service credential";
   EXPECT_THAT(backend.client().LoadAuthority(Load(), CallOptions{}), IsOk());
 }

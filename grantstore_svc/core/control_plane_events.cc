@@ -27,7 +27,7 @@ pb::AuditEvent Base(const MutationContext& context, pb::AuditEventType type,
   if (at.ok()) *event.mutable_at() = *at;
   event.set_trace_id(absl::StrCat("grantstore-r", context.revision));
   event.set_namespace_id(namespace_id);
-  event.mutable_actor()->set_service_id(context.caller);
+  *event.mutable_actor() = context.actor;
   event.set_purpose(kControlPlanePurpose);
   (*event.mutable_metadata()->mutable_fields())["revision"].set_number_value(
       static_cast<double>(context.revision));
@@ -96,13 +96,30 @@ pb::AuditEvent EscalationResolvedEvent(const MutationContext& context,
                                        const v1::EscalationRecord& record) {
   pb::AuditEvent event =
       Base(context, pb::AUDIT_EVENT_TYPE_ESCALATION_RESOLVED, record.namespace_id());
-  *event.mutable_authority() = record.reviewer();
+  *event.mutable_authority() = record.escalation().reviewer();
   *event.mutable_owner() = record.escalation().reviewer();
   event.set_operation_id(record.execution_id());
   event.set_grant_id(record.grant_id());
   SetString(event, "escalationId", record.escalation_id());
   SetString(event, "decision",
             record.status() == v1::ESCALATION_RECORD_STATUS_APPROVED ? "approved" : "denied");
+  SetString(event, "decidedBy", AddressString(context.actor));
+  if (record.on_behalf_of_reviewer()) {
+    (*event.mutable_metadata()->mutable_fields())["onBehalfOfReviewer"].set_bool_value(true);
+  }
+  return event;
+}
+
+pb::AuditEvent CredentialChangedEvent(const MutationContext& context,
+                                      const v1::Credential& credential, const std::string& change) {
+  const std::string namespace_id =
+      credential.scope().namespaces().empty() ? "*" : credential.scope().namespaces(0);
+  pb::AuditEvent event = Base(context, pb::AUDIT_EVENT_TYPE_CREDENTIAL_CHANGED, namespace_id);
+  *event.mutable_authority() = credential.principal();
+  *event.mutable_owner() = credential.principal();
+  SetString(event, "credentialId", credential.credential_id());
+  SetString(event, "change", change);
+  SetString(event, "role", v1::CredentialRole_Name(credential.role()));
   return event;
 }
 

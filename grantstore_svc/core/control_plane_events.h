@@ -1,5 +1,5 @@
-// The audit events of grantstore's mutations (control plane, AuditEventType 12..17). Each
-// carries the namespace, the caller as actor ({service_id: <credential name>}), the authority
+// The audit events of grantstore's mutations (control plane, AuditEventType 12..18). Each
+// carries the namespace, the authenticated acting principal as actor, the authority
 // and owner the mutation concerns, the purpose kControlPlanePurpose and the store revision
 // (metadata.revision), and never grant metadata, escalation metadata or credentials.
 // Stateless; thread-safe.
@@ -23,8 +23,8 @@ inline constexpr char kControlPlanePurpose[] = "sharedos.control-plane";
 
 // What every event of one mutation shares.
 struct MutationContext {
-  // The authenticated principal's credential name.
-  std::string caller;
+  // The authenticated principal that caused the mutation (never a caller-supplied name).
+  protocol::v1::Address actor;
   // The clock's now (AuditEvent.at).
   absl::Time at;
   // The revision the mutation commits as; also names the trace ("grantstore-r<revision>").
@@ -51,11 +51,17 @@ protocol::v1::AuditEvent HostPolicyUpdatedEvent(const MutationContext& context,
 // operation_id = execution_id; metadata {revision, escalationId, requester?}.
 protocol::v1::AuditEvent EscalationRecordedEvent(const MutationContext& context,
                                                  const v1::EscalationRecord& record);
-// escalation.resolved: authority = the resolving reviewer, owner = the escalation's reviewer;
+// escalation.resolved: authority = owner = the escalation's reviewer; actor = who decided;
 // grant_id = the issued grant (approve); metadata {revision, escalationId, decision:
-// "approved" | "denied"}.
+// "approved" | "denied", decidedBy, onBehalfOfReviewer?}.
 protocol::v1::AuditEvent EscalationResolvedEvent(const MutationContext& context,
                                                  const v1::EscalationRecord& record);
+// credential.changed: namespace = the credential's first namespace ("*" when it has none or
+// all); authority = owner = the credential's principal; metadata {revision, credentialId,
+// change: "issued" | "revoked" | "rotated", role}. Never the secret or its digest.
+protocol::v1::AuditEvent CredentialChangedEvent(const MutationContext& context,
+                                                const v1::Credential& credential,
+                                                const std::string& change);
 
 }  // namespace sharedos::grantstore::core
 

@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "capability/address.h"
 #include "capability/derive_grant.h"
 #include "capability/errors.h"
 #include "capability/reason_codes.h"
@@ -20,6 +21,7 @@
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "grantstore_svc/core/control_plane_events.h"
+#include "grantstore_svc/core/credentials.h"
 #include "grantstore_svc/core/page_token.h"
 #include "grantstore_svc/core/request_validation.h"
 
@@ -64,6 +66,68 @@ absl::StatusOr<bool> IsReplayOf(const std::optional<StoredGrant>& existing,
   return capability::errors::GrantIdInUse(grant.namespace_id(), grant.id());
 }
 
+using common::server::Role;
+
+// Whether `caller` may resolve `record` as `request` asks: its reviewer, or an admin of its
+// namespace explicitly on the reviewer's behalf. Errors: PERMISSION_DENIED (nothing written).
+absl::Status CheckDecider(const Caller& caller, const v1::EscalationRecord& record,
+                          const v1::ResolveEscalationRequest& request) {
+  const std::string& id = record.escalation_id();
+  const std::string reviewer = capability::AddressKey(record.escalation().reviewer());
+  switch (caller.role) {
+    case Role::kReviewer:
+      if (request.on_behalf_of_reviewer()) {
+        return capability::errors::NotTheReviewer(
+            id, "on_behalf_of_reviewer is for an admin; a reviewer decides as itself");
+      }
+      if (caller.address != reviewer) {
+        return capability::errors::NotTheReviewer(
+            id, "the credential's principal is not the escalation's reviewer");
+      }
+      if (!common::server::ScopeCovers(caller.scope.namespaces, record.namespace_id()) ||
+          (!caller.scope.owners.empty() &&
+           !common::server::ScopeCovers(caller.scope.owners, reviewer))) {
+        return capability::errors::NotTheReviewer(
+            id, "the escalation is outside the reviewer credential's scope");
+      }
+      break;
+    case Role::kAdmin:
+      if (!caller.Administers(record.namespace_id())) {
+        return capability::errors::NamespaceNotAdministered(record.namespace_id());
+      }
+      if (!request.on_behalf_of_reviewer()) {
+        return capability::errors::NotTheReviewer(
+            id, "an admin resolves only with on_behalf_of_reviewer, which is recorded");
+      }
+      break;
+    default:
+      return capability::errors::NotTheReviewer(
+          id, absl::StrCat("a ", common::server::RoleName(caller.role),
+                           " credential resolves no escalation"));
+  }
+  if (request.has_reviewer() && !capability::AddressEquals(request.reviewer(), ActorOf(caller))) {
+    return capability::errors::ReviewerIsNotTheCaller();
+  }
+  return absl::OkStatus();
+}
+
+// Every requested capability concerns the reviewer's own resources (its owner, or the request's
+// owner when it names none, is the reviewer). Errors: PERMISSION_DENIED naming the first other.
+absl::Status CheckWithinReviewer(const v1::EscalationRecord& record) {
+  const pb::Address& reviewer = record.escalation().reviewer();
+  const pb::CapabilityRequest& asked = record.escalation().requested_authority();
+  const pb::Address& default_owner = asked.has_owner() ? asked.owner() : reviewer;
+  for (int i = 0; i < asked.capabilities_size(); ++i) {
+    const pb::Address& owner =
+        capability::OwnerOrDefault(asked.capabilities(i).resource(), default_owner);
+    if (!capability::AddressEquals(owner, reviewer)) {
+      return capability::errors::ApprovalBeyondReviewer(
+          absl::StrCat("requested_authority.capabilities[", i, "].resource.owner"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 // Builds the grant an approval issues and checks that the narrowing only narrows.
 absl::StatusOr<pb::CapabilityGrant> ApprovedGrant(const v1::EscalationRecord& record,
                                                   const v1::ResolveEscalationRequest& request,
@@ -77,7 +141,8 @@ absl::StatusOr<pb::CapabilityGrant> ApprovedGrant(const v1::EscalationRecord& re
   // Issued under the authority the escalated turn ran under, so the next turn with the same
   // context loads it (LoadAuthority: subject = actor, issuer = authority); the reviewer who
   // decided is on the escalation record. Older records without it: the reviewer.
-  *grant.mutable_issuer() = record.has_authority() ? record.authority() : request.reviewer();
+  *grant.mutable_issuer() =
+      record.has_authority() ? record.authority() : record.escalation().reviewer();
   *grant.mutable_capabilities() = asked.capabilities();
   pb::CapabilityConstraints* constraints = grant.mutable_constraints();
   if (asked.has_constraints()) *constraints = asked.constraints();
@@ -85,6 +150,7 @@ absl::StatusOr<pb::CapabilityGrant> ApprovedGrant(const v1::EscalationRecord& re
   auto& metadata = *grant.mutable_metadata()->mutable_fields();
   metadata["escalationId"].set_string_value(record.escalation_id());
   metadata["capabilityRequestId"].set_string_value(asked.id());
+  metadata["approvedBy"].set_string_value(capability::AddressKey(record.decided_by()));
 
   if (!request.has_narrowing()) return grant;
   const v1::GrantNarrowing& narrowing = request.narrowing();
@@ -130,6 +196,15 @@ absl::StatusOr<pb::CapabilityGrant> ApprovedGrant(const v1::EscalationRecord& re
 }
 
 }  // namespace
+
+Caller InProcessOperator(const std::string& name) {
+  Caller caller;
+  caller.name = name;
+  caller.address = "service:" + name;
+  caller.role = common::server::Role::kAdmin;
+  caller.scope.namespaces = {"*"};
+  return caller;
+}
 
 GrantStoreCore::GrantStoreCore(storage::GrantStore& store, audit::client::AuditWriter& audit,
                                const common::Clock& clock, Options options)
@@ -192,7 +267,7 @@ absl::StatusOr<v1::IssueGrantResponse> GrantStoreCore::IssueGrant(const Caller& 
   if (!key.empty()) {
     RETURN_IF_ERROR(txn->PutIdempotencyKey(key, {grant.namespace_id(), grant.id()}));
   }
-  const MutationContext context{caller.name, clock_.Now(), txn->revision()};
+  const MutationContext context{ActorOf(caller), clock_.Now(), txn->revision()};
   response.set_revision(txn->revision());
   RETURN_IF_ERROR(AuditAndCommit(std::move(txn), {GrantIssuedEvent(context, grant)}));
   *response.mutable_grant() = grant;
@@ -241,7 +316,7 @@ absl::StatusOr<v1::DeriveGrantResponse> GrantStoreCore::DeriveGrant(
     return response;
   }
   RETURN_IF_ERROR(txn->InsertGrant(grant));
-  const MutationContext context{caller.name, clock_.Now(), txn->revision()};
+  const MutationContext context{ActorOf(caller), clock_.Now(), txn->revision()};
   granted->set_revision(txn->revision());
   RETURN_IF_ERROR(AuditAndCommit(std::move(txn), {GrantDerivedEvent(context, grant)}));
   *granted->mutable_grant() = grant;
@@ -268,7 +343,7 @@ absl::StatusOr<v1::RevokeGrantResponse> GrantStoreCore::RevokeGrant(
   RETURN_IF_ERROR(txn->RevokeGrant(request.namespace_id(), request.grant_id(), now));
   pb::CapabilityGrant revoked = std::move(existing->grant);
   *revoked.mutable_revoked_at() = response.revoked_at();
-  const MutationContext context{caller.name, now, txn->revision()};
+  const MutationContext context{ActorOf(caller), now, txn->revision()};
   response.set_revision(txn->revision());
   RETURN_IF_ERROR(AuditAndCommit(std::move(txn), {GrantRevokedEvent(context, revoked)}));
   return response;
@@ -332,7 +407,7 @@ absl::StatusOr<v1::PutHostPolicyResponse> GrantStoreCore::PutHostPolicy(
   if (used)
     return capability::errors::HostPolicyVersionUsed(policy.namespace_id(), policy.version());
   RETURN_IF_ERROR(txn->PutHostPolicy(policy));
-  const MutationContext context{caller.name, clock_.Now(), txn->revision()};
+  const MutationContext context{ActorOf(caller), clock_.Now(), txn->revision()};
   response.set_revision(txn->revision());
   RETURN_IF_ERROR(AuditAndCommit(std::move(txn), {HostPolicyUpdatedEvent(context, policy)}));
   *response.mutable_policy() = policy;
@@ -404,13 +479,16 @@ absl::StatusOr<v1::ResolveEscalationResponse> GrantStoreCore::ResolveEscalation(
   RETURN_IF_ERROR(ValidateResolveEscalationRequest(&request));
   v1::ResolveEscalationRequest resolution = request;
   resolution.clear_escalation_id();
-  const std::string fingerprint = DeterministicBytes(resolution);
+  // The same decision by the same decider is a retry; by another, a second resolution.
+  const std::string fingerprint =
+      absl::StrCat(DeterministicBytes(resolution), "|", capability::AddressKey(ActorOf(caller)));
 
   ASSIGN_OR_RETURN(std::unique_ptr<WriteTransaction> txn, store_.BeginWrite());
   ASSIGN_OR_RETURN(std::optional<storage::StoredEscalation> stored,
                    txn->GetEscalation(request.escalation_id()));
   if (!stored.has_value()) return capability::errors::EscalationNotFound(request.escalation_id());
   v1::EscalationRecord record = std::move(stored->record);
+  RETURN_IF_ERROR(CheckDecider(caller, record, request));
   v1::ResolveEscalationResponse response;
 
   if (record.status() != v1::ESCALATION_RECORD_STATUS_PENDING) {
@@ -431,8 +509,10 @@ absl::StatusOr<v1::ResolveEscalationResponse> GrantStoreCore::ResolveEscalation(
 
   const absl::Time now = clock_.Now();
   ASSIGN_OR_RETURN(const google::protobuf::Timestamp now_proto, common::ToProtoTimestamp(now));
-  const MutationContext context{caller.name, now, txn->revision()};
-  *record.mutable_reviewer() = request.reviewer();
+  const MutationContext context{ActorOf(caller), now, txn->revision()};
+  *record.mutable_reviewer() = record.escalation().reviewer();
+  *record.mutable_decided_by() = ActorOf(caller);
+  record.set_on_behalf_of_reviewer(request.on_behalf_of_reviewer());
   *record.mutable_resolved_at() = now_proto;
   std::vector<pb::AuditEvent> events;
 
@@ -440,6 +520,7 @@ absl::StatusOr<v1::ResolveEscalationResponse> GrantStoreCore::ResolveEscalation(
     if (!record.escalation().has_requested_authority()) {
       return capability::errors::EscalationHasNoRequestedAuthority(record.escalation_id());
     }
+    RETURN_IF_ERROR(CheckWithinReviewer(record));
     const std::string grant_id =
         request.grant_id().empty() ? absl::StrCat("grant-", options_.new_id()) : request.grant_id();
     ASSIGN_OR_RETURN(pb::CapabilityGrant grant,
@@ -566,7 +647,7 @@ absl::StatusOr<v1::RecordEscalationResponse> GrantStoreCore::RecordEscalation(
   record.set_status(v1::ESCALATION_RECORD_STATUS_PENDING);
   record.set_recorded_revision(txn->revision());
   RETURN_IF_ERROR(txn->InsertEscalation(record));
-  const MutationContext context{caller.name, clock_.Now(), txn->revision()};
+  const MutationContext context{ActorOf(caller), clock_.Now(), txn->revision()};
   RETURN_IF_ERROR(AuditAndCommit(std::move(txn), {EscalationRecordedEvent(context, record)}));
   response.set_escalation_id(id);
   return response;

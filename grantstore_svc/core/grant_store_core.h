@@ -20,6 +20,7 @@
 
 #include "absl/status/statusor.h"
 #include "audit_svc/client/audit_writer.h"
+#include "common/server/auth.h"
 #include "common/time/clock.h"
 #include "common/validation/limits.h"
 #include "grantstore_svc/storage/grant_store.h"
@@ -27,10 +28,13 @@
 
 namespace sharedos::grantstore::core {
 
-// Who is calling: the authenticated principal's credential name (never the credential).
-struct Caller {
-  std::string name;
-};
+// Who is calling: the authenticated principal (never the credential). Control-plane records
+// name it as their actor (ActorOf, credentials.h).
+using Caller = common::server::Principal;
+
+// The operator of every namespace, as the process itself acts ("service:<name>"): what
+// sharedosd --demo seeds with and benchmarks call as.
+Caller InProcessOperator(const std::string& name);
 
 // Thread-safe (its dependencies are; it holds no mutable state of its own).
 class GrantStoreCore {
@@ -94,11 +98,18 @@ class GrantStoreCore {
   // Errors: INVALID_ARGUMENT; NOT_FOUND.
   absl::StatusOr<v1::GetEscalationResponse> GetEscalation(v1::GetEscalationRequest request);
 
+  // Who may decide: a reviewer credential whose principal is the escalation's reviewer (its
+  // scope covering the namespace and, when it lists owners, the reviewer), or an admin of the
+  // namespace with on_behalf_of_reviewer. request.reviewer, when set, must name the decider
+  // (the reviewer itself for an admin acting on its behalf). Anything else is PERMISSION_DENIED
+  // and the escalation stays pending.
   // APPROVE issues, in the same transaction, a root grant built from the escalation's
   // requested_authority: id = grant_id or "grant-<new id>", namespace_id and capabilities as
-  // requested, subject = the requester, issuer = the resolving reviewer (request.reviewer),
-  // constraints as requested narrowed by `narrowing`, issued_at = now, metadata
-  // {escalationId, capabilityRequestId}; the escalation becomes APPROVED with that grant id.
+  // requested — each on the reviewer's own resources (resource.owner = the reviewer, or absent
+  // with the request's owner the reviewer), else PERMISSION_DENIED and nothing issued —,
+  // subject = the requester, issuer = the escalated turn's authority, constraints as requested
+  // narrowed by `narrowing`, issued_at = now, metadata {escalationId, capabilityRequestId,
+  // approvedBy}; the escalation becomes APPROVED with that grant id, decided_by the caller.
   // DENY marks it DENIED. Audits grant.issued (approve) and escalation.resolved. The same
   // resolution repeated answers the stored result; any other resolution of a resolved
   // escalation is refused.
@@ -109,6 +120,30 @@ class GrantStoreCore {
   // used); UNAVAILABLE (audit_unavailable).
   absl::StatusOr<v1::ResolveEscalationResponse> ResolveEscalation(
       const Caller& caller, v1::ResolveEscalationRequest request);
+
+  // --- Credentials (callers are admins; the adapter checks the role) ---
+
+  // Stores a new credential (digest only) and answers it with its secret, once; audits
+  // credential.changed "issued". Errors: INVALID_ARGUMENT; PERMISSION_DENIED (a scope beyond the
+  // caller's namespaces; an admin "*" or service credential by an admin other than "*");
+  // ALREADY_EXISTS (id taken); UNAVAILABLE (audit_unavailable).
+  absl::StatusOr<v1::IssueCredentialResponse> IssueCredential(const Caller& caller,
+                                                              v1::IssueCredentialRequest request);
+  // The credentials the caller manages, by id. Errors: INVALID_ARGUMENT.
+  absl::StatusOr<v1::ListCredentialsResponse> ListCredentials(const Caller& caller,
+                                                              v1::ListCredentialsRequest request);
+  // Revokes (idempotent); audits "revoked". Errors: INVALID_ARGUMENT; NOT_FOUND (unknown or
+  // not the caller's to manage); UNAVAILABLE (audit_unavailable).
+  absl::StatusOr<v1::RevokeCredentialResponse> RevokeCredential(
+      const Caller& caller, v1::RevokeCredentialRequest request);
+  // A new secret for a live credential; audits "rotated". Errors: as RevokeCredential;
+  // FAILED_PRECONDITION (revoked).
+  absl::StatusOr<v1::RotateCredentialResponse> RotateCredential(
+      const Caller& caller, v1::RotateCredentialRequest request);
+  // The live credential with that digest. Errors: INVALID_ARGUMENT; NOT_FOUND (unknown or
+  // revoked).
+  absl::StatusOr<v1::AuthenticateCredentialResponse> AuthenticateCredential(
+      v1::AuthenticateCredentialRequest request);
 
   // --- Data plane ---
 
@@ -144,6 +179,12 @@ class GrantStoreCore {
   // (the transaction is dropped, rolling back) and the result is audit_unavailable.
   absl::Status AuditAndCommit(std::unique_ptr<storage::WriteTransaction> txn,
                               std::vector<protocol::v1::AuditEvent> events);
+  // Writes a changed credential (insert or update) at the transaction's revision, audits it
+  // as `change` and commits; answers the stored form.
+  absl::StatusOr<v1::Credential> CommitCredential(const Caller& caller,
+                                                  std::unique_ptr<storage::WriteTransaction> txn,
+                                                  storage::StoredCredential credential,
+                                                  const std::string& change, bool insert);
 
   storage::GrantStore& store_;
   audit::client::AuditWriter& audit_;

@@ -183,8 +183,21 @@ class GrantStoreCoreTest : public ::testing::Test {
   std::unique_ptr<storage::SqliteGrantStore> store_;
   std::unique_ptr<GrantStoreCore> core_;
   int ids_ = 0;
-  const Caller admin_{"ops"};
-  const Caller service_{"authorizer"};
+  static Caller Principal(const std::string& name, const std::string& address,
+                          common::server::Role role, std::vector<std::string> namespaces) {
+    Caller caller;
+    caller.name = name;
+    caller.address = address;
+    caller.role = role;
+    caller.scope.namespaces = std::move(namespaces);
+    return caller;
+  }
+  const Caller admin_ = InProcessOperator("ops");
+  const Caller service_ =
+      Principal("authorizer", "service:authorizer", common::server::Role::kService, {});
+  // The reviewer the test escalations are addressed to.
+  const Caller alice_ =
+      Principal("alice-cred", "human:alice", common::server::Role::kReviewer, {"world"});
 };
 
 // --- IssueGrant ---
@@ -948,7 +961,7 @@ v1::ResolveEscalationRequest Resolve(const std::string& decision, const std::str
 TEST_F(GrantStoreCoreTest, ApproveIssuesTheRequestedGrantInTheSameRevision) {
   ASSERT_THAT(core_->RecordEscalation(service_, EscalationRequest("esc-1")), IsOk());
   audit_.Clear();
-  auto resolved = core_->ResolveEscalation(admin_, Resolve("ESCALATION_DECISION_APPROVE"));
+  auto resolved = core_->ResolveEscalation(alice_, Resolve("ESCALATION_DECISION_APPROVE"));
   ASSERT_THAT(resolved, IsOk());
   const pb::CapabilityGrant expected_grant = Parse<pb::CapabilityGrant>(R"pb(
     id: "grant-id-1"
@@ -971,9 +984,16 @@ TEST_F(GrantStoreCoreTest, ApproveIssuesTheRequestedGrantInTheSameRevision) {
         key: "capabilityRequestId"
         value { string_value: "capreq-0123" }
       }
+      fields {
+        key: "approvedBy"
+        value { string_value: "human:alice" }
+      }
     }
   )pb");
   EXPECT_THAT(resolved->grant(), EqualsProto(expected_grant));
+  EXPECT_THAT(resolved->escalation().decided_by(),
+              EqualsProto(Parse<pb::Address>(R"pb(human_user_id: "alice")pb")));
+  EXPECT_FALSE(resolved->escalation().on_behalf_of_reviewer());
   EXPECT_EQ(resolved->escalation().status(), v1::ESCALATION_RECORD_STATUS_APPROVED);
   EXPECT_EQ(resolved->escalation().grant_id(), "grant-id-1");
   EXPECT_EQ(resolved->escalation().resolved_at().seconds(), kT0 + 500);
@@ -1003,7 +1023,7 @@ TEST_F(GrantStoreCoreTest, ApproveIssuesTheRequestedGrantInTheSameRevision) {
 
 TEST_F(GrantStoreCoreTest, DenyMarksTheEscalationDeniedAndIssuesNothing) {
   ASSERT_THAT(core_->RecordEscalation(service_, EscalationRequest("esc-1")), IsOk());
-  auto resolved = core_->ResolveEscalation(admin_, Resolve("ESCALATION_DECISION_DENY"));
+  auto resolved = core_->ResolveEscalation(alice_, Resolve("ESCALATION_DECISION_DENY"));
   ASSERT_THAT(resolved, IsOk());
   EXPECT_FALSE(resolved->has_grant());
   EXPECT_EQ(resolved->escalation().status(), v1::ESCALATION_RECORD_STATUS_DENIED);
@@ -1017,22 +1037,22 @@ TEST_F(GrantStoreCoreTest, DenyMarksTheEscalationDeniedAndIssuesNothing) {
 
 TEST_F(GrantStoreCoreTest, AnEscalationIsResolvedOnlyOnce) {
   ASSERT_THAT(core_->RecordEscalation(service_, EscalationRequest("esc-1")), IsOk());
-  auto approved = core_->ResolveEscalation(admin_, Resolve("ESCALATION_DECISION_APPROVE"));
+  auto approved = core_->ResolveEscalation(alice_, Resolve("ESCALATION_DECISION_APPROVE"));
   ASSERT_THAT(approved, IsOk());
   const int64_t revision = Revision();
   const size_t events = audit_.events().size();
-  EXPECT_THAT(core_->ResolveEscalation(admin_, Resolve("ESCALATION_DECISION_DENY")),
+  EXPECT_THAT(core_->ResolveEscalation(alice_, Resolve("ESCALATION_DECISION_DENY")),
               StatusIs(absl::StatusCode::kFailedPrecondition,
                        HasSubstr("escalation \"esc-1\" is already resolved (approved)")));
   auto other_reviewer = Resolve("ESCALATION_DECISION_APPROVE");
   other_reviewer.mutable_reviewer()->set_human_user_id("bob");
-  EXPECT_THAT(core_->ResolveEscalation(admin_, other_reviewer),
-              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("already resolved")));
+  EXPECT_THAT(core_->ResolveEscalation(alice_, other_reviewer),
+              StatusIs(absl::StatusCode::kPermissionDenied, HasSubstr("reviewer:")));
   EXPECT_THAT(core_->ResolveEscalation(
-                  admin_, Resolve("ESCALATION_DECISION_APPROVE", "narrowing { max_uses: 1 }")),
+                  alice_, Resolve("ESCALATION_DECISION_APPROVE", "narrowing { max_uses: 1 }")),
               StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("already resolved")));
   // The identical resolution retried answers what it produced, writing nothing.
-  auto retry = core_->ResolveEscalation(admin_, Resolve("ESCALATION_DECISION_APPROVE"));
+  auto retry = core_->ResolveEscalation(alice_, Resolve("ESCALATION_DECISION_APPROVE"));
   ASSERT_THAT(retry, IsOk());
   EXPECT_THAT(*retry, EqualsProto(*approved));
   EXPECT_EQ(Revision(), revision);
@@ -1050,7 +1070,7 @@ TEST_F(GrantStoreCoreTest, ApprovalIssuesUnderTheEscalatedTurnsAuthority) {
   other.mutable_authority()->set_agent_id("someone-else");
   EXPECT_THAT(core_->RecordEscalation(service_, other),
               StatusIs(absl::StatusCode::kFailedPrecondition));
-  auto resolved = core_->ResolveEscalation(admin_, Resolve("ESCALATION_DECISION_APPROVE"));
+  auto resolved = core_->ResolveEscalation(alice_, Resolve("ESCALATION_DECISION_APPROVE"));
   ASSERT_THAT(resolved, IsOk());
   EXPECT_THAT(resolved->grant().issuer(),
               EqualsProto(Parse<pb::Address>(R"pb(agent_id: "orchestrator")pb")));
@@ -1076,14 +1096,14 @@ TEST_F(GrantStoreCoreTest, AnEscalationWithoutRequestedAuthorityCannotBeApproved
   bare.mutable_escalation()->clear_requested_authority();
   ASSERT_THAT(core_->RecordEscalation(service_, bare), IsOk());
   EXPECT_THAT(
-      core_->ResolveEscalation(admin_, Resolve("ESCALATION_DECISION_APPROVE")),
+      core_->ResolveEscalation(alice_, Resolve("ESCALATION_DECISION_APPROVE")),
       StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("carries no requested_authority")));
   auto stored =
       core_->GetEscalation(Parse<v1::GetEscalationRequest>(R"pb(escalation_id: "esc-1")pb"));
   ASSERT_THAT(stored, IsOk());
   EXPECT_EQ(stored->escalation().status(), v1::ESCALATION_RECORD_STATUS_PENDING);
   // It can still be denied.
-  EXPECT_THAT(core_->ResolveEscalation(admin_, Resolve("ESCALATION_DECISION_DENY")), IsOk());
+  EXPECT_THAT(core_->ResolveEscalation(alice_, Resolve("ESCALATION_DECISION_DENY")), IsOk());
 }
 
 TEST_F(GrantStoreCoreTest, NarrowingOnlyNarrows) {
@@ -1111,17 +1131,17 @@ TEST_F(GrantStoreCoreTest, NarrowingOnlyNarrows) {
   };
   for (const Case& c : widening) {
     EXPECT_THAT(
-        core_->ResolveEscalation(admin_, Resolve("ESCALATION_DECISION_APPROVE", c.narrowing)),
+        core_->ResolveEscalation(alice_, Resolve("ESCALATION_DECISION_APPROVE", c.narrowing)),
         StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(c.message)))
         << c.narrowing;
   }
   EXPECT_THAT(core_->ResolveEscalation(
-                  admin_, Resolve("ESCALATION_DECISION_DENY", "narrowing { max_uses: 1 }")),
+                  alice_, Resolve("ESCALATION_DECISION_DENY", "narrowing { max_uses: 1 }")),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("narrowing: only allowed with APPROVE")));
   EXPECT_EQ(Revision(), 1);
 
-  auto resolved = core_->ResolveEscalation(admin_, Resolve("ESCALATION_DECISION_APPROVE", R"pb(
+  auto resolved = core_->ResolveEscalation(alice_, Resolve("ESCALATION_DECISION_APPROVE", R"pb(
                                              narrowing {
                                                expires_at { seconds: 1700003600 }
                                                max_uses: 1
@@ -1142,7 +1162,7 @@ TEST_F(GrantStoreCoreTest, NarrowingOnlyNarrows) {
 TEST_F(GrantStoreCoreTest, NarrowingAnUnconstrainedRequestSetsTheConstraints) {
   ASSERT_THAT(core_->RecordEscalation(service_, EscalationRequest("esc-1")), IsOk());
   auto resolved = core_->ResolveEscalation(
-      admin_, Resolve("ESCALATION_DECISION_APPROVE",
+      alice_, Resolve("ESCALATION_DECISION_APPROVE",
                       R"pb(narrowing { max_uses: 1 purposes: "assist" })pb"));
   ASSERT_THAT(resolved, IsOk());
   EXPECT_THAT(
@@ -1151,28 +1171,218 @@ TEST_F(GrantStoreCoreTest, NarrowingAnUnconstrainedRequestSetsTheConstraints) {
 }
 
 TEST_F(GrantStoreCoreTest, ApprovalErrors) {
-  EXPECT_THAT(core_->ResolveEscalation(admin_, Resolve("ESCALATION_DECISION_APPROVE")),
+  EXPECT_THAT(core_->ResolveEscalation(alice_, Resolve("ESCALATION_DECISION_APPROVE")),
               StatusIs(absl::StatusCode::kNotFound, HasSubstr("esc-1")));
   ASSERT_THAT(core_->RecordEscalation(service_, EscalationRequest("esc-1")), IsOk());
-  EXPECT_THAT(core_->ResolveEscalation(admin_, Resolve("ESCALATION_DECISION_UNSPECIFIED")),
+  EXPECT_THAT(core_->ResolveEscalation(alice_, Resolve("ESCALATION_DECISION_UNSPECIFIED")),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("decision: unspecified")));
-  auto no_reviewer = Resolve("ESCALATION_DECISION_APPROVE");
-  no_reviewer.clear_reviewer();
-  EXPECT_THAT(core_->ResolveEscalation(admin_, no_reviewer),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("reviewer: required")));
   IssueOk(Grant("taken"));
   EXPECT_THAT(core_->ResolveEscalation(
-                  admin_, Resolve("ESCALATION_DECISION_APPROVE", R"pb(grant_id: "taken")pb")),
+                  alice_, Resolve("ESCALATION_DECISION_APPROVE", R"pb(grant_id: "taken")pb")),
               StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("\"taken\"")));
   EXPECT_THAT(
-      core_->ResolveEscalation(admin_, Resolve("ESCALATION_DECISION_DENY", R"pb(grant_id: "x")pb")),
+      core_->ResolveEscalation(alice_, Resolve("ESCALATION_DECISION_DENY", R"pb(grant_id: "x")pb")),
       StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("grant_id")));
+}
+
+TEST_F(GrantStoreCoreTest, OnlyTheReviewerOrAnAdminOnItsBehalfDecides) {
+  using common::server::Role;
+  ASSERT_THAT(core_->RecordEscalation(service_, EscalationRequest("esc-1")), IsOk());
+  audit_.Clear();
+  v1::ResolveEscalationRequest approve = Resolve("ESCALATION_DECISION_APPROVE");
+  approve.clear_reviewer();
+  v1::ResolveEscalationRequest on_behalf = approve;
+  on_behalf.set_on_behalf_of_reviewer(true);
+  const Caller bob = Principal("bob-cred", "human:bob", Role::kReviewer, {"world"});
+  const Caller alice_elsewhere =
+      Principal("alice-2", "human:alice", Role::kReviewer, {"other-world"});
+  const Caller host = Principal("host-a", "service:host-a", Role::kHost, {"world"});
+  const Caller other_admin = Principal("ops-2", "human:op-2", Role::kAdmin, {"other-world"});
+  struct Case {
+    const char* name;
+    const Caller& caller;
+    const v1::ResolveEscalationRequest& request;
+    const char* message;
+  } cases[] = {
+      {"another reviewer", bob, approve, "not the escalation's reviewer"},
+      {"the reviewer outside its scope", alice_elsewhere, approve, "outside the reviewer"},
+      {"a host", host, approve, "a host credential resolves no escalation"},
+      {"a service", service_, approve, "a service credential"},
+      {"an admin not saying on whose behalf", admin_, approve, "on_behalf_of_reviewer"},
+      {"an admin of another namespace", other_admin, on_behalf, "not administered"},
+      {"a reviewer claiming on-behalf", alice_, on_behalf, "a reviewer decides as itself"},
+  };
+  for (const Case& c : cases) {
+    EXPECT_THAT(core_->ResolveEscalation(c.caller, c.request),
+                StatusIs(absl::StatusCode::kPermissionDenied, HasSubstr(c.message)))
+        << c.name;
+  }
+  // The request's reviewer field naming someone else than the caller is refused too.
+  v1::ResolveEscalationRequest named_bob = approve;
+  named_bob.mutable_reviewer()->set_human_user_id("bob");
+  EXPECT_THAT(core_->ResolveEscalation(alice_, named_bob),
+              StatusIs(absl::StatusCode::kPermissionDenied, HasSubstr("reviewer:")));
+  // Nothing moved: still pending, nothing issued, nothing audited.
+  auto stored =
+      core_->GetEscalation(Parse<v1::GetEscalationRequest>(R"pb(escalation_id: "esc-1")pb"));
+  ASSERT_THAT(stored, IsOk());
+  EXPECT_EQ(stored->escalation().status(), v1::ESCALATION_RECORD_STATUS_PENDING);
+  EXPECT_EQ(Revision(), 1);
+  EXPECT_THAT(audit_.events(), IsEmpty());
+
+  // An admin of the namespace, explicitly on the reviewer's behalf: allowed and recorded.
+  auto resolved = core_->ResolveEscalation(admin_, on_behalf);
+  ASSERT_THAT(resolved, IsOk());
+  EXPECT_THAT(resolved->escalation().decided_by(),
+              EqualsProto(Parse<pb::Address>(R"pb(service_id: "ops")pb")));
+  EXPECT_TRUE(resolved->escalation().on_behalf_of_reviewer());
+  EXPECT_THAT(resolved->escalation().reviewer(),
+              EqualsProto(Parse<pb::Address>(R"pb(human_user_id: "alice")pb")));
+  EXPECT_EQ(resolved->grant().metadata().fields().at("approvedBy").string_value(), "service:ops");
+  const pb::AuditEvent event = LastEvent();
+  EXPECT_EQ(event.type(), pb::AUDIT_EVENT_TYPE_ESCALATION_RESOLVED);
+  EXPECT_THAT(event.actor(), EqualsProto(Parse<pb::Address>(R"pb(service_id: "ops")pb")));
+  EXPECT_TRUE(event.metadata().fields().at("onBehalfOfReviewer").bool_value());
+  EXPECT_EQ(event.metadata().fields().at("decidedBy").string_value(), "service:ops");
+}
+
+TEST_F(GrantStoreCoreTest, AnApprovalBeyondTheReviewersOwnResourcesIssuesNothing) {
+  v1::RecordEscalationRequest request = EscalationRequest("esc-1");
+  pb::CapabilityRequest* asked = request.mutable_escalation()->mutable_requested_authority();
+  *asked->add_capabilities() = asked->capabilities(0);
+  asked->mutable_capabilities(1)->mutable_resource()->mutable_owner()->set_human_user_id("bob");
+  ASSERT_THAT(core_->RecordEscalation(service_, request), IsOk());
+  EXPECT_THAT(core_->ResolveEscalation(alice_, Resolve("ESCALATION_DECISION_APPROVE")),
+              StatusIs(absl::StatusCode::kPermissionDenied,
+                       HasSubstr("requested_authority.capabilities[1].resource.owner")));
+  auto stored =
+      core_->GetEscalation(Parse<v1::GetEscalationRequest>(R"pb(escalation_id: "esc-1")pb"));
+  ASSERT_THAT(stored, IsOk());
+  EXPECT_EQ(stored->escalation().status(), v1::ESCALATION_RECORD_STATUS_PENDING);
+  auto loaded = core_->LoadAuthority(Load());
+  ASSERT_THAT(loaded, IsOk());
+  EXPECT_THAT(loaded->grants(), IsEmpty());
+  // Denying is still the reviewer's to do.
+  EXPECT_THAT(core_->ResolveEscalation(alice_, Resolve("ESCALATION_DECISION_DENY")), IsOk());
+}
+
+TEST_F(GrantStoreCoreTest, CredentialsAreIssuedOnceListedRotatedAndRevoked) {
+  using common::server::Role;
+  auto issue = Parse<v1::IssueCredentialRequest>(R"pb(
+    credential_id: "alice-reviewer"
+    principal { human_user_id: "alice" }
+    role: CREDENTIAL_ROLE_REVIEWER
+    scope { namespaces: "world" }
+  )pb");
+  auto issued = core_->IssueCredential(admin_, issue);
+  ASSERT_THAT(issued, IsOk());
+  const std::string secret = issued->secret();
+  EXPECT_THAT(secret, ::testing::StartsWith("sos_"));
+  EXPECT_EQ(secret.size(), 4u + 64u);
+  EXPECT_THAT(issued->credential().issued_by(),
+              EqualsProto(Parse<pb::Address>(R"pb(service_id: "ops")pb")));
+  EXPECT_THAT(core_->IssueCredential(admin_, issue),
+              StatusIs(absl::StatusCode::kAlreadyExists, HasSubstr("alice-reviewer")));
+  // The secret never reaches audit; the change does, naming the acting principal.
+  const pb::AuditEvent event = LastEvent();
+  EXPECT_EQ(event.type(), pb::AUDIT_EVENT_TYPE_CREDENTIAL_CHANGED);
+  EXPECT_EQ(event.metadata().fields().at("change").string_value(), "issued");
+  EXPECT_THAT(event.actor(), EqualsProto(Parse<pb::Address>(R"pb(service_id: "ops")pb")));
+  EXPECT_THAT(event.DebugString(), ::testing::Not(HasSubstr(secret.substr(4))));
+  EXPECT_THAT(event.DebugString(),
+              ::testing::Not(HasSubstr(common::server::TokenDigestHex(secret))));
+
+  // It authenticates by digest, as the reviewer it names.
+  v1::AuthenticateCredentialRequest by_digest;
+  by_digest.set_token_sha256(common::server::TokenDigestHex(secret));
+  auto found = core_->AuthenticateCredential(by_digest);
+  ASSERT_THAT(found, IsOk());
+  EXPECT_EQ(found->credential().credential_id(), "alice-reviewer");
+
+  // An admin of another namespace neither sees nor manages it, nor issues into "world".
+  const Caller other_admin = Principal("ops-2", "human:op-2", Role::kAdmin, {"other-world"});
+  auto listed = core_->ListCredentials(other_admin, v1::ListCredentialsRequest());
+  ASSERT_THAT(listed, IsOk());
+  EXPECT_THAT(listed->credentials(), IsEmpty());
+  v1::RevokeCredentialRequest revoke;
+  revoke.set_credential_id("alice-reviewer");
+  EXPECT_THAT(core_->RevokeCredential(other_admin, revoke), StatusIs(absl::StatusCode::kNotFound));
+  v1::IssueCredentialRequest into_world = issue;
+  into_world.set_credential_id("sneaky");
+  EXPECT_THAT(core_->IssueCredential(other_admin, into_world),
+              StatusIs(absl::StatusCode::kPermissionDenied, HasSubstr("\"world\"")));
+  v1::IssueCredentialRequest admin_all = issue;
+  admin_all.set_credential_id("root-2");
+  admin_all.set_role(v1::CREDENTIAL_ROLE_ADMIN);
+  admin_all.mutable_scope()->set_namespaces(0, "*");
+  EXPECT_THAT(core_->IssueCredential(other_admin, admin_all),
+              StatusIs(absl::StatusCode::kPermissionDenied));
+  listed = core_->ListCredentials(admin_, v1::ListCredentialsRequest());
+  ASSERT_THAT(listed, IsOk());
+  ASSERT_THAT(listed->credentials(), SizeIs(1));
+
+  // Rotation: the old secret no longer authenticates, the new one does.
+  v1::RotateCredentialRequest rotate;
+  rotate.set_credential_id("alice-reviewer");
+  auto rotated = core_->RotateCredential(admin_, rotate);
+  ASSERT_THAT(rotated, IsOk());
+  EXPECT_NE(rotated->secret(), secret);
+  EXPECT_THAT(core_->AuthenticateCredential(by_digest), StatusIs(absl::StatusCode::kNotFound));
+  by_digest.set_token_sha256(common::server::TokenDigestHex(rotated->secret()));
+  EXPECT_THAT(core_->AuthenticateCredential(by_digest), IsOk());
+
+  // Revocation: refused from the next lookup on; idempotent; no rotation afterwards.
+  ASSERT_THAT(core_->RevokeCredential(admin_, revoke), IsOk());
+  EXPECT_THAT(core_->AuthenticateCredential(by_digest), StatusIs(absl::StatusCode::kNotFound));
+  const int64_t revision = Revision();
+  auto again = core_->RevokeCredential(admin_, revoke);
+  ASSERT_THAT(again, IsOk());
+  EXPECT_TRUE(again->credential().has_revoked_at());
+  EXPECT_EQ(Revision(), revision);
+  EXPECT_THAT(core_->RotateCredential(admin_, rotate),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_EQ(LastEvent().metadata().fields().at("change").string_value(), "revoked");
+}
+
+TEST_F(GrantStoreCoreTest, CredentialRequestsAreValidated) {
+  struct Case {
+    const char* request;
+    const char* field;
+  } cases[] = {
+      {R"pb(credential_id: " "
+            principal { human_user_id: "a" }
+            role: CREDENTIAL_ROLE_HOST)pb",
+       "credential_id"},
+      {R"pb(credential_id: "c" role: CREDENTIAL_ROLE_HOST)pb", "principal"},
+      {R"pb(credential_id: "c"
+            principal { human_user_id: "a" })pb",
+       "role"},
+      {R"pb(credential_id: "c"
+            principal { service_id: "a" }
+            role: CREDENTIAL_ROLE_SERVICE
+            scope { namespaces: "w" })pb",
+       "scope"},
+      {R"pb(credential_id: "c"
+            principal { service_id: "a" }
+            role: CREDENTIAL_ROLE_HOST
+            scope { owners: "alice" })pb",
+       "scope.owners[0]"},
+  };
+  for (const Case& c : cases) {
+    EXPECT_THAT(core_->IssueCredential(admin_, Parse<v1::IssueCredentialRequest>(c.request)),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(c.field)))
+        << c.request;
+  }
+  v1::AuthenticateCredentialRequest bad;
+  bad.set_token_sha256("ABC");
+  EXPECT_THAT(core_->AuthenticateCredential(bad),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("token_sha256")));
 }
 
 TEST_F(GrantStoreCoreTest, AuditFailureRollsBackTheWholeResolution) {
   ASSERT_THAT(core_->RecordEscalation(service_, EscalationRequest("esc-1")), IsOk());
   audit_.FailPreEffect(true);
-  EXPECT_THAT(core_->ResolveEscalation(admin_, Resolve("ESCALATION_DECISION_APPROVE")),
+  EXPECT_THAT(core_->ResolveEscalation(alice_, Resolve("ESCALATION_DECISION_APPROVE")),
               StatusIs(absl::StatusCode::kUnavailable, HasSubstr("audit_unavailable")));
   audit_.FailPreEffect(false);
   EXPECT_EQ(Revision(), 1);
@@ -1194,7 +1404,7 @@ TEST_F(GrantStoreCoreTest, ListEscalationsFiltersAndPagesOldestFirst) {
   }
   auto deny = Resolve("ESCALATION_DECISION_DENY");
   deny.set_escalation_id("esc-a");
-  ASSERT_THAT(core_->ResolveEscalation(admin_, deny), IsOk());
+  ASSERT_THAT(core_->ResolveEscalation(alice_, deny), IsOk());
 
   auto request = Parse<v1::ListEscalationsRequest>(R"pb(namespace_id: "world" page_size: 2)pb");
   auto page1 = core_->ListEscalations(request);
@@ -1252,11 +1462,11 @@ TEST_F(GrantStoreCoreTest, EveryControlPlaneEventIsAValidProtocolEvent) {
       IsOk());
   ASSERT_THAT(core_->PutHostPolicy(admin_, Policy("v1")), IsOk());
   ASSERT_THAT(core_->RecordEscalation(service_, EscalationRequest("esc-1")), IsOk());
-  ASSERT_THAT(core_->ResolveEscalation(admin_, Resolve("ESCALATION_DECISION_APPROVE")), IsOk());
+  ASSERT_THAT(core_->ResolveEscalation(alice_, Resolve("ESCALATION_DECISION_APPROVE")), IsOk());
   ASSERT_THAT(core_->RecordEscalation(service_, EscalationRequest("esc-2")), IsOk());
   auto deny = Resolve("ESCALATION_DECISION_DENY");
   deny.set_escalation_id("esc-2");
-  ASSERT_THAT(core_->ResolveEscalation(admin_, deny), IsOk());
+  ASSERT_THAT(core_->ResolveEscalation(alice_, deny), IsOk());
   EXPECT_THAT(
       EventTypes(),
       ElementsAre(pb::AUDIT_EVENT_TYPE_GRANT_ISSUED, pb::AUDIT_EVENT_TYPE_GRANT_DERIVED,

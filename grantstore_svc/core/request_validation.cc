@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "capability/address.h"
+#include "common/server/auth.h"
 #include "common/status/status_macros.h"
 #include "common/validation/bounds.h"
 #include "common/validation/limits.h"
@@ -210,8 +211,9 @@ absl::Status ValidateResolveEscalationRequest(v1::ResolveEscalationRequest* requ
   if (!v1::EscalationDecision_IsValid(request->decision())) {
     return val::InvalidArgumentAt("decision", absl::StrCat("unknown value ", request->decision()));
   }
-  RETURN_IF_ERROR(
-      RequiredAddress(request->has_reviewer() ? request->mutable_reviewer() : nullptr, "reviewer"));
+  if (request->has_reviewer()) {
+    RETURN_IF_ERROR(val::ValidateAddress(request->mutable_reviewer(), "reviewer"));
+  }
   RETURN_IF_ERROR(val::CheckOptionalIdentifier(request->mutable_grant_id(), "grant_id"));
   if (request->decision() == v1::ESCALATION_DECISION_DENY) {
     if (request->has_narrowing()) {
@@ -307,6 +309,82 @@ absl::Status ValidateRecordEscalationRequest(v1::RecordEscalationRequest* reques
       return val::InvalidArgumentAt("escalation.reviewer",
                                     "must equal requested_authority.owner (the context owner)");
     }
+  }
+  return absl::OkStatus();
+}
+
+namespace {
+
+constexpr int kMaxScopeEntries = 64;
+
+bool IsLowerHex64(absl::string_view s) {
+  if (s.size() != 64) return false;
+  for (char c : s) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
+absl::Status CheckScopeList(google::protobuf::RepeatedPtrField<std::string>* values,
+                            absl::string_view path, bool address_keys) {
+  if (values->size() > kMaxScopeEntries) {
+    return val::InvalidArgumentAt(path, absl::StrCat("more than ", kMaxScopeEntries, " entries"));
+  }
+  for (int i = 0; i < values->size(); ++i) {
+    const std::string at = absl::StrCat(path, "[", i, "]");
+    std::string* value = values->Mutable(i);
+    if (*value == "*") continue;
+    if (address_keys) {
+      if (!common::server::IsAddressKey(*value)) {
+        return val::InvalidArgumentAt(at, "must be \"<human|agent|group|service>:<id>\" or \"*\"");
+      }
+    } else {
+      RETURN_IF_ERROR(val::CheckIdentifier(value, at));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ValidateIssueCredentialRequest(v1::IssueCredentialRequest* request) {
+  RETURN_IF_ERROR(RejectUnknown(*request));
+  RETURN_IF_ERROR(val::CheckOptionalIdentifier(request->mutable_credential_id(), "credential_id"));
+  RETURN_IF_ERROR(RequiredAddress(request->has_principal() ? request->mutable_principal() : nullptr,
+                                  "principal"));
+  if (request->role() == v1::CREDENTIAL_ROLE_UNSPECIFIED ||
+      !v1::CredentialRole_IsValid(request->role())) {
+    return val::InvalidArgumentAt("role", "must be ADMIN, HOST, REVIEWER or SERVICE");
+  }
+  if (request->role() == v1::CREDENTIAL_ROLE_SERVICE && request->has_scope()) {
+    return val::InvalidArgumentAt("scope", "a service credential has no scope");
+  }
+  v1::CredentialScope* scope = request->mutable_scope();
+  RETURN_IF_ERROR(CheckScopeList(scope->mutable_namespaces(), "scope.namespaces", false));
+  RETURN_IF_ERROR(CheckScopeList(scope->mutable_owners(), "scope.owners", true));
+  if (request->role() == v1::CREDENTIAL_ROLE_SERVICE) request->clear_scope();
+  return absl::OkStatus();
+}
+
+absl::Status ValidateListCredentialsRequest(v1::ListCredentialsRequest* request) {
+  RETURN_IF_ERROR(RejectUnknown(*request));
+  return CheckPageSize(request->page_size(), "page_size");
+}
+
+absl::Status ValidateRevokeCredentialRequest(v1::RevokeCredentialRequest* request) {
+  RETURN_IF_ERROR(RejectUnknown(*request));
+  return val::CheckIdentifier(request->mutable_credential_id(), "credential_id");
+}
+
+absl::Status ValidateRotateCredentialRequest(v1::RotateCredentialRequest* request) {
+  RETURN_IF_ERROR(RejectUnknown(*request));
+  return val::CheckIdentifier(request->mutable_credential_id(), "credential_id");
+}
+
+absl::Status ValidateAuthenticateCredentialRequest(v1::AuthenticateCredentialRequest* request) {
+  RETURN_IF_ERROR(RejectUnknown(*request));
+  if (!IsLowerHex64(request->token_sha256())) {
+    return val::InvalidArgumentAt("token_sha256", "must be 64 lowercase hex digits");
   }
   return absl::OkStatus();
 }

@@ -59,6 +59,14 @@ absl::Status ValidateCheckRevocationsRequest(v1::CheckRevocationsRequest* reques
 // namespace and owned by the escalation's reviewer (the context owner, semantics §1.9).
 absl::Status ValidateRecordEscalationRequest(v1::RecordEscalationRequest* request);
 
+// Credentials: ids are Identifiers; scopes hold at most 64 entries each, namespaces Identifiers
+// or "*", owners address keys or "*"; a service credential has no scope.
+absl::Status ValidateIssueCredentialRequest(v1::IssueCredentialRequest* request);
+absl::Status ValidateListCredentialsRequest(v1::ListCredentialsRequest* request);
+absl::Status ValidateRevokeCredentialRequest(v1::RevokeCredentialRequest* request);
+absl::Status ValidateRotateCredentialRequest(v1::RotateCredentialRequest* request);
+absl::Status ValidateAuthenticateCredentialRequest(v1::AuthenticateCredentialRequest* request);
+
 }  // namespace sharedos::grantstore::core
 
 #endif  // SHAREDOS_GRANTSTORE_SVC_CORE_REQUEST_VALIDATION_H_

@@ -11,8 +11,11 @@ GrantStoreServer::GrantStoreServer(GrantStoreServerDeps deps,
     : audit_(std::move(deps.audit)),
       authenticator_(deps.authenticator),
       store_(std::move(store)),
+      credentials_(*store_),
       core_(*store_, *audit_, deps.clock),
-      service_(core_, authenticator_) {}
+      service_(core_, authenticator_) {
+  authenticator_.AttachSource(&credentials_);
+}
 
 absl::StatusOr<std::unique_ptr<GrantStoreServer>> BuildGrantStoreServer(
     GrantStoreServerDeps deps, const GrantStoreServerOptions& options) {

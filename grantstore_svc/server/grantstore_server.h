@@ -13,6 +13,7 @@
 #include "common/server/auth.h"
 #include "common/server/service_main.h"
 #include "common/time/clock.h"
+#include "grantstore_svc/core/credentials.h"
 #include "grantstore_svc/core/grant_store_core.h"
 #include "grantstore_svc/server/grantstore_service.h"
 #include "grantstore_svc/storage/grant_store.h"
@@ -30,16 +31,18 @@ struct GrantStoreServerOptions {
 };
 
 // What the server is given: `audit` it owns (control-plane events are written through it); the
-// others it borrows, and each must outlive it.
+// others it borrows, and each must outlive it. The server attaches its store's credentials to
+// `authenticator` (credentials issued through the control plane authenticate in this process).
 struct GrantStoreServerDeps {
   std::unique_ptr<audit::client::AuditWriter> audit;
-  const common::server::Authenticator& authenticator;
+  common::server::Authenticator& authenticator;
   const common::Clock& clock;
 };
 
 class GrantStoreServer final : public common::server::Servable {
  public:
   GrantStoreServer(GrantStoreServerDeps deps, std::unique_ptr<storage::GrantStore> store);
+  ~GrantStoreServer() override { authenticator_.AttachSource(nullptr); }
 
   std::vector<grpc::Service*> services() override { return {&service_}; }
 
@@ -53,8 +56,9 @@ class GrantStoreServer final : public common::server::Servable {
 
  private:
   const std::unique_ptr<audit::client::AuditWriter> audit_;
-  const common::server::Authenticator& authenticator_;
+  common::server::Authenticator& authenticator_;
   const std::unique_ptr<storage::GrantStore> store_;
+  const core::StoreCredentialSource credentials_;
   core::GrantStoreCore core_;
   GrantStoreService service_;
 };

@@ -52,6 +52,7 @@ MATCHER_P(EqualsProto, expected, "") {
 constexpr char kAdminToken[] = "admin-token-0123456789";
 constexpr char kServiceToken[] = "service-token-0123456789";
 constexpr char kHostToken[] = "host-token-0123456789";
+constexpr char kReviewerToken[] = "alice-token-0123456789";
 
 std::string CredentialsJson() {
   using common::server::TokenDigestHex;
@@ -62,7 +63,10 @@ std::string CredentialsJson() {
                       TokenDigestHex(kServiceToken), R"("},
     {"name": "host-a", "role": "host", "token_sha256": ")",
                       TokenDigestHex(kHostToken),
-                      R"(", "scope": {"namespaces": ["world"], "owners": ["*"]}}]})");
+                      R"(", "scope": {"namespaces": ["world"], "owners": ["*"]}},
+    {"name": "alice", "role": "reviewer", "principal": "human:alice", "token_sha256": ")",
+                      TokenDigestHex(kReviewerToken),
+                      R"(", "scope": {"namespaces": ["world"]}}]})");
 }
 
 pb::CapabilityGrant Grant(const std::string& id) {
@@ -227,8 +231,12 @@ TEST_F(GrantStoreServiceTest, EveryRpcRequiresItsOwnRole) {
   for (const Role& role : roles) {
     for (const auto& [name, call] : role.rpcs) {
       for (const std::string& token : role.wrong) {
+        // No or an unknown credential is UNAUTHENTICATED; a known one of another role is
+        // PERMISSION_DENIED.
+        const bool known = !token.empty() && token != "not-a-token";
         EXPECT_THAT(FromGrpcStatus(call(*stub_, As(token).get())),
-                    StatusIs(absl::StatusCode::kUnauthenticated))
+                    StatusIs(known ? absl::StatusCode::kPermissionDenied
+                                   : absl::StatusCode::kUnauthenticated))
             << name << " as \"" << token << "\"";
       }
       // The right credential reaches the core, which rejects the empty request.
@@ -299,7 +307,7 @@ TEST_F(GrantStoreServiceTest, EscalationRoundTripOverTheWire) {
 
   v1::ResolveEscalationResponse resolved;
   ASSERT_TRUE(stub_
-                  ->ResolveEscalation(As(kAdminToken).get(),
+                  ->ResolveEscalation(As(kReviewerToken).get(),
                                       Parse<v1::ResolveEscalationRequest>(R"pb(
                                         escalation_id: "esc-1"
                                         decision: ESCALATION_DECISION_APPROVE
@@ -320,7 +328,7 @@ TEST_F(GrantStoreServiceTest, EscalationRoundTripOverTheWire) {
 
   v1::ResolveEscalationResponse again;
   grpc::Status twice =
-      stub_->ResolveEscalation(As(kAdminToken).get(), Parse<v1::ResolveEscalationRequest>(R"pb(
+      stub_->ResolveEscalation(As(kReviewerToken).get(), Parse<v1::ResolveEscalationRequest>(R"pb(
                                  escalation_id: "esc-1"
                                  decision: ESCALATION_DECISION_DENY
                                  reviewer { human_user_id: "alice" }
@@ -328,6 +336,9 @@ TEST_F(GrantStoreServiceTest, EscalationRoundTripOverTheWire) {
                                &again);
   EXPECT_THAT(FromGrpcStatus(twice),
               StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("already resolved")));
+  // The record names the reviewer as the decider, taken from the credential.
+  EXPECT_THAT(resolved.escalation().decided_by(),
+              EqualsProto(Parse<pb::Address>(R"pb(human_user_id: "alice")pb")));
 }
 
 TEST_F(GrantStoreServiceTest, ErrorsCrossTheWireWithTheirCodeAndField) {

@@ -56,6 +56,19 @@ struct IdempotencyEntry {
   std::string grant_id;
 };
 
+// A credential and the SHA-256 hex of its secret (the secret itself is never stored).
+struct StoredCredential {
+  grantstore::v1::Credential credential;
+  std::string token_sha256;
+};
+
+struct CredentialQuery {
+  bool include_revoked = false;
+  // Only ids strictly greater (byte order) than this one; empty: from the start.
+  std::string after_credential_id;
+  int limit = 100;
+};
+
 // The authority of one (actor, issuer) pair at one revision (LoadAuthority).
 struct AuthoritySnapshot {
   int64_t revision = 0;
@@ -146,6 +159,16 @@ class WriteTransaction {
   virtual absl::Status ResolveEscalation(const grantstore::v1::EscalationRecord& record,
                                          absl::string_view resolution_fingerprint) = 0;
 
+  // The credential with that id (live or revoked), or nullopt.
+  virtual absl::StatusOr<std::optional<StoredCredential>> GetCredential(
+      absl::string_view credential_id) = 0;
+  // Inserts a credential; the store stamps credential.revision = revision().
+  // Errors: ALREADY_EXISTS (the id, or the digest, is taken).
+  virtual absl::Status InsertCredential(const StoredCredential& credential) = 0;
+  // Replaces an existing credential (revocation, a rotated digest); stamps revision().
+  // Errors: NOT_FOUND (unknown id); ALREADY_EXISTS (the new digest is another's).
+  virtual absl::Status UpdateCredential(const StoredCredential& credential) = 0;
+
   // Makes every write visible at revision() and durable. Call once, only after writing.
   virtual absl::Status Commit() = 0;
 };
@@ -210,6 +233,14 @@ class GrantStore {
   // Escalations of a namespace, oldest (lowest recorded_revision) first, at most query.limit.
   virtual absl::StatusOr<std::vector<grantstore::v1::EscalationRecord>> ListEscalations(
       const EscalationQuery& query) = 0;
+
+  // The credential whose current digest is `token_sha256` (live or revoked), or nullopt. Reads
+  // the latest committed state: a revocation is visible to the next call.
+  virtual absl::StatusOr<std::optional<StoredCredential>> FindCredentialByDigest(
+      absl::string_view token_sha256) = 0;
+  // Credentials ordered by id (byte order), at most query.limit.
+  virtual absl::StatusOr<std::vector<grantstore::v1::Credential>> ListCredentials(
+      const CredentialQuery& query) = 0;
 };
 
 }  // namespace sharedos::grantstore::storage

@@ -617,6 +617,96 @@ TYPED_TEST_P(GrantStoreConformanceTest, EscalationsAreRecordedListedOldestFirstA
   EXPECT_THAT(ids(query), ElementsAre("e-a"));
 }
 
+inline StoredCredential TestCredential(const std::string& id, const std::string& digest) {
+  StoredCredential stored;
+  stored.credential.set_credential_id(id);
+  stored.credential.mutable_principal()->set_human_user_id("user-" + id);
+  stored.credential.set_role(grantstore::v1::CREDENTIAL_ROLE_REVIEWER);
+  stored.credential.mutable_scope()->add_namespaces("ns");
+  stored.token_sha256 = digest;
+  return stored;
+}
+
+// Writes `credential` in one committed transaction (insert or update) and answers its revision.
+inline absl::StatusOr<int64_t> WriteCredential(GrantStore& store, const StoredCredential& stored,
+                                               bool update) {
+  absl::StatusOr<std::unique_ptr<WriteTransaction>> txn = store.BeginWrite();
+  if (!txn.ok()) return txn.status();
+  const int64_t revision = (*txn)->revision();
+  absl::Status written =
+      update ? (*txn)->UpdateCredential(stored) : (*txn)->InsertCredential(stored);
+  if (!written.ok()) return written;
+  absl::Status committed = (*txn)->Commit();
+  if (!committed.ok()) return committed;
+  return revision;
+}
+
+TYPED_TEST_P(GrantStoreConformanceTest, CredentialsAreFoundByDigestRotatedAndRevoked) {
+  GrantStore& store = *this->store_;
+  const std::string d1(64, 'a'), d2(64, 'b'), d3(64, 'c');
+  ASSERT_THAT(WriteCredential(store, TestCredential("cred-b", d1), false), IsOkAndHolds(1));
+  ASSERT_THAT(WriteCredential(store, TestCredential("cred-a", d2), false), IsOkAndHolds(2));
+  // An id or a digest is never taken twice.
+  EXPECT_THAT(WriteCredential(store, TestCredential("cred-a", d3), false),
+              StatusIs(absl::StatusCode::kAlreadyExists));
+  EXPECT_THAT(WriteCredential(store, TestCredential("cred-c", d1), false),
+              StatusIs(absl::StatusCode::kAlreadyExists));
+  EXPECT_THAT(WriteCredential(store, TestCredential("cred-z", d3), true),
+              StatusIs(absl::StatusCode::kNotFound));
+
+  absl::StatusOr<std::optional<StoredCredential>> found = store.FindCredentialByDigest(d1);
+  ASSERT_THAT(found, IsOk());
+  ASSERT_TRUE(found->has_value());
+  grantstore::v1::Credential expected = TestCredential("cred-b", d1).credential;
+  expected.set_revision(1);
+  EXPECT_THAT((*found)->credential, EqualsProto(expected));
+  EXPECT_EQ((*found)->token_sha256, d1);
+
+  // Rotation: the old digest finds nothing from the next read on.
+  ASSERT_THAT(WriteCredential(store, TestCredential("cred-b", d3), true), IsOkAndHolds(3));
+  EXPECT_THAT(store.FindCredentialByDigest(d1), IsOkAndHolds(NoValue()));
+  found = store.FindCredentialByDigest(d3);
+  ASSERT_THAT(found, IsOk());
+  ASSERT_TRUE(found->has_value());
+  EXPECT_EQ((*found)->credential.revision(), 3);
+  // Rotating onto another credential's digest is refused.
+  EXPECT_THAT(WriteCredential(store, TestCredential("cred-b", d2), true),
+              StatusIs(absl::StatusCode::kAlreadyExists));
+
+  // Revocation is stored on the credential; List leaves revoked ones out unless asked.
+  StoredCredential revoked = TestCredential("cred-a", d2);
+  revoked.credential.mutable_revoked_at()->set_seconds(1700000000);
+  ASSERT_THAT(WriteCredential(store, revoked, true), IsOk());
+  found = store.FindCredentialByDigest(d2);
+  ASSERT_THAT(found, IsOk());
+  ASSERT_TRUE(found->has_value());
+  EXPECT_TRUE((*found)->credential.has_revoked_at());
+  auto ids = [&](const CredentialQuery& q) {
+    std::vector<std::string> out;
+    absl::StatusOr<std::vector<grantstore::v1::Credential>> listed = store.ListCredentials(q);
+    EXPECT_THAT(listed, IsOk());
+    if (listed.ok()) {
+      for (const auto& c : *listed) out.push_back(c.credential_id());
+    }
+    return out;
+  };
+  CredentialQuery query;
+  EXPECT_THAT(ids(query), ElementsAre("cred-b"));
+  query.include_revoked = true;
+  EXPECT_THAT(ids(query), ElementsAre("cred-a", "cred-b"));
+  query.after_credential_id = "cred-a";
+  query.limit = 1;
+  EXPECT_THAT(ids(query), ElementsAre("cred-b"));
+
+  // An uncommitted write leaves no trace.
+  {
+    absl::StatusOr<std::unique_ptr<WriteTransaction>> txn = store.BeginWrite();
+    ASSERT_THAT(txn, IsOk());
+    ASSERT_THAT((*txn)->InsertCredential(TestCredential("cred-x", std::string(64, 'd'))), IsOk());
+  }
+  EXPECT_THAT(store.FindCredentialByDigest(std::string(64, 'd')), IsOkAndHolds(NoValue()));
+}
+
 REGISTER_TYPED_TEST_SUITE_P(
     GrantStoreConformanceTest, EmptyStoreIsAtRevisionZero, EachCommitTakesTheNextRevision,
     UncommittedTransactionLeavesNoTrace, GrantIdsAreNeverReusedEvenAfterRevocation,
@@ -627,7 +717,8 @@ REGISTER_TYPED_TEST_SUITE_P(
     ListGrantsFiltersAndPagesInIdOrder, CheckRevocationsReportsRevokedAndUnknownIds,
     TryConsumeSpendsExactlyMaxUsesAndNeverRefunds, ConcurrentTryConsumeSucceedsExactlyMaxUsesTimes,
     IdempotencyKeysAreUniqueAndTransactional, HostPoliciesAreVersionedByRevision,
-    EscalationsAreRecordedListedOldestFirstAndResolvedOnce);
+    EscalationsAreRecordedListedOldestFirstAndResolvedOnce,
+    CredentialsAreFoundByDigestRotatedAndRevoked);
 
 }  // namespace sharedos::grantstore::storage::testing
 

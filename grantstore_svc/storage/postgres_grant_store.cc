@@ -91,6 +91,16 @@ CREATE TABLE escalations (
 CREATE INDEX escalations_by_namespace ON escalations (namespace_id, recorded_revision);
 CREATE INDEX escalations_by_status ON escalations (namespace_id, status, recorded_revision);
 )sql"},
+    {2, R"sql(
+-- body: the Credential (never its secret); token_sha256: the digest of its current secret.
+CREATE TABLE credentials (
+  credential_id TEXT COLLATE "C" PRIMARY KEY,
+  token_sha256 TEXT COLLATE "C" NOT NULL UNIQUE,
+  revoked BOOLEAN NOT NULL,
+  revision BIGINT NOT NULL,
+  body BYTEA NOT NULL
+);
+)sql"},
 };
 
 template <typename Message>
@@ -182,6 +192,24 @@ absl::StatusOr<std::optional<StoredEscalation>> SelectEscalation(Connection& con
   }
   if (!result.IsNull(0, 1)) stored.resolution_fingerprint = std::string(result.Bytes(0, 1));
   return std::optional<StoredEscalation>(std::move(stored));
+}
+
+absl::StatusOr<std::optional<StoredCredential>> SelectCredential(Connection& conn, bool by_digest,
+                                                                 absl::string_view value) {
+  const Param params[] = {Param::Text(value)};
+  ASSIGN_OR_RETURN(Result result,
+                   conn.Exec(by_digest ? "SELECT body, token_sha256 FROM credentials WHERE "
+                                         "token_sha256 = $1"
+                                       : "SELECT body, token_sha256 FROM credentials WHERE "
+                                         "credential_id = $1",
+                             params));
+  if (result.rows() == 0) return std::optional<StoredCredential>();
+  StoredCredential stored;
+  if (!Parse(result.Bytes(0, 0), stored.credential)) {
+    return capability::errors::CorruptRow("credentials", by_digest ? "by digest" : value);
+  }
+  stored.token_sha256 = std::string(result.Bytes(0, 1));
+  return std::optional<StoredCredential>(std::move(stored));
 }
 
 // Usage of an existing grant (0 before its first use), or nullopt for an unknown grant.
@@ -467,6 +495,34 @@ class PostgresGrantStore::Transaction : public WriteTransaction {
         .status();
   }
 
+  absl::StatusOr<std::optional<StoredCredential>> GetCredential(
+      absl::string_view credential_id) override {
+    return SelectCredential(*conn_, /*by_digest=*/false, credential_id);
+  }
+
+  absl::Status InsertCredential(const StoredCredential& credential) override {
+    return WriteCredential(credential,
+                           "INSERT INTO credentials (credential_id, token_sha256, revoked, "
+                           "revision, body) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING");
+  }
+
+  absl::Status UpdateCredential(const StoredCredential& credential) override {
+    ASSIGN_OR_RETURN(std::optional<StoredCredential> existing,
+                     GetCredential(credential.credential.credential_id()));
+    if (!existing.has_value()) {
+      return absl::NotFoundError(
+          absl::StrCat("credential \"", credential.credential.credential_id(), "\" not found"));
+    }
+    if (existing->token_sha256 != credential.token_sha256) {
+      ASSIGN_OR_RETURN(std::optional<StoredCredential> other,
+                       SelectCredential(*conn_, /*by_digest=*/true, credential.token_sha256));
+      if (other.has_value()) return DigestTaken(credential);
+    }
+    return WriteCredential(credential,
+                           "UPDATE credentials SET token_sha256 = $2, revoked = $3, revision = "
+                           "$4, body = $5 WHERE credential_id = $1");
+  }
+
   absl::Status Commit() override {
     if (!txn_.has_value() || !txn_->active()) {
       return absl::FailedPreconditionError("write transaction is no longer active");
@@ -475,6 +531,23 @@ class PostgresGrantStore::Transaction : public WriteTransaction {
   }
 
  private:
+  static absl::Status DigestTaken(const StoredCredential& credential) {
+    return absl::AlreadyExistsError(absl::StrCat(
+        "credential id \"", credential.credential.credential_id(), "\" or its digest is taken"));
+  }
+
+  absl::Status WriteCredential(const StoredCredential& credential, const char* sql) {
+    gs::Credential stamped = credential.credential;
+    stamped.set_revision(revision_);
+    const Param params[] = {Param::Text(stamped.credential_id()),
+                            Param::Text(credential.token_sha256),
+                            Param::Bool(stamped.has_revoked_at()), Param::Int64(revision_),
+                            Param::Bytes(stamped.SerializeAsString())};
+    ASSIGN_OR_RETURN(Result result, conn_->Exec(sql, params));
+    if (result.affected_rows() == 0) return DigestTaken(credential);
+    return absl::OkStatus();
+  }
+
   PooledConnection conn_;
   // Declared after conn_: rolled back (if still open) before the connection goes back to the
   // pool.
@@ -678,6 +751,31 @@ absl::StatusOr<std::vector<gs::EscalationRecord>> PostgresGrantStore::ListEscala
     }
   }
   return records;
+}
+
+absl::StatusOr<std::optional<StoredCredential>> PostgresGrantStore::FindCredentialByDigest(
+    absl::string_view token_sha256) {
+  ASSIGN_OR_RETURN(PooledConnection conn, Acquire());
+  return SelectCredential(*conn, /*by_digest=*/true, token_sha256);
+}
+
+absl::StatusOr<std::vector<gs::Credential>> PostgresGrantStore::ListCredentials(
+    const CredentialQuery& query) {
+  ASSIGN_OR_RETURN(PooledConnection conn, Acquire());
+  const Param params[] = {Param::Text(query.after_credential_id),
+                          Param::Bool(query.include_revoked),
+                          Param::Int64(std::max(query.limit, 0))};
+  ASSIGN_OR_RETURN(Result result,
+                   conn->Exec("SELECT credential_id, body FROM credentials WHERE credential_id > "
+                              "$1 AND ($2 OR NOT revoked) ORDER BY credential_id LIMIT $3",
+                              params));
+  std::vector<gs::Credential> credentials;
+  for (int row = 0; row < result.rows(); ++row) {
+    if (!Parse(result.Bytes(row, 1), credentials.emplace_back())) {
+      return capability::errors::CorruptRow("credentials", result.Bytes(row, 0));
+    }
+  }
+  return credentials;
 }
 
 }  // namespace sharedos::grantstore::storage

@@ -106,6 +106,10 @@ class PostgresGrantStore : public GrantStore {
       absl::string_view escalation_id) override;
   absl::StatusOr<std::vector<grantstore::v1::EscalationRecord>> ListEscalations(
       const EscalationQuery& query) override;
+  absl::StatusOr<std::optional<StoredCredential>> FindCredentialByDigest(
+      absl::string_view token_sha256) override;
+  absl::StatusOr<std::vector<grantstore::v1::Credential>> ListCredentials(
+      const CredentialQuery& query) override;
 
  private:
   class Transaction;

@@ -284,7 +284,7 @@ TEST_F(PostgresGrantStoreTest, SchemaIsRecordedAndANewerSchemaIsRefused) {
       common::postgres::Connection::Open(uri_);
   ASSERT_THAT(conn, IsOk());
   EXPECT_THAT(common::postgres::SchemaVersion(**conn, PostgresGrantStore::kHistoryTable),
-              IsOkAndHolds(1));
+              IsOkAndHolds(2));
   // Reopening an up-to-date schema is fine.
   ASSERT_NE(Open(), nullptr);
   ASSERT_THAT((*conn)->ExecScript(absl::StrCat("INSERT INTO ", PostgresGrantStore::kHistoryTable,
@@ -292,7 +292,7 @@ TEST_F(PostgresGrantStoreTest, SchemaIsRecordedAndANewerSchemaIsRefused) {
               IsOk());
   EXPECT_THAT(OpenStore(uri_),
               StatusIs(absl::StatusCode::kFailedPrecondition,
-                       AllOf(HasSubstr("schema version 99"), HasSubstr("knows (1)"))));
+                       AllOf(HasSubstr("schema version 99"), HasSubstr("knows (2)"))));
 }
 
 TEST_F(PostgresGrantStoreTest, DataSurvivesReopening) {

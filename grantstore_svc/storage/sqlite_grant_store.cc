@@ -84,6 +84,16 @@ CREATE TABLE escalations (
 CREATE INDEX escalations_by_namespace ON escalations (namespace_id, recorded_revision);
 CREATE INDEX escalations_by_status ON escalations (namespace_id, status, recorded_revision);
 )sql"},
+    {2, R"sql(
+-- body: the Credential (never its secret); token_sha256: the digest of its current secret.
+CREATE TABLE credentials (
+  credential_id TEXT PRIMARY KEY,
+  token_sha256 TEXT NOT NULL UNIQUE,
+  revoked INTEGER NOT NULL,
+  revision INTEGER NOT NULL,
+  body BLOB NOT NULL
+);
+)sql"},
 };
 
 constexpr char kSelectRevision[] = "SELECT revision FROM store_revision WHERE id = 1";
@@ -183,6 +193,32 @@ absl::StatusOr<std::optional<StoredEscalation>> SelectEscalation(Database& db,
   }
   if (!stmt.ColumnIsNull(1)) stored.resolution_fingerprint = std::string(stmt.ColumnBlob(1));
   return std::optional<StoredEscalation>(std::move(stored));
+}
+
+// Columns: body, token_sha256.
+absl::StatusOr<std::optional<StoredCredential>> CredentialFromStep(Statement& stmt,
+                                                                   absl::string_view key) {
+  ASSIGN_OR_RETURN(const bool row, stmt.Step());
+  if (!row) return std::optional<StoredCredential>();
+  StoredCredential stored;
+  const absl::string_view body = stmt.ColumnBlob(0);
+  if (!stored.credential.ParseFromArray(body.data(), static_cast<int>(body.size()))) {
+    return capability::errors::CorruptRow("credentials", key);
+  }
+  stored.token_sha256 = std::string(stmt.ColumnText(1));
+  return std::optional<StoredCredential>(std::move(stored));
+}
+
+absl::StatusOr<std::optional<StoredCredential>> SelectCredential(Database& db,
+                                                                 absl::string_view column,
+                                                                 absl::string_view value) {
+  ASSIGN_OR_RETURN(Statement stmt, db.Cached(column == "token_sha256"
+                                                 ? "SELECT body, token_sha256 FROM credentials "
+                                                   "WHERE token_sha256 = ?1"
+                                                 : "SELECT body, token_sha256 FROM credentials "
+                                                   "WHERE credential_id = ?1"));
+  RETURN_IF_ERROR(Bind(stmt, 1, value));
+  return CredentialFromStep(stmt, column == "token_sha256" ? "by digest" : value);
 }
 
 }  // namespace
@@ -356,6 +392,29 @@ class SqliteGrantStore::Transaction : public WriteTransaction {
     return stmt.Step().status();
   }
 
+  absl::StatusOr<std::optional<StoredCredential>> GetCredential(
+      absl::string_view credential_id) override {
+    return SelectCredential(db_, "credential_id", credential_id);
+  }
+
+  absl::Status InsertCredential(const StoredCredential& credential) override {
+    return WriteCredential(credential,
+                           "INSERT INTO credentials (credential_id, token_sha256, "
+                           "revoked, revision, body) VALUES (?1, ?2, ?3, ?4, ?5)");
+  }
+
+  absl::Status UpdateCredential(const StoredCredential& credential) override {
+    ASSIGN_OR_RETURN(std::optional<StoredCredential> existing,
+                     GetCredential(credential.credential.credential_id()));
+    if (!existing.has_value()) {
+      return absl::NotFoundError(
+          absl::StrCat("credential \"", credential.credential.credential_id(), "\" not found"));
+    }
+    return WriteCredential(credential,
+                           "UPDATE credentials SET token_sha256 = ?2, revoked = ?3, "
+                           "revision = ?4, body = ?5 WHERE credential_id = ?1");
+  }
+
   absl::Status Commit() override {
     if (!txn_.has_value() || !txn_->active()) {
       return absl::FailedPreconditionError("write transaction is no longer active");
@@ -368,6 +427,23 @@ class SqliteGrantStore::Transaction : public WriteTransaction {
   }
 
  private:
+  absl::Status WriteCredential(const StoredCredential& credential, const char* sql) {
+    gs::Credential stamped = credential.credential;
+    stamped.set_revision(revision_);
+    ASSIGN_OR_RETURN(Statement stmt, db_.Cached(sql));
+    RETURN_IF_ERROR(Bind(stmt, 1, stamped.credential_id()));
+    RETURN_IF_ERROR(Bind(stmt, 2, credential.token_sha256));
+    RETURN_IF_ERROR(stmt.BindInt64(3, stamped.has_revoked_at() ? 1 : 0));
+    RETURN_IF_ERROR(stmt.BindInt64(4, revision_));
+    RETURN_IF_ERROR(stmt.BindBlob(5, stamped.SerializeAsString()));
+    const absl::Status status = stmt.Step().status();
+    if (absl::IsAlreadyExists(status)) {
+      return absl::AlreadyExistsError(
+          absl::StrCat("credential id \"", stamped.credential_id(), "\" or its digest is taken"));
+    }
+    return status;
+  }
+
   absl::MutexLock lock_;
   Database& db_;
   // Declared after lock_: rolled back (if still open) before the lock is released.
@@ -684,6 +760,39 @@ absl::StatusOr<std::vector<gs::EscalationRecord>> SqliteGrantStore::ListEscalati
     return absl::OkStatus();
   }));
   return records;
+}
+
+absl::StatusOr<std::optional<StoredCredential>> SqliteGrantStore::FindCredentialByDigest(
+    absl::string_view token_sha256) {
+  std::optional<StoredCredential> result;
+  RETURN_IF_ERROR(Read([&](Database& db) -> absl::Status {
+    ASSIGN_OR_RETURN(result, SelectCredential(db, "token_sha256", token_sha256));
+    return absl::OkStatus();
+  }));
+  return result;
+}
+
+absl::StatusOr<std::vector<gs::Credential>> SqliteGrantStore::ListCredentials(
+    const CredentialQuery& query) {
+  std::vector<gs::Credential> credentials;
+  RETURN_IF_ERROR(Read([&](Database& db) -> absl::Status {
+    ASSIGN_OR_RETURN(Statement stmt,
+                     db.Cached("SELECT credential_id, body FROM credentials WHERE credential_id > "
+                               "?1 AND (?2 = 1 OR revoked = 0) ORDER BY credential_id LIMIT ?3"));
+    RETURN_IF_ERROR(Bind(stmt, 1, query.after_credential_id));
+    RETURN_IF_ERROR(stmt.BindInt64(2, query.include_revoked ? 1 : 0));
+    RETURN_IF_ERROR(stmt.BindInt64(3, std::max(query.limit, 0)));
+    while (true) {
+      ASSIGN_OR_RETURN(const bool row, stmt.Step());
+      if (!row) break;
+      const absl::string_view body = stmt.ColumnBlob(1);
+      if (!credentials.emplace_back().ParseFromArray(body.data(), static_cast<int>(body.size()))) {
+        return capability::errors::CorruptRow("credentials", stmt.ColumnText(0));
+      }
+    }
+    return absl::OkStatus();
+  }));
+  return credentials;
 }
 
 }  // namespace sharedos::grantstore::storage

@@ -137,7 +137,7 @@ TEST(SqliteGrantStoreTest, SchemaIsMigratedAndFileIsInWalMode) {
   auto version = (*db)->Prepare("SELECT MAX(version) FROM schema_migrations");
   ASSERT_THAT(version, IsOk());
   ASSERT_THAT(version->Step(), IsOkAndHolds(true));
-  EXPECT_EQ(version->ColumnInt64(0), 1);
+  EXPECT_EQ(version->ColumnInt64(0), 2);
   auto mode = (*db)->Prepare("PRAGMA journal_mode");
   ASSERT_THAT(mode, IsOk());
   ASSERT_THAT(mode->Step(), IsOkAndHolds(true));

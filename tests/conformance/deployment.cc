@@ -57,6 +57,7 @@ testing::DeploymentCredentials Credentials(const DeploymentOptions& options) {
   credentials.host_name = "conformance-host";
   credentials.host_namespaces = {options.namespace_id};
   credentials.host_owners = {options.owner_key};
+  credentials.reviewer_principal = options.owner_key;
   credentials.lease_secret = kLeaseSecret;
   credentials.mcp_secret = kMcpSecret;
   return credentials;

@@ -35,6 +35,7 @@
 #include "sharedos/protocol/v1/grant.pb.h"
 #include "sharedos/protocol/v1/tool.pb.h"
 #include "tests/conformance/notion_fixture.h"
+#include "tests/testing/deployment.h"
 
 namespace sharedos::conformance {
 
@@ -91,6 +92,11 @@ class Deployment {
   virtual audit::v1::AuditLog::StubInterface& audit() = 0;
   virtual std::string admin_token() const = 0;
   virtual std::string host_token() const = 0;
+  // Reviewer credentials: the world's reviewer (the context owner), and another human.
+  std::string reviewer_token() const { return testing::DeploymentCredentials().reviewer_token; }
+  std::string other_reviewer_token() const {
+    return testing::DeploymentCredentials().other_reviewer_token;
+  }
   // The world clock's current instant.
   virtual absl::Time Now() = 0;
   // One declared step has been taken (kernel: +1 s; grpc: the real clock moves by itself).

@@ -868,12 +868,33 @@ class RowRunner {
     resolve.set_decision(gv1::ESCALATION_DECISION_APPROVE);
     *resolve.mutable_reviewer() = reviewer;
     resolve.set_grant_id(world_.GrantId("approved"));
+    // Row 35: `as` names another caller than the reviewer (it must be refused, nothing issued).
+    const std::string as = step.value("as", std::string("reviewer"));
+    std::string token = deployment_.reviewer_token();
+    if (as == "other-reviewer") {
+      token = deployment_.other_reviewer_token();
+      resolve.clear_reviewer();
+    } else if (as == "host") {
+      token = deployment_.host_token();
+    } else if (as == "admin") {
+      token = deployment_.admin_token();  // an operator, not saying on whose behalf
+      resolve.clear_reviewer();
+    } else if (as != "reviewer") {
+      return absl::InvalidArgumentError("approve: unknown as " + as);
+    }
     gv1::ResolveEscalationResponse resolved;
-    grpc::Status status = deployment_.grants().ResolveEscalation(
-        As(deployment_.admin_token()).get(), resolve, &resolved);
+    grpc::Status status =
+        deployment_.grants().ResolveEscalation(As(token).get(), resolve, &resolved);
     if (!status.ok()) {
-      attempt.status = absl::StrCat("rpc:", status.error_code());
+      attempt.status =
+          "rpc:" +
+          std::string(absl::StatusCodeToString(static_cast<absl::StatusCode>(status.error_code())));
       attempt.message = status.error_message();
+      std::optional<gv1::EscalationRecord> after;
+      RETURN_IF_ERROR(StoredEscalation(deployment_, world_.Namespace(), turn.execution_id, &after));
+      attempt.details = {
+          {"stillPending",
+           after.has_value() && after->status() == gv1::ESCALATION_RECORD_STATUS_PENDING}};
       return absl::OkStatus();
     }
     world_.Adopt(world_.GrantId("approved"));  // revoked when the next row is armed

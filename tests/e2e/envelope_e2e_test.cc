@@ -1,8 +1,8 @@
 // The four services as separate processes (audit_svc, grantstore_svc, authorizer_svc,
 // envelope_svc), wired as in production: a host runs a turn that reads a file (allowed), is
 // refused a write (no_matching_grant, with the authority it would need), and escalates with
-// that authority; an operator approves the escalation; the next turn's write succeeds. The one
-// audit log then verifies and holds every record with its source and cause.
+// that authority; an operator approves the escalation on the reviewer's behalf; the next turn's
+// write succeeds. The one audit log then verifies and holds every record with its source and cause.
 #include <google/protobuf/util/json_util.h>
 
 #include <string>
@@ -118,7 +118,9 @@ TEST_P(EnvelopeEndToEndTest, RefusedWriteEscalatesAndTheNextTurnWrites) {
   grantstore::v1::ResolveEscalationRequest resolve;
   resolve.set_escalation_id(pending.escalations(0).escalation_id());
   resolve.set_decision(grantstore::v1::ESCALATION_DECISION_APPROVE);
-  resolve.mutable_reviewer()->set_human_user_id("user-alice");
+  // The operator (admin of every namespace) decides explicitly on alice's behalf (recorded);
+  // reviewer_approval_e2e_test covers alice's own credential and who else is refused.
+  resolve.set_on_behalf_of_reviewer(true);
   grantstore::v1::ResolveEscalationResponse resolved;
   status = grants_->ResolveEscalation(As(admin_token_).get(), resolve, &resolved);
   ASSERT_TRUE(status.ok()) << status.error_message();

@@ -84,7 +84,14 @@ std::string CredentialsJson(const DeploymentCredentials& credentials) {
       credentials.host_name, R"(", "role": "host", "token_sha256": ")",
       common::server::TokenDigestHex(credentials.host_token), R"(", "scope": {"namespaces": )",
       quoted(credentials.host_namespaces), R"(, "owners": )", quoted(credentials.host_owners),
-      "}}]}");
+      "}},", R"({"name": "reviewer", "role": "reviewer", "principal": ")",
+      credentials.reviewer_principal, R"(", "token_sha256": ")",
+      common::server::TokenDigestHex(credentials.reviewer_token), R"(", "scope": {"namespaces": )",
+      quoted(credentials.host_namespaces), "}},",
+      R"({"name": "other-reviewer", "role": "reviewer", "principal": ")",
+      credentials.other_reviewer_principal, R"(", "token_sha256": ")",
+      common::server::TokenDigestHex(credentials.other_reviewer_token),
+      R"(", "scope": {"namespaces": )", quoted(credentials.host_namespaces), "}}]}");
 }
 
 absl::StatusOr<std::unique_ptr<FourProcessDeployment>> FourProcessDeployment::Start(

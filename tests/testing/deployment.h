@@ -88,6 +88,12 @@ struct DeploymentCredentials {
   std::string host_name = "host-a";
   std::vector<std::string> host_namespaces = {"world-demo"};
   std::vector<std::string> host_owners = {"human:user-alice"};
+  // A reviewer credential for `reviewer_principal` (the owner escalations are addressed to) and
+  // one for another human, both in host_namespaces.
+  std::string reviewer_token = "e2e-reviewer-token-0123456789";
+  std::string reviewer_principal = "human:user-alice";
+  std::string other_reviewer_token = "e2e-other-reviewer-token-0123456789";
+  std::string other_reviewer_principal = "human:user-bob";
   std::string lease_secret = "e2e-lease-secret-0123456789abcdef0123456789";
   std::string mcp_secret = "e2e-mcp-secret-0123456789abcdef0123456789abcdef";
 };

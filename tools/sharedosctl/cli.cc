@@ -32,9 +32,17 @@ const std::vector<CommandSpec>& Commands() {
       {"escalations list", {"namespace"}, {"status"},
        "the review queue (status: pending|approved|denied)"},
       {"escalations show", {"id"}, {}, "show one escalation"},
-      {"escalations approve", {"id", "reviewer"}, {"expires_at", "max_uses", "grant_id"},
-       "approve, issuing the requested grant (optionally narrowed)"},
-      {"escalations deny", {"id", "reviewer"}, {}, "deny a pending escalation"},
+      {"escalations approve", {"id"}, {"reviewer", "on_behalf", "expires_at", "max_uses", "grant_id"},
+       "approve with the reviewer's credential (--token_file), issuing the requested grant "
+       "(optionally narrowed); an admin of the namespace says --on_behalf (recorded)"},
+      {"escalations deny", {"id"}, {"reviewer", "on_behalf"},
+       "deny a pending escalation (as approve: the reviewer, or an admin --on_behalf)"},
+      {"credentials issue", {"role", "principal"}, {"id", "namespace", "owner"},
+       "issue a credential (role: admin|host|reviewer|service; principal: kind:id; namespace, "
+       "owner: comma-separated scope); prints its secret once (\"secret: ...\")"},
+      {"credentials list", {}, {"include_revoked"}, "the credentials you manage (never a secret)"},
+      {"credentials revoke", {"id"}, {}, "revoke a credential (refused on its next call)"},
+      {"credentials rotate", {"id"}, {}, "a new secret for a credential (printed once)"},
       {"audit query", {},
        {"namespace", "trace", "execution", "type", "outcome", "reason", "source", "actor", "since",
         "until", "limit"},
@@ -55,7 +63,7 @@ const std::vector<CommandSpec>& Commands() {
 }
 
 const std::set<std::string>& BoolFlags() {
-  static const auto* flags = new std::set<std::string>{"json", "include_revoked", "help"};
+  static const auto* flags = new std::set<std::string>{"json", "include_revoked", "help", "on_behalf"};
   return *flags;
 }
 

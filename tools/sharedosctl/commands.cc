@@ -3,6 +3,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "tools/sharedosctl/audit_commands.h"
+#include "tools/sharedosctl/credential_commands.h"
 #include "tools/sharedosctl/escalation_commands.h"
 #include "tools/sharedosctl/grant_commands.h"
 
@@ -25,6 +26,10 @@ int RunCommand(const Invocation& inv, const GlobalOptions& globals, const Client
       {"audit query", AuditQuery},
       {"audit tail", AuditTail},
       {"audit verify", AuditVerify},
+      {"credentials issue", CredentialsIssue},
+      {"credentials list", CredentialsList},
+      {"credentials revoke", CredentialsRevoke},
+      {"credentials rotate", CredentialsRotate},
       {"turn", RunDemoTurn},
   };
   for (const auto& [name, handler] : kHandlers) {

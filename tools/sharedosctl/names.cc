@@ -21,8 +21,7 @@ constexpr std::pair<const char*, AuditEventType> kEventTypes[] = {
     {"escalation.auto_decided", protocol::v1::AUDIT_EVENT_TYPE_ESCALATION_AUTO_DECIDED},
     {"resource.invoked", protocol::v1::AUDIT_EVENT_TYPE_RESOURCE_INVOKED},
     {"tool.catalog.listed", protocol::v1::AUDIT_EVENT_TYPE_TOOL_CATALOG_LISTED},
-    {"tool.namespace.catalog.listed",
-     protocol::v1::AUDIT_EVENT_TYPE_TOOL_NAMESPACE_CATALOG_LISTED},
+    {"tool.namespace.catalog.listed", protocol::v1::AUDIT_EVENT_TYPE_TOOL_NAMESPACE_CATALOG_LISTED},
     {"tool.namespace.selection.updated",
      protocol::v1::AUDIT_EVENT_TYPE_TOOL_NAMESPACE_SELECTION_UPDATED},
     {"tool.invoked", protocol::v1::AUDIT_EVENT_TYPE_TOOL_INVOKED},
@@ -34,6 +33,7 @@ constexpr std::pair<const char*, AuditEventType> kEventTypes[] = {
     {"host_policy.updated", protocol::v1::AUDIT_EVENT_TYPE_HOST_POLICY_UPDATED},
     {"escalation.recorded", protocol::v1::AUDIT_EVENT_TYPE_ESCALATION_RECORDED},
     {"escalation.resolved", protocol::v1::AUDIT_EVENT_TYPE_ESCALATION_RESOLVED},
+    {"credential.changed", protocol::v1::AUDIT_EVENT_TYPE_CREDENTIAL_CHANGED},
 };
 
 constexpr std::pair<const char*, AuditOutcome> kOutcomes[] = {

@@ -73,9 +73,13 @@ absl::StatusOr<gs::ResolveEscalationRequest> BuildResolveEscalation(
   gs::ResolveEscalationRequest request;
   request.set_escalation_id(inv.Get("id"));
   request.set_decision(decision);
-  auto reviewer = ParseAddress(inv.Get("reviewer"));
-  if (!reviewer.ok()) return reviewer.status();
-  *request.mutable_reviewer() = *reviewer;
+  // The decider is the credential's principal; --reviewer, when given, must name it.
+  if (inv.Has("reviewer")) {
+    auto reviewer = ParseAddress(inv.Get("reviewer"));
+    if (!reviewer.ok()) return reviewer.status();
+    *request.mutable_reviewer() = *reviewer;
+  }
+  request.set_on_behalf_of_reviewer(inv.Has("on_behalf"));
   if (inv.Has("expires_at")) {
     auto expires_at = ParseTimestamp(inv.Get("expires_at"));
     if (!expires_at.ok()) return expires_at.status();
