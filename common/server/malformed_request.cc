@@ -33,7 +33,11 @@ class MalformedRequestInterceptor : public grpc::experimental::Interceptor {
 }  // namespace
 
 grpc::experimental::Interceptor* MalformedRequestInterceptorFactory::CreateServerInterceptor(
-    grpc::experimental::ServerRpcInfo* /*info*/) {
+    grpc::experimental::ServerRpcInfo* info) {
+  // Only a method that reads exactly one request can tell a malformed one from its absence: on a
+  // client stream, the read after the last message also delivers none (the end of the stream).
+  using Type = grpc::experimental::ServerRpcInfo::Type;
+  if (info->type() != Type::UNARY && info->type() != Type::SERVER_STREAMING) return nullptr;
   return new MalformedRequestInterceptor();
 }
 

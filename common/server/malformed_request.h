@@ -5,7 +5,8 @@
 // malformed wire encoding). INTERNAL stays for the server's own faults.
 //
 // A server interceptor: it notes, at the request's arrival, that gRPC could not deserialize it
-// (the handler then never runs), and rewrites the status the call then ends with. Every
+// (the handler then never runs), and rewrites the status the call then ends with. Unary and
+// server-streaming methods only (a client stream's end also arrives as no message). Every
 // SharedOS listener installs it (ServerRunner). Thread-safe: one interceptor per call.
 
 #ifndef SHAREDOS_COMMON_SERVER_MALFORMED_REQUEST_H_
