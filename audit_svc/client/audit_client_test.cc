@@ -222,9 +222,9 @@ class SlowCountingAuditLog : public v1::AuditLog::Service {
                       v1::AppendResponse* response) override {
     absl::SleepFor(absl::Milliseconds(100));  // the slow server being simulated
     absl::MutexLock lock(&mu_);
-    batch_sizes_.push_back(request->events_size());
-    for (const auto& event : request->events()) ids_.push_back(event.id());
-    response->set_appended(request->events_size());
+    batch_sizes_.push_back(request->entries_size());
+    for (const auto& entry : request->entries()) ids_.push_back(entry.event().id());
+    response->set_appended(request->entries_size());
     return grpc::Status::OK;
   }
   std::vector<int> batch_sizes() {

@@ -31,7 +31,7 @@ std::vector<std::string> Ids(Outbox& outbox, int limit) {
   std::vector<std::string> ids;
   auto events = outbox.Peek(limit);
   EXPECT_TRUE(events.ok()) << events.status();
-  for (const auto& [position, event] : *events) ids.push_back(event.id());
+  for (const auto& [position, event] : *events) ids.push_back(event.event().id());
   return ids;
 }
 
