@@ -55,6 +55,11 @@ absl::StatusOr<DataDir> PrepareDataDir(const std::string& root) {
     return absl::FailedPreconditionError(
         absl::StrCat("cannot create data directory ", root, ": ", std::strerror(errno)));
   }
+  // A directory the store cannot write would fail on its first commit; say so now, by name.
+  if (access(root.c_str(), W_OK) != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("data directory ", root, " is not writable: ", std::strerror(errno)));
+  }
   DataDir dir{root};
   if (mkdir(dir.files_root().c_str(), 0700) != 0 && errno != EEXIST) {
     return absl::FailedPreconditionError(

@@ -32,8 +32,8 @@ struct DataDir {
 // in its own 0600 file, plus credentials.json holding only their SHA-256 digests, and a random
 // lease-signing secret for the authorizer (lease.secret, 0600) and an execution-token secret for
 // the MCP front door (mcp.secret, 0600), each minted when missing. Later starts reuse them.
-// Errors: FAILED_PRECONDITION (the directory or a file cannot be created or read, or only some
-// of the token files exist).
+// Errors: FAILED_PRECONDITION (the directory or a file cannot be created or read, the directory
+// is not writable — e.g. on a read-only file system —, or only some of the token files exist).
 absl::StatusOr<DataDir> PrepareDataDir(const std::string& root);
 
 }  // namespace sharedos::sharedosd

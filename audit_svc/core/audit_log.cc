@@ -16,6 +16,7 @@
 #include "common/crypto/sha256.h"
 #include "common/status/status_macros.h"
 #include "common/validation/bounds.h"
+#include "common/validation/limits.h"
 #include "common/validation/protocol.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
@@ -262,6 +263,16 @@ absl::Status AuditLog::ValidateFilter(const AuditFilter& filter) {
   using ::sharedos::protocol::v1::AUDIT_EVENT_TYPE_UNSPECIFIED;
   using ::sharedos::protocol::v1::AUDIT_OUTCOME_UNSPECIFIED;
   using ::sharedos::protocol::v1::AUDIT_SOURCE_UNSPECIFIED;
+  // Identifiers first, bounded (an empty one does not constrain), before anything reads them.
+  for (const auto& [value, path] : {std::pair<const std::string&, absl::string_view>{
+                                        filter.namespace_id(), "filter.namespace_id"},
+                                    {filter.trace_id(), "filter.trace_id"},
+                                    {filter.execution_id(), "filter.execution_id"},
+                                    {filter.reason(), "filter.reason"}}) {
+    absl::Status valid =
+        common::validation::CheckString(value, 0, common::validation::kMaxIdentifierLength, path);
+    if (!valid.ok()) return valid;
+  }
   // An unknown number must not reach the store: 12..17 index control-plane records.
   if (filter.has_type() && (filter.type() == AUDIT_EVENT_TYPE_UNSPECIFIED ||
                             !sharedos::protocol::v1::AuditEventType_IsValid(filter.type()))) {

@@ -1,5 +1,5 @@
 // audit_svc: the one audit log, as its own process. The only composition root of the service:
-// its own flags (the log's file and durability) beside the shared ones (common/server).
+// its own flags (where the log is and its durability) beside the shared ones (common/server).
 #include <memory>
 #include <string>
 
@@ -10,10 +10,15 @@
 #include "common/status/status_macros.h"
 #include "common/time/clock.h"
 
-ABSL_FLAG(std::string, db, "audit.db", "SQLite file holding the log.");
+ABSL_FLAG(std::string, db, "audit.db",
+          "Where the log is: a SQLite file, or a postgres:// or postgresql:// URI of a PostgreSQL "
+          "database (several audit_svc replicas may share one; keep the password out of the URI: "
+          "libpq reads PGPASSWORD or ~/.pgpass).");
 ABSL_FLAG(std::string, durability, "full",
-          "full: fsync every group commit (survives power loss); normal: WAL with "
-          "synchronous=NORMAL (survives a process kill, not a power loss).");
+          "full: every group commit durable on disk before it is answered (SQLite fsync, "
+          "PostgreSQL synchronous_commit=on; survives power loss); normal: SQLite WAL with "
+          "synchronous=NORMAL, PostgreSQL synchronous_commit=off (the last commits may be lost "
+          "on a power loss or a database crash).");
 
 namespace {
 

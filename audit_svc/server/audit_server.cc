@@ -32,8 +32,7 @@ class OwningLogAuditWriter final : public client::AuditWriter {
 
 }  // namespace
 
-AuditServer::AuditServer(std::unique_ptr<storage::SqliteAuditStore> store,
-                         const AuditServerDeps& deps)
+AuditServer::AuditServer(std::unique_ptr<storage::AuditStore> store, const AuditServerDeps& deps)
     : authenticator_(deps.authenticator),
       log_(std::move(store), deps.clock, core::AuditLog::Options{}),
       service_(log_, deps.authenticator) {}
@@ -55,11 +54,17 @@ absl::StatusOr<storage::SqliteAuditStore::Durability> ParseAuditDurability(
 
 absl::StatusOr<std::unique_ptr<AuditServer>> BuildAuditServer(const AuditServerDeps& deps,
                                                               const AuditServerOptions& options) {
-  // The upgrade runs inside Open, once; any error is Open's to report.
-  absl::StatusOr<std::string> upgrade = storage::SqliteAuditStore::PendingUpgrade(options.db_path);
-  if (upgrade.ok() && !upgrade->empty()) common::server::Notice(options.binary_name, *upgrade);
-  ASSIGN_OR_RETURN(auto store,
-                   storage::SqliteAuditStore::Open(options.db_path, {options.durability}));
+  ASSIGN_OR_RETURN(const storage::AuditStoreBackend backend,
+                   storage::AuditStoreBackendFor(options.db_path));
+  if (backend == storage::AuditStoreBackend::kSqlite) {
+    // The upgrade runs inside Open, once; any error is Open's to report.
+    absl::StatusOr<std::string> upgrade =
+        storage::SqliteAuditStore::PendingUpgrade(options.db_path);
+    if (upgrade.ok() && !upgrade->empty()) common::server::Notice(options.binary_name, *upgrade);
+  }
+  storage::AuditStoreOptions store_options;
+  store_options.durability = options.durability;
+  ASSIGN_OR_RETURN(auto store, storage::OpenAuditStore(options.db_path, store_options));
   return std::make_unique<AuditServer>(std::move(store), deps);
 }
 

@@ -1,7 +1,7 @@
-// audit_svc built from its options: the SQLite log, the AuditLog core over it and the gRPC
-// adapter, owned together. audit_main.cc and sharedosd both call BuildAuditServer; sharedosd also
-// gives its in-process writers a direct path into the same log (NewInProcessWriter).
-// Thread-safe (its parts are).
+// audit_svc built from its options: the log (a SQLite file or a PostgreSQL database, by --db),
+// the AuditLog core over it and the gRPC adapter, owned together. audit_main.cc and sharedosd both
+// call BuildAuditServer; sharedosd also gives its in-process writers a direct path into the same
+// log (NewInProcessWriter). Thread-safe (its parts are).
 
 #ifndef SHAREDOS_AUDIT_SVC_SERVER_AUDIT_SERVER_H_
 #define SHAREDOS_AUDIT_SVC_SERVER_AUDIT_SERVER_H_
@@ -15,6 +15,8 @@
 #include "audit_svc/client/audit_writer.h"
 #include "audit_svc/core/audit_log.h"
 #include "audit_svc/server/audit_service.h"
+#include "audit_svc/storage/audit_store.h"
+#include "audit_svc/storage/open_audit_store.h"
 #include "audit_svc/storage/sqlite_audit_store.h"
 #include "common/server/auth.h"
 #include "common/server/service_main.h"
@@ -24,8 +26,10 @@
 namespace sharedos::audit::server {
 
 struct AuditServerOptions {
-  // The SQLite file holding the log.
+  // Where the log is (storage/open_audit_store.h): a SQLite file, or a postgres:// or
+  // postgresql:// URI of a database that several audit_svc replicas may share.
   std::string db_path = "audit.db";
+  // Either backend's commit durability (see storage::AuditStoreOptions).
   storage::SqliteAuditStore::Durability durability = storage::SqliteAuditStore::Durability::kFull;
   // Start-up notices are printed as "<binary_name>: <notice>" on stderr: a schema upgrade of an
   // existing log is announced before it runs.
@@ -40,7 +44,7 @@ struct AuditServerDeps {
 
 class AuditServer final : public common::server::Servable {
  public:
-  AuditServer(std::unique_ptr<storage::SqliteAuditStore> store, const AuditServerDeps& deps);
+  AuditServer(std::unique_ptr<storage::AuditStore> store, const AuditServerDeps& deps);
 
   std::vector<grpc::Service*> services() override { return {&service_}; }
 
@@ -67,7 +71,8 @@ class AuditServer final : public common::server::Servable {
 // normal".
 absl::StatusOr<storage::SqliteAuditStore::Durability> ParseAuditDurability(absl::string_view value);
 
-// Errors: those of SqliteAuditStore::Open (the file cannot be opened, or its upgrade fails).
+// Errors: those of storage::OpenAuditStore (a URI of another scheme; the file or database cannot
+// be opened, or its schema is newer than this binary's, or its upgrade fails).
 absl::StatusOr<std::unique_ptr<AuditServer>> BuildAuditServer(const AuditServerDeps& deps,
                                                               const AuditServerOptions& options);
 

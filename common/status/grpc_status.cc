@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
+
 namespace sharedos::common {
 namespace {
 
@@ -36,6 +38,17 @@ constexpr int kMinCanonicalCode = static_cast<int>(absl::StatusCode::kOk);
 constexpr int kMaxCanonicalCode =
     static_cast<int>(absl::StatusCode::kUnauthenticated);
 
+// `message` cut to at most kMaxStatusMessageBytes, never inside a UTF-8 sequence,
+// ending in "…(cut)" when cut.
+std::string BoundedMessage(absl::string_view message) {
+  if (message.size() <= kMaxStatusMessageBytes) return std::string(message);
+  constexpr absl::string_view kMark = "\xe2\x80\xa6(cut)";
+  size_t end = kMaxStatusMessageBytes - kMark.size();
+  // Back up over continuation bytes (10xxxxxx) to the start of a sequence.
+  while (end > 0 && (static_cast<unsigned char>(message[end]) & 0xC0) == 0x80) --end;
+  return absl::StrCat(message.substr(0, end), kMark);
+}
+
 }  // namespace
 
 grpc::Status ToGrpcStatus(const absl::Status& status) {
@@ -44,8 +57,7 @@ grpc::Status ToGrpcStatus(const absl::Status& status) {
   if (code < kMinCanonicalCode || code > kMaxCanonicalCode) {
     code = static_cast<int>(grpc::StatusCode::UNKNOWN);
   }
-  return grpc::Status(static_cast<grpc::StatusCode>(code),
-                      std::string(status.message()));
+  return grpc::Status(static_cast<grpc::StatusCode>(code), BoundedMessage(status.message()));
 }
 
 absl::Status FromGrpcStatus(const grpc::Status& status) {

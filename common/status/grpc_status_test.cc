@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "gtest/gtest.h"
 
 namespace sharedos::common {
@@ -88,6 +89,23 @@ TEST(GrpcStatusTest, NonCanonicalCodesBecomeUnknown) {
       absl::UnknownError("x"));
   EXPECT_EQ(FromGrpcStatus(grpc::Status(grpc::StatusCode::DO_NOT_USE, "y")),
             absl::UnknownError("y"));
+}
+
+TEST(GrpcStatusTest, LongMessagesAreCutAtAUtf8BoundaryAndMarked) {
+  const std::string at_limit(kMaxStatusMessageBytes, 'a');
+  EXPECT_EQ(ToGrpcStatus(absl::NotFoundError(at_limit)).error_message(), at_limit);
+
+  // 70,000 characters of two-byte sequences: the cut must not split one.
+  std::string long_message;
+  for (int i = 0; i < 35000; ++i) long_message += "\xc3\xa9";
+  const grpc::Status converted = ToGrpcStatus(absl::NotFoundError(long_message));
+  EXPECT_EQ(converted.error_code(), grpc::StatusCode::NOT_FOUND);
+  const std::string& cut = converted.error_message();
+  EXPECT_LE(cut.size(), kMaxStatusMessageBytes);
+  EXPECT_TRUE(absl::EndsWith(cut, "\xe2\x80\xa6(cut)"));
+  const std::string kept = cut.substr(0, cut.size() - std::string("\xe2\x80\xa6(cut)").size());
+  ASSERT_EQ(kept.size() % 2, 0u);
+  for (size_t i = 0; i < kept.size(); i += 2) ASSERT_EQ(kept.substr(i, 2), "\xc3\xa9");
 }
 
 }  // namespace

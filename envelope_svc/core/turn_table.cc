@@ -5,6 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "capability/address.h"
+#include "common/validation/bounds.h"
+#include "common/validation/limits.h"
 
 namespace sharedos::envelope::core {
 namespace {
@@ -31,8 +33,8 @@ bool ScopeCovers(const common::server::HostScope& scope, const pb::AccessContext
 }
 
 absl::Status CheckTurnId(const std::string& turn_id) {
-  if (turn_id.empty()) return absl::InvalidArgumentError("turn_id: empty");
-  return absl::OkStatus();
+  return common::validation::CheckString(turn_id, 1, common::validation::kMaxIdentifierLength,
+                                         "turn_id");
 }
 
 absl::Status TurnTable::Reserve(const Turn& turn) {

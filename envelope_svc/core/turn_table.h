@@ -29,7 +29,8 @@ namespace sharedos::envelope::core {
 bool ScopeCovers(const common::server::HostScope& scope,
                  const protocol::v1::AccessContext& context);
 
-// A request's turn_id. Errors: INVALID_ARGUMENT (empty).
+// A request's turn_id, checked before anything else reads it. Errors: INVALID_ARGUMENT (empty,
+// longer than the protocol's 256, or not UTF-8; the message never echoes the id).
 absl::Status CheckTurnId(const std::string& turn_id);
 
 // The index of held turns. Thread-safe: one mutex guards the index and is never held while a

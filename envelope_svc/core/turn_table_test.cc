@@ -17,6 +17,7 @@ using ::sharedos::common::StatusIs;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 
 const absl::Time kStart = absl::FromUnixSeconds(1786438800);
 
@@ -65,6 +66,13 @@ TEST(ScopeCoversTest, NamespaceAndOwner) {
 TEST(CheckTurnIdTest, EmptyIsInvalid) {
   EXPECT_THAT(CheckTurnId(""), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("turn_id")));
   EXPECT_TRUE(CheckTurnId("turn-1").ok());
+}
+
+TEST(CheckTurnIdTest, LongerThan256IsInvalidAndNotEchoed) {
+  EXPECT_TRUE(CheckTurnId(std::string(256, 't')).ok());
+  const absl::Status long_id = CheckTurnId(std::string(70000, 't'));
+  EXPECT_THAT(long_id, StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("turn_id")));
+  EXPECT_THAT(long_id.message(), Not(HasSubstr("tttt")));
 }
 
 TEST(TurnTableTest, AnExecutionIsReservedOncePerNamespace) {

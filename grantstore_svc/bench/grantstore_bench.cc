@@ -1,4 +1,4 @@
-// grantstore_svc latency and throughput, in-process (core + SQLite store, no gRPC):
+// grantstore_svc latency and throughput, in-process (core + store, no gRPC):
 //   LoadAuthority of a 100-grant authority, TryConsume (usage durability full and normal),
 //   and sustained IssueGrant with synchronous=FULL.
 //
@@ -8,6 +8,12 @@
 //
 //   bazel run -c opt //grantstore_svc/bench:grantstore_bench --
 //       --fixture=/tmp/grantstore_bench_1m.db --grants=1000000 --actors=10000
+//
+// --db=postgres (the store on PostgreSQL instead): the fixture goes into a throwaway cluster
+// started for the run (tests/testing/postgres_cluster: the server's defaults, fsync=on,
+// synchronous_commit=on, printed at start), under /tmp like the SQLite file; --db=postgresql://...
+// uses that database instead (the fixture is reused there while it matches). On PostgreSQL
+// TryConsume has one durability (the server's synchronous_commit): BM_TryConsume_Normal skips.
 //
 // Every benchmark reports p50/p90/p99 (µs) of individual operations as counters.
 #include <algorithm>
@@ -25,13 +31,16 @@
 #include "absl/synchronization/mutex.h"
 #include "audit_svc/client/audit_writer.h"
 #include "benchmark/benchmark.h"
+#include "common/postgres/connection.h"
 #include "common/server/auth.h"
 #include "common/server/server_runner.h"
 #include "common/time/clock.h"
 #include "grantstore_svc/core/grant_store_core.h"
 #include "grantstore_svc/server/grantstore_service.h"
+#include "grantstore_svc/storage/open_grant_store.h"
 #include "grantstore_svc/storage/sqlite_grant_store.h"
 #include "grpcpp/grpcpp.h"
+#include "tests/testing/postgres_cluster.h"
 
 namespace sharedos::grantstore::bench {
 namespace {
@@ -40,6 +49,8 @@ namespace pb = ::sharedos::protocol::v1;
 using storage::SqliteGrantStore;
 
 struct Config {
+  // "" (SQLite at `fixture`), "postgres" (a throwaway cluster) or a PostgreSQL URI.
+  std::string db;
   std::string fixture = "/tmp/grantstore_bench_1m.db";
   int64_t grants = 1000000;
   int actors = 10000;
@@ -80,18 +91,24 @@ pb::CapabilityGrant FixtureGrant(int actor, int64_t index) {
   return grant;
 }
 
+// The fixture's name in messages: the SQLite path, never a PostgreSQL URI (it may hold a
+// password).
+std::string FixtureLabel(const Config& config) {
+  return config.db.empty() ? config.fixture : std::string("in PostgreSQL");
+}
+
 // Builds the fixture unless a complete one is already there (its last grant exists).
-void EnsureFixture(SqliteGrantStore& store, const Config& config) {
+void EnsureFixture(storage::GrantStore& store, const Config& config) {
   const int last_actor = static_cast<int>((config.grants - 1) % config.actors);
   const pb::CapabilityGrant last = FixtureGrant(last_actor, config.grants - 1);
   auto existing = store.GetGrant("bench", last.id(), std::nullopt);
   if (existing.ok() && existing->has_value()) {
-    std::fprintf(stderr, "fixture %s: reusing (%lld grants)\n", config.fixture.c_str(),
+    std::fprintf(stderr, "fixture %s: reusing (%lld grants)\n", FixtureLabel(config).c_str(),
                  static_cast<long long>(config.grants));
     return;
   }
   std::fprintf(stderr, "fixture %s: building %lld grants over %d actors...\n",
-               config.fixture.c_str(), static_cast<long long>(config.grants), config.actors);
+               FixtureLabel(config).c_str(), static_cast<long long>(config.grants), config.actors);
   const auto start = std::chrono::steady_clock::now();
   constexpr int64_t kBatch = 10000;
   for (int64_t begin = 0; begin < config.grants; begin += kBatch) {
@@ -121,9 +138,40 @@ void EnsureFixture(SqliteGrantStore& store, const Config& config) {
                config.grants / seconds);
 }
 
-// One store + core over the fixture file per usage durability.
+// Where the store is: the SQLite fixture file, or a PostgreSQL URI (a throwaway cluster's,
+// started once and printing the settings the figures depend on).
+std::string StoreLocation(const Config& config) {
+  if (config.db.empty()) return config.fixture;
+  if (config.db != "postgres") return config.db;
+  static const std::string uri = [] {
+    absl::StatusOr<testing::PostgresCluster*> cluster = testing::PostgresCluster::Shared();
+    if (!cluster.ok()) {
+      std::fprintf(stderr, "PostgreSQL: %s\n", cluster.status().ToString().c_str());
+      std::exit(1);
+    }
+    absl::StatusOr<std::string> database = (*cluster)->CreateDatabase("grantstore_bench");
+    if (!database.ok()) {
+      std::fprintf(stderr, "PostgreSQL: %s\n", database.status().ToString().c_str());
+      std::exit(1);
+    }
+    auto conn = common::postgres::Connection::Open(*database);
+    for (const char* setting :
+         {"server_version", "fsync", "synchronous_commit", "shared_buffers"}) {
+      auto value = conn.ok() ? (*conn)->Exec(absl::StrCat("SHOW ", setting))
+                             : absl::StatusOr<common::postgres::Result>(conn.status());
+      std::fprintf(stderr, "PostgreSQL %s = %s\n", setting,
+                   value.ok() ? std::string(value->Bytes(0, 0)).c_str() : "?");
+    }
+    return *database;
+  }();
+  return uri;
+}
+
+bool OnPostgres() { return !GetConfig().db.empty(); }
+
+// One store + core over the fixture per usage durability.
 struct Env {
-  std::unique_ptr<SqliteGrantStore> store;
+  std::unique_ptr<storage::GrantStore> store;
   NullAuditWriter audit;
   std::unique_ptr<core::GrantStoreCore> core;
 };
@@ -135,11 +183,10 @@ Env& GetEnv(SqliteGrantStore::UsageDurability durability) {
   Env*& env = envs[durability == SqliteGrantStore::UsageDurability::kFull ? 0 : 1];
   if (env == nullptr) {
     env = new Env();
-    SqliteGrantStore::Options options;
-    options.path = GetConfig().fixture;
-    options.usage_durability = durability;
-    options.reader_mmap_bytes = GetConfig().reader_mmap_bytes;
-    auto store = SqliteGrantStore::Open(options);
+    storage::GrantStoreOptions options;
+    options.sqlite.usage_durability = durability;
+    options.sqlite.reader_mmap_bytes = GetConfig().reader_mmap_bytes;
+    auto store = storage::OpenGrantStore(StoreLocation(GetConfig()), options);
     if (!store.ok()) {
       std::fprintf(stderr, "%s\n", store.status().ToString().c_str());
       std::exit(1);
@@ -271,12 +318,17 @@ void BM_TryConsume_Full(benchmark::State& state) {
   TryConsume(state, SqliteGrantStore::UsageDurability::kFull);
 }
 void BM_TryConsume_Normal(benchmark::State& state) {
+  if (OnPostgres()) {
+    state.SkipWithError("PostgreSQL: one usage durability (the server's synchronous_commit)");
+    return;
+  }
   TryConsume(state, SqliteGrantStore::UsageDurability::kNormal);
 }
 BENCHMARK(BM_TryConsume_Full)->UseRealTime()->MinTime(3);
 BENCHMARK(BM_TryConsume_Normal)->UseRealTime()->MinTime(3);
 
-// Sustained IssueGrant (synchronous=FULL: one fsync per commit) into the 1M-grant store.
+// Sustained IssueGrant (one durable commit each: SQLite synchronous=FULL, PostgreSQL
+// synchronous_commit=on) into the fixture store.
 void BM_IssueGrant(benchmark::State& state) {
   Env& env = GetEnv(SqliteGrantStore::UsageDurability::kFull);
   static std::atomic<int64_t> next{0};
@@ -314,7 +366,9 @@ int main(int argc, char** argv) {
       const size_t n = std::strlen(name);
       return arg.compare(0, n, name) == 0 ? arg.c_str() + n : nullptr;
     };
-    if (const char* v = value("--fixture=")) {
+    if (const char* v = value("--db=")) {
+      config.db = v;
+    } else if (const char* v = value("--fixture=")) {
       config.fixture = v;
     } else if (const char* v = value("--grants=")) {
       if (!absl::SimpleAtoi(v, &config.grants) || config.grants < 1) return 2;

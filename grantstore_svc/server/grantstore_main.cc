@@ -13,7 +13,11 @@
 #include "common/time/clock.h"
 #include "grantstore_svc/server/grantstore_server.h"
 
-ABSL_FLAG(std::string, db, "grantstore.db", "SQLite file holding the store.");
+ABSL_FLAG(std::string, db, "grantstore.db",
+          "Where the store is: a SQLite file, or a postgres:// or postgresql:// URI of a "
+          "PostgreSQL database (several grantstore_svc replicas may share one; keep the password "
+          "out of the URI: libpq reads PGPASSWORD or ~/.pgpass). --reader_mmap_bytes and "
+          "--usage_durability tune SQLite only.");
 ABSL_FLAG(int64_t, reader_mmap_bytes, 0,
           "Map up to this many bytes of the database into reader connections (PRAGMA mmap_size; "
           "0: off). Faster LoadAuthority on large stores; an I/O error then faults the process "

@@ -7,7 +7,7 @@
 namespace sharedos::grantstore::server {
 
 GrantStoreServer::GrantStoreServer(GrantStoreServerDeps deps,
-                                   std::unique_ptr<storage::SqliteGrantStore> store)
+                                   std::unique_ptr<storage::GrantStore> store)
     : audit_(std::move(deps.audit)),
       authenticator_(deps.authenticator),
       store_(std::move(store)),
@@ -16,7 +16,8 @@ GrantStoreServer::GrantStoreServer(GrantStoreServerDeps deps,
 
 absl::StatusOr<std::unique_ptr<GrantStoreServer>> BuildGrantStoreServer(
     GrantStoreServerDeps deps, const GrantStoreServerOptions& options) {
-  ASSIGN_OR_RETURN(auto store, storage::SqliteGrantStore::Open(options.store));
+  ASSIGN_OR_RETURN(auto store,
+                   storage::OpenGrantStore(options.store.path, {options.store, options.postgres}));
   return std::make_unique<GrantStoreServer>(std::move(deps), std::move(store));
 }
 

@@ -1,6 +1,6 @@
-// grantstore_svc built from its options: the SQLite store, the GrantStoreCore over it and the
-// gRPC adapter, owned together with the injected audit writer. grantstore_main.cc and sharedosd
-// both call BuildGrantStoreServer. Thread-safe (its parts are).
+// grantstore_svc built from its options: the store (SQLite or PostgreSQL, by --db), the
+// GrantStoreCore over it and the gRPC adapter, owned together with the injected audit writer.
+// grantstore_main.cc and sharedosd both call BuildGrantStoreServer. Thread-safe (its parts are).
 
 #ifndef SHAREDOS_GRANTSTORE_SVC_SERVER_GRANTSTORE_SERVER_H_
 #define SHAREDOS_GRANTSTORE_SVC_SERVER_GRANTSTORE_SERVER_H_
@@ -15,13 +15,18 @@
 #include "common/time/clock.h"
 #include "grantstore_svc/core/grant_store_core.h"
 #include "grantstore_svc/server/grantstore_service.h"
+#include "grantstore_svc/storage/grant_store.h"
+#include "grantstore_svc/storage/open_grant_store.h"
 #include "grantstore_svc/storage/sqlite_grant_store.h"
 
 namespace sharedos::grantstore::server {
 
 struct GrantStoreServerOptions {
-  // The SQLite store (path, usage-counter durability, reader mmap).
+  // The store: `store.path` is the --db value (storage/open_grant_store.h), a SQLite file or a
+  // postgres:// or postgresql:// URI. The rest of `store` tunes SQLite (usage-counter
+  // durability, reader mmap), `postgres` tunes PostgreSQL (its `uri` is ignored).
   storage::SqliteGrantStore::Options store;
+  storage::PostgresGrantStore::Options postgres;
 };
 
 // What the server is given: `audit` it owns (control-plane events are written through it); the
@@ -34,7 +39,7 @@ struct GrantStoreServerDeps {
 
 class GrantStoreServer final : public common::server::Servable {
  public:
-  GrantStoreServer(GrantStoreServerDeps deps, std::unique_ptr<storage::SqliteGrantStore> store);
+  GrantStoreServer(GrantStoreServerDeps deps, std::unique_ptr<storage::GrantStore> store);
 
   std::vector<grpc::Service*> services() override { return {&service_}; }
 
@@ -49,12 +54,13 @@ class GrantStoreServer final : public common::server::Servable {
  private:
   const std::unique_ptr<audit::client::AuditWriter> audit_;
   const common::server::Authenticator& authenticator_;
-  const std::unique_ptr<storage::SqliteGrantStore> store_;
+  const std::unique_ptr<storage::GrantStore> store_;
   core::GrantStoreCore core_;
   GrantStoreService service_;
 };
 
-// Errors: those of SqliteGrantStore::Open (the file cannot be opened or migrated).
+// Errors: those of storage::OpenGrantStore (a URI of another scheme; the file or database cannot
+// be opened or migrated, or its schema is newer than this binary's).
 absl::StatusOr<std::unique_ptr<GrantStoreServer>> BuildGrantStoreServer(
     GrantStoreServerDeps deps, const GrantStoreServerOptions& options);
 

@@ -4,24 +4,14 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "absl/strings/match.h"
-#include "absl/strings/str_cat.h"
+#include "common/postgres/uri.h"
 #include "common/status/status_macros.h"
 
 namespace sharedos::grantstore::storage {
 
 absl::StatusOr<GrantStoreBackend> GrantStoreBackendFor(absl::string_view db) {
-  // libpq accepts exactly these two prefixes, lower case.
-  if (absl::StartsWith(db, "postgresql://") || absl::StartsWith(db, "postgres://")) {
-    return GrantStoreBackend::kPostgres;
-  }
-  const size_t scheme_end = db.find("://");
-  if (scheme_end != absl::string_view::npos) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--db: unsupported URI scheme \"", db.substr(0, scheme_end),
-                     "\"; use a SQLite path or a postgres:// or postgresql:// URI"));
-  }
-  return GrantStoreBackend::kSqlite;
+  ASSIGN_OR_RETURN(const bool postgres, common::postgres::IsPostgresUri(db));
+  return postgres ? GrantStoreBackend::kPostgres : GrantStoreBackend::kSqlite;
 }
 
 absl::StatusOr<std::unique_ptr<GrantStore>> OpenGrantStore(absl::string_view db,

@@ -103,7 +103,7 @@ absl::StatusOr<std::unique_ptr<FourProcessDeployment>> FourProcessDeployment::St
   for (const std::string& flag : d.AuditFlags("grantstore")) args.push_back(flag);
   RETURN_IF_ERROR(d.StartMember(Service::kGrantstore, "grantstore_svc/server/grantstore_svc",
                                 "grantstore_svc", std::move(args)));
-  args = {"--port=0", d.credentials_flag_, "--grantstore_target=" + d.grantstore_address(),
+  args = {"--port=0", d.credentials_flag_, "--grantstore_target=" + d.Dialed(Service::kGrantstore),
           "--grantstore_token_file=" + d.service_token_file(),
           "--lease_secret_file=" + dir + "/lease.secret"};
   for (const std::string& flag : d.AuditFlags("authorizer")) args.push_back(flag);
@@ -137,9 +137,14 @@ absl::Status FourProcessDeployment::WriteFiles() {
   return absl::OkStatus();
 }
 
+std::string FourProcessDeployment::Dialed(Service service) const {
+  const std::string& own = address(service);
+  return options_.dial ? options_.dial(service, own) : own;
+}
+
 std::vector<std::string> FourProcessDeployment::AuditFlags(const std::string& writer) const {
   std::vector<std::string> flags = {"--audit=" + options_.audit_mode,
-                                    "--audit_target=" + audit_address(),
+                                    "--audit_target=" + Dialed(Service::kAudit),
                                     "--audit_token_file=" + service_token_file(),
                                     "--audit_outbox=" + options_.dir + "/" + writer + ".outbox"};
   if (!options_.outbox_durability.empty()) {
@@ -152,7 +157,7 @@ std::vector<std::string> FourProcessDeployment::EnvelopeArgs(const std::string& 
                                                              bool attached) const {
   std::vector<std::string> args = {"--port=0",
                                    credentials_flag_,
-                                   "--authorizer_target=" + authorizer_address(),
+                                   "--authorizer_target=" + Dialed(Service::kAuthorizer),
                                    "--authorizer_token_file=" + service_token_file(),
                                    "--registry=" + options_.registry,
                                    "--files_root=" + options_.files_root};
@@ -235,6 +240,18 @@ absl::Status FourProcessDeployment::Stop(Service service) {
   stopping.address.clear();
   stopping.mcp_url.clear();
   return stopped;
+}
+
+absl::Status FourProcessDeployment::Kill(Service service) {
+  Member& killing = member(service);
+  if (!killing.process) {
+    return absl::FailedPreconditionError(absl::StrCat(killing.name, " is not running"));
+  }
+  killing.process->Kill();
+  killing.process.reset();
+  killing.address.clear();
+  killing.mcp_url.clear();
+  return absl::OkStatus();
 }
 
 absl::Status FourProcessDeployment::Restart(Service service) {

@@ -17,6 +17,7 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -124,6 +125,10 @@ class FourProcessDeployment {
     bool mcp = false;
     // More envelope_svc flags, on every envelope (e.g. --drain_grace).
     std::vector<std::string> envelope_args;
+    // The address a dependent service dials for `service` (audit, grantstore or authorizer), given
+    // its own: e.g. a proxy in front of it (tests/testing/tcp_proxy.h). Called once per dependent
+    // (the audit log's three writers each ask). Unset: its own address.
+    std::function<std::string(Service service, const std::string& address)> dial;
     // argv[0] of a binary run by `bazel run` (for its runfiles); null in a test.
     const char* argv0 = nullptr;
     absl::Duration start_timeout = absl::Seconds(60);
@@ -159,6 +164,9 @@ class FourProcessDeployment {
   // post-effect ones wait in the writers' outboxes). Errors: FAILED_PRECONDITION (not
   // running); INTERNAL when it does not exit 0 (its output in the message).
   absl::Status Stop(Service service);
+  // SIGKILL and wait: a crash (nothing flushed, no orderly shutdown). Restart brings it back.
+  // Errors: FAILED_PRECONDITION (not running).
+  absl::Status Kill(Service service);
   // Starts a stopped service again with its former flags, port and database (the outboxes
   // then deliver what they held). Errors: FAILED_PRECONDITION (running, or never started);
   // those of Process::StartService; INTERNAL when it reports another address.
@@ -183,6 +191,8 @@ class FourProcessDeployment {
                            std::vector<std::string> args);
   absl::Status Launch(Member& member, const std::vector<std::string>& args);
   std::vector<std::string> AuditFlags(const std::string& writer) const;
+  // What dependents dial for `service` (Options::dial).
+  std::string Dialed(Service service) const;
   std::vector<std::string> EnvelopeArgs(const std::string& writer, bool attached) const;
   Member& member(Service service) { return members_[static_cast<int>(service)]; }
   const Member& member(Service service) const { return members_[static_cast<int>(service)]; }

@@ -1,0 +1,492 @@
+#include "audit_svc/storage/postgres_audit_store.h"
+
+#include <algorithm>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "audit_svc/storage/event_codec.h"
+#include "capability/address.h"
+#include "common/postgres/migrations.h"
+#include "common/postgres/transaction.h"
+#include "common/status/status_macros.h"
+#include "google/protobuf/util/time_util.h"
+
+namespace sharedos::audit::storage {
+namespace {
+
+using ::google::protobuf::util::TimeUtil;
+using ::sharedos::audit::v1::AuditFilter;
+using ::sharedos::audit::v1::AuditRecord;
+using ::sharedos::common::postgres::Connection;
+using ::sharedos::common::postgres::ConnectionPool;
+using ::sharedos::common::postgres::Migration;
+using ::sharedos::common::postgres::Param;
+using ::sharedos::common::postgres::PooledConnection;
+using ::sharedos::common::postgres::Result;
+using ::sharedos::common::postgres::TransactionOptions;
+using SqlTransaction = ::sharedos::common::postgres::Transaction;
+
+// Schema history. Append only: a shipped migration is never edited. Text keys are COLLATE "C"
+// (byte order and comparison, as on SQLite, whatever the database's locale). event_json is the
+// canonical JSON the chain covers (event_codec.h): any record the codec prints fits, whatever
+// the event carries (bytes are base64 in JSON).
+const Migration kMigrations[] = {
+    {1, R"sql(
+CREATE TABLE audit_records (
+  sequence BIGINT PRIMARY KEY,
+  event_id TEXT COLLATE "C" NOT NULL UNIQUE,
+  type BIGINT NOT NULL,
+  outcome BIGINT NOT NULL,
+  namespace_id TEXT COLLATE "C" NOT NULL,
+  trace_id TEXT COLLATE "C" NOT NULL,
+  execution_id TEXT COLLATE "C" NOT NULL,
+  reason TEXT COLLATE "C" NOT NULL,
+  source BIGINT,
+  actor TEXT COLLATE "C" NOT NULL,
+  at_micros BIGINT NOT NULL,
+  event_json TEXT NOT NULL,
+  prev_hash TEXT COLLATE "C" NOT NULL,
+  hash TEXT COLLATE "C" NOT NULL,
+  recorded_at_micros BIGINT NOT NULL
+);
+CREATE INDEX audit_records_by_namespace ON audit_records (namespace_id, sequence);
+CREATE INDEX audit_records_by_trace ON audit_records (trace_id, sequence);
+CREATE INDEX audit_records_by_execution ON audit_records (execution_id, sequence);
+-- The chain's head, kept beside the records so that removing the last records is detected;
+-- its row lock serialises the writers of every replica.
+CREATE TABLE audit_head (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  sequence BIGINT NOT NULL,
+  hash TEXT COLLATE "C" NOT NULL
+);
+INSERT INTO audit_head (id, sequence, hash)
+  VALUES (1, 0, '0000000000000000000000000000000000000000000000000000000000000000');
+)sql"},
+};
+
+// The record columns, in the order RecordFromRow and StoredColumns read.
+constexpr char kSelectColumns[] =
+    "SELECT sequence, event_id, type, outcome, namespace_id, trace_id, execution_id, reason, "
+    "source, actor, at_micros, event_json, prev_hash, hash, recorded_at_micros";
+constexpr int kInsertColumns = 15;
+// Rows per INSERT and ids per lookup: well inside PostgreSQL's 65535 parameters.
+constexpr int kRowsPerInsert = 500;
+constexpr int kIdsPerLookup = 1000;
+
+// A record about to be inserted.
+struct NewRow {
+  int64_t sequence;
+  const PendingEvent* pending;
+  std::string prev_hash;
+  std::string hash;
+};
+
+// An event id already in the log, or taken earlier in this batch.
+struct KnownEvent {
+  int64_t sequence;
+  std::string json;
+};
+using KnownEvents = absl::flat_hash_map<std::string, KnownEvent>;
+
+IndexedColumns StoredColumns(const Result& rows, int row) {
+  IndexedColumns columns;
+  columns.type = static_cast<int>(rows.Int64(row, 2));
+  columns.outcome = static_cast<int>(rows.Int64(row, 3));
+  columns.namespace_id = std::string(rows.Bytes(row, 4));
+  columns.trace_id = std::string(rows.Bytes(row, 5));
+  columns.execution_id = std::string(rows.Bytes(row, 6));
+  columns.reason = std::string(rows.Bytes(row, 7));
+  if (!rows.IsNull(row, 8)) columns.source = static_cast<int>(rows.Int64(row, 8));
+  columns.actor = std::string(rows.Bytes(row, 9));
+  columns.at_micros = rows.Int64(row, 10);
+  return columns;
+}
+
+absl::StatusOr<AuditRecord> RecordFromRow(const Result& rows, int row) {
+  AuditRecord record;
+  record.set_sequence(rows.Int64(row, 0));
+  RETURN_IF_ERROR(ParseRecordJson(rows.Bytes(row, 11), record));
+  record.set_prev_hash(std::string(rows.Bytes(row, 12)));
+  record.set_hash(std::string(rows.Bytes(row, 13)));
+  *record.mutable_recorded_at() = TimeUtil::MicrosecondsToTimestamp(rows.Int64(row, 14));
+  return record;
+}
+
+absl::StatusOr<Head> HeadFromResult(const Result& result) {
+  if (result.rows() != 1) return absl::InternalError("audit store: head row missing");
+  Head head;
+  head.sequence = result.Int64(0, 0);
+  head.hash = std::string(result.Bytes(0, 1));
+  return head;
+}
+
+// The ids of the batch that are already stored, with their sequence and content.
+absl::StatusOr<KnownEvents> LookUpStored(Connection& conn,
+                                         const std::vector<std::vector<PendingEvent>>& batch) {
+  std::vector<std::string> ids;
+  for (const auto& submission : batch) {
+    for (const PendingEvent& pending : submission) ids.push_back(pending.id());
+  }
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  KnownEvents known;
+  for (size_t start = 0; start < ids.size(); start += kIdsPerLookup) {
+    const size_t end = std::min(ids.size(), start + kIdsPerLookup);
+    std::string sql =
+        "SELECT event_id, sequence, event_json FROM audit_records WHERE event_id IN (";
+    std::vector<Param> params;
+    for (size_t i = start; i < end; ++i) {
+      params.push_back(Param::Text(ids[i]));
+      absl::StrAppend(&sql, i == start ? "$" : ", $", params.size());
+    }
+    sql += ")";
+    ASSIGN_OR_RETURN(Result rows, conn.Exec(sql, params));
+    for (int row = 0; row < rows.rows(); ++row) {
+      known[std::string(rows.Bytes(row, 0))] = {rows.Int64(row, 1),
+                                                std::string(rows.Bytes(row, 2))};
+    }
+  }
+  return known;
+}
+
+// Links one submission's events after `head` (both updated when it is accepted), recording
+// duplicates and new rows; a conflicting id rejects it and leaves `head`, `known` and `rows`
+// as they were.
+SubmissionOutcome LinkSubmission(const std::vector<PendingEvent>& submission, Head& head,
+                                 KnownEvents& known, std::vector<NewRow>& rows) {
+  SubmissionOutcome outcome;
+  Head linked = head;
+  KnownEvents taken;  // ids this submission adds
+  std::vector<NewRow> added;
+  for (size_t i = 0; i < submission.size(); ++i) {
+    const PendingEvent& pending = submission[i];
+    const std::string& id = pending.id();
+    const KnownEvent* existing = nullptr;
+    if (auto it = taken.find(id); it != taken.end()) existing = &it->second;
+    if (auto it = known.find(id); existing == nullptr && it != known.end()) existing = &it->second;
+    if (existing != nullptr) {
+      if (existing->json != pending.canonical_json) {
+        SubmissionOutcome rejected;
+        rejected.accepted = false;
+        rejected.conflict_index = static_cast<int>(i);
+        return rejected;
+      }
+      outcome.events.push_back({EventOutcome::Kind::kDuplicate, existing->sequence});
+      continue;
+    }
+    NewRow row{linked.sequence + 1, &pending, linked.hash,
+               ChainHash(linked.hash, pending.canonical_json)};
+    linked.sequence = row.sequence;
+    linked.hash = row.hash;
+    taken[id] = {row.sequence, pending.canonical_json};
+    outcome.events.push_back({EventOutcome::Kind::kAppended, row.sequence});
+    added.push_back(std::move(row));
+  }
+  head = std::move(linked);
+  for (auto& [id, event] : taken) known[id] = std::move(event);
+  for (NewRow& row : added) rows.push_back(std::move(row));
+  return outcome;
+}
+
+void AddRowParams(const NewRow& row, int64_t recorded_at_micros, std::vector<Param>& params) {
+  const IndexedColumns& columns = row.pending->columns;
+  params.push_back(Param::Int64(row.sequence));
+  params.push_back(Param::Text(row.pending->id()));
+  params.push_back(Param::Int64(columns.type));
+  params.push_back(Param::Int64(columns.outcome));
+  params.push_back(Param::Text(columns.namespace_id));
+  params.push_back(Param::Text(columns.trace_id));
+  params.push_back(Param::Text(columns.execution_id));
+  params.push_back(Param::Text(columns.reason));
+  params.push_back(columns.source.has_value() ? Param::Int64(*columns.source)
+                                              : Param::Null(Param::Type::kInt64));
+  params.push_back(Param::Text(columns.actor));
+  params.push_back(Param::Int64(columns.at_micros));
+  params.push_back(Param::Text(row.pending->canonical_json));
+  params.push_back(Param::Text(row.prev_hash));
+  params.push_back(Param::Text(row.hash));
+  params.push_back(Param::Int64(recorded_at_micros));
+}
+
+// Inserts the rows, kRowsPerInsert per statement. No ON CONFLICT: under the head lock no other
+// writer inserts, so a duplicate key is a bug or tampering, and fails the batch (fail closed).
+absl::Status InsertRows(Connection& conn, const std::vector<NewRow>& rows,
+                        int64_t recorded_at_micros) {
+  for (size_t start = 0; start < rows.size(); start += kRowsPerInsert) {
+    const size_t end = std::min(rows.size(), start + kRowsPerInsert);
+    std::string sql =
+        "INSERT INTO audit_records (sequence, event_id, type, outcome, namespace_id, trace_id, "
+        "execution_id, reason, source, actor, at_micros, event_json, prev_hash, hash, "
+        "recorded_at_micros) VALUES ";
+    std::vector<Param> params;
+    params.reserve((end - start) * kInsertColumns);
+    for (size_t i = start; i < end; ++i) {
+      absl::StrAppend(&sql, i == start ? "(" : ", (");
+      for (int column = 1; column <= kInsertColumns; ++column) {
+        absl::StrAppend(&sql, column == 1 ? "$" : ", $", params.size() + column);
+      }
+      sql += ")";
+      AddRowParams(rows[i], recorded_at_micros, params);
+    }
+    RETURN_IF_ERROR(conn.Exec(sql, params).status());
+  }
+  return absl::OkStatus();
+}
+
+int64_t Milliseconds(absl::Duration duration) {
+  return std::max<int64_t>(1, absl::ToInt64Milliseconds(duration));
+}
+
+// Session settings of a new connection: the bound on every statement (a server that stops
+// answering fails the call UNAVAILABLE instead of holding it), and for the writer the commit
+// durability and the bound on waiting for the head lock. Values are ours (an enum and
+// numbers), never input.
+std::function<absl::Status(Connection&)> SessionSetup(const PostgresAuditStore::Options& options,
+                                                      bool writer) {
+  std::string sql =
+      absl::StrCat("SET statement_timeout = '", Milliseconds(options.statement_timeout), "ms'");
+  if (writer) {
+    absl::StrAppend(&sql, "; SET synchronous_commit = ",
+                    options.durability == PostgresAuditStore::Durability::kFull ? "on" : "off",
+                    "; SET lock_timeout = '", Milliseconds(options.lock_timeout), "ms'");
+  }
+  return [sql](Connection& conn) { return conn.ExecScript(sql); };
+}
+
+ConnectionPool::Options PoolOptions(const PostgresAuditStore::Options& options, bool writer) {
+  ConnectionPool::Options pool;
+  pool.uri = options.uri;
+  pool.connection.connect_timeout = options.connect_timeout;
+  pool.connection.application_name = writer ? "sharedos-audit-writer" : "sharedos-audit";
+  pool.max_connections = writer ? 1 : std::max(1, options.max_read_connections);
+  pool.max_idle_connections = pool.max_connections;
+  // The writer is used by one group commit at a time (AuditLog); a second caller waits for it.
+  pool.acquire_timeout = writer ? options.lock_timeout + absl::Minutes(1) : options.lock_timeout;
+  pool.owner = writer ? "the audit writer" : "the audit readers";
+  pool.on_connect = SessionSetup(options, writer);
+  return pool;
+}
+
+}  // namespace
+
+PostgresAuditStore::PostgresAuditStore(const Options& options)
+    : options_(options),
+      writer_(PoolOptions(options, true)),
+      readers_(PoolOptions(options, false)) {}
+
+absl::StatusOr<std::unique_ptr<PostgresAuditStore>> PostgresAuditStore::Open(
+    const Options& options, const common::Clock& clock) {
+  if (options.uri.empty()) return absl::InvalidArgumentError("audit store uri: must be set");
+  if (options.max_read_connections < 1) {
+    return absl::InvalidArgumentError("audit store max_read_connections: must be at least 1");
+  }
+  auto store = std::unique_ptr<PostgresAuditStore>(new PostgresAuditStore(options));
+  {
+    ASSIGN_OR_RETURN(PooledConnection conn, store->writer_.Acquire());
+    const absl::Status migrated =
+        common::postgres::Migrate(*conn, kHistoryTable, kMigrations, clock);
+    if (!migrated.ok()) {
+      return absl::Status(migrated.code(), absl::StrCat("audit store: ", migrated.message()));
+    }
+  }
+  return store;
+}
+
+absl::StatusOr<AppendBatchResult> PostgresAuditStore::Append(
+    const std::vector<std::vector<PendingEvent>>& submissions, absl::Time recorded_at) {
+  ASSIGN_OR_RETURN(PooledConnection conn, writer_.Acquire());
+  ASSIGN_OR_RETURN(SqlTransaction txn, SqlTransaction::Begin(*conn));
+  // The chain's lock (see the header): waits for other replicas' commits, returns their head.
+  ASSIGN_OR_RETURN(Result locked,
+                   conn->Exec("SELECT sequence, hash FROM audit_head WHERE id = 1 FOR UPDATE"));
+  ASSIGN_OR_RETURN(Head head, HeadFromResult(locked));
+  const int64_t first_sequence = head.sequence;
+  ASSIGN_OR_RETURN(KnownEvents known, LookUpStored(*conn, submissions));
+
+  AppendBatchResult result;
+  result.submissions.reserve(submissions.size());
+  std::vector<NewRow> rows;
+  for (const std::vector<PendingEvent>& submission : submissions) {
+    result.submissions.push_back(LinkSubmission(submission, head, known, rows));
+  }
+  if (!rows.empty()) {
+    RETURN_IF_ERROR(InsertRows(*conn, rows, absl::ToUnixMicros(recorded_at)));
+  }
+  if (head.sequence != first_sequence) {
+    const Param params[] = {Param::Int64(head.sequence), Param::Text(head.hash)};
+    RETURN_IF_ERROR(
+        conn->Exec("UPDATE audit_head SET sequence = $1, hash = $2 WHERE id = 1", params).status());
+  }
+  RETURN_IF_ERROR(txn.Commit());
+  result.head = std::move(head);
+  return result;
+}
+
+absl::StatusOr<std::vector<AuditRecord>> PostgresAuditStore::Query(const AuditFilter& filter,
+                                                                   int64_t after_sequence,
+                                                                   int limit) {
+  // Only the filter's shape enters the SQL text; every value is bound.
+  std::string sql = absl::StrCat(kSelectColumns, " FROM audit_records WHERE sequence > $1");
+  std::vector<Param> params = {Param::Int64(after_sequence)};
+  auto add = [&](const char* column, const char* op, Param value) {
+    params.push_back(std::move(value));
+    absl::StrAppend(&sql, " AND ", column, " ", op, " $", params.size());
+  };
+  if (!filter.namespace_id().empty()) add("namespace_id", "=", Param::Text(filter.namespace_id()));
+  if (!filter.trace_id().empty()) add("trace_id", "=", Param::Text(filter.trace_id()));
+  if (!filter.execution_id().empty()) add("execution_id", "=", Param::Text(filter.execution_id()));
+  if (std::optional<int> type = TypeColumnFilter(filter)) add("type", "=", Param::Int64(*type));
+  if (filter.has_outcome()) add("outcome", "=", Param::Int64(filter.outcome()));
+  if (!filter.reason().empty()) add("reason", "=", Param::Text(filter.reason()));
+  if (filter.has_source()) add("source", "=", Param::Int64(filter.source()));
+  if (filter.has_actor()) add("actor", "=", Param::Text(capability::AddressKey(filter.actor())));
+  if (filter.has_from()) {
+    add("at_micros", ">=", Param::Int64(TimeUtil::TimestampToMicroseconds(filter.from())));
+  }
+  if (filter.has_to()) {
+    add("at_micros", "<", Param::Int64(TimeUtil::TimestampToMicroseconds(filter.to())));
+  }
+  params.push_back(Param::Int64(std::max(0, limit)));
+  absl::StrAppend(&sql, " ORDER BY sequence LIMIT $", params.size());
+
+  ASSIGN_OR_RETURN(PooledConnection conn, readers_.Acquire());
+  ASSIGN_OR_RETURN(Result rows, conn->Exec(sql, params));
+  std::vector<AuditRecord> records;
+  records.reserve(rows.rows());
+  for (int row = 0; row < rows.rows(); ++row) {
+    ASSIGN_OR_RETURN(AuditRecord record, RecordFromRow(rows, row));
+    records.push_back(std::move(record));
+  }
+  return records;
+}
+
+absl::StatusOr<Head> PostgresAuditStore::GetHead() {
+  ASSIGN_OR_RETURN(PooledConnection conn, readers_.Acquire());
+  ASSIGN_OR_RETURN(Result result, conn->Exec("SELECT sequence, hash FROM audit_head WHERE id = 1"));
+  return HeadFromResult(result);
+}
+
+namespace {
+
+// Walks the records of [first, last] in one snapshot, kVerifyPageRows at a time, as the SQLite
+// store's Verify does: contiguous sequences, each prev_hash the hash before it, each hash
+// recomputed from the stored JSON, the indexed columns derived from the event.
+class ChainWalk {
+ public:
+  ChainWalk(Connection& conn, VerifyResult& result) : conn_(conn), result_(result) {}
+
+  // False (and result_ filled in) at the first bad record.
+  absl::StatusOr<bool> Walk(int64_t first, int64_t last, std::string prev) {
+    prev_ = std::move(prev);
+    expected_ = first;
+    while (expected_ <= last) {
+      const Param params[] = {Param::Int64(expected_), Param::Int64(last),
+                              Param::Int64(PostgresAuditStore::kVerifyPageRows)};
+      ASSIGN_OR_RETURN(Result rows,
+                       conn_.Exec(absl::StrCat(kSelectColumns,
+                                               " FROM audit_records WHERE sequence >= $1 AND "
+                                               "sequence <= $2 ORDER BY sequence LIMIT $3"),
+                                  params));
+      if (rows.rows() == 0) return Bad(expected_, "record missing");
+      for (int row = 0; row < rows.rows(); ++row) {
+        if (!Check(rows, row)) return false;
+      }
+    }
+    return true;
+  }
+
+  const std::string& prev() const { return prev_; }
+
+  bool Bad(int64_t sequence, std::string detail) {
+    result_.ok = false;
+    result_.first_bad_sequence = sequence;
+    result_.detail = std::move(detail);
+    return false;
+  }
+
+ private:
+  bool Check(const Result& rows, int row) {
+    const int64_t sequence = rows.Int64(row, 0);
+    if (sequence != expected_) return Bad(expected_, "record missing");
+    if (rows.Bytes(row, 12) != prev_) {
+      return Bad(sequence, "prev_hash does not link to the record before");
+    }
+    const absl::string_view json = rows.Bytes(row, 11);
+    std::string recomputed = ChainHash(prev_, json);
+    if (rows.Bytes(row, 13) != recomputed) return Bad(sequence, "hash does not match the event");
+    absl::StatusOr<StoredKeys> event = StoredKeysFromJson(json);
+    if (!event.ok()) return Bad(sequence, "event no longer parses");
+    if (event->id != rows.Bytes(row, 1) || !(event->columns == StoredColumns(rows, row))) {
+      return Bad(sequence, "indexed columns do not match the event");
+    }
+    prev_ = std::move(recomputed);
+    ++result_.checked;
+    ++expected_;
+    return true;
+  }
+
+  Connection& conn_;
+  VerifyResult& result_;
+  std::string prev_;
+  int64_t expected_ = 0;
+};
+
+}  // namespace
+
+absl::StatusOr<VerifyResult> PostgresAuditStore::Verify(std::optional<int64_t> from,
+                                                        std::optional<int64_t> to) {
+  ASSIGN_OR_RETURN(PooledConnection conn, readers_.Acquire());
+  // One snapshot throughout, while the writers go on.
+  TransactionOptions snapshot;
+  snapshot.isolation = TransactionOptions::Isolation::kRepeatableRead;
+  snapshot.read_only = true;
+  ASSIGN_OR_RETURN(SqlTransaction txn, SqlTransaction::Begin(*conn, snapshot));
+  ASSIGN_OR_RETURN(Result head_row,
+                   conn->Exec("SELECT sequence, hash FROM audit_head WHERE id = 1"));
+  ASSIGN_OR_RETURN(const Head head, HeadFromResult(head_row));
+  VerifyResult result;
+  result.head_hash = head.hash;
+  ChainWalk walk(*conn, result);
+  const int64_t first = from.value_or(1);
+  const int64_t last = to.value_or(head.sequence);
+  if (last > head.sequence) {
+    walk.Bad(head.sequence + 1,
+             absl::StrCat("range ends at ", last, " beyond the stored head ", head.sequence));
+    return result;
+  }
+  // The link into the range: genesis, or the stored hash of the record before it.
+  std::string prev = kGenesisHash;
+  if (first > 1) {
+    const Param params[] = {Param::Int64(first - 1)};
+    ASSIGN_OR_RETURN(Result before,
+                     conn->Exec("SELECT hash FROM audit_records WHERE sequence = $1", params));
+    if (before.rows() == 0) {
+      walk.Bad(first - 1, "record missing");
+      return result;
+    }
+    prev = std::string(before.Bytes(0, 0));
+  }
+  ASSIGN_OR_RETURN(const bool intact, walk.Walk(first, last, std::move(prev)));
+  if (!intact) return result;
+  if (last == head.sequence && head.sequence > 0 && walk.prev() != head.hash) {
+    walk.Bad(head.sequence, "stored head hash does not match the chain");
+    return result;
+  }
+  // Records beyond the stored head were added behind the chain's back.
+  const Param params[] = {Param::Int64(head.sequence)};
+  ASSIGN_OR_RETURN(
+      Result beyond,
+      conn->Exec("SELECT MIN(sequence) FROM audit_records WHERE sequence > $1", params));
+  if (beyond.rows() == 1 && !beyond.IsNull(0, 0)) {
+    walk.Bad(beyond.Int64(0, 0), "record beyond the stored head");
+  }
+  return result;
+}
+
+}  // namespace sharedos::audit::storage
