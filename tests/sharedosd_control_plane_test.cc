@@ -102,13 +102,15 @@ TEST_F(SharedosdControlPlaneTest, GrantMutationsAreAuditedInOneVerifiableLog) {
   audit::v1::QueryResponse records;
   status = audit_->Query(As(admin_).get(), query, &records);
   ASSERT_TRUE(status.ok()) << status.error_message();
-  std::vector<protocol::v1::AuditEventType> types;
+  // Control-plane records, in the one chain, never as protocol "1" events (docs/adr/0008).
+  std::vector<audit::v1::ControlPlaneEventType> types;
   for (const auto& record : records.records()) {
-    types.push_back(record.event().type());
-    EXPECT_EQ(record.event().grant_id(), "grant-read-workspace");
+    EXPECT_FALSE(record.has_event());
+    types.push_back(record.control_plane().type());
+    EXPECT_EQ(record.control_plane().grant_id(), "grant-read-workspace");
   }
-  EXPECT_THAT(types, ElementsAre(protocol::v1::AUDIT_EVENT_TYPE_GRANT_ISSUED,
-                                 protocol::v1::AUDIT_EVENT_TYPE_GRANT_REVOKED));
+  EXPECT_THAT(types, ElementsAre(audit::v1::CONTROL_PLANE_EVENT_TYPE_GRANT_ISSUED,
+                                 audit::v1::CONTROL_PLANE_EVENT_TYPE_GRANT_REVOKED));
 
   audit::v1::VerifyResponse verify;
   status = audit_->Verify(As(admin_).get(), audit::v1::VerifyRequest(), &verify);

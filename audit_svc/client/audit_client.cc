@@ -5,6 +5,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "audit_svc/core/control_plane_event.h"
 #include "audit_svc/core/redaction.h"
 #include "common/crypto/random.h"
 #include "common/status/grpc_status.h"
@@ -51,9 +52,9 @@ absl::Status AuditClient::Prepare(AuditEvent& event) const {
   return core::CheckRedaction(event);
 }
 
-absl::Status AuditClient::AppendNow(const std::vector<const AuditEvent*>& events) {
+absl::Status AuditClient::AppendNow(const std::vector<const v1::LogEntry*>& entries) {
   v1::AppendRequest request;
-  for (const AuditEvent* event : events) *request.add_events() = *event;
+  for (const v1::LogEntry* entry : entries) *request.add_entries() = *entry;
   v1::AppendResponse response;
   grpc::ClientContext context;
   context.AddMetadata("authorization", "Bearer " + options_.token);
@@ -68,12 +69,25 @@ absl::Status AuditClient::AppendNow(const std::vector<const AuditEvent*>& events
 absl::Status AuditClient::RecordPreEffect(AuditEvent event) {
   absl::Status prepared = Prepare(event);
   if (!prepared.ok()) return prepared;
-  return RecordPreEffectGrouped(event);
+  v1::LogEntry entry;
+  *entry.mutable_event() = std::move(event);
+  return RecordPreEffectGrouped(entry);
 }
 
-absl::Status AuditClient::MakeDurable(const std::vector<const AuditEvent*>& events) {
-  if (options_.mode == PreEffectMode::kRemote) return AppendNow(events);
-  absl::Status put = outbox_->PutAll(events);
+absl::Status AuditClient::RecordControlPlane(v1::ControlPlaneEvent event) {
+  if (event.id().empty()) event.set_id(common::NewUuidV4());
+  absl::Status valid = core::ValidateControlPlaneEvent(&event);
+  if (!valid.ok()) return valid;
+  absl::Status redacted = core::CheckRedaction(event);
+  if (!redacted.ok()) return redacted;
+  v1::LogEntry entry;
+  *entry.mutable_control_plane() = std::move(event);
+  return RecordPreEffectGrouped(entry);
+}
+
+absl::Status AuditClient::MakeDurable(const std::vector<const v1::LogEntry*>& entries) {
+  if (options_.mode == PreEffectMode::kRemote) return AppendNow(entries);
+  absl::Status put = outbox_->PutAll(entries);
   if (!put.ok()) {
     return absl::UnavailableError(absl::StrCat("audit_unavailable: ", put.message()));
   }
@@ -81,9 +95,9 @@ absl::Status AuditClient::MakeDurable(const std::vector<const AuditEvent*>& even
   return absl::OkStatus();
 }
 
-absl::Status AuditClient::RecordPreEffectGrouped(const AuditEvent& event) {
+absl::Status AuditClient::RecordPreEffectGrouped(const v1::LogEntry& entry) {
   PreEffectWaiter self;
-  self.event = &event;
+  self.entry = &entry;
   absl::MutexLock lock(&pre_mu_);
   pre_queue_.push_back(&self);
   while (true) {
@@ -96,11 +110,11 @@ absl::Status AuditClient::RecordPreEffectGrouped(const AuditEvent& event) {
     pre_leader_ = true;
     std::vector<PreEffectWaiter*> group;
     group.swap(pre_queue_);
-    std::vector<const AuditEvent*> events;
-    events.reserve(group.size());
-    for (const PreEffectWaiter* waiter : group) events.push_back(waiter->event);
+    std::vector<const v1::LogEntry*> entries;
+    entries.reserve(group.size());
+    for (const PreEffectWaiter* waiter : group) entries.push_back(waiter->entry);
     pre_mu_.Unlock();
-    const absl::Status status = MakeDurable(events);
+    const absl::Status status = MakeDurable(entries);
     pre_mu_.Lock();
     for (PreEffectWaiter* waiter : group) {
       waiter->status = status;
@@ -143,7 +157,7 @@ bool AuditClient::ShipOnce() {
   }
   if (batch->empty()) return true;
   v1::AppendRequest request;
-  for (const auto& [position, event] : *batch) *request.add_events() = event;
+  for (const auto& [position, entry] : *batch) *request.add_entries() = entry;
   v1::AppendResponse response;
   grpc::ClientContext context;
   context.AddMetadata("authorization", "Bearer " + options_.token);
@@ -167,7 +181,7 @@ bool AuditClient::ShipOnce() {
       return dead.ok();
     }
     v1::AppendRequest single;
-    *single.add_events() = batch->front().second;
+    *single.add_entries() = batch->front().second;
     grpc::ClientContext single_context;
     single_context.AddMetadata("authorization", "Bearer " + options_.token);
     single_context.set_deadline(absl::ToChronoTime(absl::Now() + options_.append_deadline));

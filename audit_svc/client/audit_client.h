@@ -65,6 +65,8 @@ class AuditClient : public AuditWriter {
 
   absl::Status RecordPreEffect(sharedos::protocol::v1::AuditEvent event) override;
   absl::Status RecordPostEffect(sharedos::protocol::v1::AuditEvent event) override;
+  // As RecordPreEffect (remote: appended before OK; local: fsynced into the outbox).
+  absl::Status RecordControlPlane(sharedos::audit::v1::ControlPlaneEvent event) override;
 
   // Blocks until the outbox is empty or `timeout` passes; true when empty. For tests and
   // orderly shutdown.
@@ -78,19 +80,19 @@ class AuditClient : public AuditWriter {
   // Stamps version and id, and refuses what audit_svc would refuse (so nothing malformed ever
   // sits in the outbox).
   absl::Status Prepare(sharedos::protocol::v1::AuditEvent& event) const;
-  // One caller's pre-effect record waiting for its group.
+  // One caller's pre-effect record (either kind) waiting for its group.
   struct PreEffectWaiter {
-    const sharedos::protocol::v1::AuditEvent* event = nullptr;
+    const sharedos::audit::v1::LogEntry* entry = nullptr;
     bool done = false;
     absl::Status status;
   };
   // Makes a group of every pre-effect record waiting and makes it durable at once (one Append in
   // remote mode, one fsync in local mode): concurrent callers share the cost. The caller that
   // finds no group in flight leads; it hands leadership on once its own record is settled.
-  absl::Status RecordPreEffectGrouped(const sharedos::protocol::v1::AuditEvent& event)
+  absl::Status RecordPreEffectGrouped(const sharedos::audit::v1::LogEntry& entry)
       ABSL_LOCKS_EXCLUDED(pre_mu_);
-  absl::Status MakeDurable(const std::vector<const sharedos::protocol::v1::AuditEvent*>& events);
-  absl::Status AppendNow(const std::vector<const sharedos::protocol::v1::AuditEvent*>& events);
+  absl::Status MakeDurable(const std::vector<const sharedos::audit::v1::LogEntry*>& entries);
+  absl::Status AppendNow(const std::vector<const sharedos::audit::v1::LogEntry*>& entries);
   void ShipLoop() ABSL_LOCKS_EXCLUDED(mu_);
   // Delivers one batch; returns false when audit_svc could not be reached.
   bool ShipOnce();
@@ -118,6 +120,9 @@ class DiscardAuditWriter : public AuditWriter {
     return absl::OkStatus();
   }
   absl::Status RecordPostEffect(sharedos::protocol::v1::AuditEvent) override {
+    return absl::OkStatus();
+  }
+  absl::Status RecordControlPlane(sharedos::audit::v1::ControlPlaneEvent) override {
     return absl::OkStatus();
   }
 };

@@ -75,7 +75,9 @@ class AuditServer {
     request.set_limit(1000);
     auto response = log_->Query(request);
     std::vector<std::string> ids;
-    for (const auto& record : response->records()) ids.push_back(record.event().id());
+    for (const auto& record : response->records()) {
+      ids.push_back(record.has_control_plane() ? record.control_plane().id() : record.event().id());
+    }
     return ids;
   }
 
@@ -133,6 +135,39 @@ TEST_F(AuditClientTest, RemotePreEffectIsInTheLogBeforeItReturns) {
   ASSERT_THAT(client->RecordPreEffect(MakeEvent()), IsOk());
   EXPECT_EQ(server_->log().HeadSequence(), 1);  // no flush needed
   EXPECT_EQ(*client->PendingEvents(), 0);
+}
+
+// The grant store's records (docs/adr/0008): pre-effect in both modes, in the same log.
+TEST_F(AuditClientTest, ControlPlaneRecordsArePreEffectInBothModes) {
+  v1::ControlPlaneEvent event;
+  event.set_type(v1::CONTROL_PLANE_EVENT_TYPE_GRANT_ISSUED);
+  event.set_outcome(sharedos::protocol::v1::AUDIT_OUTCOME_SUCCEEDED);
+  event.mutable_at()->set_seconds(1786438800);
+  event.set_trace_id("grantstore-r1");
+  event.set_namespace_id("world");
+  event.mutable_actor()->set_service_id("ops");
+  event.mutable_authority()->set_human_user_id("alice");
+  event.mutable_owner()->set_human_user_id("alice");
+  event.set_purpose("sharedos.control-plane");
+  {
+    auto remote = Client(PreEffectMode::kRemote);
+    ASSERT_THAT(remote->RecordControlPlane(event), IsOk());
+    EXPECT_EQ(server_->log().HeadSequence(), 1);  // appended before OK
+    v1::ControlPlaneEvent malformed = event;
+    malformed.clear_actor();
+    EXPECT_THAT(remote->RecordControlPlane(malformed),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("control_plane.actor")));
+  }
+  auto local = Client(PreEffectMode::kLocal);
+  ASSERT_THAT(local->RecordControlPlane(event), IsOk());
+  ASSERT_TRUE(local->Flush(absl::Seconds(10)));
+  const std::vector<std::string> ids = server_->Ids();
+  ASSERT_EQ(ids.size(), 2u);
+  EXPECT_NE(ids[0], ids[1]);  // a fresh id each
+  v1::QueryRequest query;
+  auto records = server_->log().Query(query);
+  ASSERT_TRUE(records.ok());
+  for (const auto& record : records->records()) EXPECT_TRUE(record.has_control_plane());
 }
 
 TEST_F(AuditClientTest, RemotePreEffectFailsClosedWhenAuditIsDown) {
@@ -222,9 +257,9 @@ class SlowCountingAuditLog : public v1::AuditLog::Service {
                       v1::AppendResponse* response) override {
     absl::SleepFor(absl::Milliseconds(100));  // the slow server being simulated
     absl::MutexLock lock(&mu_);
-    batch_sizes_.push_back(request->events_size());
-    for (const auto& event : request->events()) ids_.push_back(event.id());
-    response->set_appended(request->events_size());
+    batch_sizes_.push_back(request->entries_size());
+    for (const auto& entry : request->entries()) ids_.push_back(entry.event().id());
+    response->set_appended(request->entries_size());
     return grpc::Status::OK;
   }
   std::vector<int> batch_sizes() {

@@ -2,6 +2,7 @@
 #define SHAREDOS_AUDIT_SVC_CLIENT_AUDIT_WRITER_H_
 
 #include "absl/status/status.h"
+#include "sharedos/audit/v1/audit.pb.h"
 #include "sharedos/protocol/v1/audit.pb.h"
 
 namespace sharedos::audit::client {
@@ -14,8 +15,8 @@ class AuditWriter {
  public:
   virtual ~AuditWriter() = default;
 
-  // Pre-effect records (authority.resolved, authorization.checked, tool.catalog.listed, and the
-  // grant store's control-plane mutations): returns OK only once the event is durable — appended
+  // Pre-effect records (authority.resolved, authorization.checked, tool.catalog.listed): returns
+  // OK only once the event is durable — appended
   // to audit_svc (remote mode) or fsynced into this writer's outbox (local mode).
   // Errors: UNAVAILABLE (neither could take it; the caller refuses the operation with
   // `audit_unavailable`, fail closed); INVALID_ARGUMENT (the event is malformed or carries
@@ -27,6 +28,13 @@ class AuditWriter {
   // The caller's result never depends on it; an error (outbox full or unwritable) is for the
   // caller to report, not to act on.
   virtual absl::Status RecordPostEffect(sharedos::protocol::v1::AuditEvent event) = 0;
+
+  // The grant store's control-plane records (grant.issued … escalation.resolved): not protocol
+  // "1" events (docs/adr/0008), but in the same log and hash chain, idempotent on the same ids.
+  // Pre-effect semantics: the writer stamps a fresh UUID `id` when empty and returns OK only
+  // once the record is durable, exactly as RecordPreEffect; the same errors (UNAVAILABLE: the
+  // mutation is refused, fail closed; INVALID_ARGUMENT: malformed or redacted data).
+  virtual absl::Status RecordControlPlane(sharedos::audit::v1::ControlPlaneEvent event) = 0;
 };
 
 }  // namespace sharedos::audit::client

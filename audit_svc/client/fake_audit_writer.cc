@@ -14,6 +14,19 @@ absl::Status FakeAuditWriter::RecordPostEffect(sharedos::protocol::v1::AuditEven
   return Record(std::move(event), /*pre_effect=*/false);
 }
 
+absl::Status FakeAuditWriter::RecordControlPlane(sharedos::audit::v1::ControlPlaneEvent event) {
+  absl::MutexLock lock(&mu_);
+  if (fail_pre_) return absl::UnavailableError("audit unavailable (FakeAuditWriter told to fail)");
+  if (event.id().empty()) event.set_id(common::NewUuidV4());
+  control_plane_.push_back(std::move(event));
+  return absl::OkStatus();
+}
+
+std::vector<sharedos::audit::v1::ControlPlaneEvent> FakeAuditWriter::control_plane_events() const {
+  absl::MutexLock lock(&mu_);
+  return control_plane_;
+}
+
 absl::Status FakeAuditWriter::Record(sharedos::protocol::v1::AuditEvent event, bool pre_effect) {
   absl::MutexLock lock(&mu_);
   if (pre_effect ? fail_pre_ : fail_post_) {
@@ -50,6 +63,7 @@ std::vector<sharedos::protocol::v1::AuditEvent> FakeAuditWriter::events() const 
 void FakeAuditWriter::Clear() {
   absl::MutexLock lock(&mu_);
   recorded_.clear();
+  control_plane_.clear();
 }
 
 }  // namespace sharedos::audit::client

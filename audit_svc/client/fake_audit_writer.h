@@ -18,6 +18,9 @@ class FakeAuditWriter : public AuditWriter {
       ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status RecordPostEffect(sharedos::protocol::v1::AuditEvent event) override
       ABSL_LOCKS_EXCLUDED(mu_);
+  // Kept apart from the "1" events (control_plane_events()); fails with FailPreEffect.
+  absl::Status RecordControlPlane(sharedos::audit::v1::ControlPlaneEvent event) override
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   // Subsequent writes on that path fail with UNAVAILABLE (and are not kept) while true.
   void FailPreEffect(bool fail) ABSL_LOCKS_EXCLUDED(mu_);
@@ -29,6 +32,8 @@ class FakeAuditWriter : public AuditWriter {
   };
   std::vector<Recorded> recorded() const ABSL_LOCKS_EXCLUDED(mu_);
   std::vector<sharedos::protocol::v1::AuditEvent> events() const ABSL_LOCKS_EXCLUDED(mu_);
+  std::vector<sharedos::audit::v1::ControlPlaneEvent> control_plane_events() const
+      ABSL_LOCKS_EXCLUDED(mu_);
   void Clear() ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
@@ -39,6 +44,7 @@ class FakeAuditWriter : public AuditWriter {
   bool fail_pre_ ABSL_GUARDED_BY(mu_) = false;
   bool fail_post_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<Recorded> recorded_ ABSL_GUARDED_BY(mu_);
+  std::vector<sharedos::audit::v1::ControlPlaneEvent> control_plane_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace sharedos::audit::client

@@ -36,6 +36,11 @@ absl::Status LogAuditWriter::RecordPreEffect(AuditEvent event) {
   return Outcome(log_.AppendEvent(std::move(event)).status());
 }
 
+absl::Status LogAuditWriter::RecordControlPlane(sharedos::audit::v1::ControlPlaneEvent event) {
+  if (event.id().empty()) event.set_id(common::NewUuidV4());
+  return Outcome(log_.AppendControlPlane(std::move(event)).status());
+}
+
 absl::Status LogAuditWriter::RecordPostEffect(AuditEvent event) {
   Stamp(event);
   // A copy goes to the log: the record is kept for the fallback.

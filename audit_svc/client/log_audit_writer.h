@@ -25,6 +25,8 @@ class LogAuditWriter : public AuditWriter {
 
   absl::Status RecordPreEffect(sharedos::protocol::v1::AuditEvent event) override;
   absl::Status RecordPostEffect(sharedos::protocol::v1::AuditEvent event) override;
+  // As RecordPreEffect: committed in the log before OK.
+  absl::Status RecordControlPlane(sharedos::audit::v1::ControlPlaneEvent event) override;
 
  private:
   core::AuditLog& log_;

@@ -8,16 +8,22 @@
 namespace sharedos::audit::client {
 namespace {
 
+using ::sharedos::audit::v1::LogEntry;
 using ::sharedos::common::sqlite::Database;
 using ::sharedos::common::sqlite::Statement;
 using ::sharedos::common::sqlite::Transaction;
 using ::sharedos::protocol::v1::AuditEvent;
 
+// `entry` 0: the blob is a bare protocol "1" AuditEvent (rows of earlier builds); 1: a LogEntry.
 const common::sqlite::Migration kMigrations[] = {
     {1, R"sql(
       CREATE TABLE outbox (position INTEGER PRIMARY KEY AUTOINCREMENT, event BLOB NOT NULL);
       CREATE TABLE dead_letters (
         position INTEGER PRIMARY KEY, event BLOB NOT NULL, reason TEXT NOT NULL);
+    )sql"},
+    {2, R"sql(
+      ALTER TABLE outbox ADD COLUMN entry INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE dead_letters ADD COLUMN entry INTEGER NOT NULL DEFAULT 0;
     )sql"},
 };
 
@@ -42,18 +48,23 @@ absl::StatusOr<std::unique_ptr<Outbox>> Outbox::Open(const std::string& path, in
       new Outbox(std::move(db), std::move(remover), max_events, size));
 }
 
-absl::Status Outbox::Put(const AuditEvent& event) { return PutAll({&event}); }
+absl::Status Outbox::Put(const AuditEvent& event) {
+  LogEntry entry;
+  *entry.mutable_event() = event;
+  return PutAll({&entry});
+}
 
-absl::Status Outbox::PutAll(const std::vector<const AuditEvent*>& events) {
+absl::Status Outbox::PutAll(const std::vector<const LogEntry*>& events) {
   absl::MutexLock lock(&mu_);
   if (size_ + static_cast<int64_t>(events.size()) > max_events_) {
     return absl::UnavailableError("audit outbox full: audit_svc has not taken events for a while");
   }
   ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(*db_));
   {
-    ASSIGN_OR_RETURN(Statement insert, db_->Cached("INSERT INTO outbox (event) VALUES (?1)"));
+    ASSIGN_OR_RETURN(Statement insert,
+                     db_->Cached("INSERT INTO outbox (event, entry) VALUES (?1, 1)"));
     std::string bytes;
-    for (const AuditEvent* event : events) {
+    for (const LogEntry* event : events) {
       if (!event->SerializeToString(&bytes)) {
         return absl::InternalError("audit event does not serialize");
       }
@@ -66,21 +77,23 @@ absl::Status Outbox::PutAll(const std::vector<const AuditEvent*>& events) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<std::pair<int64_t, AuditEvent>>> Outbox::Peek(int limit) {
+absl::StatusOr<std::vector<std::pair<int64_t, LogEntry>>> Outbox::Peek(int limit) {
   absl::MutexLock lock(&mu_);
-  ASSIGN_OR_RETURN(Statement select,
-                   db_->Cached("SELECT position, event FROM outbox ORDER BY position LIMIT ?1"));
+  ASSIGN_OR_RETURN(Statement select, db_->Cached("SELECT position, event, entry FROM outbox "
+                                                 "ORDER BY position LIMIT ?1"));
   RETURN_IF_ERROR(select.BindInt64(1, limit));
-  std::vector<std::pair<int64_t, AuditEvent>> events;
+  std::vector<std::pair<int64_t, LogEntry>> events;
   while (true) {
     ASSIGN_OR_RETURN(bool row, select.Step());
     if (!row) break;
-    AuditEvent event;
+    LogEntry entry;
     absl::string_view bytes = select.ColumnBlob(1);
-    if (!event.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
-      return absl::DataLossError("audit outbox: a stored event does not parse");
-    }
-    events.emplace_back(select.ColumnInt64(0), std::move(event));
+    const bool parsed =
+        select.ColumnInt64(2) == 0
+            ? entry.mutable_event()->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))
+            : entry.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
+    if (!parsed) return absl::DataLossError("audit outbox: a stored event does not parse");
+    events.emplace_back(select.ColumnInt64(0), std::move(entry));
   }
   return events;
 }
@@ -99,9 +112,10 @@ absl::Status Outbox::DeadLetter(int64_t position, const std::string& reason) {
   absl::MutexLock lock(&mu_);
   ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(*db_));
   {
-    ASSIGN_OR_RETURN(Statement move,
-                     db_->Cached("INSERT INTO dead_letters (position, event, reason) "
-                                 "SELECT position, event, ?2 FROM outbox WHERE position = ?1"));
+    ASSIGN_OR_RETURN(
+        Statement move,
+        db_->Cached("INSERT INTO dead_letters (position, event, reason, entry) "
+                    "SELECT position, event, ?2, entry FROM outbox WHERE position = ?1"));
     RETURN_IF_ERROR(move.BindInt64(1, position));
     RETURN_IF_ERROR(move.BindText(2, reason));
     RETURN_IF_ERROR(move.Step().status());

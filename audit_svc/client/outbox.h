@@ -11,11 +11,13 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "common/sqlite/database.h"
+#include "sharedos/audit/v1/audit.pb.h"
 #include "sharedos/protocol/v1/audit.pb.h"
 
 namespace sharedos::audit::client {
 
-// A writer's durable, bounded queue of audit events not yet acknowledged by audit_svc: one
+// A writer's durable, bounded queue of audit records (protocol "1" events and control-plane
+// events, as LogEntry) not yet acknowledged by audit_svc: one
 // SQLite file, synchronous=FULL (unless opened without fsync), so an event Put() returned OK for
 // survives a crash of the writer. Events leave it in the order they entered; their removal is
 // not fsynced (after a power loss some acknowledged events may be delivered again: audit_svc
@@ -35,12 +37,13 @@ class Outbox {
   absl::Status Put(const sharedos::protocol::v1::AuditEvent& event) ABSL_LOCKS_EXCLUDED(mu_);
   // Appends all of them in one transaction (one fsync), or none. Errors: as Put (full when
   // they do not all fit).
-  absl::Status PutAll(const std::vector<const sharedos::protocol::v1::AuditEvent*>& events)
+  absl::Status PutAll(const std::vector<const sharedos::audit::v1::LogEntry*>& entries)
       ABSL_LOCKS_EXCLUDED(mu_);
 
-  // Up to `limit` oldest events with their outbox positions.
-  absl::StatusOr<std::vector<std::pair<int64_t, sharedos::protocol::v1::AuditEvent>>> Peek(
-      int limit) ABSL_LOCKS_EXCLUDED(mu_);
+  // Up to `limit` oldest records with their outbox positions (rows an earlier build stored as
+  // bare "1" events come back as LogEntry.event).
+  absl::StatusOr<std::vector<std::pair<int64_t, sharedos::audit::v1::LogEntry>>> Peek(int limit)
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   // Removes every event at a position ≤ `position` (they were acknowledged).
   absl::Status RemoveThrough(int64_t position) ABSL_LOCKS_EXCLUDED(mu_);

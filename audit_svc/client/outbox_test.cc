@@ -12,6 +12,7 @@ namespace {
 using ::sharedos::common::IsOk;
 using ::sharedos::common::StatusIs;
 using ::sharedos::protocol::v1::AuditEvent;
+namespace v1 = ::sharedos::audit::v1;
 using ::testing::HasSubstr;
 
 std::string Path() {
@@ -31,7 +32,7 @@ std::vector<std::string> Ids(Outbox& outbox, int limit) {
   std::vector<std::string> ids;
   auto events = outbox.Peek(limit);
   EXPECT_TRUE(events.ok()) << events.status();
-  for (const auto& [position, event] : *events) ids.push_back(event.id());
+  for (const auto& [position, event] : *events) ids.push_back(event.event().id());
   return ids;
 }
 
@@ -97,6 +98,28 @@ TEST(OutboxTest, DeadLettersLeaveTheQueue) {
 
 TEST(OutboxTest, RejectsANonPositiveBound) {
   EXPECT_THAT(Outbox::Open(Path(), 0).status(), StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
+TEST(OutboxTest, KeepsBothKindsOfRecordInOrderAcrossAReopen) {
+  const std::string path = Path();
+  {
+    auto outbox = Outbox::Open(path, 10);
+    ASSERT_TRUE(outbox.ok());
+    v1::LogEntry event, control_plane;
+    *event.mutable_event() = Event("e1");
+    control_plane.mutable_control_plane()->set_id("c1");
+    ASSERT_THAT((*outbox)->PutAll({&event, &control_plane}), IsOk());
+    ASSERT_THAT((*outbox)->Put(Event("e2")), IsOk());
+  }
+  auto reopened = Outbox::Open(path, 10);
+  ASSERT_TRUE(reopened.ok());
+  auto entries = (*reopened)->Peek(10);
+  ASSERT_TRUE(entries.ok());
+  ASSERT_EQ(entries->size(), 3u);
+  EXPECT_EQ((*entries)[0].second.event().id(), "e1");
+  EXPECT_EQ((*entries)[1].second.control_plane().id(), "c1");
+  EXPECT_FALSE((*entries)[1].second.has_event());
+  EXPECT_EQ((*entries)[2].second.event().id(), "e2");
 }
 
 }  // namespace

@@ -9,10 +9,12 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "audit_svc/core/control_plane_event.h"
 #include "audit_svc/core/redaction.h"
 #include "audit_svc/storage/event_codec.h"
 #include "common/crypto/base64url.h"
 #include "common/crypto/sha256.h"
+#include "common/status/status_macros.h"
 #include "common/validation/bounds.h"
 #include "common/validation/limits.h"
 #include "common/validation/protocol.h"
@@ -27,6 +29,8 @@ using ::sharedos::audit::v1::AppendRequest;
 using ::sharedos::audit::v1::AppendResponse;
 using ::sharedos::audit::v1::AuditFilter;
 using ::sharedos::audit::v1::AuditRecord;
+using ::sharedos::audit::v1::ControlPlaneEvent;
+using ::sharedos::audit::v1::LogEntry;
 using ::sharedos::audit::v1::QueryRequest;
 using ::sharedos::audit::v1::QueryResponse;
 using ::sharedos::audit::v1::VerifyRequest;
@@ -84,21 +88,70 @@ AuditLog::~AuditLog() {
 }
 
 absl::StatusOr<AppendResponse> AuditLog::Append(const AppendRequest& request) {
-  if (request.events_size() == 0) return absl::InvalidArgumentError("events: empty");
-  if (request.events_size() > options_.max_events_per_append) {
-    return absl::InvalidArgumentError(absl::StrCat("events: more than ",
-                                                   options_.max_events_per_append));
+  const int total = request.events_size() + request.entries_size();
+  if (total == 0) return absl::InvalidArgumentError("events: empty (and no entries)");
+  if (total > options_.max_events_per_append) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("events and entries: more than ", options_.max_events_per_append));
   }
-  return AppendEvents(std::vector<AuditEvent>(request.events().begin(), request.events().end()));
+  std::vector<LogEntry> entries;
+  entries.reserve(total);
+  for (const AuditEvent& event : request.events()) *entries.emplace_back().mutable_event() = event;
+  entries.insert(entries.end(), request.entries().begin(), request.entries().end());
+  return AppendEntries(std::move(entries), request.events_size());
 }
 
 absl::StatusOr<AppendResponse> AuditLog::AppendEvent(AuditEvent event) {
-  std::vector<AuditEvent> events;
-  events.push_back(std::move(event));
-  return AppendEvents(std::move(events));
+  std::vector<LogEntry> entries(1);
+  *entries[0].mutable_event() = std::move(event);
+  return AppendEntries(std::move(entries), 1);
 }
 
-absl::StatusOr<AppendResponse> AuditLog::AppendEvents(std::vector<AuditEvent> events) {
+absl::StatusOr<AppendResponse> AuditLog::AppendControlPlane(ControlPlaneEvent event) {
+  std::vector<LogEntry> entries(1);
+  *entries[0].mutable_control_plane() = std::move(event);
+  return AppendEntries(std::move(entries), 0);
+}
+
+namespace {
+
+// The request path of entry i: the first `from_events` came from AppendRequest.events.
+std::string EntryPath(const LogEntry& entry, size_t i, int from_events) {
+  if (static_cast<int>(i) < from_events) return absl::StrCat("events[", i, "]");
+  const size_t index = i - from_events;
+  if (entry.has_event()) return absl::StrCat("entries[", index, "].event");
+  if (entry.has_control_plane()) return absl::StrCat("entries[", index, "].control_plane");
+  return absl::StrCat("entries[", index, "]");
+}
+
+// Validates, guards and encodes one entry into `pending` (pointing into `entry`).
+absl::Status PrepareEntry(LogEntry& entry, const std::string& path,
+                          storage::PendingEvent& pending) {
+  if (entry.has_event()) {
+    AuditEvent& event = *entry.mutable_event();
+    RETURN_IF_ERROR(common::validation::ValidateAuditEvent(&event, path));
+    RETURN_IF_ERROR(CheckRedaction(event, path));
+    ASSIGN_OR_RETURN(pending.canonical_json, storage::CanonicalEventJson(event));
+    pending.event = &event;
+    pending.columns = storage::DeriveColumns(event);
+    return absl::OkStatus();
+  }
+  if (!entry.has_control_plane()) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": neither event nor control_plane"));
+  }
+  ControlPlaneEvent& event = *entry.mutable_control_plane();
+  RETURN_IF_ERROR(ValidateControlPlaneEvent(&event, path));
+  RETURN_IF_ERROR(CheckRedaction(event, path));
+  ASSIGN_OR_RETURN(pending.canonical_json, storage::CanonicalControlPlaneJson(event));
+  pending.control_plane = &event;
+  pending.columns = storage::DeriveColumns(event);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<AppendResponse> AuditLog::AppendEntries(std::vector<LogEntry> entries,
+                                                       int from_events) {
   // Counted from here, so concurrent callers are seen while they are still validating.
   active_callers_.fetch_add(1, std::memory_order_relaxed);
   struct Leave {
@@ -107,20 +160,16 @@ absl::StatusOr<AppendResponse> AuditLog::AppendEvents(std::vector<AuditEvent> ev
   } leave{active_callers_};
   // Validate and encode outside the writer: the single writer only links and inserts.
   Submission submission;
-  submission.events.reserve(events.size());
+  submission.events.reserve(entries.size());
   std::set<std::string> ids;
-  for (size_t i = 0; i < events.size(); ++i) {
-    const std::string path = absl::StrCat("events[", i, "]");
-    absl::Status valid = common::validation::ValidateAuditEvent(&events[i], path);
-    if (!valid.ok()) return valid;
-    absl::Status redacted = CheckRedaction(events[i], path);
-    if (!redacted.ok()) return redacted;
-    if (!ids.insert(events[i].id()).second) {
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const std::string path = EntryPath(entries[i], i, from_events);
+    storage::PendingEvent pending;
+    RETURN_IF_ERROR(PrepareEntry(entries[i], path, pending));
+    if (!ids.insert(pending.id()).second) {
       return absl::InvalidArgumentError(absl::StrCat(path, ".id: repeated in this request"));
     }
-    absl::StatusOr<std::string> json = storage::CanonicalEventJson(events[i]);
-    if (!json.ok()) return json.status();
-    submission.events.push_back({&events[i], *std::move(json), storage::DeriveColumns(events[i])});
+    submission.events.push_back(std::move(pending));
   }
 
   {
@@ -150,9 +199,10 @@ absl::StatusOr<AppendResponse> AuditLog::AppendEvents(std::vector<AuditEvent> ev
   }
   if (!submission.outcome.ok()) return submission.outcome.status();
   if (!submission.outcome->accepted) {
+    const int conflict = submission.outcome->conflict_index;
     return absl::FailedPreconditionError(absl::StrCat(
-        "events[", submission.outcome->conflict_index,
-        "].id: already recorded with different content; nothing of this request was appended"));
+        EntryPath(entries[conflict], conflict, from_events),
+        ".id: already recorded with different content; nothing of this request was appended"));
   }
   AppendResponse response;
   for (const storage::EventOutcome& outcome : submission.outcome->events) {
@@ -223,8 +273,18 @@ absl::Status AuditLog::ValidateFilter(const AuditFilter& filter) {
         common::validation::CheckString(value, 0, common::validation::kMaxIdentifierLength, path);
     if (!valid.ok()) return valid;
   }
-  if (filter.has_type() && filter.type() == AUDIT_EVENT_TYPE_UNSPECIFIED) {
-    return absl::InvalidArgumentError("filter.type: unspecified");
+  // An unknown number must not reach the store: 12..17 index control-plane records.
+  if (filter.has_type() && (filter.type() == AUDIT_EVENT_TYPE_UNSPECIFIED ||
+                            !sharedos::protocol::v1::AuditEventType_IsValid(filter.type()))) {
+    return absl::InvalidArgumentError("filter.type: unspecified or not a protocol \"1\" type");
+  }
+  if (filter.has_control_plane_type() &&
+      ControlPlaneEventTypeName(filter.control_plane_type()).empty()) {
+    return absl::InvalidArgumentError("filter.control_plane_type: unspecified or unknown");
+  }
+  if (filter.has_type() && filter.has_control_plane_type()) {
+    return absl::InvalidArgumentError(
+        "filter.control_plane_type: not with filter.type (a record is of one kind)");
   }
   if (filter.has_outcome() && filter.outcome() == AUDIT_OUTCOME_UNSPECIFIED) {
     return absl::InvalidArgumentError("filter.outcome: unspecified");

@@ -40,8 +40,10 @@ class AuditLog {
   // Stops the writer after the queued groups are committed.
   ~AuditLog();
 
-  // Errors: INVALID_ARGUMENT (no events, too many, an event fails protocol "1" validation or the
-  // redaction guard, an id repeated in the request) naming the event and field;
+  // Appends request.events, then request.entries (either kind), in order.
+  // Errors: INVALID_ARGUMENT (no records, too many, an event fails protocol "1" validation, a
+  // control-plane event its validation (control_plane_event.h), or either the redaction guard;
+  // an entry of neither kind; an id repeated in the request) naming the record and field;
   // FAILED_PRECONDITION (an id already stored with different content; nothing of the request is
   // written); UNAVAILABLE (storage failed; nothing of the request is written).
   absl::StatusOr<sharedos::audit::v1::AppendResponse> Append(
@@ -51,6 +53,11 @@ class AuditLog {
   // durability; error messages name it `events[0]`.
   absl::StatusOr<sharedos::audit::v1::AppendResponse> AppendEvent(
       sharedos::protocol::v1::AuditEvent event);
+
+  // Append of one control-plane record (the in-process grant store's writer); same checks,
+  // errors and durability; error messages name it `entries[0].control_plane`.
+  absl::StatusOr<sharedos::audit::v1::AppendResponse> AppendControlPlane(
+      sharedos::audit::v1::ControlPlaneEvent event);
 
   // Errors: INVALID_ARGUMENT (limit out of range, enums present but unspecified, from ≥ to, a
   // page token not issued for this filter); UNAVAILABLE; DATA_LOSS (a stored event no longer
@@ -80,9 +87,10 @@ class AuditLog {
     storage::Head head;
   };
 
-  // Append's body once the request's size is checked; `events` is non-empty.
-  absl::StatusOr<sharedos::audit::v1::AppendResponse> AppendEvents(
-      std::vector<sharedos::protocol::v1::AuditEvent> events) ABSL_LOCKS_EXCLUDED(mu_);
+  // Append's body once the request's size is checked; `entries` is non-empty, its first
+  // `from_events` taken from AppendRequest.events (for the paths errors name).
+  absl::StatusOr<sharedos::audit::v1::AppendResponse> AppendEntries(
+      std::vector<sharedos::audit::v1::LogEntry> entries, int from_events) ABSL_LOCKS_EXCLUDED(mu_);
   void WriterLoop() ABSL_LOCKS_EXCLUDED(mu_);
 
   const std::unique_ptr<storage::AuditStore> store_;

@@ -40,6 +40,22 @@ AuditEvent MakeEvent(const std::string& id, const std::string& ns = "world") {
   return event;
 }
 
+sharedos::audit::v1::ControlPlaneEvent MakeControlPlane(const std::string& id) {
+  sharedos::audit::v1::ControlPlaneEvent event;
+  event.set_id(id);
+  event.set_type(sharedos::audit::v1::CONTROL_PLANE_EVENT_TYPE_GRANT_ISSUED);
+  event.set_outcome(sharedos::protocol::v1::AUDIT_OUTCOME_SUCCEEDED);
+  event.mutable_at()->set_seconds(1786438800);
+  event.set_trace_id("grantstore-r1");
+  event.set_namespace_id("world");
+  event.mutable_actor()->set_service_id("ops");
+  event.mutable_authority()->set_human_user_id("alice");
+  event.mutable_owner()->set_human_user_id("alice");
+  event.set_purpose("sharedos.control-plane");
+  event.set_grant_id("g1");
+  return event;
+}
+
 class AuditLogTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -258,6 +274,88 @@ TEST_F(AuditLogTest, WaitForHeadAfterReturnsOnceTheHeadMoves) {
   const int64_t head = log_->WaitForHeadAfter(0, absl::Seconds(10));
   writer.join();
   EXPECT_EQ(head, 1);
+}
+
+// Control-plane records (docs/adr/0008): in the same chain, in order with "1" events, idempotent
+// on id across both kinds, verified, and queried apart from the "1" types.
+TEST_F(AuditLogTest, ControlPlaneRecordsShareTheChainButNotProtocol1) {
+  AppendRequest request = Request({MakeEvent("e1")});
+  *request.add_entries()->mutable_control_plane() = MakeControlPlane("c1");
+  *request.add_entries()->mutable_event() = MakeEvent("e2");
+  auto appended = log_->Append(request);
+  ASSERT_TRUE(appended.ok()) << appended.status();
+  EXPECT_EQ(appended->appended(), 3);
+  ASSERT_TRUE(log_->AppendControlPlane(MakeControlPlane("c2")).ok());
+  // A retry is a duplicate; the same id with other content, of either kind, is refused.
+  auto again = log_->AppendControlPlane(MakeControlPlane("c1"));
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->duplicates(), 1);
+  EXPECT_THAT(log_->AppendEvent(MakeEvent("c1")), StatusIs(absl::StatusCode::kFailedPrecondition));
+
+  QueryRequest all;
+  auto records = log_->Query(all);
+  ASSERT_TRUE(records.ok()) << records.status();
+  ASSERT_EQ(records->records_size(), 4);
+  EXPECT_EQ(records->records(0).event().id(), "e1");
+  EXPECT_EQ(records->records(1).control_plane().id(), "c1");
+  EXPECT_FALSE(records->records(1).has_event());
+  EXPECT_EQ(records->records(2).event().id(), "e2");
+  EXPECT_EQ(records->records(3).control_plane().id(), "c2");
+
+  QueryRequest issued;
+  issued.mutable_filter()->set_control_plane_type(
+      sharedos::audit::v1::CONTROL_PLANE_EVENT_TYPE_GRANT_ISSUED);
+  auto only_issued = log_->Query(issued);
+  ASSERT_TRUE(only_issued.ok());
+  EXPECT_EQ(only_issued->records_size(), 2);
+  QueryRequest invoked;
+  invoked.mutable_filter()->set_type(sharedos::protocol::v1::AUDIT_EVENT_TYPE_TOOL_INVOKED);
+  auto only_invoked = log_->Query(invoked);
+  ASSERT_TRUE(only_invoked.ok());
+  EXPECT_EQ(only_invoked->records_size(), 2);
+
+  auto verified = log_->Verify(VerifyRequest());
+  ASSERT_TRUE(verified.ok());
+  EXPECT_TRUE(verified->ok()) << verified->detail();
+  EXPECT_EQ(verified->checked(), 4);
+}
+
+TEST_F(AuditLogTest, ControlPlaneRecordsAreValidatedAndGuarded) {
+  auto no_actor = MakeControlPlane("c1");
+  no_actor.clear_actor();
+  AppendRequest request;
+  *request.add_entries()->mutable_control_plane() = no_actor;
+  EXPECT_THAT(log_->Append(request), StatusIs(absl::StatusCode::kInvalidArgument,
+                                              HasSubstr("entries[0].control_plane.actor")));
+  auto leaky = MakeControlPlane("c2");
+  (*leaky.mutable_metadata()->mutable_fields())["apiKey"].set_string_value("s3cret");
+  EXPECT_THAT(log_->AppendControlPlane(leaky),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("apiKey")));
+  AppendRequest empty_entry;
+  empty_entry.add_entries();
+  EXPECT_THAT(log_->Append(empty_entry),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("entries[0]")));
+  // A retired protocol "1" type (12 was grant.issued) is not a "1" event any more.
+  AuditEvent retired = MakeEvent("e1");
+  retired.set_type(static_cast<sharedos::protocol::v1::AuditEventType>(12));
+  EXPECT_THAT(log_->AppendEvent(retired),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("type")));
+  auto head = log_->Query(QueryRequest());
+  ASSERT_TRUE(head.ok());
+  EXPECT_EQ(head->records_size(), 0);
+}
+
+TEST_F(AuditLogTest, FiltersNeverMixTheKinds) {
+  QueryRequest both;
+  both.mutable_filter()->set_type(sharedos::protocol::v1::AUDIT_EVENT_TYPE_TOOL_INVOKED);
+  both.mutable_filter()->set_control_plane_type(
+      sharedos::audit::v1::CONTROL_PLANE_EVENT_TYPE_GRANT_ISSUED);
+  EXPECT_THAT(log_->Query(both),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("filter.control_plane_type")));
+  QueryRequest retired;  // 12 would hit a control-plane record's indexed column
+  retired.mutable_filter()->set_type(static_cast<sharedos::protocol::v1::AuditEventType>(12));
+  EXPECT_THAT(log_->Query(retired),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("filter.type")));
 }
 
 }  // namespace

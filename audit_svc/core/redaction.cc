@@ -85,4 +85,10 @@ absl::Status CheckRedaction(const sharedos::protocol::v1::AuditEvent& event,
   return absl::OkStatus();
 }
 
+absl::Status CheckRedaction(const sharedos::audit::v1::ControlPlaneEvent& event,
+                            absl::string_view path) {
+  if (!event.has_metadata()) return absl::OkStatus();
+  return CheckStruct(event.metadata(), std::string(path) + ".metadata");
+}
+
 }  // namespace sharedos::audit::core

@@ -3,6 +3,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "sharedos/audit/v1/audit.pb.h"
 #include "sharedos/protocol/v1/audit.pb.h"
 
 namespace sharedos::audit::core {
@@ -17,6 +18,10 @@ namespace sharedos::audit::core {
 // key and its path, never the value.
 absl::Status CheckRedaction(const sharedos::protocol::v1::AuditEvent& event,
                             absl::string_view path = "event");
+
+// The same guard over a control-plane record's metadata.
+absl::Status CheckRedaction(const sharedos::audit::v1::ControlPlaneEvent& event,
+                            absl::string_view path = "control_plane");
 
 // True when `key` is one the guard refuses (exposed for tests and for writers that build metadata).
 bool IsRedactedKey(absl::string_view key);

@@ -21,6 +21,9 @@ class OwningLogAuditWriter final : public client::AuditWriter {
   absl::Status RecordPostEffect(protocol::v1::AuditEvent event) override {
     return writer_.RecordPostEffect(std::move(event));
   }
+  absl::Status RecordControlPlane(v1::ControlPlaneEvent event) override {
+    return writer_.RecordControlPlane(std::move(event));
+  }
 
  private:
   const std::unique_ptr<client::AuditWriter> fallback_;

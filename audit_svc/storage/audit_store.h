@@ -18,12 +18,17 @@ namespace sharedos::audit::storage {
 inline constexpr char kGenesisHash[] =
     "0000000000000000000000000000000000000000000000000000000000000000";
 
-// An event ready to be stored: the validated event, its canonical JSON and its indexed columns
-// (computed by the caller, outside the writer, so the single writer only links and inserts).
+// A record ready to be stored: the validated protocol "1" event or control-plane event (exactly
+// one set), its canonical JSON and its indexed columns (computed by the caller, outside the
+// writer, so the single writer only links and inserts).
 struct PendingEvent {
   const sharedos::protocol::v1::AuditEvent* event = nullptr;
   std::string canonical_json;
-  IndexedColumns columns;  // DeriveColumns(*event)
+  IndexedColumns columns;  // DeriveColumns(*event) or DeriveColumns(*control_plane)
+  const sharedos::audit::v1::ControlPlaneEvent* control_plane = nullptr;
+
+  // The record's id (the log is idempotent on it, across both kinds).
+  const std::string& id() const { return event != nullptr ? event->id() : control_plane->id(); }
 };
 
 // What happened to one event of an Append batch.

@@ -22,6 +22,18 @@ absl::StatusOr<std::string> CanonicalEventJson(const sharedos::protocol::v1::Aud
 // The inverse; rejects unknown fields. Errors: DATA_LOSS (stored text no longer parses).
 absl::StatusOr<sharedos::protocol::v1::AuditEvent> ParseEventJson(absl::string_view json);
 
+// A control-plane record's canonical form: the canonical JSON of a LogEntry holding it,
+// {"controlPlane":{…}} — never a protocol "1" event's shape, so no reader of the stored text can
+// take one for the other. Errors: INTERNAL (as CanonicalEventJson).
+absl::StatusOr<std::string> CanonicalControlPlaneJson(
+    const sharedos::audit::v1::ControlPlaneEvent& event);
+
+// The stored text back into `record.event` or `record.control_plane`, whichever it holds.
+// Also reads the control-plane records earlier builds wrote as "1" events with the types
+// protocol "1" retired (12..17, docs/adr/0008): their stored text, and so their hash, is
+// unchanged; they come back as control-plane records. Errors: DATA_LOSS (no longer parses).
+absl::Status ParseRecordJson(absl::string_view json, sharedos::audit::v1::AuditRecord& record);
+
 // SHA-256 (lowercase hex) of prev_hash (64 hex chars) followed by the canonical JSON.
 std::string ChainHash(absl::string_view prev_hash, absl::string_view canonical_json);
 
@@ -43,6 +55,22 @@ struct IndexedColumns {
   bool operator==(const IndexedColumns& other) const;
 };
 IndexedColumns DeriveColumns(const sharedos::protocol::v1::AuditEvent& event);
+// A control-plane record's columns: `type` is kControlPlaneTypeColumnBase + its type (12..17,
+// the numbers protocol "1" retired and reserves, so one column never confuses the kinds); no
+// reason, no source; execution_id empty.
+IndexedColumns DeriveColumns(const sharedos::audit::v1::ControlPlaneEvent& event);
+inline constexpr int kControlPlaneTypeColumnBase = 11;
+
+// The `type` column value a filter asks for (from `type` or `control_plane_type`), if any.
+std::optional<int> TypeColumnFilter(const sharedos::audit::v1::AuditFilter& filter);
+
+// A stored record's id and columns, recomputed from its canonical JSON (for Verify).
+struct StoredKeys {
+  std::string id;
+  IndexedColumns columns;
+};
+// Errors: DATA_LOSS (as ParseRecordJson).
+absl::StatusOr<StoredKeys> StoredKeysFromJson(absl::string_view json);
 
 }  // namespace sharedos::audit::storage
 

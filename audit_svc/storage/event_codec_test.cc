@@ -87,5 +87,56 @@ TEST(EventCodecTest, DerivesTheIndexedColumnsFromTheEvent) {
   EXPECT_FALSE(DeriveColumns(ended).source.has_value());
 }
 
+// Control-plane records (docs/adr/0008): never a "1" event's shape, and the ones earlier builds
+// wrote as "1" events with the retired types read back as what they were.
+TEST(EventCodecTest, AControlPlaneRecordIsStoredInItsOwnShape) {
+  audit::v1::ControlPlaneEvent event;
+  event.set_id("c-1");
+  event.set_type(audit::v1::CONTROL_PLANE_EVENT_TYPE_GRANT_REVOKED);
+  event.set_outcome(protocol::v1::AUDIT_OUTCOME_SUCCEEDED);
+  event.mutable_at()->set_seconds(1786438800);
+  event.set_namespace_id("world");
+  event.set_grant_id("g1");
+  auto json = CanonicalControlPlaneJson(event);
+  ASSERT_TRUE(json.ok()) << json.status();
+  EXPECT_EQ(*json, std::string(R"({"controlPlane":{"at":"2026-08-11T09:00:00Z","grantId":"g1",)"
+                               R"("id":"c-1","namespaceId":"world",)"
+                               R"("outcome":"AUDIT_OUTCOME_SUCCEEDED",)"
+                               R"("type":"CONTROL_PLANE_EVENT_TYPE_GRANT_REVOKED"}})"));
+  audit::v1::AuditRecord record;
+  ASSERT_TRUE(ParseRecordJson(*json, record).ok());
+  EXPECT_FALSE(record.has_event());
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(record.control_plane(), event));
+  auto keys = StoredKeysFromJson(*json);
+  ASSERT_TRUE(keys.ok());
+  EXPECT_EQ(keys->id, "c-1");
+  EXPECT_EQ(keys->columns.type, 14);  // the number protocol "1" retired for grant.revoked
+  EXPECT_EQ(keys->columns, DeriveColumns(event));
+}
+
+TEST(EventCodecTest, LegacyControlPlaneEventsReadBackAsControlPlaneRecords) {
+  const std::string legacy =
+      R"({"actor":{"serviceId":"ops"},"at":"2026-08-11T09:00:00Z",)"
+      R"("authority":{"humanUserId":"alice"},"grantId":"g1","id":"old-1",)"
+      R"("metadata":{"revision":1},"namespaceId":"world","outcome":"AUDIT_OUTCOME_SUCCEEDED",)"
+      R"("owner":{"humanUserId":"alice"},"purpose":"sharedos.control-plane",)"
+      R"("traceId":"grantstore-r1","type":"AUDIT_EVENT_TYPE_GRANT_ISSUED","version":"1"})";
+  audit::v1::AuditRecord record;
+  ASSERT_TRUE(ParseRecordJson(legacy, record).ok());
+  ASSERT_TRUE(record.has_control_plane());
+  EXPECT_EQ(record.control_plane().type(), audit::v1::CONTROL_PLANE_EVENT_TYPE_GRANT_ISSUED);
+  EXPECT_EQ(record.control_plane().grant_id(), "g1");
+  EXPECT_EQ(record.control_plane().actor().service_id(), "ops");
+  auto keys = StoredKeysFromJson(legacy);
+  ASSERT_TRUE(keys.ok());
+  EXPECT_EQ(keys->id, "old-1");
+  EXPECT_EQ(keys->columns.type, 12);  // what the earlier build indexed it under
+  // Anything else that does not parse is still refused.
+  EXPECT_THAT(ParseRecordJson(R"({"type":"AUDIT_EVENT_TYPE_MADE_UP","version":"1"})", record),
+              StatusIs(absl::StatusCode::kDataLoss));
+  EXPECT_THAT(StoredKeysFromJson(R"({"controlPlane":{"surprise":1}})"),
+              StatusIs(absl::StatusCode::kDataLoss));
+}
+
 }  // namespace
 }  // namespace sharedos::audit::storage

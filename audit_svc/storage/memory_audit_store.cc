@@ -24,7 +24,9 @@ bool Matches(const AuditFilter& filter, const IndexedColumns& columns) {
   if (!filter.execution_id().empty() && columns.execution_id != filter.execution_id()) {
     return false;
   }
-  if (filter.has_type() && columns.type != filter.type()) return false;
+  if (std::optional<int> type = TypeColumnFilter(filter); type && columns.type != *type) {
+    return false;
+  }
   if (filter.has_outcome() && columns.outcome != filter.outcome()) return false;
   if (!filter.reason().empty() && columns.reason != filter.reason()) return false;
   if (filter.has_source() && columns.source != std::optional<int>(filter.source())) return false;
@@ -42,7 +44,7 @@ absl::StatusOr<AuditRecord> ToRecord(int64_t sequence,
                                      const MemoryAuditStore::StoredRecord& stored) {
   AuditRecord record;
   record.set_sequence(sequence);
-  ASSIGN_OR_RETURN(*record.mutable_event(), ParseEventJson(stored.event_json));
+  RETURN_IF_ERROR(ParseRecordJson(stored.event_json, record));
   record.set_prev_hash(stored.prev_hash);
   record.set_hash(stored.hash);
   *record.mutable_recorded_at() = TimeUtil::MicrosecondsToTimestamp(stored.recorded_at_micros);
@@ -63,7 +65,7 @@ absl::StatusOr<AppendBatchResult> MemoryAuditStore::Append(
     outcome.events.reserve(submission.size());
     for (size_t i = 0; i < submission.size(); ++i) {
       const PendingEvent& pending = submission[i];
-      auto existing = by_id_.find(pending.event->id());
+      auto existing = by_id_.find(pending.id());
       if (existing != by_id_.end()) {
         // The same content is a duplicate, other content a conflict.
         if (records_.at(existing->second).event_json == pending.canonical_json) {
@@ -76,7 +78,7 @@ absl::StatusOr<AppendBatchResult> MemoryAuditStore::Append(
         break;
       }
       StoredRecord record;
-      record.event_id = pending.event->id();
+      record.event_id = pending.id();
       record.columns = pending.columns;
       record.event_json = pending.canonical_json;
       record.prev_hash = head_.hash;
@@ -157,9 +159,9 @@ absl::StatusOr<VerifyResult> MemoryAuditStore::Verify(std::optional<int64_t> fro
     }
     const std::string recomputed = ChainHash(prev, record.event_json);
     if (record.hash != recomputed) return bad(sequence, "hash does not match the event");
-    absl::StatusOr<sharedos::protocol::v1::AuditEvent> event = ParseEventJson(record.event_json);
+    absl::StatusOr<StoredKeys> event = StoredKeysFromJson(record.event_json);
     if (!event.ok()) return bad(sequence, "event no longer parses");
-    if (event->id() != record.event_id || !(DeriveColumns(*event) == record.columns)) {
+    if (event->id != record.event_id || !(event->columns == record.columns)) {
       return bad(sequence, "indexed columns do not match the event");
     }
     prev = recomputed;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -110,7 +111,7 @@ IndexedColumns StoredColumns(const Result& rows, int row) {
 absl::StatusOr<AuditRecord> RecordFromRow(const Result& rows, int row) {
   AuditRecord record;
   record.set_sequence(rows.Int64(row, 0));
-  ASSIGN_OR_RETURN(*record.mutable_event(), ParseEventJson(rows.Bytes(row, 11)));
+  RETURN_IF_ERROR(ParseRecordJson(rows.Bytes(row, 11), record));
   record.set_prev_hash(std::string(rows.Bytes(row, 12)));
   record.set_hash(std::string(rows.Bytes(row, 13)));
   *record.mutable_recorded_at() = TimeUtil::MicrosecondsToTimestamp(rows.Int64(row, 14));
@@ -130,7 +131,7 @@ absl::StatusOr<KnownEvents> LookUpStored(Connection& conn,
                                          const std::vector<std::vector<PendingEvent>>& batch) {
   std::vector<std::string> ids;
   for (const auto& submission : batch) {
-    for (const PendingEvent& pending : submission) ids.push_back(pending.event->id());
+    for (const PendingEvent& pending : submission) ids.push_back(pending.id());
   }
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
@@ -165,7 +166,7 @@ SubmissionOutcome LinkSubmission(const std::vector<PendingEvent>& submission, He
   std::vector<NewRow> added;
   for (size_t i = 0; i < submission.size(); ++i) {
     const PendingEvent& pending = submission[i];
-    const std::string& id = pending.event->id();
+    const std::string& id = pending.id();
     const KnownEvent* existing = nullptr;
     if (auto it = taken.find(id); it != taken.end()) existing = &it->second;
     if (auto it = known.find(id); existing == nullptr && it != known.end()) existing = &it->second;
@@ -196,7 +197,7 @@ SubmissionOutcome LinkSubmission(const std::vector<PendingEvent>& submission, He
 void AddRowParams(const NewRow& row, int64_t recorded_at_micros, std::vector<Param>& params) {
   const IndexedColumns& columns = row.pending->columns;
   params.push_back(Param::Int64(row.sequence));
-  params.push_back(Param::Text(row.pending->event->id()));
+  params.push_back(Param::Text(row.pending->id()));
   params.push_back(Param::Int64(columns.type));
   params.push_back(Param::Int64(columns.outcome));
   params.push_back(Param::Text(columns.namespace_id));
@@ -340,7 +341,7 @@ absl::StatusOr<std::vector<AuditRecord>> PostgresAuditStore::Query(const AuditFi
   if (!filter.namespace_id().empty()) add("namespace_id", "=", Param::Text(filter.namespace_id()));
   if (!filter.trace_id().empty()) add("trace_id", "=", Param::Text(filter.trace_id()));
   if (!filter.execution_id().empty()) add("execution_id", "=", Param::Text(filter.execution_id()));
-  if (filter.has_type()) add("type", "=", Param::Int64(filter.type()));
+  if (std::optional<int> type = TypeColumnFilter(filter)) add("type", "=", Param::Int64(*type));
   if (filter.has_outcome()) add("outcome", "=", Param::Int64(filter.outcome()));
   if (!filter.reason().empty()) add("reason", "=", Param::Text(filter.reason()));
   if (filter.has_source()) add("source", "=", Param::Int64(filter.source()));
@@ -419,9 +420,9 @@ class ChainWalk {
     const absl::string_view json = rows.Bytes(row, 11);
     std::string recomputed = ChainHash(prev_, json);
     if (rows.Bytes(row, 13) != recomputed) return Bad(sequence, "hash does not match the event");
-    absl::StatusOr<sharedos::protocol::v1::AuditEvent> event = ParseEventJson(json);
+    absl::StatusOr<StoredKeys> event = StoredKeysFromJson(json);
     if (!event.ok()) return Bad(sequence, "event no longer parses");
-    if (event->id() != rows.Bytes(row, 1) || !(DeriveColumns(*event) == StoredColumns(rows, row))) {
+    if (event->id != rows.Bytes(row, 1) || !(event->columns == StoredColumns(rows, row))) {
       return Bad(sequence, "indexed columns do not match the event");
     }
     prev_ = std::move(recomputed);

@@ -147,7 +147,7 @@ IndexedColumns StoredColumns(const Statement& row) {
 absl::StatusOr<AuditRecord> RecordFromRow(const Statement& row) {
   AuditRecord record;
   record.set_sequence(row.ColumnInt64(0));
-  ASSIGN_OR_RETURN(*record.mutable_event(), ParseEventJson(row.ColumnText(11)));
+  RETURN_IF_ERROR(ParseRecordJson(row.ColumnText(11), record));
   record.set_prev_hash(std::string(row.ColumnText(12)));
   record.set_hash(std::string(row.ColumnText(13)));
   *record.mutable_recorded_at() = TimeUtil::MicrosecondsToTimestamp(row.ColumnInt64(14));
@@ -403,7 +403,7 @@ absl::StatusOr<AppendBatchResult> SqliteAuditStore::Append(
     for (size_t i = 0; i < submission.size() && outcome.accepted; ++i) {
       const PendingEvent& pending = submission[i];
       const std::string hash = ChainHash(head.hash, pending.canonical_json);
-      RETURN_IF_ERROR(BindColumns(insert, head.sequence + 1, pending.event->id(), pending.columns,
+      RETURN_IF_ERROR(BindColumns(insert, head.sequence + 1, pending.id(), pending.columns,
                                   pending.canonical_json, head.hash, hash, recorded_at_micros));
       RETURN_IF_ERROR(insert.Step().status());
       if (db.Changes() == 1) {
@@ -415,7 +415,7 @@ absl::StatusOr<AppendBatchResult> SqliteAuditStore::Append(
       // The id is already stored: the same content is a duplicate, other content a conflict.
       ASSIGN_OR_RETURN(Statement existing,
                        db.Cached("SELECT sequence, event_json FROM audit_records WHERE event_id = ?1"));
-      RETURN_IF_ERROR(existing.BindText(1, pending.event->id()));
+      RETURN_IF_ERROR(existing.BindText(1, pending.id()));
       ASSIGN_OR_RETURN(bool found, existing.Step());
       if (!found) return absl::InternalError("audit store: conflicting id vanished");
       if (existing.ColumnText(1) == pending.canonical_json) {
@@ -482,7 +482,7 @@ absl::StatusOr<std::vector<AuditRecord>> SqliteAuditStore::Query(const AuditFilt
   if (!filter.namespace_id().empty()) add_text("k.namespace_id", filter.namespace_id());
   if (!filter.trace_id().empty()) add_text("k.trace_id", filter.trace_id());
   if (!filter.execution_id().empty()) add_text("k.execution_id", filter.execution_id());
-  if (filter.has_type()) add_number("r.type", "=", filter.type());
+  if (std::optional<int> type = TypeColumnFilter(filter)) add_number("r.type", "=", *type);
   if (filter.has_outcome()) add_number("r.outcome", "=", filter.outcome());
   if (!filter.reason().empty()) add_text("r.reason", filter.reason());
   if (filter.has_source()) add_number("r.source", "=", filter.source());
@@ -589,10 +589,10 @@ absl::StatusOr<VerifyResult> SqliteAuditStore::Verify(std::optional<int64_t> fro
     if (rows.ColumnText(12) != prev) return bad(sequence, "prev_hash does not link to the record before");
     const std::string recomputed = ChainHash(prev, rows.ColumnText(11));
     if (rows.ColumnText(13) != recomputed) return bad(sequence, "hash does not match the event");
-    absl::StatusOr<sharedos::protocol::v1::AuditEvent> event = ParseEventJson(rows.ColumnText(11));
+    absl::StatusOr<StoredKeys> event = StoredKeysFromJson(rows.ColumnText(11));
     if (!event.ok()) return bad(sequence, "event no longer parses");
-    const IndexedColumns columns = DeriveColumns(*event);
-    if (event->id() != rows.ColumnText(1) || !(columns == StoredColumns(rows))) {
+    const IndexedColumns& columns = event->columns;
+    if (event->id != rows.ColumnText(1) || !(columns == StoredColumns(rows))) {
       return bad(sequence, "indexed columns do not match the event");
     }
     // A missing or edited keys row would hide the record from lookups by namespace, trace or

@@ -31,6 +31,9 @@ class NullAuditWriter : public audit::client::AuditWriter {
     return absl::OkStatus();
   }
   absl::Status RecordPostEffect(protocol::v1::AuditEvent) override { return absl::OkStatus(); }
+  absl::Status RecordControlPlane(audit::v1::ControlPlaneEvent) override {
+    return absl::OkStatus();
+  }
 };
 
 void BM_AuthorizeOnLease(benchmark::State& state) {

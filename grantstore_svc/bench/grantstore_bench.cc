@@ -66,6 +66,9 @@ class NullAuditWriter : public audit::client::AuditWriter {
  public:
   absl::Status RecordPreEffect(pb::AuditEvent) override { return absl::OkStatus(); }
   absl::Status RecordPostEffect(pb::AuditEvent) override { return absl::OkStatus(); }
+  absl::Status RecordControlPlane(audit::v1::ControlPlaneEvent) override {
+    return absl::OkStatus();
+  }
 };
 
 std::string ActorId(int actor) { return absl::StrFormat("actor-%05d", actor); }

@@ -9,16 +9,18 @@ namespace sharedos::grantstore::core {
 namespace {
 
 namespace pb = ::sharedos::protocol::v1;
+using ::sharedos::audit::v1::ControlPlaneEvent;
+using ::sharedos::audit::v1::ControlPlaneEventType;
 
-void SetString(pb::AuditEvent& event, const std::string& key, const std::string& value) {
+void SetString(ControlPlaneEvent& event, const std::string& key, const std::string& value) {
   (*event.mutable_metadata()->mutable_fields())[key].set_string_value(value);
 }
 
 std::string AddressString(const pb::Address& address) { return capability::AddressKey(address); }
 
-pb::AuditEvent Base(const MutationContext& context, pb::AuditEventType type,
-                    const std::string& namespace_id) {
-  pb::AuditEvent event;
+ControlPlaneEvent Base(const MutationContext& context, ControlPlaneEventType type,
+                       const std::string& namespace_id) {
+  ControlPlaneEvent event;
   event.set_type(type);
   event.set_outcome(pb::AUDIT_OUTCOME_SUCCEEDED);
   // The clock is the store's own; a time outside the Timestamp range cannot occur in practice
@@ -34,9 +36,9 @@ pb::AuditEvent Base(const MutationContext& context, pb::AuditEventType type,
   return event;
 }
 
-pb::AuditEvent GrantEvent(const MutationContext& context, pb::AuditEventType type,
-                          const pb::CapabilityGrant& grant) {
-  pb::AuditEvent event = Base(context, type, grant.namespace_id());
+ControlPlaneEvent GrantEvent(const MutationContext& context, ControlPlaneEventType type,
+                             const pb::CapabilityGrant& grant) {
+  ControlPlaneEvent event = Base(context, type, grant.namespace_id());
   *event.mutable_authority() = grant.issuer();
   *event.mutable_owner() = grant.issuer();
   if (grant.capabilities_size() > 0 && grant.capabilities(0).resource().has_owner()) {
@@ -49,27 +51,31 @@ pb::AuditEvent GrantEvent(const MutationContext& context, pb::AuditEventType typ
 
 }  // namespace
 
-pb::AuditEvent GrantIssuedEvent(const MutationContext& context, const pb::CapabilityGrant& grant,
-                                const std::string& escalation_id) {
-  pb::AuditEvent event = GrantEvent(context, pb::AUDIT_EVENT_TYPE_GRANT_ISSUED, grant);
+ControlPlaneEvent GrantIssuedEvent(const MutationContext& context, const pb::CapabilityGrant& grant,
+                                   const std::string& escalation_id) {
+  ControlPlaneEvent event =
+      GrantEvent(context, audit::v1::CONTROL_PLANE_EVENT_TYPE_GRANT_ISSUED, grant);
   if (!escalation_id.empty()) SetString(event, "escalationId", escalation_id);
   return event;
 }
 
-pb::AuditEvent GrantDerivedEvent(const MutationContext& context, const pb::CapabilityGrant& grant) {
-  pb::AuditEvent event = GrantEvent(context, pb::AUDIT_EVENT_TYPE_GRANT_DERIVED, grant);
+ControlPlaneEvent GrantDerivedEvent(const MutationContext& context,
+                                    const pb::CapabilityGrant& grant) {
+  ControlPlaneEvent event =
+      GrantEvent(context, audit::v1::CONTROL_PLANE_EVENT_TYPE_GRANT_DERIVED, grant);
   SetString(event, "parentGrantId", grant.parent_grant_id());
   return event;
 }
 
-pb::AuditEvent GrantRevokedEvent(const MutationContext& context, const pb::CapabilityGrant& grant) {
-  return GrantEvent(context, pb::AUDIT_EVENT_TYPE_GRANT_REVOKED, grant);
+ControlPlaneEvent GrantRevokedEvent(const MutationContext& context,
+                                    const pb::CapabilityGrant& grant) {
+  return GrantEvent(context, audit::v1::CONTROL_PLANE_EVENT_TYPE_GRANT_REVOKED, grant);
 }
 
-pb::AuditEvent HostPolicyUpdatedEvent(const MutationContext& context,
-                                      const v1::HostPolicy& policy) {
-  pb::AuditEvent event =
-      Base(context, pb::AUDIT_EVENT_TYPE_HOST_POLICY_UPDATED, policy.namespace_id());
+ControlPlaneEvent HostPolicyUpdatedEvent(const MutationContext& context,
+                                         const v1::HostPolicy& policy) {
+  ControlPlaneEvent event =
+      Base(context, audit::v1::CONTROL_PLANE_EVENT_TYPE_HOST_POLICY_UPDATED, policy.namespace_id());
   *event.mutable_authority() = event.actor();
   *event.mutable_owner() = event.actor();
   SetString(event, "policyVersion", policy.version());
@@ -77,10 +83,10 @@ pb::AuditEvent HostPolicyUpdatedEvent(const MutationContext& context,
   return event;
 }
 
-pb::AuditEvent EscalationRecordedEvent(const MutationContext& context,
-                                       const v1::EscalationRecord& record) {
-  pb::AuditEvent event =
-      Base(context, pb::AUDIT_EVENT_TYPE_ESCALATION_RECORDED, record.namespace_id());
+ControlPlaneEvent EscalationRecordedEvent(const MutationContext& context,
+                                          const v1::EscalationRecord& record) {
+  ControlPlaneEvent event =
+      Base(context, audit::v1::CONTROL_PLANE_EVENT_TYPE_ESCALATION_RECORDED, record.namespace_id());
   *event.mutable_authority() = record.escalation().reviewer();
   *event.mutable_owner() = record.escalation().reviewer();
   event.set_operation_id(record.execution_id());
@@ -92,10 +98,10 @@ pb::AuditEvent EscalationRecordedEvent(const MutationContext& context,
   return event;
 }
 
-pb::AuditEvent EscalationResolvedEvent(const MutationContext& context,
-                                       const v1::EscalationRecord& record) {
-  pb::AuditEvent event =
-      Base(context, pb::AUDIT_EVENT_TYPE_ESCALATION_RESOLVED, record.namespace_id());
+ControlPlaneEvent EscalationResolvedEvent(const MutationContext& context,
+                                          const v1::EscalationRecord& record) {
+  ControlPlaneEvent event =
+      Base(context, audit::v1::CONTROL_PLANE_EVENT_TYPE_ESCALATION_RESOLVED, record.namespace_id());
   *event.mutable_authority() = record.escalation().reviewer();
   *event.mutable_owner() = record.escalation().reviewer();
   event.set_operation_id(record.execution_id());
@@ -110,11 +116,13 @@ pb::AuditEvent EscalationResolvedEvent(const MutationContext& context,
   return event;
 }
 
-pb::AuditEvent CredentialChangedEvent(const MutationContext& context,
-                                      const v1::Credential& credential, const std::string& change) {
+ControlPlaneEvent CredentialChangedEvent(const MutationContext& context,
+                                         const v1::Credential& credential,
+                                         const std::string& change) {
   const std::string namespace_id =
       credential.scope().namespaces().empty() ? "*" : credential.scope().namespaces(0);
-  pb::AuditEvent event = Base(context, pb::AUDIT_EVENT_TYPE_CREDENTIAL_CHANGED, namespace_id);
+  ControlPlaneEvent event =
+      Base(context, audit::v1::CONTROL_PLANE_EVENT_TYPE_CREDENTIAL_CHANGED, namespace_id);
   *event.mutable_authority() = credential.principal();
   *event.mutable_owner() = credential.principal();
   SetString(event, "credentialId", credential.credential_id());

@@ -1,4 +1,6 @@
-// The audit events of grantstore's mutations (control plane, AuditEventType 12..18). Each
+// The audit records of grantstore's mutations: sharedos.audit.v1.ControlPlaneEvent, written
+// with AuditWriter::RecordControlPlane into the one log and hash chain — never protocol "1"
+// AuditEvents, whose eleven types a 1.0.0-preview reader is limited to (docs/adr/0008). Each
 // carries the namespace, the authenticated acting principal as actor, the authority
 // and owner the mutation concerns, the purpose kControlPlanePurpose and the store revision
 // (metadata.revision), and never grant metadata, escalation metadata or credentials.
@@ -11,13 +13,13 @@
 #include <string>
 
 #include "absl/time/time.h"
+#include "sharedos/audit/v1/audit.pb.h"
 #include "sharedos/grantstore/v1/grantstore.pb.h"
-#include "sharedos/protocol/v1/audit.pb.h"
 #include "sharedos/protocol/v1/grant.pb.h"
 
 namespace sharedos::grantstore::core {
 
-// The purpose every control-plane event is recorded under (AuditEvent.purpose is required;
+// The purpose every control-plane event is recorded under (ControlPlaneEvent.purpose is required;
 // a mutation of the store serves no turn's purpose).
 inline constexpr char kControlPlanePurpose[] = "sharedos.control-plane";
 
@@ -25,7 +27,7 @@ inline constexpr char kControlPlanePurpose[] = "sharedos.control-plane";
 struct MutationContext {
   // The authenticated principal that caused the mutation (never a caller-supplied name).
   protocol::v1::Address actor;
-  // The clock's now (AuditEvent.at).
+  // The clock's now (ControlPlaneEvent.at).
   absl::Time at;
   // The revision the mutation commits as; also names the trace ("grantstore-r<revision>").
   int64_t revision = 0;
@@ -34,34 +36,34 @@ struct MutationContext {
 // grant.issued (also for grants issued by approving an escalation: metadata.escalationId).
 // authority = issuer; owner = the first capability's resource owner, else the issuer;
 // metadata {revision, subject: "<kind>:<id>", escalationId?}.
-protocol::v1::AuditEvent GrantIssuedEvent(const MutationContext& context,
-                                          const protocol::v1::CapabilityGrant& grant,
-                                          const std::string& escalation_id = "");
+audit::v1::ControlPlaneEvent GrantIssuedEvent(const MutationContext& context,
+                                              const protocol::v1::CapabilityGrant& grant,
+                                              const std::string& escalation_id = "");
 // grant.derived: as grant.issued, plus metadata.parentGrantId.
-protocol::v1::AuditEvent GrantDerivedEvent(const MutationContext& context,
-                                           const protocol::v1::CapabilityGrant& grant);
+audit::v1::ControlPlaneEvent GrantDerivedEvent(const MutationContext& context,
+                                               const protocol::v1::CapabilityGrant& grant);
 // grant.revoked: as grant.issued.
-protocol::v1::AuditEvent GrantRevokedEvent(const MutationContext& context,
-                                           const protocol::v1::CapabilityGrant& grant);
+audit::v1::ControlPlaneEvent GrantRevokedEvent(const MutationContext& context,
+                                               const protocol::v1::CapabilityGrant& grant);
 // host_policy.updated: actor = authority = owner = the caller; metadata {revision,
 // policyVersion, ruleCount}.
-protocol::v1::AuditEvent HostPolicyUpdatedEvent(const MutationContext& context,
-                                                const v1::HostPolicy& policy);
+audit::v1::ControlPlaneEvent HostPolicyUpdatedEvent(const MutationContext& context,
+                                                    const v1::HostPolicy& policy);
 // escalation.recorded: authority = owner = the escalation's reviewer (the context owner);
 // operation_id = execution_id; metadata {revision, escalationId, requester?}.
-protocol::v1::AuditEvent EscalationRecordedEvent(const MutationContext& context,
-                                                 const v1::EscalationRecord& record);
+audit::v1::ControlPlaneEvent EscalationRecordedEvent(const MutationContext& context,
+                                                     const v1::EscalationRecord& record);
 // escalation.resolved: authority = owner = the escalation's reviewer; actor = who decided;
 // grant_id = the issued grant (approve); metadata {revision, escalationId, decision:
 // "approved" | "denied", decidedBy, onBehalfOfReviewer?}.
-protocol::v1::AuditEvent EscalationResolvedEvent(const MutationContext& context,
-                                                 const v1::EscalationRecord& record);
+audit::v1::ControlPlaneEvent EscalationResolvedEvent(const MutationContext& context,
+                                                     const v1::EscalationRecord& record);
 // credential.changed: namespace = the credential's first namespace ("*" when it has none or
 // all); authority = owner = the credential's principal; metadata {revision, credentialId,
 // change: "issued" | "revoked" | "rotated", role}. Never the secret or its digest.
-protocol::v1::AuditEvent CredentialChangedEvent(const MutationContext& context,
-                                                const v1::Credential& credential,
-                                                const std::string& change);
+audit::v1::ControlPlaneEvent CredentialChangedEvent(const MutationContext& context,
+                                                    const v1::Credential& credential,
+                                                    const std::string& change);
 
 }  // namespace sharedos::grantstore::core
 

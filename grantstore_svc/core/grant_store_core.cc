@@ -218,9 +218,9 @@ GrantStoreCore::GrantStoreCore(storage::GrantStore& store, audit::client::AuditW
     : GrantStoreCore(store, audit, clock, Options()) {}
 
 absl::Status GrantStoreCore::AuditAndCommit(std::unique_ptr<WriteTransaction> txn,
-                                            std::vector<pb::AuditEvent> events) {
-  for (pb::AuditEvent& event : events) {
-    const absl::Status recorded = audit_.RecordPreEffect(std::move(event));
+                                            std::vector<audit::v1::ControlPlaneEvent> events) {
+  for (audit::v1::ControlPlaneEvent& event : events) {
+    const absl::Status recorded = audit_.RecordControlPlane(std::move(event));
     if (!recorded.ok()) {
       txn.reset();  // Roll back before answering.
       return capability::errors::AuditUnavailable(recorded.message());
@@ -514,7 +514,7 @@ absl::StatusOr<v1::ResolveEscalationResponse> GrantStoreCore::ResolveEscalation(
   *record.mutable_decided_by() = ActorOf(caller);
   record.set_on_behalf_of_reviewer(request.on_behalf_of_reviewer());
   *record.mutable_resolved_at() = now_proto;
-  std::vector<pb::AuditEvent> events;
+  std::vector<audit::v1::ControlPlaneEvent> events;
 
   if (request.decision() == v1::ESCALATION_DECISION_APPROVE) {
     if (!record.escalation().has_requested_authority()) {

@@ -178,7 +178,7 @@ class GrantStoreCore {
   // Records `events` in order, then commits `txn`. On an audit failure nothing is committed
   // (the transaction is dropped, rolling back) and the result is audit_unavailable.
   absl::Status AuditAndCommit(std::unique_ptr<storage::WriteTransaction> txn,
-                              std::vector<protocol::v1::AuditEvent> events);
+                              std::vector<audit::v1::ControlPlaneEvent> events);
   // Writes a changed credential (insert or update) at the transaction's revision, audits it
   // as `change` and commits; answers the stored form.
   absl::StatusOr<v1::Credential> CommitCredential(const Caller& caller,

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "audit_svc/client/fake_audit_writer.h"
+#include "audit_svc/core/control_plane_event.h"
 #include "common/status/status_matchers.h"
 #include "common/time/clock.h"
 #include "common/validation/protocol.h"
@@ -158,19 +159,19 @@ class GrantStoreCoreTest : public ::testing::Test {
     return revision.ok() ? *revision : -1;
   }
 
-  std::vector<pb::AuditEventType> EventTypes() {
-    std::vector<pb::AuditEventType> types;
-    for (const pb::AuditEvent& event : audit_.events()) types.push_back(event.type());
+  std::vector<audit::v1::ControlPlaneEventType> EventTypes() {
+    std::vector<audit::v1::ControlPlaneEventType> types;
+    for (const audit::v1::ControlPlaneEvent& event : audit_.control_plane_events())
+      types.push_back(event.type());
     return types;
   }
 
-  // The last recorded event without the writer-stamped id and version.
-  pb::AuditEvent LastEvent() {
-    std::vector<pb::AuditEvent> events = audit_.events();
-    if (events.empty()) return pb::AuditEvent();
-    pb::AuditEvent event = events.back();
+  // The last recorded event without the writer-stamped id.
+  audit::v1::ControlPlaneEvent LastEvent() {
+    std::vector<audit::v1::ControlPlaneEvent> events = audit_.control_plane_events();
+    if (events.empty()) return audit::v1::ControlPlaneEvent();
+    audit::v1::ControlPlaneEvent event = events.back();
     event.clear_id();
-    event.clear_version();
     return event;
   }
 
@@ -210,8 +211,8 @@ TEST_F(GrantStoreCoreTest, IssueGrantCommitsAtTheNextRevisionAndAuditsIt) {
   expected.set_revision(1);
   EXPECT_THAT(*response, EqualsProto(expected));
   EXPECT_EQ(Revision(), 1);
-  EXPECT_THAT(LastEvent(), EqualsProto(Parse<pb::AuditEvent>(R"pb(
-                type: AUDIT_EVENT_TYPE_GRANT_ISSUED
+  EXPECT_THAT(LastEvent(), EqualsProto(Parse<audit::v1::ControlPlaneEvent>(R"pb(
+                type: CONTROL_PLANE_EVENT_TYPE_GRANT_ISSUED
                 outcome: AUDIT_OUTCOME_SUCCEEDED
                 at { seconds: 1700000500 }
                 trace_id: "grantstore-r1"
@@ -232,8 +233,9 @@ TEST_F(GrantStoreCoreTest, IssueGrantCommitsAtTheNextRevisionAndAuditsIt) {
                   }
                 }
               )pb")));
-  ASSERT_THAT(audit_.recorded(), SizeIs(1));
-  EXPECT_TRUE(audit_.recorded()[0].pre_effect);
+  // A control-plane record (RecordControlPlane: pre-effect), never a protocol "1" event.
+  EXPECT_THAT(audit_.control_plane_events(), SizeIs(1));
+  EXPECT_THAT(audit_.recorded(), IsEmpty());
 }
 
 TEST_F(GrantStoreCoreTest, IssueGrantTrimsIdentifiersAndNamesTheOwnerOfTheResource) {
@@ -255,7 +257,7 @@ TEST_F(GrantStoreCoreTest, AuditEventsNeverCarryGrantMetadata) {
                                                  }
                                                })pb");
   IssueOk(grant);
-  const pb::AuditEvent event = LastEvent();
+  const audit::v1::ControlPlaneEvent event = LastEvent();
   std::vector<std::string> keys;
   for (const auto& [key, value] : event.metadata().fields()) keys.push_back(key);
   EXPECT_THAT(keys, UnorderedElementsAre("revision", "subject"));
@@ -322,7 +324,7 @@ TEST_F(GrantStoreCoreTest, IssueGrantRejectsMalformedRequestsAndWritesNothing) {
         << c.name;
   }
   EXPECT_EQ(Revision(), 0);
-  EXPECT_THAT(audit_.events(), IsEmpty());
+  EXPECT_THAT(audit_.control_plane_events(), IsEmpty());
 }
 
 TEST_F(GrantStoreCoreTest, IdempotencyKeyAnswersTheFirstResultAndRefusesAnotherGrant) {
@@ -340,7 +342,7 @@ TEST_F(GrantStoreCoreTest, IdempotencyKeyAnswersTheFirstResultAndRefusesAnotherG
   EXPECT_THAT(core_->IssueGrant(admin_, Issue(changed, "key-1")),
               StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("idempotency_key")));
   EXPECT_EQ(Revision(), 2);
-  EXPECT_THAT(audit_.events(), SizeIs(2));
+  EXPECT_THAT(audit_.control_plane_events(), SizeIs(2));
   // Still the first result after the grant was revoked.
   ASSERT_THAT(core_->RevokeGrant(admin_, Parse<v1::RevokeGrantRequest>(R"pb(namespace_id: "world"
                                                                             grant_id: "g1")pb")),
@@ -447,8 +449,8 @@ TEST_F(DeriveGrantTest, DerivesTheChildAndAuditsGrantDerived) {
     }
   )pb")));
   EXPECT_EQ(Revision(), 2);
-  const pb::AuditEvent event = LastEvent();
-  EXPECT_EQ(event.type(), pb::AUDIT_EVENT_TYPE_GRANT_DERIVED);
+  const audit::v1::ControlPlaneEvent event = LastEvent();
+  EXPECT_EQ(event.type(), audit::v1::CONTROL_PLANE_EVENT_TYPE_GRANT_DERIVED);
   EXPECT_EQ(event.grant_id(), "child");
   EXPECT_THAT(event.authority(), EqualsProto(Parse<pb::Address>(R"pb(agent_id: "assistant")pb")));
   EXPECT_EQ(event.metadata().fields().at("parentGrantId").string_value(), "parent");
@@ -456,7 +458,7 @@ TEST_F(DeriveGrantTest, DerivesTheChildAndAuditsGrantDerived) {
   auto retry = core_->DeriveGrant(admin_, Derive());
   ASSERT_THAT(retry, IsOk());
   EXPECT_THAT(*retry, EqualsProto(*response));
-  EXPECT_THAT(audit_.events(), SizeIs(1));
+  EXPECT_THAT(audit_.control_plane_events(), SizeIs(1));
 }
 
 TEST_F(DeriveGrantTest, RefusalsAreSuccessfulResponsesThatWriteNothing) {
@@ -496,7 +498,7 @@ TEST_F(DeriveGrantTest, RefusalsAreSuccessfulResponsesThatWriteNothing) {
                                absl::StrCat("refusal { code: \"", c.code, "\" }"))));
   }
   EXPECT_EQ(Revision(), 1);
-  EXPECT_THAT(audit_.events(), IsEmpty());
+  EXPECT_THAT(audit_.control_plane_events(), IsEmpty());
 }
 
 TEST_F(DeriveGrantTest, ParentsThatCannotDelegateAreRefused) {
@@ -563,12 +565,12 @@ TEST_F(GrantStoreCoreTest, RevokeStampsTheClockOnceAndAuditsOnce) {
   EXPECT_THAT(*revoked,
               EqualsProto(Parse<v1::RevokeGrantResponse>(R"pb(revoked_at { seconds: 1700000500 }
                                                               revision: 2)pb")));
-  EXPECT_EQ(LastEvent().type(), pb::AUDIT_EVENT_TYPE_GRANT_REVOKED);
+  EXPECT_EQ(LastEvent().type(), audit::v1::CONTROL_PLANE_EVENT_TYPE_GRANT_REVOKED);
   clock_.AdvanceTime(absl::Hours(1));
   auto again = core_->RevokeGrant(admin_, request);
   ASSERT_THAT(again, IsOk());
   EXPECT_THAT(*again, EqualsProto(*revoked));
-  EXPECT_THAT(audit_.events(), SizeIs(2));
+  EXPECT_THAT(audit_.control_plane_events(), SizeIs(2));
   auto got =
       core_->GetGrant(Parse<v1::GetGrantRequest>(R"pb(namespace_id: "world" grant_id: "g1")pb"));
   ASSERT_THAT(got, IsOk());
@@ -657,8 +659,8 @@ TEST_F(GrantStoreCoreTest, HostPolicyVersionsOnlyMoveForward) {
   ASSERT_THAT(put, IsOk());
   EXPECT_EQ(put->revision(), 1);
   EXPECT_THAT(put->policy(), EqualsProto(Policy("v1").policy()));
-  EXPECT_THAT(LastEvent(), EqualsProto(Parse<pb::AuditEvent>(R"pb(
-                type: AUDIT_EVENT_TYPE_HOST_POLICY_UPDATED
+  EXPECT_THAT(LastEvent(), EqualsProto(Parse<audit::v1::ControlPlaneEvent>(R"pb(
+                type: CONTROL_PLANE_EVENT_TYPE_HOST_POLICY_UPDATED
                 outcome: AUDIT_OUTCOME_SUCCEEDED
                 at { seconds: 1700000500 }
                 trace_id: "grantstore-r1"
@@ -695,7 +697,7 @@ TEST_F(GrantStoreCoreTest, HostPolicyVersionsOnlyMoveForward) {
   ASSERT_THAT(current, IsOk());
   EXPECT_THAT(current->policy(), EqualsProto(Policy("v2", "r2").policy()));
   EXPECT_EQ(Revision(), 2);
-  EXPECT_THAT(audit_.events(), SizeIs(2));
+  EXPECT_THAT(audit_.control_plane_events(), SizeIs(2));
 }
 
 TEST_F(GrantStoreCoreTest, MalformedHostPoliciesAreRejected) {
@@ -726,7 +728,7 @@ TEST_F(GrantStoreCoreTest, MalformedHostPoliciesAreRejected) {
                 StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(c.message)));
   }
   EXPECT_EQ(Revision(), 0);
-  EXPECT_THAT(audit_.events(), IsEmpty());
+  EXPECT_THAT(audit_.control_plane_events(), IsEmpty());
 }
 
 // --- Data plane ---
@@ -860,8 +862,8 @@ TEST_F(GrantStoreCoreTest, RecordEscalationStoresItPendingOnceAndAuditsIt) {
   auto recorded = core_->RecordEscalation(service_, EscalationRequest("esc-1"));
   ASSERT_THAT(recorded, IsOk());
   EXPECT_EQ(recorded->escalation_id(), "esc-1");
-  EXPECT_THAT(LastEvent(), EqualsProto(Parse<pb::AuditEvent>(R"pb(
-                type: AUDIT_EVENT_TYPE_ESCALATION_RECORDED
+  EXPECT_THAT(LastEvent(), EqualsProto(Parse<audit::v1::ControlPlaneEvent>(R"pb(
+                type: CONTROL_PLANE_EVENT_TYPE_ESCALATION_RECORDED
                 outcome: AUDIT_OUTCOME_SUCCEEDED
                 at { seconds: 1700000500 }
                 trace_id: "grantstore-r1"
@@ -911,7 +913,7 @@ TEST_F(GrantStoreCoreTest, RecordEscalationStoresItPendingOnceAndAuditsIt) {
   ASSERT_THAT(minted, IsOk());
   EXPECT_EQ(minted->escalation_id(), "esc-id-1");
   EXPECT_EQ(Revision(), 2);
-  EXPECT_THAT(audit_.events(), SizeIs(2));
+  EXPECT_THAT(audit_.control_plane_events(), SizeIs(2));
 }
 
 TEST_F(GrantStoreCoreTest, RecordEscalationRejectsInconsistentRequests) {
@@ -1001,9 +1003,9 @@ TEST_F(GrantStoreCoreTest, ApproveIssuesTheRequestedGrantInTheSameRevision) {
               EqualsProto(Parse<pb::Address>(R"pb(human_user_id: "alice")pb")));
   // One mutation, one revision: the grant and the resolution.
   EXPECT_EQ(Revision(), 2);
-  EXPECT_THAT(EventTypes(), ElementsAre(pb::AUDIT_EVENT_TYPE_GRANT_ISSUED,
-                                        pb::AUDIT_EVENT_TYPE_ESCALATION_RESOLVED));
-  const std::vector<pb::AuditEvent> events = audit_.events();
+  EXPECT_THAT(EventTypes(), ElementsAre(audit::v1::CONTROL_PLANE_EVENT_TYPE_GRANT_ISSUED,
+                                        audit::v1::CONTROL_PLANE_EVENT_TYPE_ESCALATION_RESOLVED));
+  const std::vector<audit::v1::ControlPlaneEvent> events = audit_.control_plane_events();
   EXPECT_EQ(events[0].grant_id(), "grant-id-1");
   EXPECT_EQ(events[0].metadata().fields().at("escalationId").string_value(), "esc-1");
   EXPECT_EQ(events[1].grant_id(), "grant-id-1");
@@ -1029,7 +1031,7 @@ TEST_F(GrantStoreCoreTest, DenyMarksTheEscalationDeniedAndIssuesNothing) {
   EXPECT_EQ(resolved->escalation().status(), v1::ESCALATION_RECORD_STATUS_DENIED);
   EXPECT_EQ(resolved->escalation().grant_id(), "");
   EXPECT_EQ(LastEvent().metadata().fields().at("decision").string_value(), "denied");
-  EXPECT_EQ(LastEvent().type(), pb::AUDIT_EVENT_TYPE_ESCALATION_RESOLVED);
+  EXPECT_EQ(LastEvent().type(), audit::v1::CONTROL_PLANE_EVENT_TYPE_ESCALATION_RESOLVED);
   auto loaded = core_->LoadAuthority(Load());
   ASSERT_THAT(loaded, IsOk());
   EXPECT_THAT(loaded->grants(), IsEmpty());
@@ -1040,7 +1042,7 @@ TEST_F(GrantStoreCoreTest, AnEscalationIsResolvedOnlyOnce) {
   auto approved = core_->ResolveEscalation(alice_, Resolve("ESCALATION_DECISION_APPROVE"));
   ASSERT_THAT(approved, IsOk());
   const int64_t revision = Revision();
-  const size_t events = audit_.events().size();
+  const size_t events = audit_.control_plane_events().size();
   EXPECT_THAT(core_->ResolveEscalation(alice_, Resolve("ESCALATION_DECISION_DENY")),
               StatusIs(absl::StatusCode::kFailedPrecondition,
                        HasSubstr("escalation \"esc-1\" is already resolved (approved)")));
@@ -1056,7 +1058,7 @@ TEST_F(GrantStoreCoreTest, AnEscalationIsResolvedOnlyOnce) {
   ASSERT_THAT(retry, IsOk());
   EXPECT_THAT(*retry, EqualsProto(*approved));
   EXPECT_EQ(Revision(), revision);
-  EXPECT_THAT(audit_.events(), SizeIs(events));
+  EXPECT_THAT(audit_.control_plane_events(), SizeIs(events));
 }
 
 // A delegated turn (authority ≠ owner) escalates: the owner approves, and the grant is issued
@@ -1228,7 +1230,7 @@ TEST_F(GrantStoreCoreTest, OnlyTheReviewerOrAnAdminOnItsBehalfDecides) {
   ASSERT_THAT(stored, IsOk());
   EXPECT_EQ(stored->escalation().status(), v1::ESCALATION_RECORD_STATUS_PENDING);
   EXPECT_EQ(Revision(), 1);
-  EXPECT_THAT(audit_.events(), IsEmpty());
+  EXPECT_THAT(audit_.control_plane_events(), IsEmpty());
 
   // An admin of the namespace, explicitly on the reviewer's behalf: allowed and recorded.
   auto resolved = core_->ResolveEscalation(admin_, on_behalf);
@@ -1239,8 +1241,8 @@ TEST_F(GrantStoreCoreTest, OnlyTheReviewerOrAnAdminOnItsBehalfDecides) {
   EXPECT_THAT(resolved->escalation().reviewer(),
               EqualsProto(Parse<pb::Address>(R"pb(human_user_id: "alice")pb")));
   EXPECT_EQ(resolved->grant().metadata().fields().at("approvedBy").string_value(), "service:ops");
-  const pb::AuditEvent event = LastEvent();
-  EXPECT_EQ(event.type(), pb::AUDIT_EVENT_TYPE_ESCALATION_RESOLVED);
+  const audit::v1::ControlPlaneEvent event = LastEvent();
+  EXPECT_EQ(event.type(), audit::v1::CONTROL_PLANE_EVENT_TYPE_ESCALATION_RESOLVED);
   EXPECT_THAT(event.actor(), EqualsProto(Parse<pb::Address>(R"pb(service_id: "ops")pb")));
   EXPECT_TRUE(event.metadata().fields().at("onBehalfOfReviewer").bool_value());
   EXPECT_EQ(event.metadata().fields().at("decidedBy").string_value(), "service:ops");
@@ -1284,8 +1286,8 @@ TEST_F(GrantStoreCoreTest, CredentialsAreIssuedOnceListedRotatedAndRevoked) {
   EXPECT_THAT(core_->IssueCredential(admin_, issue),
               StatusIs(absl::StatusCode::kAlreadyExists, HasSubstr("alice-reviewer")));
   // The secret never reaches audit; the change does, naming the acting principal.
-  const pb::AuditEvent event = LastEvent();
-  EXPECT_EQ(event.type(), pb::AUDIT_EVENT_TYPE_CREDENTIAL_CHANGED);
+  const audit::v1::ControlPlaneEvent event = LastEvent();
+  EXPECT_EQ(event.type(), audit::v1::CONTROL_PLANE_EVENT_TYPE_CREDENTIAL_CHANGED);
   EXPECT_EQ(event.metadata().fields().at("change").string_value(), "issued");
   EXPECT_THAT(event.actor(), EqualsProto(Parse<pb::Address>(R"pb(service_id: "ops")pb")));
   EXPECT_THAT(event.DebugString(), ::testing::Not(HasSubstr(secret.substr(4))));
@@ -1467,17 +1469,17 @@ TEST_F(GrantStoreCoreTest, EveryControlPlaneEventIsAValidProtocolEvent) {
   auto deny = Resolve("ESCALATION_DECISION_DENY");
   deny.set_escalation_id("esc-2");
   ASSERT_THAT(core_->ResolveEscalation(alice_, deny), IsOk());
-  EXPECT_THAT(
-      EventTypes(),
-      ElementsAre(pb::AUDIT_EVENT_TYPE_GRANT_ISSUED, pb::AUDIT_EVENT_TYPE_GRANT_DERIVED,
-                  pb::AUDIT_EVENT_TYPE_GRANT_REVOKED, pb::AUDIT_EVENT_TYPE_HOST_POLICY_UPDATED,
-                  pb::AUDIT_EVENT_TYPE_ESCALATION_RECORDED, pb::AUDIT_EVENT_TYPE_GRANT_ISSUED,
-                  pb::AUDIT_EVENT_TYPE_ESCALATION_RESOLVED,
-                  pb::AUDIT_EVENT_TYPE_ESCALATION_RECORDED,
-                  pb::AUDIT_EVENT_TYPE_ESCALATION_RESOLVED));
-  for (pb::AuditEvent event : audit_.events()) {
-    EXPECT_THAT(common::validation::ValidateAuditEvent(&event, "event"), IsOk())
-        << event.DebugString();
+  EXPECT_THAT(EventTypes(), ElementsAre(audit::v1::CONTROL_PLANE_EVENT_TYPE_GRANT_ISSUED,
+                                        audit::v1::CONTROL_PLANE_EVENT_TYPE_GRANT_DERIVED,
+                                        audit::v1::CONTROL_PLANE_EVENT_TYPE_GRANT_REVOKED,
+                                        audit::v1::CONTROL_PLANE_EVENT_TYPE_HOST_POLICY_UPDATED,
+                                        audit::v1::CONTROL_PLANE_EVENT_TYPE_ESCALATION_RECORDED,
+                                        audit::v1::CONTROL_PLANE_EVENT_TYPE_GRANT_ISSUED,
+                                        audit::v1::CONTROL_PLANE_EVENT_TYPE_ESCALATION_RESOLVED,
+                                        audit::v1::CONTROL_PLANE_EVENT_TYPE_ESCALATION_RECORDED,
+                                        audit::v1::CONTROL_PLANE_EVENT_TYPE_ESCALATION_RESOLVED));
+  for (audit::v1::ControlPlaneEvent event : audit_.control_plane_events()) {
+    EXPECT_THAT(audit::core::ValidateControlPlaneEvent(&event), IsOk()) << event.DebugString();
     EXPECT_EQ(event.purpose(), "sharedos.control-plane");
     EXPECT_TRUE(event.metadata().fields().contains("revision"));
   }

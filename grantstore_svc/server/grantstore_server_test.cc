@@ -97,8 +97,9 @@ TEST_F(GrantStoreServerTest, ServesTheStoreOnAFreePortAuditedByTheInjectedWriter
   grpc::Status status = stub_->IssueGrant(As("admin").get(), Issue(), &issued);
   ASSERT_TRUE(status.ok()) << status.error_message();
   EXPECT_EQ(issued.revision(), 1);
-  ASSERT_EQ(audit_->events().size(), 1u);
-  EXPECT_EQ(audit_->events()[0].type(), protocol::v1::AUDIT_EVENT_TYPE_GRANT_ISSUED);
+  ASSERT_EQ(audit_->control_plane_events().size(), 1u);
+  EXPECT_EQ(audit_->control_plane_events()[0].type(),
+            audit::v1::CONTROL_PLANE_EVENT_TYPE_GRANT_ISSUED);
 
   v1::GetGrantRequest get;
   get.set_namespace_id("world");

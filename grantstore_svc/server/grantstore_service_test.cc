@@ -245,7 +245,7 @@ TEST_F(GrantStoreServiceTest, EveryRpcRequiresItsOwnRole) {
           << name;
     }
   }
-  EXPECT_THAT(audit_.events(), ::testing::IsEmpty());
+  EXPECT_THAT(audit_.control_plane_events(), ::testing::IsEmpty());
 }
 
 TEST_F(GrantStoreServiceTest, CredentialsNeverAppearInErrors) {
@@ -266,8 +266,8 @@ TEST_F(GrantStoreServiceTest, IssueThenLoadOverTheWire) {
   expected.mutable_host_policy()->mutable_absent();
   EXPECT_THAT(loaded, EqualsProto(expected));
   // The audit actor is the admin credential's name, as a service address.
-  ASSERT_THAT(audit_.events(), SizeIs(1));
-  EXPECT_THAT(audit_.events()[0].actor(),
+  ASSERT_THAT(audit_.control_plane_events(), SizeIs(1));
+  EXPECT_THAT(audit_.control_plane_events()[0].actor(),
               EqualsProto(Parse<pb::Address>(R"pb(service_id: "ops")pb")));
 
   auto consume =

@@ -797,6 +797,7 @@ class RowRunner {
   // Row 18: every surface the host seat reaches, and everything its turn answered.
   absl::Status Probe(RowRun& run, const json& step) {
     Attempt& attempt = NewAttempt(run, step);
+    if (Str(step, "probe") == "strict-reader") return StrictReader(run, attempt);
     if (Str(step, "probe") != "grant-material") {
       return absl::InvalidArgumentError("unknown probe");
     }
@@ -847,6 +848,78 @@ class RowRunner {
     return absl::OkStatus();
   }
 
+  // Every record of the whole log (all rows run so far on this column), paged; false when the
+  // log could not be read.
+  bool ReadWholeLog(std::vector<audit::v1::AuditRecord>* records) {
+    records->clear();
+    std::string page;
+    do {
+      audit::v1::QueryRequest request;
+      request.set_page_token(page);
+      request.set_limit(1000);
+      audit::v1::QueryResponse response;
+      grpc::Status status =
+          deployment_.audit().Query(As(deployment_.admin_token()).get(), request, &response);
+      if (!status.ok()) return false;
+      for (audit::v1::AuditRecord& record : *response.mutable_records()) {
+        records->push_back(std::move(record));
+      }
+      page = response.next_page_token();
+    } while (!page.empty());
+    return true;
+  }
+
+  // Row 36: a strict 1.0.0-preview reader reads back every record the system wrote on this
+  // column (every row so far, both planes), once this row's finished turns are recorded: each
+  // protocol "1" event must pass the "1" validation with a reference type and reference codes;
+  // control-plane records are not "1" objects (docs/adr/0008) and are counted. The attack (a
+  // record a "1" reader rejects) is refused when there is none.
+  absl::Status StrictReader(RowRun& run, Attempt& attempt) {
+    attempt.issued = true;
+    std::set<std::string> want_ended;
+    for (const auto& [n, turn] : run.turns) {
+      if (turn.finished) want_ended.insert(turn.execution_id);
+    }
+    std::vector<audit::v1::AuditRecord> records;
+    const absl::Time limit = absl::Now() + absl::Seconds(20);
+    while (true) {
+      const bool read = ReadWholeLog(&records);
+      std::set<std::string> ended;
+      for (const audit::v1::AuditRecord& record : records) {
+        if (record.event().type() == pb::AUDIT_EVENT_TYPE_TURN_ENDED) {
+          ended.insert(record.event().operation_id());
+        }
+      }
+      if (read && std::includes(ended.begin(), ended.end(), want_ended.begin(), want_ended.end())) {
+        break;
+      }
+      if (absl::Now() > limit) return absl::DeadlineExceededError("strict reader: log incomplete");
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+    std::vector<std::string> findings;
+    int protocol_records = 0, control_plane_records = 0;
+    for (const audit::v1::AuditRecord& record : records) {
+      record.has_control_plane() ? ++control_plane_records : ++protocol_records;
+      for (std::string& finding : testing::StrictReaderFindings(d_.vocabulary, record)) {
+        findings.push_back(std::move(finding));
+      }
+    }
+    // Nothing read of either kind would make the answer vacuous.
+    if (protocol_records == 0) findings.push_back("no protocol \"1\" record to read");
+    if (control_plane_records == 0) findings.push_back("no control-plane record to read");
+    attempt.details = {
+        {"records", {{"protocol1", protocol_records}, {"controlPlane", control_plane_records}}}};
+    if (findings.empty()) {
+      attempt.status = "denied";
+      attempt.code = "no_record_rejected";
+    } else {
+      attempt.status = "succeeded";
+      if (findings.size() > 10) findings.resize(10);
+      attempt.message = absl::StrJoin(findings, "; ");
+    }
+    return absl::OkStatus();
+  }
+
   // Row 33: the reviewer (the context's owner) approves the turn's escalation; the issued grant
   // is read back from the store and must hold exactly the denial's required authority, for the
   // agent, issued under the authority the escalated turn ran under (so the next turn with the
@@ -855,7 +928,15 @@ class RowRunner {
     Attempt& attempt = NewAttempt(run, step);
     const Turn& turn = run.turns[attempt.turn];
     std::optional<gv1::EscalationRecord> pending;
-    RETURN_IF_ERROR(StoredEscalation(deployment_, world_.Namespace(), turn.execution_id, &pending));
+    // The envelope records the escalation in the grant store after the turn ends; after a grant
+    // store outage (rows 12, 13) that delivery may still be backing off, so wait for it (bounded).
+    const absl::Time limit = absl::Now() + absl::Seconds(15);
+    while (true) {
+      RETURN_IF_ERROR(
+          StoredEscalation(deployment_, world_.Namespace(), turn.execution_id, &pending));
+      if (pending.has_value() || absl::Now() > limit) break;
+      absl::SleepFor(absl::Milliseconds(100));
+    }
     attempt.issued = true;
     if (!pending.has_value() || pending->status() != gv1::ESCALATION_RECORD_STATUS_PENDING) {
       attempt.status = "failed";
@@ -1586,6 +1667,7 @@ absl::StatusOr<Declarations> LoadDeclarations(const char* argv0) {
   Declarations d;
   ASSIGN_OR_RETURN(d.cases, ReadJson(testing::RunfilePath(kCasesPath, argv0)));
   ASSIGN_OR_RETURN(d.world, ReadJson(testing::RunfilePath(kWorldPath, argv0)));
+  ASSIGN_OR_RETURN(d.vocabulary, testing::LoadReferenceVocabulary(argv0));
   d.registries = json::object();
   for (const json& path : d.world["registries"]) {
     ASSIGN_OR_RETURN(std::string text,

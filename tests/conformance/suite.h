@@ -23,6 +23,7 @@
 #include "absl/status/statusor.h"
 #include "sharedos/protocol/v1/tool.pb.h"
 #include "tests/conformance/deployment.h"
+#include "tests/testing/reference_vocabulary.h"
 
 namespace sharedos::conformance {
 
@@ -43,6 +44,8 @@ struct Declarations {
   protocol::v1::ToolDefinition notion_definition;
   // Every registered tool name (what each turn requests).
   std::vector<std::string> tool_names;
+  // The reference's "1" vocabulary, for row 36's strict reader (tests/testing).
+  testing::ReferenceVocabulary vocabulary;
 };
 
 // Reads and hashes the declarations (runfiles-relative paths, see tests/testing RunfilePath).

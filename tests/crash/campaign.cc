@@ -220,7 +220,10 @@ void CheckAfterCampaign(const Targets& targets, const std::string& admin,
       audit::v1::QueryResponse page;
       ASSERT_TRUE(audit->Query(As(admin, absl::Seconds(10)).get(), query, &page).ok());
       for (const auto& record : page.records()) {
-        if (!event_ids.insert(record.event().id()).second) ++duplicates;
+        // Ids are unique across both kinds of record (control-plane ones: docs/adr/0008).
+        const std::string& id =
+            record.has_control_plane() ? record.control_plane().id() : record.event().id();
+        if (!event_ids.insert(id).second) ++duplicates;
         if (record.event().type() == pb::AUDIT_EVENT_TYPE_TOOL_INVOKED) {
           ++invoked[record.event().operation_id()];
         }

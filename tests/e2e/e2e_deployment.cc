@@ -165,7 +165,11 @@ std::vector<protocol::v1::AuditEvent> DeploymentTest::AuditUntil(
   auto reader = audit_stub_->Tail(&context, request);
   std::vector<protocol::v1::AuditEvent> events;
   audit::v1::TailResponse response;
-  while (!done(events) && reader->Read(&response)) events.push_back(response.record().event());
+  audit_records_.clear();
+  while (!done(events) && reader->Read(&response)) {
+    if (response.record().has_event()) events.push_back(response.record().event());
+    audit_records_.push_back(response.record());
+  }
   context.TryCancel();
   reader->Finish().IgnoreError();
   return events;

@@ -68,8 +68,11 @@ class DeploymentTest : public ::testing::TestWithParam<bool> {
 
   // Reads world-demo's audit log from its first record until `done` holds or 60 s pass (a
   // stream, not a poll: the writers' outboxes deliver post-effect records asynchronously).
+  // Returns the protocol "1" events; every record read, control-plane ones included, is kept in
+  // audit_records_.
   std::vector<protocol::v1::AuditEvent> AuditUntil(
       const std::function<bool(const std::vector<protocol::v1::AuditEvent>&)>& done);
+  std::vector<audit::v1::AuditRecord> audit_records_;
 
   // Extra envelope_svc flags (four processes), set before SetUp.
   std::vector<std::string> envelope_args_;

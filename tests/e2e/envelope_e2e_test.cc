@@ -17,6 +17,7 @@
 #include "sharedos/grantstore/v1/grantstore.grpc.pb.h"
 #include "tests/e2e/e2e_deployment.h"
 #include "tests/testing/demo_world.h"
+#include "tests/testing/reference_vocabulary.h"
 
 namespace sharedos {
 namespace {
@@ -158,6 +159,25 @@ TEST_P(EnvelopeEndToEndTest, RefusedWriteEscalatesAndTheNextTurnWrites) {
     return ended_count(so_far) == 2 && invoked == 4 && escalation;
   });
   ASSERT_EQ(ended_count(events), 2);
+
+  // A strict 1.0.0-preview reader accepts every record this flow wrote (docs/adr/0008): each "1"
+  // event has a reference type and reference codes; the control-plane records (the operator's
+  // grant, the escalation recorded, approved, and its grant) are not "1" objects.
+  absl::StatusOr<testing::ReferenceVocabulary> vocabulary = testing::LoadReferenceVocabulary();
+  ASSERT_TRUE(vocabulary.ok()) << vocabulary.status();
+  std::vector<std::string> findings;
+  std::vector<audit::v1::ControlPlaneEventType> control_plane;
+  for (const audit::v1::AuditRecord& record : audit_records_) {
+    for (std::string& finding : testing::StrictReaderFindings(*vocabulary, record)) {
+      findings.push_back(std::move(finding));
+    }
+    if (record.has_control_plane()) control_plane.push_back(record.control_plane().type());
+  }
+  EXPECT_THAT(findings, ::testing::IsEmpty());
+  EXPECT_THAT(control_plane,
+              ::testing::IsSupersetOf({audit::v1::CONTROL_PLANE_EVENT_TYPE_GRANT_ISSUED,
+                                       audit::v1::CONTROL_PLANE_EVENT_TYPE_ESCALATION_RECORDED,
+                                       audit::v1::CONTROL_PLANE_EVENT_TYPE_ESCALATION_RESOLVED}));
 
   audit::v1::VerifyResponse verify;
   status = audit_stub_->Verify(As(admin_token_).get(), audit::v1::VerifyRequest(), &verify);

@@ -197,25 +197,30 @@ TEST_P(ReviewerApprovalTest, OnlyTheReviewerApprovesAndARevokedCredentialIsRefus
             grpc::StatusCode::UNAUTHENTICATED);
 
   // Every credential change is audited with the operator as actor, and no secret is anywhere.
-  std::vector<pb::AuditEvent> events = AuditUntil([](const auto& so_far) {
+  // Control-plane records are audit.v1.ControlPlaneEvents (ADR 0008), kept in audit_records_.
+  auto changes = [this]() {
     int changed = 0;
-    for (const pb::AuditEvent& event : so_far) {
-      if (event.type() == pb::AUDIT_EVENT_TYPE_CREDENTIAL_CHANGED) ++changed;
+    for (const audit::v1::AuditRecord& record : audit_records_) {
+      changed += record.control_plane().type() == audit::v1::CONTROL_PLANE_EVENT_TYPE_CREDENTIAL_CHANGED;
     }
-    return changed >= 3;  // alice and bob issued, alice revoked (world-demo's)
-  });
+    return changed;
+  };
+  // alice and bob issued, alice revoked (world-demo's).
+  AuditUntil([&](const auto&) { return changes() >= 3; });
   int changed = 0;
   bool resolved_by_alice = false;
-  for (const pb::AuditEvent& event : events) {
-    const std::string text = event.DebugString();
+  for (const audit::v1::AuditRecord& record : audit_records_) {
+    const std::string text = record.DebugString();
     for (const std::string& secret : {alice, bob, other_admin}) {
       EXPECT_THAT(text, Not(HasSubstr(secret.substr(4)))) << "a secret in " << text;
     }
-    if (event.type() == pb::AUDIT_EVENT_TYPE_CREDENTIAL_CHANGED) {
+    if (!record.has_control_plane()) continue;
+    const audit::v1::ControlPlaneEvent& event = record.control_plane();
+    if (event.type() == audit::v1::CONTROL_PLANE_EVENT_TYPE_CREDENTIAL_CHANGED) {
       ++changed;
       EXPECT_FALSE(event.actor().service_id().empty()) << text;
     }
-    if (event.type() == pb::AUDIT_EVENT_TYPE_ESCALATION_RESOLVED) {
+    if (event.type() == audit::v1::CONTROL_PLANE_EVENT_TYPE_ESCALATION_RESOLVED) {
       resolved_by_alice = event.actor().human_user_id() == "user-alice";
     }
   }

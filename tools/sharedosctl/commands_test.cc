@@ -191,11 +191,11 @@ TEST(RenderTest, GrantsTable) {
 TEST(RenderTest, AuditRecordsUseReferenceNames) {
   audit::v1::AuditRecord record;
   record.set_sequence(7);
-  record.mutable_event()->set_type(protocol::v1::AUDIT_EVENT_TYPE_GRANT_REVOKED);
-  record.mutable_event()->set_outcome(protocol::v1::AUDIT_OUTCOME_SUCCEEDED);
-  record.mutable_event()->set_namespace_id("w");
-  record.mutable_event()->set_grant_id("g1");
-  record.mutable_event()->mutable_at()->set_seconds(1786442400);
+  record.mutable_control_plane()->set_type(audit::v1::CONTROL_PLANE_EVENT_TYPE_GRANT_REVOKED);
+  record.mutable_control_plane()->set_outcome(protocol::v1::AUDIT_OUTCOME_SUCCEEDED);
+  record.mutable_control_plane()->set_namespace_id("w");
+  record.mutable_control_plane()->set_grant_id("g1");
+  record.mutable_control_plane()->mutable_at()->set_seconds(1786442400);
   EXPECT_EQ(RenderAuditRecords({record}),
             "SEQ  AT                    TYPE           OUTCOME    NAMESPACE  ACTOR  TOOL  GRANT  "
             "SOURCE  REASON  CAUSE\n"

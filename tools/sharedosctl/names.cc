@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
+#include "audit_svc/core/control_plane_event.h"
 #include "capability/address.h"
 
 namespace sharedos::sharedosctl {
@@ -27,13 +28,6 @@ constexpr std::pair<const char*, AuditEventType> kEventTypes[] = {
     {"tool.invoked", protocol::v1::AUDIT_EVENT_TYPE_TOOL_INVOKED},
     {"message.sent", protocol::v1::AUDIT_EVENT_TYPE_MESSAGE_SENT},
     {"turn.ended", protocol::v1::AUDIT_EVENT_TYPE_TURN_ENDED},
-    {"grant.issued", protocol::v1::AUDIT_EVENT_TYPE_GRANT_ISSUED},
-    {"grant.derived", protocol::v1::AUDIT_EVENT_TYPE_GRANT_DERIVED},
-    {"grant.revoked", protocol::v1::AUDIT_EVENT_TYPE_GRANT_REVOKED},
-    {"host_policy.updated", protocol::v1::AUDIT_EVENT_TYPE_HOST_POLICY_UPDATED},
-    {"escalation.recorded", protocol::v1::AUDIT_EVENT_TYPE_ESCALATION_RECORDED},
-    {"escalation.resolved", protocol::v1::AUDIT_EVENT_TYPE_ESCALATION_RESOLVED},
-    {"credential.changed", protocol::v1::AUDIT_EVENT_TYPE_CREDENTIAL_CHANGED},
 };
 
 constexpr std::pair<const char*, AuditOutcome> kOutcomes[] = {
@@ -113,6 +107,28 @@ absl::StatusOr<AuditEventType> ParseAuditEventType(absl::string_view name) {
 }
 
 std::string AuditEventTypeName(AuditEventType type) { return NameOf(kEventTypes, type); }
+
+absl::StatusOr<audit::v1::ControlPlaneEventType> ParseRecordType(absl::string_view name,
+                                                                 audit::v1::AuditFilter& filter) {
+  if (auto control_plane = audit::core::ParseControlPlaneEventType(name)) {
+    filter.set_control_plane_type(*control_plane);
+    return *control_plane;
+  }
+  absl::StatusOr<AuditEventType> type = ParseAuditEventType(name);
+  if (!type.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        type.status().message(),
+        "; or a control-plane type: grant.issued, grant.derived, "
+        "grant.revoked, host_policy.updated, escalation.recorded, escalation.resolved"));
+  }
+  filter.set_type(*type);
+  return audit::v1::CONTROL_PLANE_EVENT_TYPE_UNSPECIFIED;
+}
+
+std::string ControlPlaneEventTypeName(audit::v1::ControlPlaneEventType type) {
+  const absl::string_view name = audit::core::ControlPlaneEventTypeName(type);
+  return name.empty() ? "unspecified" : std::string(name);
+}
 
 absl::StatusOr<AuditOutcome> ParseAuditOutcome(absl::string_view name) {
   return Lookup(kOutcomes, name, "audit outcome");

@@ -22,10 +22,19 @@ absl::StatusOr<protocol::v1::Address> ParseAddress(absl::string_view text);
 // The inverse of ParseAddress; "-" for an address with no kind set.
 std::string FormatAddress(const protocol::v1::Address& address);
 
-// "grant.issued" → AUDIT_EVENT_TYPE_GRANT_ISSUED. Errors: INVALID_ARGUMENT (unknown name).
+// "tool.invoked" → AUDIT_EVENT_TYPE_TOOL_INVOKED: the eleven protocol "1" types only.
+// Errors: INVALID_ARGUMENT (unknown name).
 absl::StatusOr<protocol::v1::AuditEventType> ParseAuditEventType(absl::string_view name);
 // The reference name; "unspecified" for UNSPECIFIED or an unknown number.
 std::string AuditEventTypeName(protocol::v1::AuditEventType type);
+
+// An audit --type: a protocol "1" type sets filter.type (returns UNSPECIFIED), a control-plane
+// type ("grant.issued" … "escalation.resolved") sets filter.control_plane_type (and is returned).
+// Errors: INVALID_ARGUMENT (neither; the message lists both vocabularies).
+absl::StatusOr<audit::v1::ControlPlaneEventType> ParseRecordType(absl::string_view name,
+                                                                 audit::v1::AuditFilter& filter);
+// "grant.issued" …; "unspecified" for UNSPECIFIED or an unknown number.
+std::string ControlPlaneEventTypeName(audit::v1::ControlPlaneEventType type);
 
 // "allowed", "denied", "succeeded", "failed", "escalated", "interrupted".
 absl::StatusOr<protocol::v1::AuditOutcome> ParseAuditOutcome(absl::string_view name);

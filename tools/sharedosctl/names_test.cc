@@ -31,12 +31,29 @@ TEST(AddressTest, FormatsRoundTrip) {
   EXPECT_EQ(FormatAddress(protocol::v1::Address()), "-");
 }
 
+TEST(NamesTest, ARecordTypeSetsTheFilterOfItsKind) {
+  audit::v1::AuditFilter control_plane;
+  EXPECT_EQ(*ParseRecordType("grant.revoked", control_plane),
+            audit::v1::CONTROL_PLANE_EVENT_TYPE_GRANT_REVOKED);
+  EXPECT_EQ(control_plane.control_plane_type(), audit::v1::CONTROL_PLANE_EVENT_TYPE_GRANT_REVOKED);
+  EXPECT_FALSE(control_plane.has_type());
+  audit::v1::AuditFilter data_plane;
+  ASSERT_TRUE(ParseRecordType("tool.invoked", data_plane).ok());
+  EXPECT_EQ(data_plane.type(), protocol::v1::AUDIT_EVENT_TYPE_TOOL_INVOKED);
+  EXPECT_FALSE(data_plane.has_control_plane_type());
+  audit::v1::AuditFilter neither;
+  EXPECT_FALSE(ParseRecordType("grant.exploded", neither).ok());
+  EXPECT_EQ(ControlPlaneEventTypeName(audit::v1::CONTROL_PLANE_EVENT_TYPE_HOST_POLICY_UPDATED),
+            "host_policy.updated");
+}
+
 TEST(NamesTest, MapsAuditEventTypeNamesBothWays) {
   EXPECT_EQ(*ParseAuditEventType("tool.invoked"), protocol::v1::AUDIT_EVENT_TYPE_TOOL_INVOKED);
-  EXPECT_EQ(*ParseAuditEventType("grant.issued"), protocol::v1::AUDIT_EVENT_TYPE_GRANT_ISSUED);
+  // Control-plane records are not protocol "1" events (docs/adr/0008).
+  EXPECT_FALSE(ParseAuditEventType("grant.issued").ok());
   EXPECT_EQ(*ParseAuditEventType("tool.namespace.selection.updated"),
             protocol::v1::AUDIT_EVENT_TYPE_TOOL_NAMESPACE_SELECTION_UPDATED);
-  EXPECT_EQ(AuditEventTypeName(protocol::v1::AUDIT_EVENT_TYPE_GRANT_REVOKED), "grant.revoked");
+  EXPECT_EQ(AuditEventTypeName(protocol::v1::AUDIT_EVENT_TYPE_TURN_ENDED), "turn.ended");
   EXPECT_EQ(AuditEventTypeName(protocol::v1::AUDIT_EVENT_TYPE_UNSPECIFIED), "unspecified");
   // Every named enum value round-trips.
   const auto* descriptor = protocol::v1::AuditEventType_descriptor();

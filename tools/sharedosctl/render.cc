@@ -81,6 +81,15 @@ std::string RenderAuditRecords(const std::vector<av1::AuditRecord>& records) {
   Table table({"SEQ", "AT", "TYPE", "OUTCOME", "NAMESPACE", "ACTOR", "TOOL", "GRANT", "SOURCE",
                "REASON", "CAUSE"});
   for (const auto& record : records) {
+    if (record.has_control_plane()) {
+      // A control-plane record (not a protocol "1" event): no tool, source, reason or cause.
+      const auto& event = record.control_plane();
+      table.AddRow({absl::StrCat(record.sequence()), FormatTimestamp(event.at()),
+                    ControlPlaneEventTypeName(event.type()), AuditOutcomeName(event.outcome()),
+                    event.namespace_id(), event.has_actor() ? FormatAddress(event.actor()) : "", "",
+                    event.grant_id(), "", "", ""});
+      continue;
+    }
     const auto& event = record.event();
     std::string reason = event.reason();
     if (event.fail_closed()) absl::StrAppend(&reason, " (fail closed)");

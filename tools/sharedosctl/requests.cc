@@ -36,9 +36,8 @@ absl::StatusOr<av1::AuditFilter> BuildAuditFilter(const Invocation& inv) {
   filter.set_execution_id(inv.Get("execution"));
   filter.set_reason(inv.Get("reason"));
   if (inv.Has("type")) {
-    auto type = ParseAuditEventType(inv.Get("type"));
+    auto type = ParseRecordType(inv.Get("type"), filter);
     if (!type.ok()) return type.status();
-    filter.set_type(*type);
   }
   if (inv.Has("outcome")) {
     auto outcome = ParseAuditOutcome(inv.Get("outcome"));

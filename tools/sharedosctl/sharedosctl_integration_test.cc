@@ -131,7 +131,10 @@ TEST_F(SharedosctlIntegrationTest, IssuesListsRevokesAndAuditsAGrant) {
 
   Result only_revoked = Ctl({"--json", "audit", "query", "--type=grant.revoked"});
   ASSERT_EQ(only_revoked.exit_code, 0) << only_revoked.output;
-  EXPECT_THAT(only_revoked.output, HasSubstr("\"AUDIT_EVENT_TYPE_GRANT_REVOKED\""));
+  // A control-plane record, not a protocol "1" event (docs/adr/0008).
+  EXPECT_THAT(only_revoked.output, HasSubstr("\"controlPlane\""));
+  EXPECT_THAT(only_revoked.output, HasSubstr("\"CONTROL_PLANE_EVENT_TYPE_GRANT_REVOKED\""));
+  EXPECT_THAT(only_revoked.output, Not(HasSubstr("\"version\"")));
   EXPECT_THAT(only_revoked.output, Not(HasSubstr("GRANT_ISSUED")));
 
   Result verify = Ctl({"audit", "verify"});
