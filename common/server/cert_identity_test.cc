@@ -61,7 +61,7 @@ TEST(CertIdentityTest, ABoundTokenNeedsItsCertificateAndACertificateAloneAuthent
   ASSERT_TRUE(alone.ok()) << alone.status();
   EXPECT_EQ(alone->name, "audit-reader");
   EXPECT_THAT((*auth)->RequireWithPeer("", {kAuditSan}, {Role::kAdmin}),
-              StatusIs(absl::StatusCode::kUnauthenticated, HasSubstr("role service")));
+              StatusIs(absl::StatusCode::kPermissionDenied, HasSubstr("role service")));
   EXPECT_THAT((*auth)->RequireWithPeer("", {}, service),
               StatusIs(absl::StatusCode::kUnauthenticated));
   // Unbound tokens work as before, with or without a certificate.
