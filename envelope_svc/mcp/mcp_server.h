@@ -92,6 +92,9 @@ class McpServer {
   void Shutdown();
 
  private:
+  // envelope_svc/mcp/fuzz/mcp_handler_fuzzer.cc drives HandlePost in-process.
+  friend class McpServerFuzzPeer;
+
   McpServer(Options options, std::unique_ptr<httplib::Server> http, int port);
 
   // One POST /mcp as it passes the steps (mcp_server.cc).
