@@ -17,6 +17,9 @@ debian_packages=(
   # node + npm (buf, the official MCP and gRPC clients).
   sqlite3 python3 nodejs npm
   postgresql  # initdb/pg_ctl/postgres for the PostgreSQL backend's throwaway test clusters
+  # Fuzzing and sanitizers (tools/fuzz.sh, docs/fuzzing.md): clang 14 with libFuzzer. The
+  # sanitizer and libFuzzer runtimes are in libclang-rt-14-dev, which clang only recommends.
+  clang libfuzzer-14-dev libclang-rt-14-dev
 )
 
 as_root() {

@@ -17,9 +17,31 @@ bazel query 'tests(//...) except attr(tags, "manual", tests(//...))' > "$out/tar
 bazel test //... --keep_going --build_event_json_file="$out/bep.json" "$@"
 bazel_rc=$?
 
-python3 "$root/tools/test_summary.py" "$out/targets.txt" "$out/bep.json" "$(bazel info bazel-testlogs 2>/dev/null)"
+summary="$(python3 "$root/tools/test_summary.py" "$out/targets.txt" "$out/bep.json" "$(bazel info bazel-testlogs 2>/dev/null)")"
 summary_rc=$?
-if [ "$bazel_rc" -ne 0 ] || [ "$summary_rc" -ne 0 ]; then
+
+# The fuzz targets (docs/fuzzing.md): each run for its fixed number of executions under ASan and
+# UBSan, one case per target in the count. SHAREDOS_SKIP_FUZZ=1 leaves them out.
+fuzz_passed=0
+fuzz_failed=0
+if [ "${SHAREDOS_SKIP_FUZZ:-0}" != "1" ]; then
+  "$root/tools/fuzz.sh" 2>&1 | tee "$out/fuzz.log"
+  fuzz_rc=${PIPESTATUS[0]}
+  fuzz_passed=$(grep -cE '^fuzz: .* PASSED$' "$out/fuzz.log")
+  fuzz_failed=$(grep -cE '^fuzz: .* FAILED' "$out/fuzz.log")
+  if [ "$fuzz_rc" -ne 0 ] && [ "$fuzz_failed" -eq 0 ]; then fuzz_failed=1; fi
+fi
+
+# test_summary.py's last line is `N passed, N failed[, N skipped]`; the fuzz cases join it.
+printf '%s\n' "$summary" | sed '$d'
+last="$(printf '%s\n' "$summary" | tail -n 1)"
+unit_passed="$(printf '%s' "$last" | grep -oE '^[0-9]+')"
+unit_failed="$(printf '%s' "$last" | grep -oE '[0-9]+ failed' | grep -oE '[0-9]+')"
+passed=$(( ${unit_passed:-0} + fuzz_passed ))
+failed=$(( ${unit_failed:-1} + fuzz_failed ))
+skipped="$(printf '%s' "$last" | grep -oE ', [0-9]+ skipped')"
+echo "${passed} passed, ${failed} failed${skipped}"
+if [ "$bazel_rc" -ne 0 ] || [ "$summary_rc" -ne 0 ] || [ "$fuzz_failed" -ne 0 ]; then
   exit 1
 fi
 exit 0

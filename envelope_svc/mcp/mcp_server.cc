@@ -67,6 +67,13 @@ Json SupportedVersions() {
   return versions;
 }
 
+// The text of an answer. What a request sent may be echoed (a header's protocol version, an id),
+// and headers are not UTF-8-checked: ill-formed UTF-8 is written as U+FFFD rather than throwing
+// (nlohmann's default), which would end the process (found by mcp_handler_fuzzer).
+std::string DumpJson(const Json& body) {
+  return body.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
 Json ErrorBody(const Json& id, int code, const std::string& message, Json data = nullptr) {
   Json error = {{"code", code}, {"message", message}};
   if (!data.is_null()) error["data"] = std::move(data);
@@ -378,10 +385,10 @@ struct McpServer::Exchange {
     response.status = status;
     if (sse && status == 200) {
       response.set_header("Cache-Control", "no-cache");
-      response.set_content(absl::StrCat("event: message\ndata: ", body.dump(), "\n\n"),
+      response.set_content(absl::StrCat("event: message\ndata: ", DumpJson(body), "\n\n"),
                            "text/event-stream");
     } else {
-      response.set_content(body.dump(), "application/json");
+      response.set_content(DumpJson(body), "application/json");
     }
   }
   // A transport-level refusal: `status` with a JSON-RPC error without id.

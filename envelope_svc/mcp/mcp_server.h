@@ -122,6 +122,9 @@ class McpServer {
   void Shutdown();
 
  private:
+  // envelope_svc/mcp/fuzz/mcp_handler_fuzzer.cc drives HandlePost in-process.
+  friend class McpServerFuzzPeer;
+
   McpServer(Options options, std::shared_ptr<common::server::KeyPairWatcher> key_pair,
             std::unique_ptr<httplib::Server> http, int port);
 

@@ -344,6 +344,22 @@ TEST_F(McpServerTest, MethodsAreServedInTheirErasOnly) {
   }
 }
 
+// Found by mcp_handler_fuzzer: an ill-formed UTF-8 version header was echoed into the error body,
+// nlohmann's dump threw, and the uncaught exception ended the process.
+TEST_F(McpServerTest, AnIllFormedUtf8VersionHeaderIs400AndTheServerKeepsServing) {
+  httplib::Headers headers = Headers(token_);
+  headers.emplace("MCP-Protocol-Version", "2025-06\xb0-18");
+  auto result = Post(Request("tools/list").dump(), headers);
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->status, 400);
+  const Json body = Body(result);
+  EXPECT_EQ(body["error"]["code"], -32022);
+  EXPECT_EQ(body["error"]["data"]["requested"], "2025-06\xef\xbf\xbd-18") << "as U+FFFD";
+  auto next = Post(Request("tools/list"));
+  ASSERT_TRUE(next) << "the server is still up";
+  EXPECT_EQ(next->status, 200);
+}
+
 TEST_F(McpServerTest, UnsupportedProtocolVersionHeaderIs400WithTheSupportedList) {
   httplib::Headers headers = Headers(token_);
   headers.emplace("MCP-Protocol-Version", "1999-01-01");

@@ -4,6 +4,7 @@
 
 #include <exception>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <valijson/adapters/nlohmann_json_adapter.hpp>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/status/status_macros.h"
 #include "absl/strings/str_join.h"
 #include "absl/types/optional.h"
 
@@ -26,6 +28,10 @@ namespace {
 
 // How many violations a validation error lists.
 constexpr size_t kMaxReportedErrors = 4;
+
+// Bounds on `$ref`s (CheckRefChain): hops from one $ref to the schema it names, and its length.
+constexpr int kMaxRefHops = 32;
+constexpr size_t kMaxRefBytes = 1024;
 
 bool IsRegexFormat(const nlohmann::json& value) {
   return value == "date" || value == "time" || value == "date-time";
@@ -93,6 +99,58 @@ absl::optional<std::string> FirstLongString(const nlohmann::json& value, size_t 
   return absl::nullopt;
 }
 
+using Adapter = valijson::adapters::NlohmannJsonAdapter;
+
+// valijson resolves a `$ref` whose target is itself a `$ref` by recursing, with no cycle check
+// ("TODO: Need to detect degenerate circular references"), so {"$ref": "#"} overflowed the stack
+// and ended the process (found by json_schema_fuzzer); its JSON-pointer walk also recurses once
+// per token, empty ones included. Follows the chain from `node` as valijson would and refuses one
+// longer than kMaxRefHops (every cycle is). Stops where valijson would throw (a remote document,
+// an unresolvable pointer, a non-string $ref), which Compile then reports.
+absl::Status CheckRefChain(const Adapter& root, const Adapter& start) {
+  std::optional<Adapter> node(start);
+  for (int hops = 0;; ++hops) {
+    if (!node->isObject()) return absl::OkStatus();
+    const Adapter::Object object = node->getObject();
+    const auto it = object.find("$ref");
+    std::string ref;
+    if (it == object.end() || !it->second.getString(ref)) return absl::OkStatus();
+    if (ref.size() > kMaxRefBytes) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("a $ref is longer than ", kMaxRefBytes, " bytes"));
+    }
+    if (hops == kMaxRefHops) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("a $ref chain is circular or longer than ", kMaxRefHops));
+    }
+    const auto uri = valijson::internal::json_reference::getJsonReferenceUri(ref);
+    if (uri && (valijson::internal::uri::isUriAbsolute(*uri) ||
+                valijson::internal::uri::isUrn(*uri))) {
+      return absl::OkStatus();
+    }
+    const auto pointer = valijson::internal::json_reference::getJsonReferencePointer(ref);
+    std::string path = pointer ? *pointer : "";
+    path.erase(path.find_last_not_of('/') + 1);
+    try {
+      node.emplace(valijson::internal::json_pointer::resolveJsonPointer(root, path));
+    } catch (const std::exception&) {
+      return absl::OkStatus();
+    }
+  }
+}
+
+// CheckRefChain from every object of `schema` that holds a $ref. `depth` is bounded by the
+// caller (UsesStdRegex refuses deeper schemas first).
+absl::Status CheckRefChains(const Adapter& root, const nlohmann::json& schema) {
+  if (schema.is_object()) {
+    if (schema.contains("$ref")) RETURN_IF_ERROR(CheckRefChain(root, Adapter(schema)));
+    for (const nlohmann::json& child : schema) RETURN_IF_ERROR(CheckRefChains(root, child));
+  } else if (schema.is_array()) {
+    for (const nlohmann::json& child : schema) RETURN_IF_ERROR(CheckRefChains(root, child));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 JsonSchema::JsonSchema(std::unique_ptr<valijson::Schema> schema, bool uses_std_regex)
@@ -107,6 +165,15 @@ absl::StatusOr<std::shared_ptr<const JsonSchema>> JsonSchema::Compile(
   if (!uses_std_regex.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("not a usable JSON Schema: ", uses_std_regex.status().message()));
+  }
+  absl::Status refs = absl::OkStatus();
+  try {
+    refs = CheckRefChains(Adapter(schema), schema);
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("not a valid JSON Schema: ", e.what()));
+  }
+  if (!refs.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("not a usable JSON Schema: ", refs.message()));
   }
   auto compiled = std::make_unique<valijson::Schema>();
   try {

@@ -42,7 +42,22 @@ INSTANTIATE_TEST_SUITE_P(
                          {{"$ref", "https://example.com/schema.json"}},
                          "not a valid JSON Schema"},
         CompileErrorCase{
-            "DanglingLocalRef", {{"$ref", "#/definitions/missing"}}, "not a valid JSON Schema"}),
+            "DanglingLocalRef", {{"$ref", "#/definitions/missing"}}, "not a valid JSON Schema"},
+        // Found by json_schema_fuzzer: valijson follows a $ref naming a $ref by recursion with
+        // no cycle check, so each of these overflowed the stack and ended the process.
+        CompileErrorCase{"SelfRef", {{"$ref", "#"}}, "a $ref chain is circular"},
+        CompileErrorCase{"RelativeRefToTheRoot",
+                         Json::parse(R"({"definitions": {"n": {"type": "array"}},
+                                         "$ref": "defi~itions/n"})"),
+                         "a $ref chain is circular"},
+        CompileErrorCase{"RefCycle",
+                         Json::parse(R"({"definitions": {"a": {"$ref": "#/definitions/b"},
+                                                         "b": {"$ref": "#/definitions/a"}},
+                                         "properties": {"x": {"$ref": "#/definitions/a"}}})"),
+                         "a $ref chain is circular"},
+        CompileErrorCase{"OverlongRef",
+                         {{"$ref", "#" + std::string(100000, '/') + "definitions"}},
+                         "a $ref is longer than 1024 bytes"}),
     [](const ::testing::TestParamInfo<CompileErrorCase>& info) { return info.param.name; });
 
 const Json kObjectSchema = {
@@ -102,6 +117,17 @@ TEST(JsonSchemaTest, LocalRefsResolve) {
   ASSERT_THAT(schema, IsOk());
   EXPECT_THAT((*schema)->Validate({{"a", "x"}}), IsOk());
   EXPECT_THAT((*schema)->Validate({{"a", 1}}), StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
+// A schema recursive through a keyword (not a $ref naming a $ref) is fine: valijson caches it.
+TEST(JsonSchemaTest, ARecursiveSchemaThroughItemsCompiles) {
+  auto schema = JsonSchema::Compile(Json::parse(
+      R"({"definitions": {"n": {"type": "array", "items": {"$ref": "#/definitions/n"}}},
+          "$ref": "#/definitions/n"})"));
+  ASSERT_THAT(schema, IsOk());
+  EXPECT_THAT((*schema)->Validate(Json::parse("[[[], [[]]]]")), IsOk());
+  EXPECT_THAT((*schema)->Validate(Json::parse("[[1]]")),
+              StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 TEST(JsonSchemaTest, ManyViolationsAreCapped) {
