@@ -68,11 +68,11 @@ TEST(SinksTest, ANullRegistryMeansNoMetricsAndNoCrash) {
   decisions.EscalationRequested();
   TurnMetrics turns(nullptr);
   turns.TurnOpened();
-  turns.TurnFinished("succeeded");
+  turns.TurnFinished(1, true);
   turns.ToolCallRefused("step_limit_exceeded");
   turns.McpRequest("tools/call", TurnMetrics::McpStatus::kOk);
   AuditMetrics audit(nullptr);
-  audit.Committed(3, absl::Milliseconds(1), 7);
+  audit.Committed(3, 3, absl::Milliseconds(1), 7);
   audit.Outbox(1, absl::Seconds(1));
   audit.MovedAside(1);
   EscalationMetrics escalations(nullptr);
@@ -84,7 +84,9 @@ TEST(TurnMetricsTest, OpenGaugeFollowsTurnsAndStatusesAreBounded) {
   TurnMetrics turns(&metrics);
   turns.TurnOpened();
   turns.TurnOpened();
-  turns.TurnFinished("escalated");
+  turns.TurnFinished(5, /*was_open=*/true);
+  turns.TurnFinished(2, /*was_open=*/false);
+  turns.TurnFinished(99, /*was_open=*/false);
   turns.ToolCallRefused("step_limit_exceeded");
   turns.ToolCallRefused("no_matching_grant");  // Not a budget code: not counted.
   turns.McpRequest("notifications/initialized", TurnMetrics::McpStatus::kOk);
@@ -92,6 +94,8 @@ TEST(TurnMetricsTest, OpenGaugeFollowsTurnsAndStatusesAreBounded) {
   const std::string text = metrics.Serialize();
   EXPECT_THAT(text, HasSubstr("sharedos_turns_open 1"));
   EXPECT_THAT(text, HasSubstr("sharedos_turns_finished_total{status=\"escalated\"} 1"));
+  EXPECT_THAT(text, HasSubstr("sharedos_turns_finished_total{status=\"denied\"} 1"));
+  EXPECT_THAT(text, HasSubstr("sharedos_turns_finished_total{status=\"other\"} 1"));
   EXPECT_THAT(text,
               HasSubstr("sharedos_budget_refusals_total{reason_code=\"step_limit_exceeded\"} 1"));
   EXPECT_THAT(text, Not(HasSubstr("reason_code=\"no_matching_grant\"")));
@@ -103,15 +107,15 @@ TEST(TurnMetricsTest, OpenGaugeFollowsTurnsAndStatusesAreBounded) {
 TEST(AuditMetricsTest, CommitsMoveAppendsHeadAndHistograms) {
   Metrics metrics;
   AuditMetrics audit(&metrics);
-  audit.Committed(3, absl::Milliseconds(2), 41);
-  audit.Committed(1, absl::Milliseconds(1), 42);
+  audit.Committed(3, 3, absl::Milliseconds(2), 41);
+  audit.Committed(2, 1, absl::Milliseconds(1), 42);
   audit.Outbox(5, absl::Seconds(3));
   audit.MovedAside(2);
   const std::string text = metrics.Serialize();
   EXPECT_THAT(text, HasSubstr("sharedos_audit_appends_total 4"));
   EXPECT_THAT(text, HasSubstr("sharedos_audit_chain_head_sequence 42"));
   EXPECT_THAT(text, HasSubstr("sharedos_audit_group_commit_size_count 2"));
-  EXPECT_THAT(text, HasSubstr("sharedos_audit_group_commit_size_sum 4"));
+  EXPECT_THAT(text, HasSubstr("sharedos_audit_group_commit_size_sum 5"));
   EXPECT_THAT(text, HasSubstr("sharedos_audit_outbox_depth 5"));
   EXPECT_THAT(text, HasSubstr("sharedos_audit_outbox_oldest_age_seconds 3"));
   EXPECT_THAT(text, HasSubstr("sharedos_audit_undeliverable_total 2"));

@@ -158,10 +158,11 @@ void TurnMetrics::TurnOpened() {
   if (open_ != nullptr) open_->Increment();
 }
 
-void TurnMetrics::TurnFinished(absl::string_view terminal_status) {
+void TurnMetrics::TurnFinished(int execution_status, bool was_open) {
   if (open_ == nullptr) return;
-  open_->Decrement();
-  Increment(finished_[IndexOf(TerminalStatuses(), terminal_status)]);
+  if (was_open) open_->Decrement();
+  const bool known = execution_status >= 1 && execution_status <= 5;
+  Increment(finished_[known ? execution_status - 1 : TerminalStatuses().size()]);
 }
 
 void TurnMetrics::ToolCallRefused(absl::string_view reason_code) {
@@ -202,12 +203,17 @@ AuditMetrics::AuditMetrics(Metrics* metrics) {
                         .Add({});
 }
 
-void AuditMetrics::Committed(int64_t events, absl::Duration elapsed, int64_t head_sequence) {
+void AuditMetrics::Committed(int64_t events, int64_t appended, absl::Duration elapsed,
+                             int64_t head_sequence) {
   if (appends_ == nullptr) return;
-  appends_->Increment(static_cast<double>(events));
+  if (appended > 0) appends_->Increment(static_cast<double>(appended));
   group_size_->Observe(static_cast<double>(events));
   commit_seconds_->Observe(absl::ToDoubleSeconds(elapsed));
   head_->Set(static_cast<double>(head_sequence));
+}
+
+void AuditMetrics::Head(int64_t head_sequence) {
+  if (head_ != nullptr) head_->Set(static_cast<double>(head_sequence));
 }
 
 void AuditMetrics::Outbox(int64_t depth, absl::Duration oldest_age) {

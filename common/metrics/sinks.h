@@ -61,7 +61,8 @@ class EscalationMetrics {
 // sharedos_budget_refusals_total{reason_code} and sharedos_mcp_requests_total{method, status}.
 class TurnMetrics {
  public:
-  // Terminal turn statuses, lower case, as TurnStatus names them without the prefix.
+  // Terminal turn statuses, lower case, in the order of protocol.v1.ExecutionStatus (1..5; the
+  // protocol is frozen).
   static const std::array<absl::string_view, 5>& TerminalStatuses();
   // step_limit_exceeded, tool_call_limit_exceeded, turn_draining.
   static const std::array<absl::string_view, 3>& BudgetCodes();
@@ -72,7 +73,9 @@ class TurnMetrics {
   explicit TurnMetrics(Metrics* metrics);
 
   void TurnOpened();
-  void TurnFinished(absl::string_view terminal_status);
+  // A turn ended with ExecutionStatus `execution_status`; `was_open`: it had been counted open
+  // (false for a turn that ended while it was being opened).
+  void TurnFinished(int execution_status, bool was_open);
   // Counted only when `reason_code` is a budget code.
   void ToolCallRefused(absl::string_view reason_code);
   void McpRequest(absl::string_view method, McpStatus status);
@@ -92,8 +95,11 @@ class AuditMetrics {
  public:
   explicit AuditMetrics(Metrics* metrics);
 
-  // One group commit of `events` events that took `elapsed` and ended at `head_sequence`.
-  void Committed(int64_t events, absl::Duration elapsed, int64_t head_sequence);
+  // One group commit of `events` events (`appended` of them new, the rest duplicates) that took
+  // `elapsed` and ended at `head_sequence`.
+  void Committed(int64_t events, int64_t appended, absl::Duration elapsed, int64_t head_sequence);
+  // The chain's head as found at start-up.
+  void Head(int64_t head_sequence);
   // The outbox's state after a change: records waiting, age of the oldest (zero when empty).
   void Outbox(int64_t depth, absl::Duration oldest_age);
   void MovedAside(int64_t records);

@@ -405,7 +405,8 @@ void Settler::Finalize(Turn& turn, Settlement settlement) {
     // A lease that cannot be closed expires on its own.
     (void)authorizer_.CloseTurnAuthority(close, options_.authorizer_timeout);
   }
-  table_.Retire(turn, completed_at);
+  const bool was_open = table_.Retire(turn, completed_at);
+  table_.metrics().TurnFinished(result.status(), was_open);
 }
 
 pb::ExecutionResult Settler::TerminalResult(const Turn& turn, Settlement& settlement,

@@ -190,6 +190,7 @@ std::string UrlHost(const std::string& host) {
 
 McpServer::McpServer(Options options, std::unique_ptr<httplib::Server> http, int port)
     : options_(std::move(options)),
+      metrics_(options_.metrics),
       http_(std::move(http)),
       port_(port),
       url_(absl::StrCat("http://", UrlHost(options_.host), ":", port, "/mcp")) {
@@ -582,6 +583,9 @@ void McpServer::Dispatch(Exchange& exchange) {
   } else {
     reply = (this->*method->handler)(exchange);
   }
+  metrics_.McpRequest(exchange.method, reply.error_code != 0
+                                           ? common::metrics::TurnMetrics::McpStatus::kError
+                                           : common::metrics::TurnMetrics::McpStatus::kOk);
   if (reply.error_code != 0) {
     return exchange.Answer(200, ErrorBody(exchange.id, reply.error_code, reply.error_message));
   }

@@ -37,6 +37,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/metrics/sinks.h"
 #include "common/time/clock.h"
 #include "envelope_svc/core/turn_engine.h"
 #include "envelope_svc/mcp/escalation_latch.h"
@@ -71,6 +72,8 @@ class McpServer {
     std::vector<std::string> allowed_origins;
     std::string server_name = "sharedos-envelope";
     std::string server_version = "1.0.0";
+    // Requests by method and status (common/metrics/sinks.h); null: none. Borrowed.
+    common::metrics::Metrics* metrics = nullptr;
   };
 
   // Binds the listener; url() is known from here on, so the engine can be told it before serving.
@@ -126,6 +129,7 @@ class McpServer {
   Reply CallTool(Exchange& exchange);
 
   const Options options_;
+  common::metrics::TurnMetrics metrics_;
   std::unique_ptr<httplib::Server> http_;
   const int port_;
   const std::string url_;
