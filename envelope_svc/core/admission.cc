@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "capability/address.h"
 #include "capability/reason_codes.h"
@@ -54,7 +55,8 @@ struct Admission::Admitting {
   // Discover's answer (the sets below view its names).
   az::DiscoverResponse discovered;
   absl::flat_hash_set<absl::string_view> discoverable;
-  absl::flat_hash_set<absl::string_view> host_policy_withheld;
+  // The tools discovery withheld, with its verdict (the reason code; fail-closed or not).
+  absl::flat_hash_map<absl::string_view, Turn::Withheld> withheld;
   // The effective catalogue, in name order, and its tools' resource namespaces.
   std::vector<std::shared_ptr<const tools::Tool>> effective;
   absl::flat_hash_set<std::string> resource_namespaces;
@@ -272,10 +274,14 @@ void Admission::Discover(Admitting& admitting) {
     if (entry.discoverable()) {
       admitting.discoverable.insert(entry.name());
     } else {
-      if (entry.fail_closed()) admitting.listing.fail_closed = true;
-      if (entry.reason_code() == capability::kCauseHostPolicyDenied) {
-        admitting.host_policy_withheld.insert(entry.name());
-      }
+      const bool fail_closed =
+          entry.fail_closed() || capability::IsFailClosedCode(entry.reason_code());
+      if (fail_closed) admitting.listing.fail_closed = true;
+      admitting.withheld.emplace(entry.name(),
+                                 Turn::Withheld{entry.reason_code().empty()
+                                                    ? std::string(capability::kCauseNotDiscoverable)
+                                                    : entry.reason_code(),
+                                                fail_closed});
     }
   }
   admitting.effective_start = stopwatch.Now();
@@ -293,9 +299,16 @@ std::optional<Settlement> Admission::SelectEffective(Admitting& admitting) {
   for (const auto& tool : turn.tools->tools()) {
     if (!requested.contains(tool->name())) continue;
     if (!admitting.discoverable.contains(tool->name())) {
-      turn.withheld.emplace(tool.get(), admitting.host_policy_withheld.contains(tool->name())
-                                            ? capability::kCauseHostPolicyDenied
-                                            : capability::kCauseNotDiscoverable);
+      // Withheld by discovery's verdict, or — when the listing itself failed closed, or the tool's
+      // namespace is off — by that.
+      auto verdict = admitting.withheld.find(tool->name());
+      turn.withheld.emplace(
+          tool.get(), verdict != admitting.withheld.end()
+                          ? verdict->second
+                          : Turn::Withheld{std::string(admitting.listing.fail_closed
+                                                           ? capability::kAuthorityUnavailable
+                                                           : capability::kCauseNotDiscoverable),
+                                           admitting.listing.fail_closed});
       continue;
     }
     admitting.effective.push_back(tool);

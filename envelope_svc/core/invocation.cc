@@ -63,11 +63,14 @@ absl::StatusOr<v1::InvokeToolResponse> Invocation::InvokeTool(
   const CallEvent event{call,
                         request.has_step() ? std::optional<int64_t>(request.step()) : std::nullopt};
   ASSIGN_OR_RETURN(const Verdict verdict, CheckEnvelope(*turn, event, now));
-  if (!verdict.code.empty()) return Refuse(*turn, call, now, verdict);
+  if (!verdict.code.empty()) return Refuse(*turn, event, now, verdict);
   MediationResult mediated = Mediate(*turn, call, now);
   SettleCall(*turn, event, verdict.repeatable, mediated);
   v1::InvokeToolResponse response;
   *response.mutable_result() = std::move(mediated.result);
+  if (mediated.required_authority.has_value()) {
+    *response.mutable_required_authority() = *std::move(mediated.required_authority);
+  }
   return response;
 }
 
@@ -97,6 +100,9 @@ absl::StatusOr<Invocation::Verdict> Invocation::CheckEnvelope(Turn& turn, const 
   if (verdict.code.empty() && !turn.Offers(event.call.tool())) {
     verdict.code = capability::kToolUnavailable;
     verdict.cause = turn.NotOfferedCause(event.call.tool());
+    verdict.withheld = turn.WithheldAtDiscovery(event.call.tool());
+    // Its decision is recorded first (Refuse), then tool.completed.
+    if (verdict.withheld != nullptr) return verdict;
   }
   if (!verdict.code.empty()) {
     turn.Emit(
@@ -138,14 +144,46 @@ absl::string_view Invocation::CheckCallBudget(Turn& turn) {
   return "";
 }
 
-v1::InvokeToolResponse Invocation::Refuse(const Turn& turn, const pb::ToolCall& call,
-                                          absl::Time now, const Verdict& verdict) {
+v1::InvokeToolResponse Invocation::Refuse(Turn& turn, const CallEvent& event, absl::Time now,
+                                          Verdict verdict) {
+  bool fail_closed = false;
+  if (verdict.withheld != nullptr) {
+    // Semantics §5.2: the decision (denied, discovery's code) immediately before the refusal.
+    fail_closed = verdict.withheld->fail_closed;
+    if (!RecordWithheldDecision(turn, event.call, now, *verdict.withheld)) {
+      verdict.code = capability::kAuditUnavailable;
+      verdict.cause = "";
+      fail_closed = true;
+    }
+    absl::MutexLock lock(&turn.mu);
+    if (turn.phase != Phase::kEnded) {
+      turn.Emit("tool.completed",
+                CallData(event.call, event.step,
+                         {{"status", Str("denied")}, {"code", Str(verdict.code)}}),
+                now);
+    }
+  }
   v1::InvokeToolResponse response;
   pb::ToolResult* result = response.mutable_result();
-  *result = Denied(call, verdict.code);
+  *result = Denied(event.call, verdict.code);
   *result->mutable_completed_at() = TimestampOf(now);
-  RecordEnvelopeRefusal(turn, call, now, *result, verdict.cause);
+  RecordEnvelopeRefusal(turn, event.call, now, *result, verdict.cause, fail_closed);
   return response;
+}
+
+bool Invocation::RecordWithheldDecision(Turn& turn, const pb::ToolCall& call, absl::Time now,
+                                        const Turn::Withheld& withheld) {
+  const tools::Tool* tool = turn.tools->Find(call.tool());
+  if (audit_
+          .RecordPreEffect(DiscoveryDeniedEvent(turn.context, now, tool->ceiling(), call.id(),
+                                                tool->name(), withheld.code, withheld.fail_closed,
+                                                turn.authority_hash))
+          .ok()) {
+    return true;
+  }
+  absl::MutexLock lock(&turn.mu);
+  turn.audit_outage = true;
+  return false;
 }
 
 MediationResult Invocation::Mediate(const Turn& turn, const pb::ToolCall& call, absl::Time now) {
@@ -192,8 +230,10 @@ absl::Status Invocation::RefuseEnded(const Turn& turn, const pb::ToolCall& call,
 }
 
 void Invocation::RecordEnvelopeRefusal(const Turn& turn, const pb::ToolCall& call, absl::Time at,
-                                       const pb::ToolResult& result, absl::string_view cause) {
+                                       const pb::ToolResult& result, absl::string_view cause,
+                                       bool fail_closed) {
   ToolInvokedFacts facts;
+  facts.fail_closed = fail_closed;
   facts.source = pb::AUDIT_SOURCE_ENVELOPE;
   facts.status = result.status();
   facts.reason = result.error().code();

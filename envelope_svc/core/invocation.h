@@ -58,6 +58,9 @@ class Invocation {
   struct Verdict {
     absl::string_view code;
     absl::string_view cause;
+    // A tool withheld at discovery: its decision is recorded before the refusal (and the
+    // refusal's tool.completed waits for that record).
+    const Turn::Withheld* withheld = nullptr;
     bool repeatable = true;
   };
 
@@ -71,8 +74,12 @@ class Invocation {
   static absl::string_view CheckStepBudget(Turn& turn, std::optional<int64_t> step)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(turn.mu);
   static absl::string_view CheckCallBudget(Turn& turn) ABSL_EXCLUSIVE_LOCKS_REQUIRED(turn.mu);
-  v1::InvokeToolResponse Refuse(const Turn& turn, const protocol::v1::ToolCall& call,
-                                absl::Time now, const Verdict& verdict);
+  v1::InvokeToolResponse Refuse(Turn& turn, const CallEvent& event, absl::Time now,
+                                Verdict verdict);
+  // The authorization.checked (denied, discovery's code) a withheld tool's refusal follows
+  // (pre-effect). False when audit could not take it: the turn latches the outage.
+  bool RecordWithheldDecision(Turn& turn, const protocol::v1::ToolCall& call, absl::Time now,
+                              const Turn::Withheld& withheld);
   MediationResult Mediate(const Turn& turn, const protocol::v1::ToolCall& call, absl::Time now);
   void SettleCall(Turn& turn, const CallEvent& event, bool repeatable,
                   const MediationResult& mediated) ABSL_LOCKS_EXCLUDED(turn.mu);
@@ -81,7 +88,8 @@ class Invocation {
   absl::Status RefuseEnded(const Turn& turn, const protocol::v1::ToolCall& call, absl::Time now);
   // Records an envelope refusal of `call` (tool.invoked, source envelope).
   void RecordEnvelopeRefusal(const Turn& turn, const protocol::v1::ToolCall& call, absl::Time at,
-                             const protocol::v1::ToolResult& result, absl::string_view cause);
+                             const protocol::v1::ToolResult& result, absl::string_view cause,
+                             bool fail_closed = false);
 
   TurnTable& table_;
   Settler& settler_;

@@ -89,8 +89,9 @@ TEST_F(InvocationTest, ToolNotOfferedThisTurnIsRefusedByTheEnvelope) {
   EXPECT_EQ(completed.at("code").string_value(), "tool_unavailable");
 }
 
-// A withheld tool's cause says who withheld it: the host ceiling (host_policy_denied, ADR 0020's
-// count) or discovery otherwise (not_discoverable); a disabled namespace says so too.
+// A withheld tool's cause is discovery's own code (semantics §5.2): no_matching_grant,
+// host_policy_denied (ADR 0020's count), …, each after its authorization.checked (denied, that
+// code); a disabled namespace says so too, with no decision (none was made).
 TEST_F(InvocationTest, WithheldToolsAreRefusedWithTheCauseThatWithheldThem) {
   authorizer_.Withhold("files.peek", "no_matching_grant");
   authorizer_.Withhold("files.create", "host_policy_denied");
@@ -103,13 +104,46 @@ TEST_F(InvocationTest, WithheldToolsAreRefusedWithTheCauseThatWithheldThem) {
   EXPECT_EQ(authorizer_.calls(Method::kAuthorize), 0);
   const std::vector<pb::AuditEvent> invoked = Audited(pb::AUDIT_EVENT_TYPE_TOOL_INVOKED);
   ASSERT_THAT(invoked, SizeIs(3));
-  EXPECT_EQ(invoked[0].cause(), "not_discoverable");
+  EXPECT_EQ(invoked[0].cause(), "no_matching_grant");
   EXPECT_EQ(invoked[1].cause(), "host_policy_denied");
   EXPECT_EQ(invoked[2].cause(), "namespace_disabled");
   for (const pb::AuditEvent& event : invoked) {
     EXPECT_EQ(event.source(), pb::AUDIT_SOURCE_ENVELOPE);
     EXPECT_EQ(event.reason(), "tool_unavailable");
   }
+  // Each decision immediately precedes its refusal; the disabled namespace has none.
+  const std::vector<pb::AuditEvent> all = audit_.events();
+  std::vector<std::string> decided;
+  for (size_t i = 1; i < all.size(); ++i) {
+    if (all[i].type() != pb::AUDIT_EVENT_TYPE_TOOL_INVOKED) continue;
+    const pb::AuditEvent& before = all[i - 1];
+    if (before.type() != pb::AUDIT_EVENT_TYPE_AUTHORIZATION_CHECKED) continue;
+    EXPECT_EQ(before.outcome(), pb::AUDIT_OUTCOME_DENIED);
+    EXPECT_EQ(before.reason(), all[i].cause());
+    EXPECT_EQ(before.operation_id(), all[i].operation_id());
+    EXPECT_FALSE(before.consumed());
+    decided.push_back(before.reason());
+  }
+  EXPECT_THAT(decided, ElementsAre("no_matching_grant", "host_policy_denied"));
+}
+
+// A tool withheld by an outage at discovery (a fail-closed code) says so: its cause is that code,
+// and both its decision and its refusal are recorded fail_closed.
+TEST_F(InvocationTest, ToolWithheldByAnOutageIsRefusedFailClosedWithThatCode) {
+  authorizer_.Withhold("files.peek", "usage_store_unavailable", /*fail_closed=*/true);
+  const std::string turn = OpenRunning(Request());
+  pb::ToolResult result = Call(turn, "files.peek", R"({"path": "a"})");
+  EXPECT_EQ(result.error().code(), "tool_unavailable");
+  const std::vector<pb::AuditEvent> all = audit_.events();
+  ASSERT_GE(all.size(), 2u);
+  const pb::AuditEvent& refused = all.back();
+  EXPECT_EQ(refused.type(), pb::AUDIT_EVENT_TYPE_TOOL_INVOKED);
+  EXPECT_EQ(refused.cause(), "usage_store_unavailable");
+  EXPECT_TRUE(refused.fail_closed());
+  const pb::AuditEvent& decided = all[all.size() - 2];
+  EXPECT_EQ(decided.type(), pb::AUDIT_EVENT_TYPE_AUTHORIZATION_CHECKED);
+  EXPECT_EQ(decided.reason(), "usage_store_unavailable");
+  EXPECT_TRUE(decided.fail_closed());
 }
 
 TEST_F(InvocationTest, CallBudgetRefusesTheCallNotTheTurn) {

@@ -307,6 +307,7 @@ std::optional<MediationResult> Mediator::CheckDecision(const Call& c,
   out = Refuse(std::move(out), c.call, pb::TOOL_RESULT_STATUS_DENIED, code);
   out.facts.fail_closed = fail_closed;
   if (decision.has_required_authority()) {
+    out.required_authority = decision.required_authority();
     if (std::optional<google::protobuf::Struct> described = AsStruct(decision.required_authority());
         described.has_value()) {
       *(*out.result.mutable_error()->mutable_details()->mutable_fields())["requiredAuthority"]

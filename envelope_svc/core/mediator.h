@@ -81,6 +81,8 @@ struct MediationResult {
   bool provider_entered = false;
   // A pre-effect record could not be written (the turn latches the outage).
   bool audit_unavailable = false;
+  // A no_matching_grant denial's required authority (InvokeToolResponse.required_authority).
+  std::optional<protocol::v1::CapabilityRequest> required_authority;
 };
 
 // Mediates the tool calls of turns through the pipeline above. Holds no state of its own;

@@ -4,7 +4,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "capability/address.h"
 #include "capability/reason_codes.h"
 #include "common/json/protocol_json.h"
 #include "common/status/status_macros.h"
@@ -30,22 +29,16 @@ using values::Object;
 using values::Str;
 using values::TimestampOf;
 
-// The ask of a requested authority (ADR 0019): capabilities, purpose, constraints, metadata;
-// its identity fields are minted again by the authorizer and must not name another turn's.
-absl::Status ValidateRequestedAuthority(pb::CapabilityRequest* request,
-                                        const pb::AccessContext& context) {
+// The ask of a requested authority (ADR 0019): capabilities, purpose, constraints, metadata.
+// Its identity fields are discarded whatever they name (seed ADR 0019: "discarded and minted
+// again from the context"); the authorizer mints them from the turn's trusted context.
+absl::Status ValidateRequestedAuthority(pb::CapabilityRequest* request) {
   constexpr absl::string_view kPath = "escalate.requested_authority";
-  if (!request->namespace_id().empty() && request->namespace_id() != context.namespace_id()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(kPath, ".namespace_id: not the turn's namespace"));
-  }
-  if (request->has_requester() &&
-      !capability::AddressEquals(request->requester(), context.actor())) {
-    return absl::InvalidArgumentError(absl::StrCat(kPath, ".requester: not the turn's actor"));
-  }
-  if (request->has_owner() && !capability::AddressEquals(request->owner(), context.owner())) {
-    return absl::InvalidArgumentError(absl::StrCat(kPath, ".owner: not the turn's owner"));
-  }
+  request->clear_id();
+  request->clear_namespace_id();
+  request->clear_requester();
+  request->clear_owner();
+  request->clear_requested_at();
   RETURN_IF_ERROR(validation::CheckCount(request->capabilities_size(), 1,
                                          validation::kMaxCapabilities,
                                          absl::StrCat(kPath, ".capabilities")));
@@ -156,7 +149,7 @@ absl::StatusOr<v1::FinishTurnResponse> Settler::FinishTurn(const v1::FinishTurnR
   ASSIGN_OR_RETURN(const std::shared_ptr<Turn> turn, table_.Find(request.turn_id(), scope));
   if (request.has_escalate() && request.escalate().has_requested_authority()) {
     outcome.requested = request.escalate().requested_authority();
-    RETURN_IF_ERROR(ValidateRequestedAuthority(&*outcome.requested, turn->context));
+    RETURN_IF_ERROR(ValidateRequestedAuthority(&*outcome.requested));
   }
   EnforceDeadline(*turn);
   if (request.has_harness_exited() && turn->runtime != v1::RUNTIME_MCP) {
@@ -171,6 +164,7 @@ absl::StatusOr<v1::FinishTurnResponse> Settler::FinishTurn(const v1::FinishTurnR
   v1::FinishTurnResponse response;
   absl::MutexLock lock(&turn->mu);
   *response.mutable_result() = turn->result;
+  response.set_escalation_id(turn->escalation_id);
   return response;
 }
 
@@ -227,6 +221,10 @@ absl::StatusOr<Settler::Snapshot> Settler::BeginEnding(Turn& turn) {
   while (turn.in_flight > 0) {
     if (turn.changed.WaitWithTimeout(&turn.mu, options_.finish_wait)) break;
   }
+  return TakeSnapshot(turn);
+}
+
+Settler::Snapshot Settler::TakeSnapshot(const Turn& turn) {
   Snapshot snapshot;
   snapshot.audit_outage = turn.audit_outage;
   snapshot.safe = turn.SafeToRetry();
@@ -240,6 +238,15 @@ absl::StatusOr<Settlement> Settler::SettleOutcome(Turn& turn, const v1::FinishTu
   if (snapshot.audit_outage) {
     return Settlement::Failed(CodeError(capability::kAuditUnavailable, snapshot.safe),
                               pb::ENDED_BY_ENVELOPE);
+  }
+  if (snapshot.escalation_asked.has_value() && (request.has_complete() || request.has_fail())) {
+    // The harness asked for a human, then its host reported another ending: the ask stands
+    // (seed ADR 0018), the harness's own outcome is kept beside it.
+    Struct harness;
+    auto& fields = *harness.mutable_fields();
+    fields["harnessOutcome"] = Str(request.has_complete() ? "completed" : "failed");
+    if (request.has_fail()) fields["harnessErrorCode"] = Str(outcome.failure.code());
+    return SettleLatched(turn, snapshot, std::move(harness));
   }
   switch (request.outcome_case()) {
     case v1::FinishTurnRequest::kComplete:
@@ -273,16 +280,11 @@ absl::StatusOr<Settlement> Settler::SettleHarnessExited(Turn& turn,
                                                         const Snapshot& snapshot) {
   HarnessSettlement settled =
       SettleHarnessExit(exited, /*escalation_latched=*/snapshot.escalation_asked.has_value());
-  Settlement settlement;
   if (snapshot.escalation_asked.has_value()) {
-    // The latch engaged (seed ADR 0018): the ask is recorded now, the harness's own outcome
-    // kept under metadata.
-    ASSIGN_OR_RETURN(settlement, RecordEscalation(turn, *snapshot.escalation_asked, nullptr));
-    auto& fields = *settled.metadata.mutable_fields();
-    fields["escalationAsked"] = Object(
-        {{"tool", Str(tools::kEscalationToolName)}, {"reason", Str(*snapshot.escalation_asked)}});
-    fields["callsAfterEscalation"] = Num(snapshot.calls_after_escalation);
-  } else if (settled.error.has_value()) {
+    return SettleLatched(turn, snapshot, std::move(settled.metadata));
+  }
+  Settlement settlement;
+  if (settled.error.has_value()) {
     settlement = Settlement::Failed(*std::move(settled.error), pb::ENDED_BY_RUNTIME);
   } else {
     settlement = Settlement::Completed(std::move(settled.output));
@@ -291,6 +293,33 @@ absl::StatusOr<Settlement> Settler::SettleHarnessExited(Turn& turn,
   for (const auto& [key, value] : settled.metadata.fields()) {
     (*settlement.metadata.mutable_fields())[key] = value;
   }
+  return settlement;
+}
+
+absl::StatusOr<Settlement> Settler::SettleLatched(Turn& turn, const Snapshot& snapshot,
+                                                  Struct harness) {
+  // The latch engaged (seed ADR 0018): the ask is recorded now, the harness's own outcome kept
+  // under metadata.
+  ASSIGN_OR_RETURN(Settlement settlement,
+                   RecordEscalation(turn, *snapshot.escalation_asked, nullptr));
+  auto& fields = *harness.mutable_fields();
+  fields["escalationAsked"] = Object(
+      {{"tool", Str(tools::kEscalationToolName)}, {"reason", Str(*snapshot.escalation_asked)}});
+  fields["callsAfterEscalation"] = Num(snapshot.calls_after_escalation);
+  for (const auto& [key, value] : harness.fields()) {
+    (*settlement.metadata.mutable_fields())[key] = value;
+  }
+  return settlement;
+}
+
+Settlement Settler::UnrecordedAsk(const Snapshot& snapshot) {
+  Settlement settlement = Settlement::Cancelled();
+  auto& fields = *settlement.metadata.mutable_fields();
+  fields["harnessOutcome"] = Str("timed_out");
+  fields["escalationAsked"] = Object(
+      {{"tool", Str(tools::kEscalationToolName)}, {"reason", Str(*snapshot.escalation_asked)}});
+  fields["escalationRecorded"].set_bool_value(false);
+  fields["callsAfterEscalation"] = Num(snapshot.calls_after_escalation);
   return settlement;
 }
 
@@ -324,6 +353,7 @@ absl::StatusOr<Settlement> Settler::RecordEscalation(Turn& turn, const std::stri
       Object({{"reason", Str(recorded->escalation().reason())},
               {"reviewer", FromJson(common::AddressToJson(recorded->escalation().reviewer()))}});
   settlement.escalation = recorded->escalation();
+  settlement.escalation_id = recorded->escalation_id();
   return settlement;
 }
 
@@ -335,25 +365,47 @@ absl::StatusOr<v1::CancelTurnResponse> Settler::CancelTurn(const v1::CancelTurnR
   RETURN_IF_ERROR(validation::RejectUnknownFields(request, "request"));
   RETURN_IF_ERROR(CheckTurnId(request.turn_id()));
   ASSIGN_OR_RETURN(const std::shared_ptr<Turn> turn, table_.Find(request.turn_id(), scope));
+  // The deadline's ending wins over the host's when both are due.
+  const Canceller by = clock_.Now() >= turn->deadline ? Canceller::kDeadline : Canceller::kHost;
   v1::CancelTurnResponse response;
-  *response.mutable_result() = Cancel(*turn);
+  ASSIGN_OR_RETURN(*response.mutable_result(), Cancel(*turn, by));
+  absl::MutexLock lock(&turn->mu);
+  response.set_escalation_id(turn->escalation_id);
   return response;
 }
 
-pb::ExecutionResult Settler::Cancel(Turn& turn) {
-  bool audit_outage = false;
-  bool safe = true;
+absl::StatusOr<pb::ExecutionResult> Settler::Cancel(Turn& turn, Canceller by) {
+  Snapshot snapshot;
   {
     absl::MutexLock lock(&turn.mu);
     while (turn.phase == Phase::kEnding) turn.changed.Wait(&turn.mu);
     if (turn.phase == Phase::kEnded) return turn.result;
     turn.phase = Phase::kEnding;
-    audit_outage = turn.audit_outage;
-    safe = turn.SafeToRetry();
+    snapshot = TakeSnapshot(turn);
   }
-  Finalize(turn, audit_outage ? Settlement::Failed(CodeError(capability::kAuditUnavailable, safe),
-                                                   pb::ENDED_BY_ENVELOPE)
-                              : Settlement::Cancelled());
+  Settlement settlement = Settlement::Cancelled();
+  if (snapshot.audit_outage) {
+    settlement = Settlement::Failed(CodeError(capability::kAuditUnavailable, snapshot.safe),
+                                    pb::ENDED_BY_ENVELOPE);
+  } else if (snapshot.escalation_asked.has_value()) {
+    Struct harness;
+    (*harness.mutable_fields())["harnessOutcome"] =
+        Str(by == Canceller::kDeadline ? "timed_out" : "cancelled");
+    absl::StatusOr<Settlement> latched = SettleLatched(turn, snapshot, std::move(harness));
+    if (latched.ok()) {
+      settlement = *std::move(latched);
+    } else if (by == Canceller::kHost || clock_.Now() < turn.deadline + options_.escalation_retry) {
+      // The turn runs on (RecordEscalation reopened it); the host or the next sweep retries.
+      return latched.status();
+    } else {
+      // Past the retry window the lease is about to expire: end it, the ask visible.
+      absl::MutexLock lock(&turn.mu);
+      if (turn.phase != Phase::kRunning) return latched.status();
+      turn.phase = Phase::kEnding;
+      settlement = UnrecordedAsk(snapshot);
+    }
+  }
+  Finalize(turn, std::move(settlement));
   absl::MutexLock lock(&turn.mu);
   return turn.result;
 }
@@ -364,7 +416,8 @@ void Settler::EnforceDeadline(Turn& turn) {
     absl::MutexLock lock(&turn.mu);
     if (turn.phase == Phase::kEnded) return;
   }
-  Cancel(turn);
+  // A latched turn whose ask cannot be recorded yet stays running; the next sweep retries.
+  (void)Cancel(turn, Canceller::kDeadline);
 }
 
 int Settler::CancelExpired() {
@@ -376,8 +429,7 @@ int Settler::CancelExpired() {
       // A turn already settling ends by its own hand (and leaves the deadlines then).
       if (turn->phase != Phase::kRunning) continue;
     }
-    Cancel(*turn);
-    ++ended;
+    if (Cancel(*turn, Canceller::kDeadline).ok()) ++ended;
   }
   return ended;
 }
@@ -394,6 +446,7 @@ void Settler::Finalize(Turn& turn, Settlement settlement) {
     turn.Emit(settlement.event_type, std::move(settlement.event_data), completed_at);
     result = TerminalResult(turn, settlement, completed_at);
     turn.result = result;
+    turn.escalation_id = settlement.escalation_id;
     turn.phase = Phase::kEnded;
     turn.changed.SignalAll();
   }

@@ -2,7 +2,9 @@
 // harness_exited), CancelTurn, the deadline, and every ending at admission. Each ending writes the
 // turn's one terminal event and frozen result, records turn.ended once (post-effect) and closes
 // the authority lease. An audit outage latched during the turn overrides any outcome:
-// failed audit_unavailable, retryable only when safe to retry.
+// failed audit_unavailable, retryable only when safe to retry. Otherwise a turn whose MCP
+// escalation latch engaged ends escalated however it ends (seed ADR 0018), the harness's own
+// outcome under metadata.harnessOutcome.
 
 #ifndef SHAREDOS_ENVELOPE_SVC_CORE_SETTLEMENT_H_
 #define SHAREDOS_ENVELOPE_SVC_CORE_SETTLEMENT_H_
@@ -34,6 +36,8 @@ struct Settlement {
   std::optional<google::protobuf::Value> output;
   std::optional<protocol::v1::ProtocolError> error;
   std::optional<protocol::v1::Escalation> escalation;
+  // The id the grant store stored `escalation` under (FinishTurnResponse.escalation_id).
+  std::string escalation_id;
   std::optional<protocol::v1::EndedBy> ended_by;
   // The terminal event.
   std::string event_type;
@@ -74,6 +78,10 @@ class Settler {
     absl::Duration authorizer_timeout = absl::Seconds(2);
     // How long FinishTurn waits (real time) for calls still running before settling anyway.
     absl::Duration finish_wait = absl::Seconds(10);
+    // A latched MCP turn past its deadline whose escalation the authorizer cannot record is
+    // retried by every later sweep for this long, then ends cancelled with the ask kept in its
+    // metadata (escalationAsked, escalationRecorded false): its lease expires soon after.
+    absl::Duration escalation_retry = absl::Seconds(20);
   };
 
   Settler(authorizer::client::AuthorizerClient& authorizer, audit::client::AuditWriter& audit,
@@ -99,9 +107,14 @@ class Settler {
 
   // Cancels `turn` if its deadline has passed.
   void EnforceDeadline(Turn& turn);
-  // Ends a running turn cancelled (failed audit_unavailable after an outage); answers its
-  // result, whoever ended it.
-  protocol::v1::ExecutionResult Cancel(Turn& turn);
+  // Who cancels a turn: its host (CancelTurn) or its deadline.
+  enum class Canceller { kHost, kDeadline };
+  // Ends a running turn cancelled (failed audit_unavailable after an outage; escalated when its
+  // MCP latch engaged, metadata.harnessOutcome "cancelled" or "timed_out"); answers its result,
+  // whoever ended it.
+  // Errors: UNAVAILABLE (a latched turn's escalation was not recorded; the turn runs on — the
+  // deadline retries it until Options::escalation_retry has passed).
+  absl::StatusOr<protocol::v1::ExecutionResult> Cancel(Turn& turn, Canceller by);
   // Ends `turn` with `settlement` once: result, terminal event, turn.ended, lease closed, the
   // table told. A turn already ended stays as it is.
   void Finalize(Turn& turn, Settlement settlement);
@@ -120,6 +133,8 @@ class Settler {
     std::optional<std::string> escalation_asked;
     int32_t calls_after_escalation = 0;
   };
+  // The turn's snapshot as it begins ending (phase kEnding). Requires turn.mu.
+  static Snapshot TakeSnapshot(const Turn& turn) ABSL_EXCLUSIVE_LOCKS_REQUIRED(turn.mu);
 
   // FinishTurn's steps, in order.
   static absl::StatusOr<Outcome> ValidateFinish(const v1::FinishTurnRequest& request);
@@ -129,6 +144,15 @@ class Settler {
   absl::StatusOr<Settlement> SettleEscalate(Turn& turn, const Outcome& outcome);
   absl::StatusOr<Settlement> SettleHarnessExited(Turn& turn, const v1::HarnessExitedOutcome& exited,
                                                  const Snapshot& snapshot);
+  // A turn whose MCP latch engaged (seed ADR 0018), however it ends: the ask is recorded and the
+  // turn ends escalated, `harness` (harnessOutcome, harnessErrorCode?, …) kept in its metadata
+  // with escalationAsked and callsAfterEscalation.
+  // Errors: UNAVAILABLE (as RecordEscalation).
+  absl::StatusOr<Settlement> SettleLatched(Turn& turn, const Snapshot& snapshot,
+                                           google::protobuf::Struct harness);
+  // The ending of a latched turn past its deadline when the ask cannot be recorded in time:
+  // cancelled, the ask kept visible in metadata.
+  static Settlement UnrecordedAsk(const Snapshot& snapshot);
 
   // Records the escalation at the authorizer and answers the escalated settlement.
   // Errors: UNAVAILABLE (the authorizer did not record it; `turn` is running again).

@@ -191,20 +191,34 @@ TEST_F(SettlementTest, HostEscalatesADenialWithItsRequiredAuthority) {
   EXPECT_TRUE(authorizer_.escalation_requests()[0].has_requested_authority_ask());
 }
 
-TEST_F(SettlementTest, RequestedAuthorityOfAnotherOwnerIsInvalid) {
+// Seed ADR 0019: the identity fields of a requested authority are discarded and minted again,
+// not refused — another owner, requester, namespace or id changes nothing but is not carried.
+TEST_F(SettlementTest, RequestedAuthorityIdentityFieldsAreDiscarded) {
   const std::string turn = OpenRunning();
-  EXPECT_THAT(TryFinish(turn, R"pb(escalate {
-                                     reason: "x"
-                                     requested_authority {
-                                       owner { human_user_id: "user-bob" }
-                                       capabilities {
-                                         resource { namespace: "files" path: "a" }
-                                         actions: "read"
-                                         scope: SCOPE_EXACT
-                                       }
-                                     }
-                                   })pb"),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("requested_authority.owner")));
+  absl::StatusOr<v1::FinishTurnResponse> finished =
+      TryFinish(turn, R"pb(escalate {
+                             reason: "x"
+                             requested_authority {
+                               id: "capreq-chosen-by-the-caller"
+                               namespace_id: "world-other"
+                               requester { agent_id: "agent-other" }
+                               owner { human_user_id: "user-bob" }
+                               capabilities {
+                                 resource { namespace: "files" path: "a" }
+                                 actions: "read"
+                                 scope: SCOPE_EXACT
+                               }
+                             }
+                           })pb");
+  ASSERT_TRUE(finished.ok()) << finished.status();
+  EXPECT_EQ(finished->result().status(), pb::EXECUTION_STATUS_ESCALATED);
+  ASSERT_THAT(authorizer_.escalation_requests(), SizeIs(1));
+  // Only the ask reaches the authorizer (AuthorityAsk has no identity fields to carry).
+  EXPECT_EQ(authorizer_.escalation_requests()[0].requested_authority_ask().capabilities_size(), 1);
+}
+
+TEST_F(SettlementTest, RequestedAuthorityWithoutCapabilitiesIsInvalid) {
+  const std::string turn = OpenRunning();
   EXPECT_THAT(
       TryFinish(turn, R"pb(escalate {
                              reason: "x"

@@ -74,8 +74,19 @@ absl::string_view Turn::NotOfferedCause(absl::string_view name) const {
   if (std::find(enabled.begin(), enabled.end(), tool->tool_namespace()) == enabled.end()) {
     return capability::kCauseNamespaceDisabled;
   }
-  if (auto it = withheld.find(tool); it != withheld.end()) return it->second;
+  if (auto it = withheld.find(tool); it != withheld.end()) return it->second.code;
   return capability::kCauseNotOffered;
+}
+
+const Turn::Withheld* Turn::WithheldAtDiscovery(absl::string_view name) const {
+  const tools::Tool* tool = tools.has_value() ? tools->Find(name) : nullptr;
+  if (tool == nullptr) return nullptr;
+  const auto& enabled = context.enabled_tool_namespaces();
+  if (std::find(enabled.begin(), enabled.end(), tool->tool_namespace()) == enabled.end()) {
+    return nullptr;
+  }
+  auto it = withheld.find(tool);
+  return it == withheld.end() ? nullptr : &it->second;
 }
 
 void Turn::Emit(absl::string_view type, Value data, absl::Time at) {

@@ -84,8 +84,14 @@ struct Turn {
   // The effective catalogue: tools of `tools` (a call names a tool; Find, then this set).
   absl::flat_hash_set<const tools::Tool*> offered;
   // Requested tools the turn's discovery withheld (not discoverable when the turn opened), each
-  // with the cause a call naming it is refused with (host_policy_denied or not_discoverable).
-  absl::flat_hash_map<const tools::Tool*, absl::string_view> withheld;
+  // with discovery's reason code (no_matching_grant, grant_exhausted, host_policy_denied, a
+  // fail-closed code): a call naming one is refused tool_unavailable with that code as its cause,
+  // after an authorization.checked (denied, that code) — semantics §5.2.
+  struct Withheld {
+    std::string code;
+    bool fail_closed = false;
+  };
+  absl::flat_hash_map<const tools::Tool*, Withheld> withheld;
   std::string catalog_hash;
   // RUNTIME_MCP: the published catalogue (tools/list) and the execution token's claims.
   std::shared_ptr<const protocol::v1::ToolCatalog> mcp_catalog;
@@ -96,10 +102,13 @@ struct Turn {
   // Whether the effective catalogue offers the tool `name`.
   bool Offers(absl::string_view name) const;
   // Why a tool the turn does not offer is refused (metadata.cause of tool_unavailable, seed
-  // ADR 0023): not_registered, namespace_disabled, host_policy_denied (requested, withheld by
-  // the host ceiling), not_discoverable (requested, withheld by discovery otherwise) or
-  // not_offered (registered and discoverable, but not requested).
+  // ADR 0023): not_registered, namespace_disabled, discovery's reason code (requested, withheld
+  // at discovery: no_matching_grant, host_policy_denied, …) or not_offered (registered and
+  // discoverable, but not requested).
   absl::string_view NotOfferedCause(absl::string_view name) const;
+  // The discovery verdict of a requested tool withheld at discovery (nullptr for any other name,
+  // a disabled tool namespace included).
+  const Withheld* WithheldAtDiscovery(absl::string_view name) const;
 
   mutable absl::Mutex mu;
   absl::CondVar changed;
@@ -117,6 +126,8 @@ struct Turn {
   int32_t calls_after_escalation ABSL_GUARDED_BY(mu) = 0;
   std::vector<protocol::v1::ExecutionEvent> events ABSL_GUARDED_BY(mu);
   protocol::v1::ExecutionResult result ABSL_GUARDED_BY(mu);
+  // Once ended escalated: the id the grant store stored the escalation under.
+  std::string escalation_id ABSL_GUARDED_BY(mu);
 
   // Appends the event `type` with `data` at `at` (sequence = its index) and wakes watchers.
   void Emit(absl::string_view type, google::protobuf::Value data, absl::Time at)

@@ -93,6 +93,7 @@ absl::StatusOr<v1::GetTurnResponse> TurnEngine::GetTurn(const v1::GetTurnRequest
   if (turn->phase == Phase::kEnded) {
     *response.mutable_result() = turn->result;
     response.set_state(v1::TURN_STATE_ENDED);
+    response.set_escalation_id(turn->escalation_id);
     return response;
   }
   pb::ExecutionResult* result = response.mutable_result();

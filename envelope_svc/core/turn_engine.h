@@ -130,18 +130,22 @@ class TurnEngine {
   // Settles complete / fail / escalate / harness_exited (see envelope.proto) and answers the
   // ExecutionResult. escalate records the escalation at the authorizer (escalation.requested)
   // only when the turn's catalogue offers sharedos.escalate; otherwise the turn fails
-  // tool_unavailable and nothing is recorded but turn.ended. harness_exited on a turn whose MCP
-  // latch engaged (StepEscalationLatch) records the ask the same way and ends escalated, with the
-  // harness's outcome, callsAfterEscalation and escalationAsked in the result's metadata.
-  // Errors: INVALID_ARGUMENT (no outcome; malformed outcome or metadata; a requested authority
-  // naming another namespace, requester or owner); NOT_FOUND; PERMISSION_DENIED;
-  // FAILED_PRECONDITION (already ended or ending; harness_exited on a driver turn);
-  // UNAVAILABLE (the authorizer did not record the escalation — the turn stays open).
+  // tool_unavailable and nothing is recorded but turn.ended. A requested authority's identity
+  // fields are discarded (the authorizer mints them from the turn's context). Any ending of a
+  // turn whose MCP latch engaged (StepEscalationLatch) — harness_exited, complete, fail —
+  // records the ask the same way and ends escalated, with the harness's outcome
+  // (harnessOutcome), callsAfterEscalation and escalationAsked in the result's metadata. An
+  // escalated response carries the stored escalation's id.
+  // Errors: INVALID_ARGUMENT (no outcome; malformed outcome or metadata); NOT_FOUND;
+  // PERMISSION_DENIED; FAILED_PRECONDITION (already ended or ending; harness_exited on a driver
+  // turn); UNAVAILABLE (the authorizer did not record the escalation — the turn stays open).
   absl::StatusOr<v1::FinishTurnResponse> FinishTurn(const v1::FinishTurnRequest& request,
                                                     const common::server::HostScope& scope);
 
-  // Ends a running turn cancelled (turn_cancelled); an ended turn answers its result unchanged.
-  // Errors: INVALID_ARGUMENT (empty turn_id); NOT_FOUND; PERMISSION_DENIED.
+  // Ends a running turn cancelled (turn_cancelled) — escalated when its MCP latch engaged
+  // (harnessOutcome "cancelled"); an ended turn answers its result unchanged.
+  // Errors: INVALID_ARGUMENT (empty turn_id); NOT_FOUND; PERMISSION_DENIED; UNAVAILABLE (a
+  // latched turn's escalation was not recorded; the turn stays open).
   absl::StatusOr<v1::CancelTurnResponse> CancelTurn(const v1::CancelTurnRequest& request,
                                                     const common::server::HostScope& scope);
 
@@ -185,14 +189,15 @@ class TurnEngine {
   // (a call naming sharedos.escalate on a turn that offers it) latches a running turn (kAsked:
   // the first ask wins; nothing is recorded until FinishTurn); anything else is kPassThrough —
   // so is an ask on a turn already ending or ended (InvokeTool then refuses it).
-  // FinishTurn(harness_exited) of a latched turn ends it escalated.
+  // Every ending of a latched turn (FinishTurn, CancelTurn, the deadline) ends it escalated.
   // Errors: NOT_FOUND (unknown turn).
   enum class LatchStep { kPassThrough, kAsked, kPending };
   absl::StatusOr<LatchStep> StepEscalationLatch(const std::string& turn_id,
                                                 const std::optional<std::string>& ask_reason);
 
-  // Ends every running turn whose deadline has passed (cancelled, turn_cancelled) and forgets
-  // ended turns past their retention. Returns how many turns it ended.
+  // Ends every running turn whose deadline has passed (cancelled, turn_cancelled; escalated with
+  // harnessOutcome "timed_out" when its MCP latch engaged) and forgets ended turns past their
+  // retention. Returns how many turns it ended.
   int CancelExpired();
 
   // Cumulative costs of OpenTurn's steps on this engine (see AdmissionStats).

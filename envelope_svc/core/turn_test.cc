@@ -98,15 +98,15 @@ TEST(TurnTest, NotOfferedCauseSaysWhyATurnDoesNotOfferATool) {
   ASSERT_TRUE(resolved.ok()) << resolved.status();
   turn.tools.emplace(*std::move(resolved));
   turn.offered.insert(turn.tools->Find("files.read"));
-  turn.withheld.emplace(turn.tools->Find("files.peek"), "not_discoverable");
-  turn.withheld.emplace(turn.tools->Find("files.create"), "host_policy_denied");
+  turn.withheld.emplace(turn.tools->Find("files.peek"), Turn::Withheld{"no_matching_grant"});
+  turn.withheld.emplace(turn.tools->Find("files.create"), Turn::Withheld{"host_policy_denied"});
 
   EXPECT_TRUE(turn.Offers("files.read"));
   EXPECT_FALSE(turn.Offers("files.fixed"));
   EXPECT_EQ(turn.NotOfferedCause("no.such.tool"), "not_registered");
   EXPECT_EQ(turn.NotOfferedCause("host.echo"), "not_registered");  // its provider is absent
   EXPECT_EQ(turn.NotOfferedCause("notes.get"), "namespace_disabled");
-  EXPECT_EQ(turn.NotOfferedCause("files.peek"), "not_discoverable");
+  EXPECT_EQ(turn.NotOfferedCause("files.peek"), "no_matching_grant");
   EXPECT_EQ(turn.NotOfferedCause("files.create"), "host_policy_denied");
   EXPECT_EQ(turn.NotOfferedCause("files.fixed"), "not_offered");
 }

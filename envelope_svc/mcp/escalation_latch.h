@@ -6,8 +6,9 @@
 // sharedos.escalate, the first call naming it is answered succeeded with
 // {escalated: true, reason, note} (the note tells the harness to stop) and never reaches the
 // engine, so it leaves no operation in the record; every later call is refused in band
-// escalation_pending (retryable false) and counted in callsAfterEscalation. FinishTurn with
-// harness_exited then ends the turn escalated (TurnEngine). An ungranted name passes straight
+// escalation_pending (retryable false) and counted in callsAfterEscalation. However the turn then
+// ends (FinishTurn harness_exited / complete / fail, CancelTurn, the deadline) it ends escalated
+// (TurnEngine). An ungranted name passes straight
 // through and is refused tool_unavailable by the engine. Thread-safe (the state is the turn's).
 
 #ifndef SHAREDOS_ENVELOPE_SVC_MCP_ESCALATION_LATCH_H_

@@ -93,17 +93,22 @@ std::optional<std::string> DecodeHeaderValue(const std::string& value) {
   return *decoded;
 }
 
-
-// The MCP Tool of a published definition: metadata moves under _meta.
-Json McpTool(const pb::PublishedToolDefinition& definition) {
+// The MCP Tool of a published definition: metadata moves under _meta. `served_name` is the name
+// tools/list shows (the canonical name, or its portable form); a portable name keeps the
+// canonical one under _meta["sharedos/tool"].
+Json McpTool(const pb::PublishedToolDefinition& definition, const std::string& served_name) {
   absl::StatusOr<Json> published = common::PublishedToolDefinitionToJson(definition);
   Json tool = published.ok() ? *std::move(published) : Json{{"name", definition.name()}};
+  Json meta = Json::object();
   if (auto metadata = tool.find("metadata"); metadata != tool.end()) {
-    Json meta = Json::object();
     for (const auto& [key, value] : metadata->items()) meta["sharedos/" + key] = value;
     tool.erase(metadata);
-    tool["_meta"] = std::move(meta);
   }
+  if (served_name != definition.name()) {
+    tool["name"] = served_name;
+    meta["sharedos/tool"] = definition.name();
+  }
+  if (!meta.empty()) tool["_meta"] = std::move(meta);
   return tool;
 }
 
@@ -120,9 +125,11 @@ Json CallToolResult(const pb::ToolResult& result, bool structured, bool modern) 
     answer["_meta"] = Json{{"sharedos/status", "succeeded"}};
     return answer;
   }
-  const Json refusal = {{"status", std::string(common::ToolResultStatusName(result.status()))},
-                        {"code", result.error().code()},
-                        {"message", result.error().message()}};
+  // Semantics §4.7: {status, code, message, retryable?} — retryable whenever the error states it.
+  Json refusal = {{"status", std::string(common::ToolResultStatusName(result.status()))},
+                  {"code", result.error().code()},
+                  {"message", result.error().message()}};
+  if (result.error().has_retryable()) refusal["retryable"] = result.error().retryable();
   answer["content"] = Json::array({Json{{"type", "text"}, {"text", refusal.dump()}}});
   answer["isError"] = true;
   answer["_meta"] = Json{{"sharedos/status", std::string(common::ToolResultStatusName(result.status()))},
@@ -150,6 +157,40 @@ pb::ToolResult TooLate() {
 }
 
 // Whether the published tool `name` declares an output schema (structuredContent is answered).
+}  // namespace
+
+std::string PortableToolName(absl::string_view name) {
+  return absl::StrReplaceAll(name, {{".", "_"}});
+}
+
+std::string ResolveToolName(const pb::ToolCatalog* catalog, const std::string& name) {
+  if (catalog == nullptr) return name;
+  const std::string* match = nullptr;
+  for (const pb::PublishedToolDefinition& tool : catalog->tools()) {
+    if (tool.name() == name) return name;
+    if (PortableToolName(tool.name()) != name) continue;
+    if (match != nullptr) return name;  // Two tools share the portable form: neither is meant.
+    match = &tool.name();
+  }
+  return match != nullptr ? *match : name;
+}
+
+std::vector<std::string> ServedToolNames(const pb::ToolCatalog& catalog, bool portable) {
+  std::vector<std::string> names;
+  names.reserve(catalog.tools_size());
+  for (const pb::PublishedToolDefinition& tool : catalog.tools()) {
+    std::string served = portable ? PortableToolName(tool.name()) : tool.name();
+    // Served only when tools/call resolves it back to this tool; else the canonical name.
+    if (served != tool.name() && ResolveToolName(&catalog, served) != tool.name()) {
+      served = tool.name();
+    }
+    names.push_back(std::move(served));
+  }
+  return names;
+}
+
+namespace {
+
 bool OffersStructured(const core::TurnEngine::McpTurn& turn, const std::string& name) {
   if (turn.catalog == nullptr) return false;
   for (const pb::PublishedToolDefinition& tool : turn.catalog->tools()) {
@@ -186,29 +227,81 @@ std::string UrlHost(const std::string& host) {
   return host;
 }
 
+const char* Scheme(const McpServer::Options& options) {
+  return options.tls.enabled() ? "https" : "http";
+}
+
+// "<scheme>://<authority>" of a URL CheckPublicUrl accepted.
+std::string OriginOf(const std::string& url) {
+  const size_t authority = url.find("://") + 3;
+  const size_t path = url.find('/', authority);
+  return path == std::string::npos ? url : url.substr(0, path);
+}
+
+// An operator's --mcp_public_url: empty, or an http(s) URL with a host, bounded, no whitespace
+// or control characters.
+absl::Status CheckPublicUrl(const std::string& url) {
+  if (url.empty()) return absl::OkStatus();
+  if (url.size() > 2048) return absl::InvalidArgumentError("--mcp_public_url: over 2048 bytes");
+  if (!absl::StartsWith(url, "http://") && !absl::StartsWith(url, "https://")) {
+    return absl::InvalidArgumentError("--mcp_public_url: must start with http:// or https://");
+  }
+  for (unsigned char c : url) {
+    if (c <= 0x20 || c >= 0x7f) {
+      return absl::InvalidArgumentError(
+          "--mcp_public_url: spaces and control or non-ASCII characters are not allowed");
+    }
+  }
+  const size_t authority = url.find("://") + 3;
+  if (authority >= url.size() || url[authority] == '/') {
+    return absl::InvalidArgumentError("--mcp_public_url: no host");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
-McpServer::McpServer(Options options, std::unique_ptr<httplib::Server> http, int port)
+McpServer::McpServer(Options options, std::shared_ptr<common::server::KeyPairWatcher> key_pair,
+                     std::unique_ptr<httplib::Server> http, int port)
     : options_(std::move(options)),
       metrics_(options_.metrics),
+      key_pair_(std::move(key_pair)),
       http_(std::move(http)),
       port_(port),
-      url_(absl::StrCat("http://", UrlHost(options_.host), ":", port, "/mcp")) {
+      listen_url_(absl::StrCat(Scheme(options_), "://", UrlHost(options_.host), ":", port, "/mcp")),
+      url_(options_.public_url.empty() ? listen_url_ : options_.public_url) {
   origins_ = options_.allowed_origins;
-  origins_.push_back(absl::StrCat("http://127.0.0.1:", port));
-  origins_.push_back(absl::StrCat("http://localhost:", port));
-  origins_.push_back(absl::StrCat("http://", UrlHost(options_.host), ":", port));
+  for (const char* host : {"127.0.0.1", "localhost"}) {
+    origins_.push_back(absl::StrCat(Scheme(options_), "://", host, ":", port));
+  }
+  origins_.push_back(absl::StrCat(Scheme(options_), "://", UrlHost(options_.host), ":", port));
+  if (!options_.public_url.empty()) origins_.push_back(OriginOf(options_.public_url));
 }
 
 McpServer::~McpServer() { Shutdown(); }
 
 absl::StatusOr<std::unique_ptr<McpServer>> McpServer::Bind(Options options) {
-  if (!common::server::IsLoopbackHost(options.host)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "host: the MCP front door serves plaintext HTTP, allowed only on loopback (got ",
-        options.host, "); front it with a TLS-terminating proxy instead"));
+  if (absl::Status url = CheckPublicUrl(options.public_url); !url.ok()) return url;
+  std::shared_ptr<common::server::KeyPairWatcher> key_pair;
+  std::unique_ptr<httplib::Server> http;
+  if (options.tls.enabled()) {
+    common::server::ServerTls pair = options.tls;
+    pair.client_ca_file.clear();
+    absl::StatusOr<std::shared_ptr<common::server::KeyPairWatcher>> loaded =
+        common::server::KeyPairWatcher::Load(pair);
+    if (!loaded.ok()) return loaded.status();
+    key_pair = *std::move(loaded);
+    auto https = std::make_unique<httplib::SSLServer>(
+        [watcher = key_pair.get()](SSL_CTX& ctx) { return watcher->Install(ctx); });
+    if (!https->is_valid()) return absl::InvalidArgumentError("--tls_cert: refused by OpenSSL");
+    http = std::move(https);
+  } else if (!common::server::IsLoopbackHost(options.host)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--mcp_host: the MCP front door serves plaintext HTTP only on loopback (got ",
+                     options.host, "); give --tls_cert and --tls_key to serve HTTPS"));
+  } else {
+    http = std::make_unique<httplib::Server>();
   }
-  auto http = std::make_unique<httplib::Server>();
   // One small answer per request: Nagle's algorithm against the client's delayed ACK would add
   // tens of milliseconds to each (accepted sockets inherit the option on Linux).
   http->set_tcp_nodelay(true);
@@ -220,9 +313,10 @@ absl::StatusOr<std::unique_ptr<McpServer>> McpServer::Bind(Options options) {
   }
   if (port <= 0) {
     return absl::UnavailableError(
-        absl::StrCat("MCP: cannot listen on ", options.host, ":", options.port));
+        absl::StrCat("--mcp_port: cannot listen on ", options.host, ":", options.port));
   }
-  return std::unique_ptr<McpServer>(new McpServer(std::move(options), std::move(http), port));
+  return std::unique_ptr<McpServer>(
+      new McpServer(std::move(options), std::move(key_pair), std::move(http), port));
 }
 
 void McpServer::Start(core::TurnEngine& engine, const ExecutionTokenCodec& tokens,
@@ -320,6 +414,8 @@ struct McpServer::Exchange {
   std::optional<std::string> header_version;
   std::optional<std::string> claim;
   bool modern = false;
+  // ?tool_names=portable on the endpoint URL: tools/list serves portable names.
+  bool portable_names = false;
 };
 
 struct McpServer::Reply {
@@ -351,8 +447,8 @@ struct McpServer::Method {
 
 void McpServer::HandlePost(const httplib::Request& request, httplib::Response& response) {
   Exchange exchange(request, response);
-  if (!CheckOrigin(exchange) || !Authenticate(exchange) || !NegotiateMedia(exchange) ||
-      !ParseMessage(exchange) || !ResolveEra(exchange)) {
+  if (!CheckOrigin(exchange) || !Authenticate(exchange) || !ReadNaming(exchange) ||
+      !NegotiateMedia(exchange) || !ParseMessage(exchange) || !ResolveEra(exchange)) {
     return;
   }
   if (exchange.modern && !CheckModernHeaders(exchange)) return;
@@ -394,6 +490,19 @@ bool McpServer::Authenticate(Exchange& exchange) const {
   }
   exchange.claims = *std::move(claims);
   exchange.turn = *std::move(turn);
+  return true;
+}
+
+bool McpServer::ReadNaming(Exchange& exchange) {
+  if (!exchange.request.has_param(kToolNamesParam)) return true;
+  const std::string value = exchange.request.get_param_value(kToolNamesParam);
+  if (value != "portable" && value != "canonical") {
+    exchange.Reject(
+        400, kInvalidRequest,
+        absl::StrCat("Bad Request: ", kToolNamesParam, " must be portable or canonical"));
+    return false;
+  }
+  exchange.portable_names = value == "portable";
   return true;
 }
 
@@ -624,8 +733,9 @@ McpServer::Reply McpServer::ListTools(Exchange& exchange) {
   const core::TurnEngine::McpTurn& turn = exchange.turn;
   Json tools = Json::array();
   if (turn.catalog != nullptr) {
-    for (const pb::PublishedToolDefinition& tool : turn.catalog->tools()) {
-      tools.push_back(McpTool(tool));
+    const std::vector<std::string> names = ServedToolNames(*turn.catalog, exchange.portable_names);
+    for (int i = 0; i < turn.catalog->tools_size(); ++i) {
+      tools.push_back(McpTool(turn.catalog->tools(i), names[i]));
     }
   }
   Json result = {
@@ -653,7 +763,9 @@ McpServer::Reply McpServer::CallTool(Exchange& exchange) {
     return Reply::Error(kInvalidParams, "Invalid params: arguments must be an object");
   pb::ToolCall call;
   call.set_id(absl::StrCat("mcp-", common::NewUuidV4()));
-  call.set_tool(name->get<std::string>());
+  // Semantics §4.7: the exact name, else the unique portable match, else unchanged (refused
+  // and recorded by the engine).
+  call.set_tool(ResolveToolName(exchange.turn.catalog.get(), name->get<std::string>()));
   *call.mutable_arguments() = *std::move(parsed);
   call.set_trace_id(exchange.turn.trace_id);
   if (absl::StatusOr<google::protobuf::Timestamp> now = common::ToProtoTimestamp(clock_->Now());

@@ -18,11 +18,13 @@
 // limit is 413; an Origin other than the endpoint's own (or an allowed one) is 403.
 //
 // tools/list is the turn's published catalogue in its (name) order, with _meta
-// sharedos/catalogHash and sharedos/executionId. tools/call goes through the EscalationLatch
-// around TurnEngine::InvokeTool — the gRPC seat's checks, codes and audit; a refusal is a tool
-// result {isError: true, content: [text {status, code, message}], _meta: {sharedos/status,
-// sharedos/code}}, never a JSON-RPC error; structuredContent when the tool declares an output
-// schema. Responses are JSON, or one SSE event when the client accepts only text/event-stream.
+// sharedos/catalogHash and sharedos/executionId (names canonical, or portable with
+// ?tool_names=portable). tools/call resolves the exact name, else the unique portable match, and
+// goes through the EscalationLatch around TurnEngine::InvokeTool — the gRPC seat's checks, codes
+// and audit; a refusal is a tool result {isError: true, content: [text {status, code, message,
+// retryable}], _meta: {sharedos/status, sharedos/code}}, never a JSON-RPC error;
+// structuredContent when the tool declares an output schema. Responses are JSON, or one SSE event
+// when the client accepts only text/event-stream.
 //
 // Thread-safe: requests are served concurrently on cpp-httplib's worker pool.
 
@@ -36,12 +38,15 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "common/metrics/sinks.h"
+#include "common/server/tls.h"
 #include "common/time/clock.h"
 #include "envelope_svc/core/turn_engine.h"
 #include "envelope_svc/mcp/escalation_latch.h"
 #include "envelope_svc/mcp/execution_token.h"
+#include "sharedos/protocol/v1/tool.pb.h"
 
 namespace httplib {
 class Server;
@@ -55,11 +60,32 @@ namespace sharedos::envelope::mcp {
 inline constexpr const char* kLegacyProtocolVersions[] = {"2025-03-26", "2025-06-18", "2025-11-25"};
 inline constexpr const char* kModernProtocolVersions[] = {"2026-07-28"};
 
+// The endpoint URL's query parameter choosing the names tools/list serves: `canonical` (the
+// default: the catalogue's own names, e.g. files.read) or `portable` (dots → underscores, e.g.
+// files_read, for clients that accept only ^[a-zA-Z0-9_-]+$ — Claude Code, Codex; the canonical
+// name under _meta["sharedos/tool"]). A portable form two tools share is never served.
+inline constexpr char kToolNamesParam[] = "tool_names";
+
+// semantics §4.7 portableToolName: dots → underscores.
+std::string PortableToolName(absl::string_view name);
+// tools/call's name resolution (semantics §4.7): `name` when the catalogue publishes it, else
+// the one tool whose portable name it is, else `name` unchanged (the engine refuses it).
+std::string ResolveToolName(const protocol::v1::ToolCatalog* catalog, const std::string& name);
+// The names tools/list serves for `catalog`, in its order.
+std::vector<std::string> ServedToolNames(const protocol::v1::ToolCatalog& catalog, bool portable);
+
 class McpServer {
  public:
   struct Options {
-    // Loopback only: the front door speaks plaintext HTTP (a TLS-terminating proxy may front it).
+    // Without `tls` loopback only (plaintext HTTP); with it any host.
     std::string host = "127.0.0.1";
+    // Certificate and key (both set): HTTPS, the pair re-read when it changes on disk. The
+    // client CA is not used: harnesses authenticate with their execution token.
+    common::server::ServerTls tls;
+    // The URL handed to harnesses (url()), as the operator says it (a load balancer's, a
+    // Service's name); http:// or https://, at most 2048 bytes. Empty:
+    // "<http|https>://<host>:<port>/mcp". Its origin is accepted beside the endpoint's own.
+    std::string public_url;
     // 0 picks a free port (url() reports it).
     int port = 0;
     // Request bodies above this are 413.
@@ -77,14 +103,18 @@ class McpServer {
   };
 
   // Binds the listener; url() is known from here on, so the engine can be told it before serving.
-  // Errors: INVALID_ARGUMENT (a host off loopback); UNAVAILABLE (the address cannot be bound).
+  // Errors: INVALID_ARGUMENT naming the flag ("--mcp_host: …" plaintext off loopback,
+  // "--mcp_public_url: …", those of CheckServerTls for the pair); UNAVAILABLE "--mcp_port: cannot
+  // listen on …".
   static absl::StatusOr<std::unique_ptr<McpServer>> Bind(Options options);
   ~McpServer();
   McpServer(const McpServer&) = delete;
   McpServer& operator=(const McpServer&) = delete;
 
-  // "http://<host>:<port>/mcp".
+  // The URL handed to harnesses: Options::public_url, else listen_url().
   const std::string& url() const { return url_; }
+  // Where the listener is: "<http|https>://<host>:<port>/mcp" (printed at start-up).
+  const std::string& listen_url() const { return listen_url_; }
   int port() const { return port_; }
 
   // Serves on a background thread until Shutdown. Borrows all three; they must outlive the
@@ -95,7 +125,8 @@ class McpServer {
   void Shutdown();
 
  private:
-  McpServer(Options options, std::unique_ptr<httplib::Server> http, int port);
+  McpServer(Options options, std::shared_ptr<common::server::KeyPairWatcher> key_pair,
+            std::unique_ptr<httplib::Server> http, int port);
 
   // One POST /mcp as it passes the steps (mcp_server.cc).
   struct Exchange;
@@ -110,6 +141,8 @@ class McpServer {
   bool CheckOrigin(Exchange& exchange) const;
   bool Authenticate(Exchange& exchange) const;
   // Content-Type and Accept (JSON, or one SSE event).
+  // ?tool_names=portable|canonical (400 for another value).
+  static bool ReadNaming(Exchange& exchange);
   static bool NegotiateMedia(Exchange& exchange);
   // The body as one JSON-RPC message (no batches); a response to a server request is 202.
   static bool ParseMessage(Exchange& exchange);
@@ -130,8 +163,11 @@ class McpServer {
 
   const Options options_;
   common::metrics::TurnMetrics metrics_;
+  // The HTTPS pair (null for plaintext); outlives http_, whose handshakes read it.
+  std::shared_ptr<common::server::KeyPairWatcher> key_pair_;
   std::unique_ptr<httplib::Server> http_;
   const int port_;
+  const std::string listen_url_;
   const std::string url_;
   std::vector<std::string> origins_;
   core::TurnEngine* engine_ = nullptr;

@@ -8,7 +8,9 @@
 
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <string>
+#include <vector>
 
 #include "audit_svc/client/fake_audit_writer.h"
 #include "authorizer_svc/client/fake_authorizer_client.h"
@@ -387,7 +389,8 @@ TEST_F(McpServerTest, RefusalsAreToolResultsNeverJsonRpcErrors) {
   const Json text = Json::parse(body["result"]["content"][0]["text"].get<std::string>());
   EXPECT_EQ(text, (Json{{"status", "denied"},
                         {"code", "tool_unavailable"},
-                        {"message", "The tool is not available to this turn."}}));
+                        {"message", "The tool is not available to this turn."},
+                        {"retryable", false}}));
 
   auto allowed =
       Post(Request("tools/call", {{"name", "files.read"}, {"arguments", {{"path", "a.md"}}}}));
@@ -524,6 +527,184 @@ TEST_F(McpServerTest, EscalationOverHttpLatchesTheTurn) {
   ASSERT_TRUE(later);
   EXPECT_EQ(Body(later)["result"]["_meta"]["sharedos/code"], "escalation_pending");
   EXPECT_THAT(files_->invocations(), ::testing::IsEmpty());
+}
+
+// Semantics §4.7: clients that accept only ^[a-zA-Z0-9_-]+$ (Claude Code, Codex) are served
+// portable names with ?tool_names=portable, and can call every tool by them.
+TEST_F(McpServerTest, PortableNamesAreServedAndEveryToolIsCallableByThem) {
+  auto list = client_->Post("/mcp?tool_names=portable", Headers(token_),
+                            Request("tools/list").dump(), "application/json");
+  ASSERT_TRUE(list);
+  ASSERT_EQ(list->status, 200) << list->body;
+  const Json tools = Body(list)["result"]["tools"];
+  std::vector<std::string> names;
+  const std::regex portable("^[a-zA-Z0-9_-]+$");
+  for (const Json& tool : tools) {
+    names.push_back(tool["name"]);
+    EXPECT_TRUE(std::regex_match(tool["name"].get<std::string>(), portable)) << tool["name"];
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"files_create", "files_read", "sharedos_escalate"}));
+  EXPECT_EQ(tools[1]["_meta"]["sharedos/tool"], "files.read");
+  // The catalogue is the same catalogue: its hash does not move with the names.
+  EXPECT_EQ(Body(list)["result"]["_meta"]["sharedos/catalogHash"],
+            opened_.catalog().catalog_hash());
+
+  auto call = client_->Post(
+      "/mcp?tool_names=portable", Headers(token_),
+      Request("tools/call", {{"name", "files_read"}, {"arguments", {{"path", "a.md"}}}}).dump(),
+      "application/json");
+  ASSERT_TRUE(call);
+  EXPECT_EQ(Body(call)["result"]["isError"], false) << call->body;
+  ASSERT_EQ(files_->invocations().size(), 1u);
+  // Resolution holds on every URL: the exact name first, else the unique portable match.
+  auto canonical =
+      Post(Request("tools/call", {{"name", "files.read"}, {"arguments", {{"path", "b.md"}}}}));
+  ASSERT_TRUE(canonical);
+  EXPECT_EQ(Body(canonical)["result"]["isError"], false);
+  // The audited call names the canonical tool.
+  bool audited = false;
+  for (const pb::AuditEvent& event : audit_.events()) {
+    if (event.type() == pb::AUDIT_EVENT_TYPE_TOOL_INVOKED) audited |= event.tool() == "files.read";
+  }
+  EXPECT_TRUE(audited);
+  // The escalation affordance latches under its portable name too.
+  auto ask = Post(Request(
+      "tools/call", {{"name", "sharedos_escalate"}, {"arguments", {{"reason", "need Reports"}}}}));
+  ASSERT_TRUE(ask);
+  EXPECT_EQ(Json::parse(Body(ask)["result"]["content"][0]["text"].get<std::string>())["escalated"],
+            true);
+
+  auto bad = client_->Post("/mcp?tool_names=shouty", Headers(token_), Request("tools/list").dump(),
+                           "application/json");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400);
+  EXPECT_THAT(bad->body, HasSubstr("tool_names"));
+}
+
+TEST(PortableToolNameTest, AmbiguousPortableFormsResolveToNeither) {
+  pb::ToolCatalog catalog;
+  catalog.add_tools()->set_name("a.b");
+  catalog.add_tools()->set_name("a_b");
+  catalog.add_tools()->set_name("c.d");
+  EXPECT_EQ(ResolveToolName(&catalog, "a_b"), "a_b");  // exact wins
+  EXPECT_EQ(ResolveToolName(&catalog, "c_d"), "c.d");
+  EXPECT_EQ(ResolveToolName(&catalog, "x_y"), "x_y");
+  // a.b's portable form is a_b, which is another tool: a.b keeps its canonical name.
+  EXPECT_EQ(ServedToolNames(catalog, true), (std::vector<std::string>{"a.b", "a_b", "c_d"}));
+  EXPECT_EQ(ServedToolNames(catalog, false), (std::vector<std::string>{"a.b", "a_b", "c.d"}));
+}
+
+// Seed ADR 0018: once the harness has asked over MCP, no ending of the turn loses the ask.
+class LatchedEndingTest : public McpServerTest {
+ protected:
+  void Ask() {
+    auto ask = Post(Request("tools/call", {{"name", "sharedos.escalate"},
+                                           {"arguments", {{"reason", "need Reports"}}}}));
+    ASSERT_TRUE(ask);
+    ASSERT_EQ(Body(ask)["result"]["isError"], false) << ask->body;
+  }
+  static common::server::HostScope Scope() {
+    common::server::HostScope scope;
+    scope.namespaces = {"world-1"};
+    scope.owners = {"*"};
+    return scope;
+  }
+  void ExpectEscalated(const pb::ExecutionResult& result, const std::string& harness_outcome) {
+    EXPECT_EQ(result.status(), pb::EXECUTION_STATUS_ESCALATED) << result.DebugString();
+    EXPECT_EQ(result.escalation().reason(), "need Reports");
+    const auto& metadata = result.metadata().fields();
+    ASSERT_TRUE(metadata.contains("harnessOutcome")) << result.DebugString();
+    EXPECT_EQ(metadata.at("harnessOutcome").string_value(), harness_outcome);
+    EXPECT_EQ(metadata.at("escalationAsked").struct_value().fields().at("reason").string_value(),
+              "need Reports");
+    ASSERT_EQ(authorizer_.escalation_requests().size(), 1u);
+    bool audited = false;
+    for (const pb::AuditEvent& event : audit_.events()) {
+      if (event.type() == pb::AUDIT_EVENT_TYPE_TURN_ENDED) {
+        audited = event.outcome() == pb::AUDIT_OUTCOME_ESCALATED &&
+                  event.reason() == "escalation_requested";
+      }
+    }
+    EXPECT_TRUE(audited);
+  }
+  v1::GetTurnResponse Get() {
+    v1::GetTurnRequest get;
+    get.set_turn_id(opened_.turn_id());
+    auto got = engine_->GetTurn(get, Scope());
+    EXPECT_TRUE(got.ok()) << got.status();
+    return got.ok() ? *got : v1::GetTurnResponse();
+  }
+};
+
+TEST_F(LatchedEndingTest, FinishCompleteEndsEscalated) {
+  Ask();
+  v1::FinishTurnRequest finish;
+  finish.set_turn_id(opened_.turn_id());
+  finish.mutable_complete()->mutable_output()->set_string_value("done");
+  auto finished = engine_->FinishTurn(finish, Scope());
+  ASSERT_TRUE(finished.ok()) << finished.status();
+  ExpectEscalated(finished->result(), "completed");
+  // The host learns which escalation its turn created (FinishTurn and GetTurn).
+  EXPECT_EQ(finished->escalation_id(), "esc-1");
+  EXPECT_EQ(Get().escalation_id(), "esc-1");
+}
+
+TEST_F(LatchedEndingTest, FinishFailEndsEscalatedWithTheHarnessErrorCode) {
+  Ask();
+  v1::FinishTurnRequest finish;
+  finish.set_turn_id(opened_.turn_id());
+  finish.mutable_fail()->mutable_error()->set_code("harness_failed");
+  finish.mutable_fail()->mutable_error()->set_message("the harness died");
+  auto finished = engine_->FinishTurn(finish, Scope());
+  ASSERT_TRUE(finished.ok()) << finished.status();
+  ExpectEscalated(finished->result(), "failed");
+  EXPECT_EQ(finished->result().metadata().fields().at("harnessErrorCode").string_value(),
+            "harness_failed");
+}
+
+TEST_F(LatchedEndingTest, CancelEndsEscalated) {
+  Ask();
+  v1::CancelTurnRequest cancel;
+  cancel.set_turn_id(opened_.turn_id());
+  auto cancelled = engine_->CancelTurn(cancel, Scope());
+  ASSERT_TRUE(cancelled.ok()) << cancelled.status();
+  ExpectEscalated(cancelled->result(), "cancelled");
+  EXPECT_EQ(cancelled->escalation_id(), "esc-1");
+}
+
+TEST_F(LatchedEndingTest, DeadlineEndsEscalated) {
+  Ask();
+  clock_.AdvanceTime(absl::Seconds(61));
+  EXPECT_EQ(engine_->CancelExpired(), 1);
+  ExpectEscalated(Get().result(), "timed_out");
+}
+
+TEST_F(LatchedEndingTest, UnrecordedCancelKeepsTheTurnOpenAndTheDeadlineGivesUpVisibly) {
+  Ask();
+  authorizer_.FailMethod(
+      ::sharedos::authorizer::client::FakeAuthorizerClient::Method::kRecordEscalation,
+      absl::UnavailableError("down"));
+  v1::CancelTurnRequest cancel;
+  cancel.set_turn_id(opened_.turn_id());
+  EXPECT_EQ(engine_->CancelTurn(cancel, Scope()).status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(Get().state(), v1::TURN_STATE_RUNNING);
+  // Past the deadline the sweep retries; past the retry window the turn ends, the ask visible.
+  clock_.AdvanceTime(absl::Seconds(61));
+  EXPECT_EQ(engine_->CancelExpired(), 0);
+  EXPECT_EQ(Get().state(), v1::TURN_STATE_RUNNING);
+  clock_.AdvanceTime(absl::Seconds(30));
+  EXPECT_EQ(engine_->CancelExpired(), 1);
+  const pb::ExecutionResult result = Get().result();
+  EXPECT_EQ(result.status(), pb::EXECUTION_STATUS_CANCELLED);
+  EXPECT_FALSE(result.metadata().fields().at("escalationRecorded").bool_value());
+  EXPECT_EQ(result.metadata()
+                .fields()
+                .at("escalationAsked")
+                .struct_value()
+                .fields()
+                .at("reason")
+                .string_value(),
+            "need Reports");
 }
 
 TEST_F(McpServerTest, ShutdownRightAfterStartStopsServing) {

@@ -397,6 +397,8 @@ struct Turn {
   std::string mcp_url;
   // The row declares that this turn ends at admission (its expectTurn is on the open step).
   bool ending_at_open_expected = false;
+  // FinishTurnResponse.escalation_id.
+  std::string escalation_id;
 };
 
 struct RowRun {
@@ -755,7 +757,8 @@ class RowRunner {
     } else if (outcome == "harness-exited") {
       request.mutable_harness_exited()->set_outcome_status(
           Str(step, "harnessOutcome", "completed"));
-    } else if (outcome == "complete") {
+    } else if (outcome == "complete" || outcome == "host-complete") {
+      // host-complete: the host's FinishTurn(complete) on every column, MCP included.
       request.mutable_complete()->mutable_output()->set_string_value("done");
     } else if (outcome == "fail") {
       request.mutable_fail()->mutable_error()->set_code(Str(step, "code"));
@@ -786,6 +789,7 @@ class RowRunner {
     }
     turn.finished = true;
     turn.result = response->result();
+    turn.escalation_id = response->escalation_id();
     turn.serialized += response->SerializeAsString();
     return absl::OkStatus();
   }
@@ -1149,6 +1153,29 @@ void CheckCallRecord(const Attempt& attempt, const std::vector<const pb::AuditEv
       }
     }
   }
+  // Semantics §5.2: a tool withheld at discovery is refused after its decision — an
+  // authorization.checked (denied, the discovery code = the refusal's cause) immediately before
+  // its tool.invoked in the call's own record (the records of its operation id: the log
+  // interleaves the next call's pre-effect decision with this call's post-effect record, which
+  // the outbox delivers).
+  if (step.value("decisionBefore", false)) {
+    const pb::AuditEvent* before = nullptr;
+    for (const pb::AuditEvent& other : events) {
+      if (&other == &event) break;
+      if (other.operation_id() == event.operation_id()) before = &other;
+    }
+    if (before == nullptr || before->type() != pb::AUDIT_EVENT_TYPE_AUTHORIZATION_CHECKED ||
+        before->outcome() != pb::AUDIT_OUTCOME_DENIED || before->reason() != event.cause() ||
+        before->consumed()) {
+      gaps->push_back(absl::StrCat(
+          attempt.id, ": no authorization.checked (denied, ", event.cause(),
+          ", not consumed) immediately before its tool.invoked (before it: ",
+          before == nullptr ? "nothing"
+                            : absl::StrCat(pb::AuditEventType_Name(before->type()), " ",
+                                           OutcomeName(before->outcome()), " ", before->reason()),
+          ")"));
+    }
+  }
   if (!event.has_source()) gaps->push_back(attempt.id + ": no source");
   if (step.value("failClosed", false) && !(event.has_fail_closed() && event.fail_closed())) {
     gaps->push_back(attempt.id + ": not audited fail_closed");
@@ -1302,6 +1329,18 @@ Cell Grade(const RowRun& run, Deployment& deployment, const std::string& column,
         if (want != (escalation != nullptr)) {
           turn_failures.push_back(absl::StrCat("turn ", n, ": escalation.requested ",
                                                escalation ? "present" : "absent"));
+        }
+        if (want && expect.value("escalationIdReturned", false)) {
+          // The host learns which escalation its turn created (issue 16 §5).
+          std::optional<gv1::EscalationRecord> stored;
+          if (!StoredEscalation(deployment, namespace_id, turn.execution_id, &stored).ok() ||
+              !stored.has_value()) {
+            turn_failures.push_back(absl::StrCat("turn ", n, ": no escalation stored"));
+          } else if (stored->escalation_id() != turn.escalation_id) {
+            turn_failures.push_back(absl::StrCat("turn ", n, ": FinishTurn answered escalation \"",
+                                                 turn.escalation_id, "\", stored ",
+                                                 stored->escalation_id()));
+          }
         }
         if (!want) {
           std::optional<gv1::EscalationRecord> stored;

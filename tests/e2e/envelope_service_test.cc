@@ -381,7 +381,9 @@ TEST_F(EnvelopeServiceTest, RefusedWriteIsEscalatedWithItsRequiredAuthority) {
   EXPECT_EQ(events[6].reason(), "escalation_requested");
 }
 
-TEST_F(EnvelopeServiceTest, ToolNoGrantReachesIsWithheldThenRefusedNotDiscoverable) {
+// Semantics §5.2 (seed ADR 0023): a tool withheld at discovery is refused tool_unavailable with
+// discovery's own code as its cause, and the decision is recorded immediately before.
+TEST_F(EnvelopeServiceTest, ToolWithheldAtDiscoveryIsRefusedWithTheDiscoveryCode) {
   v1::OpenTurnRequest request = OpenRequest();
   request.mutable_execution_request()->add_tools("notes.get");
   request.mutable_execution_request()->mutable_context()->add_enabled_tool_namespaces("notes");
@@ -389,16 +391,79 @@ TEST_F(EnvelopeServiceTest, ToolNoGrantReachesIsWithheldThenRefusedNotDiscoverab
   grpc::Status status = stub_->OpenTurn(As(kHostToken).get(), request, &opened);
   ASSERT_TRUE(status.ok()) << status.error_message();
   for (const auto& tool : opened.catalog().tools()) EXPECT_NE(tool.name(), "notes.get");
+  v1::InvokeToolRequest call = Call(opened.turn_id(), "notes.get", "");
+  call.mutable_call()->set_id("call-withheld");
   v1::InvokeToolResponse invoked;
-  status =
-      stub_->InvokeTool(As(kHostToken).get(), Call(opened.turn_id(), "notes.get", ""), &invoked);
+  status = stub_->InvokeTool(As(kHostToken).get(), call, &invoked);
   ASSERT_TRUE(status.ok()) << status.error_message();
   EXPECT_EQ(invoked.result().error().code(), "tool_unavailable");
   const std::vector<pb::AuditEvent> events = audit_.events();
-  ASSERT_FALSE(events.empty());
-  EXPECT_EQ(events.back().type(), pb::AUDIT_EVENT_TYPE_TOOL_INVOKED);
-  EXPECT_EQ(events.back().source(), pb::AUDIT_SOURCE_ENVELOPE);
-  EXPECT_EQ(events.back().cause(), "not_discoverable");
+  ASSERT_GE(events.size(), 2u);
+  const pb::AuditEvent& refused = events.back();
+  EXPECT_EQ(refused.type(), pb::AUDIT_EVENT_TYPE_TOOL_INVOKED);
+  EXPECT_EQ(refused.source(), pb::AUDIT_SOURCE_ENVELOPE);
+  EXPECT_EQ(refused.reason(), "tool_unavailable");
+  EXPECT_EQ(refused.cause(), "no_matching_grant");
+  const pb::AuditEvent& decided = events[events.size() - 2];
+  EXPECT_EQ(decided.type(), pb::AUDIT_EVENT_TYPE_AUTHORIZATION_CHECKED);
+  EXPECT_EQ(decided.outcome(), pb::AUDIT_OUTCOME_DENIED);
+  EXPECT_EQ(decided.reason(), "no_matching_grant");
+  EXPECT_EQ(decided.operation_id(), "call-withheld");
+  EXPECT_FALSE(decided.consumed());
+  EXPECT_EQ(decided.authority_hash(), refused.authority_hash());
+}
+
+// Issue 16 §5: the denial's required authority is a typed CapabilityRequest on the response
+// (and still protobuf JSON in error.details); escalating it — even with identity fields a host
+// filled in wrongly, which are discarded and minted again (seed ADR 0019) — names the same id,
+// and the host learns the stored escalation's id.
+TEST_F(EnvelopeServiceTest, TypedRequiredAuthorityEscalatesToTheSameIdAndTheHostLearnsItsId) {
+  const std::string turn_id = OpenTurn();
+  v1::InvokeToolRequest write = Call(turn_id, "files.create", "Workspace/out.txt");
+  write.mutable_call()->set_id("call-write");
+  v1::InvokeToolResponse refused;
+  grpc::Status status = stub_->InvokeTool(As(kHostToken).get(), write, &refused);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_EQ(refused.result().error().code(), "no_matching_grant");
+  ASSERT_TRUE(refused.has_required_authority());
+  const pb::CapabilityRequest& required = refused.required_authority();
+  EXPECT_EQ(required.id().rfind("capreq-", 0), 0u) << required.id();
+  std::string json;
+  ASSERT_TRUE(
+      google::protobuf::util::MessageToJsonString(
+          refused.result().error().details().fields().at("requiredAuthority").struct_value(), &json)
+          .ok());
+  pb::CapabilityRequest from_details;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json, &from_details).ok());
+  EXPECT_EQ(from_details.SerializeAsString(), required.SerializeAsString());
+
+  v1::FinishTurnRequest finish;
+  finish.set_turn_id(turn_id);
+  finish.mutable_escalate()->set_reason("needs to write out.txt");
+  pb::CapabilityRequest* ask = finish.mutable_escalate()->mutable_requested_authority();
+  *ask = required;
+  ask->set_id("capreq-chosen-by-the-host");
+  ask->set_namespace_id("world-2");
+  ask->mutable_requester()->set_agent_id("agent-someone-else");
+  ask->mutable_owner()->set_human_user_id("user-bob");
+  v1::FinishTurnResponse finished;
+  status = stub_->FinishTurn(As(kHostToken).get(), finish, &finished);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_EQ(finished.result().status(), pb::EXECUTION_STATUS_ESCALATED);
+  const pb::CapabilityRequest& requested = finished.result().escalation().requested_authority();
+  EXPECT_EQ(requested.id(), required.id());
+  EXPECT_EQ(requested.namespace_id(), "world-1");
+  EXPECT_EQ(requested.owner().human_user_id(), "user-alice");
+  EXPECT_EQ(requested.requester().agent_id(), "agent-assistant");
+
+  ASSERT_THAT(grantstore_.escalations(), SizeIs(1));
+  EXPECT_FALSE(finished.escalation_id().empty());
+  EXPECT_EQ(finished.escalation_id(), grantstore_.escalations()[0].escalation_id());
+  v1::GetTurnRequest get;
+  get.set_turn_id(turn_id);
+  v1::GetTurnResponse got;
+  ASSERT_TRUE(stub_->GetTurn(As(kHostToken).get(), get, &got).ok());
+  EXPECT_EQ(got.escalation_id(), finished.escalation_id());
 }
 
 }  // namespace

@@ -11,13 +11,19 @@
 
 #include <climits>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
@@ -281,6 +287,123 @@ TEST_F(McpClientsTest, ClientV2ModernEra) {
   ASSERT_TRUE(summary.is_object());
   EXPECT_EQ(summary["protocolVersion"], "2026-07-28") << summary;
   CheckScenario("client-v2", summary, opened);
+}
+
+// The fenced ```<language> block of `markdown` that contains `marker`.
+std::string FencedBlock(const std::string& markdown, const std::string& language,
+                        const std::string& marker) {
+  const std::string open = "```" + language + "\n";
+  for (size_t at = markdown.find(open); at != std::string::npos; at = markdown.find(open, at + 1)) {
+    const size_t body = at + open.size();
+    const size_t end = markdown.find("```", body);
+    if (end == std::string::npos) break;
+    std::string block = markdown.substr(body, end - body);
+    if (block.find(marker) != std::string::npos) return block;
+  }
+  return "";
+}
+
+// The string and boolean keys of the TOML table `[table]` in `toml` (the README's example is
+// one flat table).
+std::map<std::string, std::string> TomlTable(const std::string& toml, const std::string& table) {
+  std::map<std::string, std::string> keys;
+  bool inside = false;
+  for (absl::string_view line : absl::StrSplit(toml, '\n')) {
+    line = absl::StripAsciiWhitespace(line);
+    if (line.empty() || line[0] == '#') continue;
+    if (line[0] == '[') {
+      inside = line == "[" + table + "]";
+      continue;
+    }
+    if (!inside) continue;
+    const size_t eq = line.find('=');
+    if (eq == absl::string_view::npos) continue;
+    std::string key(absl::StripAsciiWhitespace(line.substr(0, eq)));
+    std::string value(absl::StripAsciiWhitespace(line.substr(eq + 1)));
+    if (value.size() >= 2 && value.front() == '"' && value.back() == '"') {
+      value = value.substr(1, value.size() - 2);
+    }
+    keys[key] = value;
+  }
+  return keys;
+}
+
+// envelope_svc/mcp/README.md's .mcp.json (Claude Code) and config.toml (Codex) examples, filled
+// in for a real turn, connect the official SDK with portable names: every listed name passes
+// the clients' ^[a-zA-Z0-9_-]+$ and every tool is called by it. The host then reports
+// FinishTurn(complete): the harness had asked for a human, so the turn ends escalated with the
+// stored escalation's id (issue 16 §4, §5).
+TEST_F(McpClientsTest, ConfigExamplesConnectWithPortableNames) {
+  std::ifstream in(sharedos::testing::RunfilePath("envelope_svc/mcp/README.md"));
+  ASSERT_TRUE(in.good());
+  const std::string readme((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+
+  for (const std::string harness : {"claude-code", "codex"}) {
+    SCOPED_TRACE(harness);
+    const envelope::v1::OpenTurnResponse opened = OpenMcpTurn("config-" + harness);
+    std::string url;
+    Json headers = Json::object();
+    if (harness == "claude-code") {
+      const Json config = Json::parse(FencedBlock(readme, "json", "mcpServers"), nullptr, false);
+      ASSERT_TRUE(config.is_object()) << "the .mcp.json example does not parse";
+      const Json& server = config["mcpServers"]["sharedos"];
+      EXPECT_EQ(server["type"], "http");
+      url = absl::StrReplaceAll(server["url"].get<std::string>(),
+                                {{"${SHAREDOS_MCP_URL}", opened.mcp().url()}});
+      for (const auto& [name, value] : server["headers"].items()) {
+        headers[name] = absl::StrReplaceAll(value.get<std::string>(),
+                                            {{"${SHAREDOS_MCP_TOKEN}", opened.mcp().token()}});
+      }
+    } else {
+      const std::map<std::string, std::string> table =
+          TomlTable(FencedBlock(readme, "toml", "mcp_servers"), "mcp_servers.sharedos");
+      ASSERT_TRUE(table.count("url")) << "the config.toml example has no url";
+      EXPECT_EQ(table.count("bearer_token_env_var") ? table.at("bearer_token_env_var") : "",
+                "SHAREDOS_MCP_TOKEN");
+      EXPECT_EQ(table.count("required") ? table.at("required") : "", "true");
+      // The host writes its envelope's URL over the example's default one.
+      url = absl::StrReplaceAll(table.at("url"),
+                                {{"http://127.0.0.1:50052/mcp", opened.mcp().url()}});
+      headers["Authorization"] = "Bearer " + opened.mcp().token();
+    }
+    EXPECT_THAT(url, HasSubstr("?tool_names=portable"));
+    const Json calls = Json::array(
+        {Json{{"name", "files_read"}, {"arguments", {{"path", "Workspace/notes.txt"}}}},
+         Json{{"name", "files_create"},
+              {"arguments", {{"path", "Workspace/summary.txt"}, {"content", "x"}}}},
+         Json{{"name", "sharedos_escalate"}, {"arguments", {{"reason", "need a human"}}}}});
+    const Ran ran = RunShell(absl::StrCat("cd '", root_, "' && node tests/mcp/config_client.mjs '",
+                                          url, "' '", headers.dump(), "' '", calls.dump(), "'"));
+    ASSERT_EQ(ran.exit_code, 0) << ran.output;
+    const Json summary = LastJsonLine(ran.output);
+    ASSERT_TRUE(summary.is_object()) << ran.output;
+    EXPECT_THAT(summary["tools"].get<std::vector<std::string>>(),
+                ElementsAre("files_create", "files_read", "sharedos_escalate"));
+    for (const Json& name : summary["tools"]) {
+      EXPECT_THAT(name.get<std::string>(), ::testing::MatchesRegex("[a-zA-Z0-9_-]+"));
+    }
+    ASSERT_EQ(summary["calls"].size(), 3u) << summary;
+    EXPECT_EQ(summary["calls"][0]["isError"], false) << summary;
+    EXPECT_EQ(summary["calls"][1]["code"], "no_matching_grant") << summary;  // reached the kernel
+    EXPECT_EQ(summary["calls"][2]["isError"], false) << summary;
+
+    envelope::v1::FinishTurnRequest finish;
+    finish.set_turn_id(opened.turn_id());
+    finish.mutable_complete()->mutable_output()->set_string_value("done");
+    envelope::v1::FinishTurnResponse finished;
+    grpc::Status status = envelope_->FinishTurn(As(host_).get(), finish, &finished);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    EXPECT_EQ(finished.result().status(), pb::EXECUTION_STATUS_ESCALATED);
+    EXPECT_EQ(finished.result().metadata().fields().at("harnessOutcome").string_value(),
+              "completed");
+    EXPECT_FALSE(finished.escalation_id().empty());
+    // Audit names the canonical tools.
+    std::vector<std::string> invoked;
+    for (const pb::AuditEvent& event : Audited("trace-config-" + harness)) {
+      if (event.type() == pb::AUDIT_EVENT_TYPE_TOOL_INVOKED) invoked.push_back(event.tool());
+    }
+    EXPECT_THAT(invoked, ElementsAre("files.read", "files.create"));
+  }
 }
 
 }  // namespace
