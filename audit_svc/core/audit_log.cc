@@ -306,6 +306,7 @@ absl::StatusOr<VerifyResponse> AuditLog::Verify(const VerifyRequest& request) {
   }
   absl::StatusOr<storage::VerifyResult> result = store_->Verify(from, to);
   if (!result.ok()) return result.status();
+  metrics_.Verified(result->ok);
   VerifyResponse response;
   response.set_ok(result->ok);
   response.set_checked(result->checked);

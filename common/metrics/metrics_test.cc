@@ -75,6 +75,7 @@ TEST(SinksTest, ANullRegistryMeansNoMetricsAndNoCrash) {
   audit.Committed(3, 3, absl::Milliseconds(1), 7);
   audit.Outbox(1, absl::Seconds(1));
   audit.MovedAside(1);
+  audit.Verified(false);
   EscalationMetrics escalations(nullptr);
   escalations.Resolved(EscalationMetrics::Resolution::kApproved);
 }
@@ -111,6 +112,9 @@ TEST(AuditMetricsTest, CommitsMoveAppendsHeadAndHistograms) {
   audit.Committed(2, 1, absl::Milliseconds(1), 42);
   audit.Outbox(5, absl::Seconds(3));
   audit.MovedAside(2);
+  audit.Verified(true);
+  audit.Verified(false);
+  audit.Verified(false);
   const std::string text = metrics.Serialize();
   EXPECT_THAT(text, HasSubstr("sharedos_audit_appends_total 4"));
   EXPECT_THAT(text, HasSubstr("sharedos_audit_chain_head_sequence 42"));
@@ -119,6 +123,8 @@ TEST(AuditMetricsTest, CommitsMoveAppendsHeadAndHistograms) {
   EXPECT_THAT(text, HasSubstr("sharedos_audit_outbox_depth 5"));
   EXPECT_THAT(text, HasSubstr("sharedos_audit_outbox_oldest_age_seconds 3"));
   EXPECT_THAT(text, HasSubstr("sharedos_audit_undeliverable_total 2"));
+  EXPECT_THAT(text, HasSubstr("sharedos_audit_verify_total{result=\"ok\"} 1"));
+  EXPECT_THAT(text, HasSubstr("sharedos_audit_verify_total{result=\"broken\"} 2"));
 }
 
 }  // namespace

@@ -201,7 +201,13 @@ AuditMetrics::AuditMetrics(Metrics* metrics) {
   undeliverable_ = &CounterFamily(*metrics, "sharedos_audit_undeliverable_total",
                                   "Outbox records moved aside as undeliverable.")
                         .Add({});
+  auto& verified = CounterFamily(*metrics, "sharedos_audit_verify_total",
+                                 "Audit chain verifications answered, by result.");
+  verified_[0] = &verified.Add({{"result", "broken"}});
+  verified_[1] = &verified.Add({{"result", "ok"}});
 }
+
+void AuditMetrics::Verified(bool ok) { Increment(verified_[ok ? 1 : 0]); }
 
 void AuditMetrics::Committed(int64_t events, int64_t appended, absl::Duration elapsed,
                              int64_t head_sequence) {

@@ -89,7 +89,7 @@ class TurnMetrics {
 
 // audit_svc (log and outboxes): sharedos_audit_appends_total (events made durable),
 // sharedos_audit_group_commit_size, sharedos_audit_commit_seconds,
-// sharedos_audit_chain_head_sequence, sharedos_audit_outbox_depth,
+// sharedos_audit_chain_head_sequence, sharedos_audit_verify_total, sharedos_audit_outbox_depth,
 // sharedos_audit_outbox_oldest_age_seconds and sharedos_audit_undeliverable_total.
 class AuditMetrics {
  public:
@@ -103,6 +103,8 @@ class AuditMetrics {
   // The outbox's state after a change: records waiting, age of the oldest (zero when empty).
   void Outbox(int64_t depth, absl::Duration oldest_age);
   void MovedAside(int64_t records);
+  // One chain verification answered: sharedos_audit_verify_total{result="ok"|"broken"}.
+  void Verified(bool ok);
 
  private:
   prometheus::Counter* appends_ = nullptr;
@@ -112,6 +114,7 @@ class AuditMetrics {
   prometheus::Gauge* outbox_depth_ = nullptr;
   prometheus::Gauge* outbox_age_ = nullptr;
   prometheus::Counter* undeliverable_ = nullptr;
+  std::array<prometheus::Counter*, 2> verified_{};  // broken, ok
 };
 
 }  // namespace sharedos::common::metrics
