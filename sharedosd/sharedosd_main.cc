@@ -29,6 +29,7 @@
 #include "absl/time/time.h"
 #include "audit_svc/server/audit_server.h"
 #include "authorizer_svc/server/authorizer_server.h"
+#include "common/logging/log.h"
 #include "common/metrics/metrics.h"
 #include "common/server/auth.h"
 #include "common/server/secret_file.h"
@@ -295,6 +296,23 @@ void ReportStarted(const Deployment& d) {
   std::fflush(stdout);
 }
 
+// The effective configuration, one structured line (no secret: tokens and keys live in files).
+void LogConfig(const Deployment& d) {
+  namespace logging = ::sharedos::common::logging;
+  logging::Log(logging::Level::kInfo, "config", "",
+               {{"host", absl::GetFlag(FLAGS_host)},
+                {"port", d.public_tier->port()},
+                {"mcp_url", d.envelope->mcp_url()},
+                {"metrics_url", d.metrics_exposer ? d.metrics_exposer->url() : ""},
+                {"data_dir", d.data.root},
+                {"files_root", FilesRoot(d.data)},
+                {"registry", absl::GetFlag(FLAGS_registry)},
+                {"durability", absl::GetFlag(FLAGS_durability)},
+                {"drain_grace", absl::FormatDuration(absl::GetFlag(FLAGS_drain_grace))},
+                {"demo", absl::GetFlag(FLAGS_demo)},
+                {"tools", static_cast<long long>(d.envelope->tool_count())}});
+}
+
 // The front door first, then the public tier, then the internal tiers top down.
 void Stop(Deployment& d) {
   d.envelope->StopSideListeners();
@@ -311,6 +329,7 @@ int main(int argc, char** argv) {
   server::ParseServiceCommandLine(
       argc, argv,
       {kName, "sharedosd: SharedOS in one process on SQLite (the embedded default).", {}});
+  sharedos::common::logging::SetService(kName);
   absl::StatusOr<Settings> settings = ReadSettings();
   if (!settings.ok()) return server::Fail(kName, settings.status());
   Deployment d;
@@ -318,6 +337,7 @@ int main(int argc, char** argv) {
     return server::Fail(kName, started);
   }
   ReportStarted(d);
+  LogConfig(d);
   server::TerminationSignals::Wait();
   Stop(d);
   std::printf("sharedosd: stopped\n");

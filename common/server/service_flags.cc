@@ -5,6 +5,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/status/status.h"
+#include "common/logging/log.h"
 #include "common/server/channel_flags.h"
 #include "common/server/tls_flags.h"
 #include "common/status/status_macros.h"
@@ -51,8 +52,17 @@ absl::StatusOr<ServiceFlags> ReadServiceFlags() {
 
 int RunService(int argc, char** argv, const ServiceBinary& binary, BuildService build) {
   ParseServiceCommandLine(argc, argv, binary);
+  logging::SetService(binary.name);
   absl::StatusOr<ServiceFlags> flags = ReadServiceFlags();
   if (!flags.ok()) return Fail(binary.name, flags.status());
+  // The shared flags' effective values; secrets (the TLS key) only as set/unset.
+  logging::Log(logging::Level::kInfo, "config", "",
+               {{"host", flags->server.host},
+                {"port", flags->server.port},
+                {"credentials", absl::GetFlag(FLAGS_credentials)},
+                {"metrics_host", absl::GetFlag(FLAGS_metrics_host)},
+                {"metrics_port", absl::GetFlag(FLAGS_metrics_port)},
+                {"tls", flags->server.tls.enabled()}});
   absl::StatusOr<std::unique_ptr<Servable>> servable = build(*flags);
   if (!servable.ok()) return Fail(binary.name, servable.status());
   std::unique_ptr<metrics::MetricsExposer> exposer;
