@@ -55,7 +55,10 @@ int RunService(int argc, char** argv, const ServiceBinary& binary, BuildService 
   logging::SetService(binary.name);
   absl::StatusOr<ServiceFlags> flags = ReadServiceFlags();
   if (!flags.ok()) return Fail(binary.name, flags.status());
-  // The shared flags' effective values; secrets (the TLS key) only as set/unset.
+  absl::StatusOr<std::unique_ptr<Servable>> servable = build(*flags);
+  if (!servable.ok()) return Fail(binary.name, servable.status());
+  // The effective values of the shared flags of a service that builds; secrets (the TLS key) only
+  // as set/unset.
   logging::Log(logging::Level::kInfo, "config", "",
                {{"host", flags->server.host},
                 {"port", flags->server.port},
@@ -63,8 +66,6 @@ int RunService(int argc, char** argv, const ServiceBinary& binary, BuildService 
                 {"metrics_host", absl::GetFlag(FLAGS_metrics_host)},
                 {"metrics_port", absl::GetFlag(FLAGS_metrics_port)},
                 {"tls", flags->server.tls.enabled()}});
-  absl::StatusOr<std::unique_ptr<Servable>> servable = build(*flags);
-  if (!servable.ok()) return Fail(binary.name, servable.status());
   std::unique_ptr<metrics::MetricsExposer> exposer;
   if (flags->metrics != nullptr) {
     absl::StatusOr<std::unique_ptr<metrics::MetricsExposer>> started =
