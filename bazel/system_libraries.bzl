@@ -36,6 +36,8 @@ _LIBRARIES = {
     "httplib": (["cpp-httplib", "openssl"], [], []),
     # Linear-time regular expressions for agent-supplied patterns.
     "re2": (["re2"], [], []),
+    # Prometheus metrics and their HTTP exposer (common/metrics).
+    "prometheus": (["prometheus-cpp-pull", "prometheus-cpp-core"], [], []),
     # Header-only.
     "nlohmann_json": ([], [], []),
     "valijson": ([], [], []),

@@ -29,6 +29,8 @@
 #include "absl/time/time.h"
 #include "audit_svc/server/audit_server.h"
 #include "authorizer_svc/server/authorizer_server.h"
+#include "common/logging/log.h"
+#include "common/metrics/metrics.h"
 #include "common/server/auth.h"
 #include "common/server/secret_file.h"
 #include "common/server/server_runner.h"
@@ -72,6 +74,11 @@ ABSL_FLAG(absl::Duration, drain_grace, absl::ZeroDuration(),
           "New tool calls are refused turn_draining this long before a turn's deadline (0: not "
           "before the deadline; at most 600s — a grace at least a turn's timeout drains it from "
           "its start).");
+ABSL_FLAG(std::string, metrics_host, "127.0.0.1",
+          "Host of the Prometheus /metrics endpoint (plain HTTP: loopback only).");
+ABSL_FLAG(int, metrics_port, -1,
+          "Port of the Prometheus endpoint http://<metrics_host>:<port>/metrics; 0 picks a free "
+          "port; -1: no metrics. Printed as \"sharedosd metrics on <url>\".");
 ABSL_FLAG(bool, demo, false,
           "Seed the demo world world-demo on start (idempotent: what exists is kept) and print "
           "the README quickstart commands.");
@@ -95,6 +102,9 @@ struct Settings {
 
 // The four services, in tier order, and the servers they run on.
 struct Deployment {
+  // Null without --metrics_port.
+  std::unique_ptr<sharedos::common::metrics::Metrics> metrics;
+  std::unique_ptr<sharedos::common::metrics::MetricsExposer> metrics_exposer;
   sharedos::sharedosd::DataDir data;
   std::unique_ptr<server::Authenticator> authenticator;
   std::unique_ptr<audit::AuditServer> audit;
@@ -140,9 +150,11 @@ std::string FilesRoot(const sharedos::sharedosd::DataDir& data) {
 }
 
 // A server of `servable`'s services reachable only through in-process channels.
-absl::StatusOr<std::unique_ptr<server::ServerRunner>> StartInternal(server::Servable& servable) {
+absl::StatusOr<std::unique_ptr<server::ServerRunner>> StartInternal(server::Servable& servable,
+                                                                    Deployment& d) {
   server::ServerOptions internal;
   internal.listen = false;
+  internal.metrics = d.metrics.get();
   return server::ServerRunner::Start(internal, servable.services());
 }
 
@@ -153,13 +165,20 @@ absl::StatusOr<std::unique_ptr<sharedos::audit::client::AuditWriter>> AuditWrite
                                      d.data.outbox(name));
 }
 
+sharedos::authorizer::core::AuthorizerCore::Options AuthorizerCoreOptions(Deployment& d) {
+  sharedos::authorizer::core::AuthorizerCore::Options options;
+  options.metrics = d.metrics.get();
+  return options;
+}
+
 // Tiers A, B and C: the audit log, the grant store (writing into the log) and the authorizer
 // (loading from B), each on a server of its own reachable only in-process.
 absl::Status StartInternalTiers(Settings settings, Deployment& d) {
   const sharedos::common::Clock& clock = sharedos::common::RealClock();
   settings.audit.db_path = d.data.audit_db();
-  ASSIGN_OR_RETURN(d.audit, audit::BuildAuditServer({*d.authenticator, clock}, settings.audit));
-  ASSIGN_OR_RETURN(d.tier_a, StartInternal(*d.audit));
+  ASSIGN_OR_RETURN(
+      d.audit, audit::BuildAuditServer({*d.authenticator, clock, d.metrics.get()}, settings.audit));
+  ASSIGN_OR_RETURN(d.tier_a, StartInternal(*d.audit, d));
 
   grantstore::GrantStoreServerOptions grantstore_options;
   grantstore_options.store.path = d.data.grants_db();
@@ -167,7 +186,7 @@ absl::Status StartInternalTiers(Settings settings, Deployment& d) {
   ASSIGN_OR_RETURN(d.grantstore,
                    grantstore::BuildGrantStoreServer(
                        {std::move(grantstore_audit), *d.authenticator, clock}, grantstore_options));
-  ASSIGN_OR_RETURN(d.tier_b, StartInternal(*d.grantstore));
+  ASSIGN_OR_RETURN(d.tier_b, StartInternal(*d.grantstore, d));
 
   ASSIGN_OR_RETURN(std::string token,
                    server::ReadSecretFile(d.data.service_token(), server::SecretPart::kFirstLine));
@@ -179,8 +198,8 @@ absl::Status StartInternalTiers(Settings settings, Deployment& d) {
                        {std::make_unique<sharedos::grantstore::client::GrpcGrantStoreClient>(
                             d.tier_b->InProcessChannel(), std::move(token)),
                         std::move(authorizer_audit), *d.authenticator, clock},
-                       {std::move(lease_secret), {}}));
-  ASSIGN_OR_RETURN(d.tier_c, StartInternal(*d.authorizer));
+                       {std::move(lease_secret), AuthorizerCoreOptions(d)}));
+  ASSIGN_OR_RETURN(d.tier_c, StartInternal(*d.authorizer, d));
   return absl::OkStatus();
 }
 
@@ -192,7 +211,9 @@ absl::Status BuildEnvelope(const char* argv0, Settings settings, Deployment& d) 
                                 ? Runfile(argv0, "envelope_svc/config/standard_tools.textproto")
                                 : absl::GetFlag(FLAGS_registry)};
   options.files_root = FilesRoot(d.data);
+  options.engine.metrics = d.metrics.get();
   envelope::McpFrontDoor& mcp = options.mcp.emplace();
+  mcp.server.metrics = d.metrics.get();
   ASSIGN_OR_RETURN(mcp.secret,
                    server::ReadSecretFile(d.data.mcp_secret(), server::SecretPart::kWholeFile));
   mcp.server.host = absl::GetFlag(FLAGS_mcp_host);
@@ -221,6 +242,7 @@ absl::Status StartPublicTier(Deployment& d) {
   server::ServerOptions options;
   options.host = absl::GetFlag(FLAGS_host);
   options.port = absl::GetFlag(FLAGS_port);
+  options.metrics = d.metrics.get();
   options.tls = server::ServerTlsFromFlags();
   ASSIGN_OR_RETURN(d.public_tier, server::ServerRunner::Start(options, services));
   return absl::OkStatus();
@@ -240,6 +262,12 @@ absl::Status SeedDemo(Deployment& d) {
 // Everything, in order: the data directory, the internal tiers, the demo world, the envelope,
 // the public tier.
 absl::Status Start(const char* argv0, const Settings& settings, Deployment& d) {
+  if (absl::GetFlag(FLAGS_metrics_port) >= 0) {
+    d.metrics = std::make_unique<sharedos::common::metrics::Metrics>();
+    ASSIGN_OR_RETURN(d.metrics_exposer, sharedos::common::metrics::MetricsExposer::Start(
+                                            *d.metrics, absl::GetFlag(FLAGS_metrics_host),
+                                            absl::GetFlag(FLAGS_metrics_port)));
+  }
   ASSIGN_OR_RETURN(d.data, sharedos::sharedosd::PrepareDataDir(absl::GetFlag(FLAGS_data_dir)));
   ASSIGN_OR_RETURN(d.authenticator, server::Authenticator::FromFile(d.data.credentials()));
   RETURN_IF_ERROR(StartInternalTiers(settings, d));
@@ -252,6 +280,9 @@ absl::Status Start(const char* argv0, const Settings& settings, Deployment& d) {
 void ReportStarted(const Deployment& d) {
   server::ReportListening(kName, d.public_tier->address());
   server::ReportListening(absl::StrCat(kName, " mcp"), d.envelope->mcp_url());
+  if (d.metrics_exposer != nullptr) {
+    sharedos::common::metrics::ReportMetricsListening(kName, *d.metrics_exposer);
+  }
   std::printf(
       "sharedosd: data directory %s (audit.db, grants.db)\n"
       "sharedosd: serving sharedos.envelope.v1.Envelope, sharedos.grantstore.v1.GrantStore, "
@@ -263,6 +294,23 @@ void ReportStarted(const Deployment& d) {
       d.data.admin_token().c_str(), d.data.host_token().c_str());
   if (absl::GetFlag(FLAGS_demo)) std::printf("%s", sharedos::sharedosd::DemoNextSteps().c_str());
   std::fflush(stdout);
+}
+
+// The effective configuration, one structured line (no secret: tokens and keys live in files).
+void LogConfig(const Deployment& d) {
+  namespace logging = ::sharedos::common::logging;
+  logging::Log(logging::Level::kInfo, "config", "",
+               {{"host", absl::GetFlag(FLAGS_host)},
+                {"port", d.public_tier->port()},
+                {"mcp_url", d.envelope->mcp_url()},
+                {"metrics_url", d.metrics_exposer ? d.metrics_exposer->url() : ""},
+                {"data_dir", d.data.root},
+                {"files_root", FilesRoot(d.data)},
+                {"registry", absl::GetFlag(FLAGS_registry)},
+                {"durability", absl::GetFlag(FLAGS_durability)},
+                {"drain_grace", absl::FormatDuration(absl::GetFlag(FLAGS_drain_grace))},
+                {"demo", absl::GetFlag(FLAGS_demo)},
+                {"tools", static_cast<long long>(d.envelope->tool_count())}});
 }
 
 // The front door first, then the public tier, then the internal tiers top down.
@@ -281,6 +329,7 @@ int main(int argc, char** argv) {
   server::ParseServiceCommandLine(
       argc, argv,
       {kName, "sharedosd: SharedOS in one process on SQLite (the embedded default).", {}});
+  sharedos::common::logging::SetService(kName);
   absl::StatusOr<Settings> settings = ReadSettings();
   if (!settings.ok()) return server::Fail(kName, settings.status());
   Deployment d;
@@ -288,6 +337,7 @@ int main(int argc, char** argv) {
     return server::Fail(kName, started);
   }
   ReportStarted(d);
+  LogConfig(d);
   server::TerminationSignals::Wait();
   Stop(d);
   std::printf("sharedosd: stopped\n");

@@ -13,9 +13,11 @@ debian_packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev libssl-dev libpq-dev
   libcpp-httplib-dev nlohmann-json3-dev libvalijson-dev libgoogle-glog-dev libre2-dev
+  prometheus-cpp-dev  # metrics (common/metrics)
   # Tools and tests: the sqlite3 shell (tamper tests, operators), python3 (test summary),
   # node + npm (buf, the official MCP and gRPC clients).
   sqlite3 python3 nodejs npm
+  prometheus  # promtool: the observability tests check the metrics text and the alert rules
   postgresql  # initdb/pg_ctl/postgres for the PostgreSQL backend's throwaway test clusters
   # Fuzzing and sanitizers (tools/fuzz.sh, docs/fuzzing.md): clang 14 with libFuzzer. The
   # sanitizer and libFuzzer runtimes are in libclang-rt-14-dev, which clang only recommends.

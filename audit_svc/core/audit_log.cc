@@ -73,9 +73,10 @@ absl::StatusOr<int64_t> DecodePageToken(const std::string& token, const AuditFil
 
 AuditLog::AuditLog(std::unique_ptr<storage::AuditStore> store, const common::Clock& clock,
                    Options options)
-    : store_(std::move(store)), clock_(clock), options_(options) {
+    : store_(std::move(store)), clock_(clock), options_(options), metrics_(options.metrics) {
   absl::StatusOr<storage::Head> head = store_->GetHead();
   if (head.ok()) head_sequence_ = head->sequence;
+  if (head.ok()) metrics_.Head(head->sequence);
   writer_ = std::thread([this] { WriterLoop(); });
 }
 
@@ -181,13 +182,17 @@ absl::StatusOr<AppendResponse> AuditLog::AppendEntries(std::vector<LogEntry> ent
       // With concurrent callers the writer groups them as before.
       committing_ = true;
       mu_.Unlock();
+      const absl::Time started = absl::Now();
       absl::StatusOr<storage::AppendBatchResult> result =
           store_->Append({submission.events}, clock_.Now());
+      const absl::Duration elapsed = absl::Now() - started;
       mu_.Lock();
       committing_ = false;
       if (result.ok()) {
         submission.outcome = std::move(result->submissions[0]);
         submission.head = result->head;
+        metrics_.Committed(static_cast<int64_t>(submission.events.size()),
+                           result->head.sequence - head_sequence_, elapsed, result->head.sequence);
         head_sequence_ = result->head.sequence;
       } else {
         submission.outcome = result.status();
@@ -241,8 +246,10 @@ void AuditLog::WriterLoop() {
     std::vector<std::vector<storage::PendingEvent>> submissions;
     submissions.reserve(group.size());
     for (Submission* s : group) submissions.push_back(s->events);
+    const absl::Time started = absl::Now();
     absl::StatusOr<storage::AppendBatchResult> result =
         store_->Append(submissions, clock_.Now());
+    const absl::Duration elapsed = absl::Now() - started;
 
     absl::MutexLock lock(&mu_);
     committing_ = false;
@@ -255,7 +262,13 @@ void AuditLog::WriterLoop() {
       }
       group[i]->done = true;
     }
-    if (result.ok()) head_sequence_ = result->head.sequence;
+    if (result.ok()) {
+      int64_t events = 0;
+      for (const auto& submission : submissions) events += static_cast<int64_t>(submission.size());
+      metrics_.Committed(events, result->head.sequence - head_sequence_, elapsed,
+                         result->head.sequence);
+      head_sequence_ = result->head.sequence;
+    }
   }
 }
 
@@ -353,6 +366,7 @@ absl::StatusOr<VerifyResponse> AuditLog::Verify(const VerifyRequest& request) {
   }
   absl::StatusOr<storage::VerifyResult> result = store_->Verify(from, to);
   if (!result.ok()) return result.status();
+  metrics_.Verified(result->ok);
   VerifyResponse response;
   response.set_ok(result->ok);
   response.set_checked(result->checked);

@@ -13,6 +13,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "audit_svc/storage/audit_store.h"
+#include "common/metrics/sinks.h"
 #include "common/time/clock.h"
 #include "sharedos/audit/v1/audit.pb.h"
 
@@ -33,6 +34,9 @@ class AuditLog {
     // Default and maximum page sizes for Query.
     int default_page_size = 100;
     int max_page_size = 1000;
+    // Appends, group-commit sizes, commit latency, chain head (common/metrics/sinks.h); null:
+    // none. Borrowed.
+    common::metrics::Metrics* metrics = nullptr;
   };
 
   AuditLog(std::unique_ptr<storage::AuditStore> store, const common::Clock& clock,
@@ -96,6 +100,7 @@ class AuditLog {
   const std::unique_ptr<storage::AuditStore> store_;
   const common::Clock& clock_;
   const Options options_;
+  common::metrics::AuditMetrics metrics_;
 
   mutable absl::Mutex mu_;
   std::deque<Submission*> queue_ ABSL_GUARDED_BY(mu_);

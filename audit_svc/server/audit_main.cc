@@ -30,7 +30,7 @@ absl::StatusOr<std::unique_ptr<server::Servable>> Build(const server::ServiceFla
   ASSIGN_OR_RETURN(options.durability,
                    sharedos::audit::server::ParseAuditDurability(absl::GetFlag(FLAGS_durability)));
   return sharedos::audit::server::BuildAuditServer(
-      {*flags.authenticator, sharedos::common::RealClock()}, options);
+      {*flags.authenticator, sharedos::common::RealClock(), flags.metrics.get()}, options);
 }
 
 }  // namespace

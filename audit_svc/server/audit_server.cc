@@ -30,11 +30,17 @@ class OwningLogAuditWriter final : public client::AuditWriter {
   client::LogAuditWriter writer_;
 };
 
+core::AuditLog::Options LogOptions(const AuditServerDeps& deps) {
+  core::AuditLog::Options options;
+  options.metrics = deps.metrics;
+  return options;
+}
+
 }  // namespace
 
 AuditServer::AuditServer(std::unique_ptr<storage::AuditStore> store, const AuditServerDeps& deps)
     : authenticator_(deps.authenticator),
-      log_(std::move(store), deps.clock, core::AuditLog::Options{}),
+      log_(std::move(store), deps.clock, LogOptions(deps)),
       service_(log_, deps.authenticator) {}
 
 absl::StatusOr<std::unique_ptr<client::AuditWriter>> AuditServer::NewInProcessWriter(

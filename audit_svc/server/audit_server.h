@@ -40,6 +40,8 @@ struct AuditServerOptions {
 struct AuditServerDeps {
   const common::server::Authenticator& authenticator;
   const common::Clock& clock;
+  // The log's metrics (core::AuditLog::Options::metrics); null: none.
+  common::metrics::Metrics* metrics = nullptr;
 };
 
 class AuditServer final : public common::server::Servable {

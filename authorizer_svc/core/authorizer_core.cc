@@ -153,6 +153,7 @@ AuthorizerCore::AuthorizerCore(grantstore::client::GrantStoreClient& grantstore,
       clock_(clock),
       codec_(std::move(lease_secret)),
       options_(options),
+      metrics_(options.metrics),
       usage_(grantstore, Deadline(options.usage_deadline)),
       revocations_(grantstore, Deadline(options.usage_deadline)) {}
 
@@ -512,6 +513,8 @@ absl::StatusOr<v1::AuthorizeResponse> AuthorizerCore::Authorize(
   }
   Verdict verdict =
       Decide(*lease, requirement, request.consume(), now, request.operation_id(), request.tool());
+  metrics_.Decided(common::metrics::DecisionMetrics::Operation::kAuthorize,
+                   verdict.decision.reason_code(), verdict.fail_closed);
   *response.mutable_decision() = std::move(verdict.decision);
   response.set_consumed(verdict.consumed);
   response.set_fail_closed(verdict.fail_closed);
@@ -585,6 +588,8 @@ absl::StatusOr<v1::AdmitTurnResponse> AuthorizerCore::AdmitTurn(
   *resource->mutable_owner() = lease->context().owner();
   requirement.set_action("invoke");
   Verdict verdict = Decide(*lease, requirement, /*consume=*/true, now, "", "");
+  metrics_.Decided(common::metrics::DecisionMetrics::Operation::kAdmitTurn,
+                   verdict.decision.reason_code(), verdict.fail_closed);
   v1::AdmitTurnResponse response;
   *response.mutable_decision() = std::move(verdict.decision);
   response.set_fail_closed(verdict.fail_closed);
@@ -659,6 +664,7 @@ absl::StatusOr<v1::RecordEscalationResponse> AuthorizerCore::RecordEscalation(
   absl::StatusOr<gs::RecordEscalationResponse> stored =
       grantstore_.RecordEscalation(store, Deadline(options_.escalation_deadline));
   if (!stored.ok()) return capability::errors::EscalationNotStored(stored.status().code());
+  metrics_.EscalationRequested();
 
   // Post-effect: the escalation is stored; an audit outage delays the record, never the answer.
   (void)audit_.RecordPostEffect(

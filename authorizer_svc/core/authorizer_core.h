@@ -52,6 +52,7 @@
 #include "authorizer_svc/core/grantstore_ports.h"
 #include "authorizer_svc/core/lease_id.h"
 #include "authorizer_svc/core/resolved_authority.h"
+#include "common/metrics/sinks.h"
 #include "common/time/clock.h"
 #include "grantstore_svc/client/grant_store_client.h"
 #include "sharedos/authorizer/v1/authorizer.pb.h"
@@ -76,6 +77,8 @@ class AuthorizerCore {
     // live check costs a store round trip per decision.
     bool live_revocation = false;
     int max_delegation_chain_length = kDefaultMaxDelegationChainLength;
+    // Decisions and escalations counted here (common/metrics/sinks.h); null: none. Borrowed.
+    common::metrics::Metrics* metrics = nullptr;
   };
 
   // Borrows every dependency; each must outlive this object. `lease_secret` keys the lease id
@@ -166,6 +169,7 @@ class AuthorizerCore {
   const common::Clock& clock_;
   const LeaseIdCodec codec_;
   const Options options_;
+  common::metrics::DecisionMetrics metrics_;
   GrantStoreUsageCounter usage_;
   GrantStoreRevocationSource revocations_;
 

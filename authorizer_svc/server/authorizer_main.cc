@@ -43,6 +43,7 @@ absl::StatusOr<std::unique_ptr<server::Servable>> Build(const server::ServiceFla
                              server::SecretPart::kWholeFile));
   options.core.default_lease_timeout = absl::GetFlag(FLAGS_default_lease_timeout);
   options.core.live_revocation = absl::GetFlag(FLAGS_live_revocation);
+  options.core.metrics = flags.metrics.get();
   ASSIGN_OR_RETURN(auto audit, sharedos::audit::client::NewAuditWriterFromFlags());
   return authorizer::BuildAuthorizerServer(
       {std::make_unique<sharedos::grantstore::client::GrpcGrantStoreClient>(

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "common/server/malformed_request.h"
+#include "common/server/rpc_metrics.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 
@@ -50,6 +51,9 @@ absl::StatusOr<std::unique_ptr<ServerRunner>> ServerRunner::Start(
   grpc::ServerBuilder builder;
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
   interceptors.push_back(std::make_unique<MalformedRequestInterceptorFactory>());
+  if (options.metrics != nullptr) {
+    interceptors.push_back(std::make_unique<RpcMetricsInterceptorFactory>(*options.metrics));
+  }
   builder.experimental().SetInterceptorCreators(std::move(interceptors));
   int bound_port = 0;
   if (options.listen) {

@@ -7,6 +7,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/metrics/metrics.h"
 #include "common/server/loopback.h"
 #include "common/server/tls.h"
 #include "grpcpp/grpcpp.h"
@@ -33,6 +34,9 @@ struct ServerOptions {
   absl::Duration shutdown_grace = absl::Seconds(5);
   // False: no network listener at all, only in-process channels (sharedosd's internal tier).
   bool listen = true;
+  // Per-method latency and status metrics of this server's calls (common/server/rpc_metrics.h);
+  // null: none. Borrowed; must outlive the server.
+  metrics::Metrics* metrics = nullptr;
 };
 
 // Starts a gRPC server with the given services plus the standard health service (every

@@ -5,6 +5,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/status/status.h"
+#include "common/logging/log.h"
 #include "common/server/channel_flags.h"
 #include "common/server/tls_flags.h"
 #include "common/status/status_macros.h"
@@ -20,6 +21,17 @@ ABSL_FLAG(std::string, credentials, "",
           sharedos::common::server::SharedFlagHelp(
               "credentials", "JSON credentials file (see common/server/auth.h). Required."));
 
+ABSL_FLAG(std::string, metrics_host, "127.0.0.1",
+          sharedos::common::server::SharedFlagHelp(
+              "metrics_host",
+              "Host of the Prometheus /metrics endpoint (plain HTTP: loopback "
+              "only)."));
+ABSL_FLAG(int, metrics_port, -1,
+          sharedos::common::server::SharedFlagHelp(
+              "metrics_port",
+              "Port of http://<metrics_host>:<port>/metrics; 0 picks a free port (printed as "
+              "\"<service> metrics on <url>\"); -1: no metrics."));
+
 namespace sharedos::common::server {
 
 absl::StatusOr<ServiceFlags> ReadServiceFlags() {
@@ -31,15 +43,38 @@ absl::StatusOr<ServiceFlags> ReadServiceFlags() {
   const std::string credentials = absl::GetFlag(FLAGS_credentials);
   if (credentials.empty()) return absl::InvalidArgumentError("--credentials: required");
   ASSIGN_OR_RETURN(flags.authenticator, Authenticator::FromFile(credentials));
+  if (absl::GetFlag(FLAGS_metrics_port) >= 0) {
+    flags.metrics = std::make_unique<metrics::Metrics>();
+    flags.server.metrics = flags.metrics.get();
+  }
   return flags;
 }
 
 int RunService(int argc, char** argv, const ServiceBinary& binary, BuildService build) {
   ParseServiceCommandLine(argc, argv, binary);
+  logging::SetService(binary.name);
   absl::StatusOr<ServiceFlags> flags = ReadServiceFlags();
   if (!flags.ok()) return Fail(binary.name, flags.status());
   absl::StatusOr<std::unique_ptr<Servable>> servable = build(*flags);
   if (!servable.ok()) return Fail(binary.name, servable.status());
+  // The effective values of the shared flags of a service that builds; secrets (the TLS key) only
+  // as set/unset.
+  logging::Log(logging::Level::kInfo, "config", "",
+               {{"host", flags->server.host},
+                {"port", flags->server.port},
+                {"credentials", absl::GetFlag(FLAGS_credentials)},
+                {"metrics_host", absl::GetFlag(FLAGS_metrics_host)},
+                {"metrics_port", absl::GetFlag(FLAGS_metrics_port)},
+                {"tls", flags->server.tls.enabled()}});
+  std::unique_ptr<metrics::MetricsExposer> exposer;
+  if (flags->metrics != nullptr) {
+    absl::StatusOr<std::unique_ptr<metrics::MetricsExposer>> started =
+        metrics::MetricsExposer::Start(*flags->metrics, absl::GetFlag(FLAGS_metrics_host),
+                                       absl::GetFlag(FLAGS_metrics_port));
+    if (!started.ok()) return Fail(binary.name, started.status());
+    exposer = *std::move(started);
+    metrics::ReportMetricsListening(binary.name, *exposer);
+  }
   return ServeUntilTerminated(binary.name, flags->server, **servable);
 }
 

@@ -11,6 +11,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "common/client/channel.h"
+#include "common/metrics/metrics.h"
 #include "common/server/auth.h"
 #include "common/server/server_runner.h"
 #include "common/server/service_main.h"
@@ -26,6 +27,9 @@ struct ServiceFlags {
   client::ChannelTls channel_tls;
   // The callers --credentials names.
   std::unique_ptr<Authenticator> authenticator;
+  // --metrics_port ≥ 0: the process's metrics (server.metrics points at it; the service passes
+  // it to its cores), served by RunService. Null otherwise.
+  std::unique_ptr<metrics::Metrics> metrics;
 };
 
 // Errors: INVALID_ARGUMENT "--credentials: required"; those of Authenticator::FromFile.

@@ -9,6 +9,7 @@
 #include "capability/reason_codes.h"
 #include "common/crypto/random.h"
 #include "common/json/protocol_json.h"
+#include "common/logging/log.h"
 #include "common/status/status_macros.h"
 #include "common/time/proto_time.h"
 #include "common/validation/protocol.h"
@@ -81,6 +82,8 @@ absl::StatusOr<v1::OpenTurnResponse> Admission::OpenTurn(const v1::OpenTurnReque
   if (response.has_result()) {
     table_.PublishEnded(std::move(turn), clock_.Now());
   } else {
+    common::logging::Log(common::logging::Level::kInfo, "turn.opened", turn->context.trace_id(),
+                         {{"turn_id", turn->id}});
     table_.PublishRunning(std::move(turn));
   }
   return response;

@@ -238,6 +238,7 @@ void Invocation::RecordEnvelopeRefusal(const Turn& turn, const pb::ToolCall& cal
   facts.status = result.status();
   facts.reason = result.error().code();
   facts.cause = std::string(cause);
+  table_.metrics().ToolCallRefused(facts.reason);
   facts.authority_hash = turn.authority_hash;
   facts.catalog_hash = turn.catalog_hash;
   // Post-effect (seed ADR 0023): the refusal stands whatever the audit log's state.

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "capability/reason_codes.h"
 #include "common/json/protocol_json.h"
+#include "common/logging/log.h"
 #include "common/status/status_macros.h"
 #include "common/validation/bounds.h"
 #include "common/validation/limits.h"
@@ -458,7 +459,13 @@ void Settler::Finalize(Turn& turn, Settlement settlement) {
     // A lease that cannot be closed expires on its own.
     (void)authorizer_.CloseTurnAuthority(close, options_.authorizer_timeout);
   }
-  table_.Retire(turn, completed_at);
+  const bool was_open = table_.Retire(turn, completed_at);
+  table_.metrics().TurnFinished(result.status(), was_open);
+  common::logging::Log(common::logging::Level::kInfo, "turn.ended", turn.context.trace_id(),
+                       {{"turn_id", turn.id},
+                        {"execution_id", result.execution_id()},
+                        {"status", pb::ExecutionStatus_Name(result.status())},
+                        {"reason_code", result.error().code()}});
 }
 
 pb::ExecutionResult Settler::TerminalResult(const Turn& turn, Settlement& settlement,

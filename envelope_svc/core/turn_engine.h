@@ -90,6 +90,9 @@ class TurnEngine {
     const mcp::ExecutionTokenCodec* mcp_tokens = nullptr;
     // Runtime manifest id of MCP turns.
     std::string mcp_runtime_id = "sharedos.mcp-harness";
+    // Turns open, turns by terminal status, budget refusals (common/metrics/sinks.h); null:
+    // none. Borrowed.
+    common::metrics::Metrics* metrics = nullptr;
   };
 
   // Borrows every dependency; each must outlive the engine. `providers` are the providers

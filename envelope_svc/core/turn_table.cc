@@ -54,6 +54,7 @@ void TurnTable::PublishRunning(std::shared_ptr<Turn> turn) {
   absl::MutexLock lock(&mu_);
   deadlines_.emplace(turn->deadline, turn->id);
   running_.insert(turn->id);
+  metrics_.TurnOpened();
   const std::string id = turn->id;
   turns_.emplace(id, std::move(turn));
 }
@@ -65,9 +66,9 @@ void TurnTable::PublishEnded(std::shared_ptr<Turn> turn, absl::Time ended_at) {
   turns_.emplace(id, std::move(turn));
 }
 
-void TurnTable::Retire(const Turn& turn, absl::Time ended_at) {
+bool TurnTable::Retire(const Turn& turn, absl::Time ended_at) {
   absl::MutexLock lock(&mu_);
-  if (running_.erase(turn.id) == 0) return;
+  if (running_.erase(turn.id) == 0) return false;
   auto [first, last] = deadlines_.equal_range(turn.deadline);
   for (auto it = first; it != last; ++it) {
     if (it->second == turn.id) {
@@ -76,6 +77,7 @@ void TurnTable::Retire(const Turn& turn, absl::Time ended_at) {
     }
   }
   retention_.emplace(ended_at + options_.ended_turn_retention, turn.id);
+  return true;
 }
 
 std::shared_ptr<Turn> TurnTable::Lookup(const std::string& turn_id) const {

@@ -18,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/metrics/sinks.h"
 #include "common/server/auth.h"
 #include "envelope_svc/core/turn.h"
 #include "sharedos/protocol/v1/context.pb.h"
@@ -42,9 +43,11 @@ class TurnTable {
     size_t max_turns = 100000;
     // How long an ended turn stays findable.
     absl::Duration ended_turn_retention = absl::Minutes(15);
+    // Turn metrics (common/metrics/sinks.h); null: none. Borrowed.
+    common::metrics::Metrics* metrics = nullptr;
   };
 
-  explicit TurnTable(Options options) : options_(options) {}
+  explicit TurnTable(Options options) : options_(options), metrics_(options.metrics) {}
   TurnTable(const TurnTable&) = delete;
   TurnTable& operator=(const TurnTable&) = delete;
 
@@ -61,7 +64,8 @@ class TurnTable {
 
   // A running turn ended at `ended_at`: its deadline is no longer watched and it is retained
   // until `ended_at` plus the retention. A turn not published running is left as it is.
-  void Retire(const Turn& turn, absl::Time ended_at) ABSL_LOCKS_EXCLUDED(mu_);
+  // Returns whether the turn was running.
+  bool Retire(const Turn& turn, absl::Time ended_at) ABSL_LOCKS_EXCLUDED(mu_);
 
   // The held turn `turn_id`, or nullptr.
   std::shared_ptr<Turn> Lookup(const std::string& turn_id) const ABSL_LOCKS_EXCLUDED(mu_);
@@ -79,8 +83,12 @@ class TurnTable {
   size_t held() const ABSL_LOCKS_EXCLUDED(mu_);
   size_t running() const ABSL_LOCKS_EXCLUDED(mu_);
 
+  // The envelope's turn metrics (no-ops without Options::metrics).
+  common::metrics::TurnMetrics& metrics() { return metrics_; }
+
  private:
   const Options options_;
+  common::metrics::TurnMetrics metrics_;
 
   mutable absl::Mutex mu_;
   // turn id → turn (running and retained).

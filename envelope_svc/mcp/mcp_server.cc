@@ -271,6 +271,7 @@ absl::Status CheckPublicUrl(const std::string& url) {
 McpServer::McpServer(Options options, std::shared_ptr<common::server::KeyPairWatcher> key_pair,
                      std::unique_ptr<httplib::Server> http, int port)
     : options_(std::move(options)),
+      metrics_(options_.metrics),
       key_pair_(std::move(key_pair)),
       http_(std::move(http)),
       port_(port),
@@ -698,6 +699,9 @@ void McpServer::Dispatch(Exchange& exchange) {
   } else {
     reply = (this->*method->handler)(exchange);
   }
+  metrics_.McpRequest(exchange.method, reply.error_code != 0
+                                           ? common::metrics::TurnMetrics::McpStatus::kError
+                                           : common::metrics::TurnMetrics::McpStatus::kOk);
   if (reply.error_code != 0) {
     return exchange.Answer(200, ErrorBody(exchange.id, reply.error_code, reply.error_message));
   }

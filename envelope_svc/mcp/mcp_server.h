@@ -40,6 +40,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "common/metrics/sinks.h"
 #include "common/server/tls.h"
 #include "common/time/clock.h"
 #include "envelope_svc/core/turn_engine.h"
@@ -97,6 +98,8 @@ class McpServer {
     std::vector<std::string> allowed_origins;
     std::string server_name = "sharedos-envelope";
     std::string server_version = "1.0.0";
+    // Requests by method and status (common/metrics/sinks.h); null: none. Borrowed.
+    common::metrics::Metrics* metrics = nullptr;
   };
 
   // Binds the listener; url() is known from here on, so the engine can be told it before serving.
@@ -162,6 +165,7 @@ class McpServer {
   Reply CallTool(Exchange& exchange);
 
   const Options options_;
+  common::metrics::TurnMetrics metrics_;
   // The HTTPS pair (null for plaintext); outlives http_, whose handshakes read it.
   std::shared_ptr<common::server::KeyPairWatcher> key_pair_;
   std::unique_ptr<httplib::Server> http_;

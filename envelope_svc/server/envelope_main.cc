@@ -154,6 +154,8 @@ absl::StatusOr<std::unique_ptr<server::Servable>> Build(const server::ServiceFla
   ASSIGN_OR_RETURN(env::EnvelopeServerOptions options, Options(repeated));
   options.provider_tls = flags.channel_tls;
   if (options.mcp.has_value()) options.mcp->server.tls = flags.server.tls;
+  options.engine.metrics = flags.metrics.get();
+  if (options.mcp.has_value()) options.mcp->server.metrics = flags.metrics.get();
   ASSIGN_OR_RETURN(auto audit, sharedos::audit::client::NewAuditWriterFromFlags());
   return env::BuildEnvelopeServer(
       {std::make_unique<sharedos::authorizer::client::GrpcAuthorizerClient>(
