@@ -144,8 +144,8 @@ void Admission::Journal(Turn& turn, v1::OpenTurnResponse& response) {
   }
   // A turn a crash could leave open without a trace is not run: fail closed.
   response.clear_mcp();
-  settler_.Finalize(turn, Settlement::Failed(CodeError(capability::kAuditUnavailable),
-                                             pb::ENDED_BY_ENVELOPE));
+  settler_.Finalize(
+      turn, Settlement::Failed(CodeError(capability::kAuditUnavailable), pb::ENDED_BY_ENVELOPE));
   absl::MutexLock lock(&turn.mu);
   *response.mutable_result() = turn.result;
 }

@@ -485,8 +485,8 @@ absl::StatusOr<int> Settler::RecoverInterrupted() {
   int ended = 0;
   for (TurnJournal::Entry& entry : open) {
     ASSIGN_OR_RETURN(absl::Time at,
-                     options_.journal->MarkInterrupted(entry.turn_id,
-                                                       entry.interrupted_at.value_or(clock_.Now())));
+                     options_.journal->MarkInterrupted(
+                         entry.turn_id, entry.interrupted_at.value_or(clock_.Now())));
     auto turn = std::make_shared<Turn>();
     turn->id = entry.turn_id;
     turn->request.set_execution_id(entry.execution_id);

@@ -68,8 +68,7 @@ absl::Status TurnJournal::Remove(const std::string& turn_id) {
   return remove.Step().status();
 }
 
-absl::StatusOr<absl::Time> TurnJournal::MarkInterrupted(const std::string& turn_id,
-                                                        absl::Time at) {
+absl::StatusOr<absl::Time> TurnJournal::MarkInterrupted(const std::string& turn_id, absl::Time at) {
   absl::MutexLock lock(&mu_);
   {
     ASSIGN_OR_RETURN(Statement mark,

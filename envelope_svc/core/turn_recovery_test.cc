@@ -133,8 +133,9 @@ TEST_F(TurnRecoveryTest, ATurnThatCannotBeJournaledDoesNotRun) {
   absl::StatusOr<std::unique_ptr<common::sqlite::Database>> db =
       common::sqlite::Database::Open(path_);
   ASSERT_OK(db.status());
-  ASSERT_OK((*db)->Exec("CREATE TRIGGER refuse BEFORE INSERT ON open_turns "
-                        "BEGIN SELECT RAISE(FAIL, 'refused'); END;"));
+  ASSERT_OK(
+      (*db)->Exec("CREATE TRIGGER refuse BEFORE INSERT ON open_turns "
+                  "BEGIN SELECT RAISE(FAIL, 'refused'); END;"));
   const v1::OpenTurnResponse opened = Open();
   ASSERT_TRUE(opened.has_result());
   EXPECT_EQ(opened.result().status(), pb::EXECUTION_STATUS_FAILED);

@@ -133,7 +133,8 @@ absl::Status EnvelopeServer::StartEngine(core::TurnEngine::Options engine_option
         absl::StrCat("--turn_journal: open turns not ended: ", recovered.status().message()));
   }
   if (*recovered > 0) {
-    std::fprintf(stderr, "envelope: ended %d turn(s) left open by the last stop (operation_aborted)\n",
+    std::fprintf(stderr,
+                 "envelope: ended %d turn(s) left open by the last stop (operation_aborted)\n",
                  *recovered);
   }
   if (mcp_ != nullptr) mcp_->Start(*engine_, *mcp_tokens_, clock_);

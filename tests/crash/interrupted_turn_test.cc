@@ -104,7 +104,8 @@ TEST(InterruptedTurnTest, AnEnvelopeKilledWithATurnRunningEndsItOnRestartOnce) {
   ASSERT_FALSE(::testing::Test::HasFatalFailure());
 
   const std::string execution = "exec-crash-four";
-  const std::string turn_id = OpenRunningTurn(four.envelope_address(), four.host_token(), execution);
+  const std::string turn_id =
+      OpenRunningTurn(four.envelope_address(), four.host_token(), execution);
   ASSERT_FALSE(turn_id.empty());
   ASSERT_TRUE(four.Kill(Service::kEnvelope).ok());
   absl::Status restarted = four.Restart(Service::kEnvelope);
