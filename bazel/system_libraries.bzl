@@ -33,12 +33,18 @@ _LIBRARIES = {
     "gmock_main": (["gmock_main", "gmock", "gtest"], ["-lpthread"], []),
     "benchmark": (["benchmark"], ["-lpthread"], []),
     "benchmark_main": (["benchmark"], ["-lbenchmark_main", "-lpthread"], []),
-    "httplib": (["cpp-httplib"], [], []),
+    "httplib": (["cpp-httplib", "openssl"], [], []),
     # Linear-time regular expressions for agent-supplied patterns.
     "re2": (["re2"], [], []),
     # Header-only.
     "nlohmann_json": ([], [], []),
     "valijson": ([], [], []),
+}
+
+# target name -> preprocessor definitions its users need (those pkg-config --cflags gives).
+_DEFINES = {
+    # Debian builds cpp-httplib with OpenSSL; its header declares the TLS classes only with this.
+    "httplib": ["CPPHTTPLIB_OPENSSL_SUPPORT"],
 }
 
 def _pkg_config_libs(repository_ctx, modules):
@@ -65,6 +71,8 @@ def _system_libraries_impl(repository_ctx):
                          % ", ".join(['"%s/**/*.h"' % i for i in includes]))
             build.append("    includes = %r," % includes)
         build.append("    linkopts = %r," % linkopts)
+        if name in _DEFINES:
+            build.append("    defines = %r," % _DEFINES[name])
         build.append(")")
         build.append("")
     repository_ctx.file("WORKSPACE", 'workspace(name = "%s")\n' % repository_ctx.name)

@@ -33,6 +33,8 @@
 #include "common/server/secret_file.h"
 #include "common/server/server_runner.h"
 #include "common/server/service_main.h"
+#include "common/server/tls.h"
+#include "common/server/tls_flags.h"
 #include "common/status/status_macros.h"
 #include "common/time/clock.h"
 #include "envelope_svc/server/envelope_server.h"
@@ -41,7 +43,9 @@
 #include "sharedosd/bootstrap.h"
 #include "sharedosd/demo.h"
 
-ABSL_FLAG(std::string, host, "127.0.0.1", "Host to listen on (plaintext only on loopback).");
+ABSL_FLAG(std::string, host, "127.0.0.1",
+          "Host to listen on: plaintext only on loopback; any host with --tls_cert and --tls_key "
+          "(--tls_client_ca: mTLS).");
 ABSL_FLAG(int, port, 50051, "Port to listen on; 0 picks a free port and prints it.");
 ABSL_FLAG(std::string, data_dir, "sharedos-data", "Directory holding the SQLite files and tokens.");
 ABSL_FLAG(std::string, registry, "",
@@ -53,8 +57,12 @@ ABSL_FLAG(std::string, durability, "full",
           "Audit log durability: full (fsync per group commit) or normal (survives a process "
           "kill, not a power loss).");
 ABSL_FLAG(std::string, mcp_host, "127.0.0.1",
-          "Host of the MCP front door. It serves plaintext HTTP, so only a loopback host is "
-          "accepted; front it with a TLS-terminating proxy to reach it from elsewhere.");
+          "Host of the MCP front door. With --tls_cert and --tls_key it serves HTTPS with the "
+          "same certificate as the gRPC listener, on any host; without, plaintext HTTP on a "
+          "loopback host only.");
+ABSL_FLAG(std::string, mcp_public_url, "",
+          "The MCP URL handed to harnesses, as they reach the front door (e.g. through a load "
+          "balancer). Empty: <http|https>://<mcp_host>:<port>/mcp.");
 ABSL_FLAG(int, mcp_port, -1,
           "Port of the MCP front door (Streamable HTTP, path /mcp) on --mcp_host; 0 picks a free "
           "port; "
@@ -107,6 +115,8 @@ absl::StatusOr<Settings> ReadSettings() {
   settings.audit.binary_name = kName;
   settings.envelope.engine.drain_grace = absl::GetFlag(FLAGS_drain_grace);
   RETURN_IF_ERROR(envelope::CheckTurnOptions(settings.envelope.engine));
+  // Plaintext off loopback, or unusable TLS files, is refused before the data directory is made.
+  RETURN_IF_ERROR(server::CheckServerTls(server::ServerTlsFromFlags(), absl::GetFlag(FLAGS_host)));
   return settings;
 }
 
@@ -187,6 +197,8 @@ absl::Status BuildEnvelope(const char* argv0, Settings settings, Deployment& d) 
                    server::ReadSecretFile(d.data.mcp_secret(), server::SecretPart::kWholeFile));
   mcp.server.host = absl::GetFlag(FLAGS_mcp_host);
   mcp.server.port = absl::GetFlag(FLAGS_mcp_port);
+  mcp.server.tls = server::ServerTlsFromFlags();
+  mcp.server.public_url = absl::GetFlag(FLAGS_mcp_public_url);
   if (mcp.server.port < 0) {
     mcp.server.port = absl::GetFlag(FLAGS_port) == 0 ? 0 : absl::GetFlag(FLAGS_port) + 1;
   }
@@ -211,6 +223,7 @@ absl::Status StartPublicTier(Deployment& d) {
   server::ServerOptions options;
   options.host = absl::GetFlag(FLAGS_host);
   options.port = absl::GetFlag(FLAGS_port);
+  options.tls = server::ServerTlsFromFlags();
   ASSIGN_OR_RETURN(d.public_tier, server::ServerRunner::Start(options, services));
   return absl::OkStatus();
 }

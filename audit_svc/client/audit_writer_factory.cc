@@ -6,8 +6,6 @@
 #include "audit_svc/client/audit_client.h"
 #include "common/server/secret_file.h"
 #include "common/server/service_main.h"
-#include "grpcpp/create_channel.h"
-#include "grpcpp/security/credentials.h"
 
 namespace sharedos::audit::client {
 namespace {
@@ -63,7 +61,10 @@ absl::StatusOr<std::unique_ptr<AuditWriter>> NewAuditWriter(const AuditWriterCon
   }
   std::shared_ptr<grpc::Channel> channel;
   if (config.mode != "discard" && !config.mode.empty()) {
-    channel = grpc::CreateChannel(config.target, grpc::InsecureChannelCredentials());
+    absl::StatusOr<std::shared_ptr<grpc::Channel>> made =
+        common::client::NewChannel(config.target, config.tls, "--audit_target");
+    if (!made.ok()) return made.status();
+    channel = *std::move(made);
   }
   return NewAuditWriterOverChannel(config, std::move(channel), outbox_fsync);
 }

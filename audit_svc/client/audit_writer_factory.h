@@ -6,6 +6,7 @@
 
 #include "absl/status/statusor.h"
 #include "audit_svc/client/audit_writer.h"
+#include "common/client/channel.h"
 #include "grpcpp/channel.h"
 
 namespace sharedos::audit::client {
@@ -21,6 +22,9 @@ struct AuditWriterConfig {
   std::string token_file;
   // The durable outbox file, for remote and local.
   std::string outbox_path;
+  // How the channel to `target` verifies audit_svc (common/client/channel.h: TLS against a CA,
+  // or plaintext on loopback only).
+  common::client::ChannelTls tls;
 };
 
 // --audit_outbox_durability: "full" (or empty) → true (fsync per outbox commit); "normal" →
@@ -30,7 +34,8 @@ absl::StatusOr<bool> OutboxFsyncFromFlag(const std::string& value);
 
 // `outbox_fsync`: AuditClientOptions::outbox_fsync.
 // Errors: INVALID_ARGUMENT naming the flag (--audit, --audit_target, --audit_token_file,
-// --audit_outbox) when the configuration is incomplete or unknown; FAILED_PRECONDITION when the
+// --audit_outbox, the TLS flags) when the configuration is incomplete or unknown, or plaintext
+// would leave loopback; FAILED_PRECONDITION when the
 // token file cannot be read; UNAVAILABLE when the outbox cannot be opened.
 absl::StatusOr<std::unique_ptr<AuditWriter>> NewAuditWriter(const AuditWriterConfig& config,
                                                             bool outbox_fsync = true);

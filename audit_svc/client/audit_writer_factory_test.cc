@@ -28,28 +28,29 @@ TEST(AuditWriterFactoryTest, NoModeMeansNoStart) {
 }
 
 TEST(AuditWriterFactoryTest, DiscardMustBeChosenAndNeedsNothingElse) {
-  auto writer = NewAuditWriter({"discard", "", "", ""});
+  auto writer = NewAuditWriter({"discard", "", "", "", {}});
   ASSERT_TRUE(writer.ok()) << writer.status();
   EXPECT_THAT((*writer)->RecordPreEffect({}), IsOk());
 }
 
 TEST(AuditWriterFactoryTest, NamesEachMissingFlag) {
-  EXPECT_THAT(NewAuditWriter({"remote", "", "", ""}),
+  EXPECT_THAT(NewAuditWriter({"remote", "", "", "", {}}),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("--audit_target")));
-  EXPECT_THAT(NewAuditWriter({"remote", "127.0.0.1:1", "", ""}),
+  EXPECT_THAT(NewAuditWriter({"remote", "127.0.0.1:1", "", "", {}}),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("--audit_outbox")));
-  EXPECT_THAT(NewAuditWriter({"local", "127.0.0.1:1", "", TempFile("o1", "")}),
+  EXPECT_THAT(NewAuditWriter({"local", "127.0.0.1:1", "", TempFile("o1", ""), {}}),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("--audit_token_file")));
-  EXPECT_THAT(NewAuditWriter({"local", "127.0.0.1:1", "/nonexistent/token", TempFile("o2", "")}),
-              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("cannot read")));
-  EXPECT_THAT(NewAuditWriter({"sometimes", "127.0.0.1:1", "", ""}),
+  EXPECT_THAT(
+      NewAuditWriter({"local", "127.0.0.1:1", "/nonexistent/token", TempFile("o2", ""), {}}),
+      StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("cannot read")));
+  EXPECT_THAT(NewAuditWriter({"sometimes", "127.0.0.1:1", "", "", {}}),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("must be remote, local")));
 }
 
 TEST(AuditWriterFactoryTest, BuildsAClientFromACompleteConfiguration) {
   const std::string outbox = std::string(std::getenv("TEST_TMPDIR")) + "/writer.outbox";
-  auto writer = NewAuditWriter(
-      {"local", "127.0.0.1:1", TempFile("token", "  secret-token \n"), outbox});
+  auto writer =
+      NewAuditWriter({"local", "127.0.0.1:1", TempFile("token", "  secret-token \n"), outbox, {}});
   ASSERT_TRUE(writer.ok()) << writer.status();
   EXPECT_NE(dynamic_cast<AuditClient*>(writer->get()), nullptr);
 }
@@ -61,7 +62,7 @@ TEST(AuditWriterFactoryTest, OutboxDurabilityIsFullOrNormal) {
   EXPECT_THAT(OutboxFsyncFromFlag("sometimes"),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("--audit_outbox_durability")));
   const std::string outbox = std::string(std::getenv("TEST_TMPDIR")) + "/no-fsync.outbox";
-  auto writer = NewAuditWriter({"local", "127.0.0.1:1", TempFile("token2", "secret\n"), outbox},
+  auto writer = NewAuditWriter({"local", "127.0.0.1:1", TempFile("token2", "secret\n"), outbox, {}},
                                /*outbox_fsync=*/false);
   ASSERT_TRUE(writer.ok()) << writer.status();
   EXPECT_NE(dynamic_cast<AuditClient*>(writer->get()), nullptr);

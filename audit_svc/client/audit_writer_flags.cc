@@ -3,6 +3,7 @@
 #include <string>
 
 #include "absl/flags/flag.h"
+#include "common/server/channel_flags.h"
 #include "common/server/service_main.h"
 
 // Help texts go through SharedFlagHelp: each writer says what its records are.
@@ -32,6 +33,7 @@ AuditWriterConfig AuditWriterConfigFromFlags() {
   config.target = absl::GetFlag(FLAGS_audit_target);
   config.token_file = absl::GetFlag(FLAGS_audit_token_file);
   config.outbox_path = absl::GetFlag(FLAGS_audit_outbox);
+  config.tls = common::server::ChannelTlsFromFlags();
   return config;
 }
 

@@ -2,7 +2,8 @@
 // defined once: --audit, --audit_target, --audit_token_file, --audit_outbox and
 // --audit_outbox_durability. A writer's main links this library and creates its writer with
 // NewAuditWriterFromFlags(); a binary may word --audit's help for what it records
-// (common/server/service_main.h, ServiceBinary::flag_help).
+// (common/server/service_main.h, ServiceBinary::flag_help). The channel to audit_svc is verified
+// with the service's channel TLS flags (common/server/channel_flags.h: --tls_ca, ...).
 
 #ifndef SHAREDOS_AUDIT_SVC_CLIENT_AUDIT_WRITER_FLAGS_H_
 #define SHAREDOS_AUDIT_SVC_CLIENT_AUDIT_WRITER_FLAGS_H_

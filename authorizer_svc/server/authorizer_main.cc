@@ -32,9 +32,10 @@ namespace server = ::sharedos::common::server;
 namespace authorizer = ::sharedos::authorizer::server;
 
 absl::StatusOr<std::unique_ptr<server::Servable>> Build(const server::ServiceFlags& flags) {
-  ASSIGN_OR_RETURN(server::Upstream grantstore,
-                   server::ReadUpstream("grantstore", absl::GetFlag(FLAGS_grantstore_target),
-                                        absl::GetFlag(FLAGS_grantstore_token_file)));
+  ASSIGN_OR_RETURN(
+      server::Upstream grantstore,
+      server::ReadUpstream("grantstore", absl::GetFlag(FLAGS_grantstore_target),
+                           absl::GetFlag(FLAGS_grantstore_token_file), flags.channel_tls));
   authorizer::AuthorizerServerOptions options;
   ASSIGN_OR_RETURN(
       options.lease_secret,

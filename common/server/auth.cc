@@ -38,6 +38,24 @@ absl::StatusOr<std::vector<std::string>> StringList(const nlohmann::json& value,
   return out;
 }
 
+// An entry's optional "cert_san" into `san`: a non-empty string of at most 256 bytes.
+absl::Status ReadCertSan(const nlohmann::json& item, const std::string& path, std::string& san) {
+  if (!item.contains("cert_san")) return absl::OkStatus();
+  const nlohmann::json& value = item["cert_san"];
+  if (!value.is_string() || value.get<std::string>().empty() ||
+      value.get<std::string>().size() > 256) {
+    return absl::InvalidArgumentError(path + ".cert_san: must be a string of 1 to 256 bytes");
+  }
+  san = value.get<std::string>();
+  return absl::OkStatus();
+}
+
+bool Holds(const std::vector<std::string>& names, const std::string& name) {
+  bool found = false;
+  for (const std::string& candidate : names) found |= candidate == name;
+  return found;
+}
+
 }  // namespace
 
 absl::string_view RoleName(Role role) {
@@ -70,14 +88,15 @@ absl::StatusOr<std::unique_ptr<Authenticator>> Authenticator::FromJson(absl::str
     return absl::InvalidArgumentError("credentials: must be an array");
   }
   std::vector<Entry> entries;
-  std::set<std::string> names, digests;
+  std::set<std::string> names, digests, cert_only_sans;
   const nlohmann::json& list = root["credentials"];
   for (size_t i = 0; i < list.size(); ++i) {
     const std::string path = absl::StrCat("credentials[", i, "]");
     const nlohmann::json& item = list[i];
     if (!item.is_object()) return absl::InvalidArgumentError(path + ": must be an object");
     for (const auto& [key, unused] : item.items()) {
-      if (key != "name" && key != "role" && key != "token_sha256" && key != "scope") {
+      if (key != "name" && key != "role" && key != "token_sha256" && key != "scope" &&
+          key != "cert_san") {
         return absl::InvalidArgumentError(absl::StrCat(path, ": unknown field ", key));
       }
     }
@@ -97,8 +116,9 @@ absl::StatusOr<std::unique_ptr<Authenticator>> Authenticator::FromJson(absl::str
     } else {
       return absl::InvalidArgumentError(path + ".role: must be admin, service or host");
     }
+    if (absl::Status san = ReadCertSan(item, path, entry.cert_san); !san.ok()) return san;
     const std::string digest_hex = item.value("token_sha256", std::string());
-    if (!IsLowerHex64(digest_hex)) {
+    if (!IsLowerHex64(digest_hex) && !(digest_hex.empty() && !entry.cert_san.empty())) {
       return absl::InvalidArgumentError(path + ".token_sha256: must be 64 lowercase hex digits");
     }
     entry.token_digest = digest_hex;
@@ -127,7 +147,10 @@ absl::StatusOr<std::unique_ptr<Authenticator>> Authenticator::FromJson(absl::str
     if (!names.insert(entry.principal.name).second) {
       return absl::InvalidArgumentError(path + ".name: duplicate " + entry.principal.name);
     }
-    if (!digests.insert(entry.token_digest).second) {
+    if (entry.token_digest.empty() && !cert_only_sans.insert(entry.cert_san).second) {
+      return absl::InvalidArgumentError(path + ".cert_san: the same name is listed twice");
+    }
+    if (!entry.token_digest.empty() && !digests.insert(entry.token_digest).second) {
       return absl::InvalidArgumentError(path + ".token_sha256: the same token is listed twice");
     }
     entries.push_back(std::move(entry));
@@ -142,24 +165,54 @@ absl::StatusOr<std::unique_ptr<Authenticator>> Authenticator::FromFile(const std
   return FromJson(*json);
 }
 
-absl::StatusOr<Principal> Authenticator::Authenticate(
-    absl::string_view authorization_header) const {
+const Authenticator::Entry* Authenticator::Match(absl::string_view authorization_header,
+                                                 const std::vector<std::string>& peer_sans) const {
   absl::string_view header = absl::StripAsciiWhitespace(authorization_header);
+  if (header.empty()) {
+    // The certificate alone: the entry bound to one of its names that has no token.
+    const Entry* match = nullptr;
+    for (const Entry& entry : entries_) {
+      if (entry.token_digest.empty() && Holds(peer_sans, entry.cert_san)) match = &entry;
+    }
+    return match;
+  }
   constexpr absl::string_view kBearer = "bearer ";
-  if (header.size() <= kBearer.size() ||
-      !absl::StartsWithIgnoreCase(header, kBearer)) {
-    return absl::UnauthenticatedError(kUnauthenticated);
+  if (header.size() <= kBearer.size() || !absl::StartsWithIgnoreCase(header, kBearer)) {
+    return nullptr;
   }
   absl::string_view token = absl::StripAsciiWhitespace(header.substr(kBearer.size()));
-  if (token.empty()) return absl::UnauthenticatedError(kUnauthenticated);
+  if (token.empty()) return nullptr;
   const std::string presented = common::Sha256Hex(token);
   // Compare against every entry without stopping early, so timing says nothing about the list.
   const Entry* match = nullptr;
   for (const Entry& entry : entries_) {
     if (common::ConstantTimeEquals(presented, entry.token_digest)) match = &entry;
   }
+  if (match != nullptr && !match->cert_san.empty() && !Holds(peer_sans, match->cert_san)) {
+    return nullptr;
+  }
+  return match;
+}
+
+absl::StatusOr<Principal> Authenticator::Authenticate(
+    absl::string_view authorization_header) const {
+  const Entry* match = absl::StripAsciiWhitespace(authorization_header).empty()
+                           ? nullptr
+                           : Match(authorization_header, {});
   if (match == nullptr) return absl::UnauthenticatedError(kUnauthenticated);
   return match->principal;
+}
+
+absl::StatusOr<Principal> Authenticator::RequireWithPeer(absl::string_view authorization_header,
+                                                         const std::vector<std::string>& peer_sans,
+                                                         std::initializer_list<Role> roles) const {
+  const Entry* match = Match(authorization_header, peer_sans);
+  if (match == nullptr) return absl::UnauthenticatedError(kUnauthenticated);
+  for (Role role : roles) {
+    if (match->principal.role == role) return match->principal;
+  }
+  return absl::UnauthenticatedError(absl::StrCat(
+      "credential of role ", RoleName(match->principal.role), " may not call this method"));
 }
 
 absl::StatusOr<Principal> Authenticator::Require(absl::string_view authorization_header,

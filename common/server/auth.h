@@ -40,6 +40,11 @@ struct Principal {
 //     {"name": "authorizer", "role": "service", "token_sha256": "<64 hex>"},
 //     {"name": "host-a", "role": "host", "token_sha256": "<64 hex>",
 //      "scope": {"namespaces": ["world-1"], "owners": ["human:user-alice"]}}]}
+// An entry may instead, or besides, be bound to a certificate identity: "cert_san": "<subject
+// alternative name>" (e.g. "spiffe://sharedos/authorizer", "authorizer.sharedos.internal")
+// matches only a caller whose client certificate — verified by an mTLS listener
+// (--tls_client_ca) — carries that name. With "token_sha256" too, both are required; without,
+// the certificate alone authenticates (no authorization header). See RequireWithPeer.
 // Only the SHA-256 of each token is stored; a presented token is hashed and compared in constant
 // time with every entry (no early exit), and is never logged or echoed in an error.
 // Thread-safe after construction (immutable).
@@ -61,11 +66,23 @@ class Authenticator {
   absl::StatusOr<Principal> Require(absl::string_view authorization_header,
                                     std::initializer_list<Role> roles) const;
 
+  // Require for a caller whose verified client certificate carries the subject alternative
+  // names `peer_sans` (empty: none, or no mTLS). A bearer token matches its entry, and an entry
+  // with cert_san only when `peer_sans` holds it; no token (an empty header) matches the entry
+  // bound to a name in `peer_sans` that has no token. Errors: as Require.
+  absl::StatusOr<Principal> RequireWithPeer(absl::string_view authorization_header,
+                                            const std::vector<std::string>& peer_sans,
+                                            std::initializer_list<Role> roles) const;
+
  private:
   struct Entry {
     Principal principal;
-    std::string token_digest;  // raw 32 bytes
+    std::string token_digest;  // hex; empty for an entry bound to a certificate only
+    std::string cert_san;      // empty: not bound to a certificate
   };
+  // The entry `authorization_header` and `peer_sans` authenticate, or null.
+  const Entry* Match(absl::string_view authorization_header,
+                     const std::vector<std::string>& peer_sans) const;
   explicit Authenticator(std::vector<Entry> entries) : entries_(std::move(entries)) {}
   std::vector<Entry> entries_;
 };

@@ -1,6 +1,8 @@
 #include "common/server/grpc_auth.h"
 
+#include <memory>
 #include <string>
+#include <vector>
 
 namespace sharedos::common::server {
 
@@ -11,7 +13,17 @@ absl::StatusOr<Principal> RequireCaller(const Authenticator& authenticator,
   auto it = metadata.find("authorization");
   std::string header;
   if (it != metadata.end()) header.assign(it->second.data(), it->second.size());
-  return authenticator.Require(header, roles);
+  return authenticator.RequireWithPeer(header, PeerSubjectAltNames(context), roles);
+}
+
+std::vector<std::string> PeerSubjectAltNames(const grpc::ServerContextBase& context) {
+  std::vector<std::string> names;
+  std::shared_ptr<const grpc::AuthContext> auth = context.auth_context();
+  if (auth == nullptr || !auth->IsPeerAuthenticated()) return names;
+  for (const grpc::string_ref& name : auth->FindPropertyValues("x509_subject_alternative_name")) {
+    names.emplace_back(name.data(), name.size());
+  }
+  return names;
 }
 
 }  // namespace sharedos::common::server

@@ -2,6 +2,8 @@
 #define SHAREDOS_COMMON_SERVER_GRPC_AUTH_H_
 
 #include <initializer_list>
+#include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "common/server/auth.h"
@@ -9,11 +11,16 @@
 
 namespace sharedos::common::server {
 
-// Authenticates a gRPC call from its "authorization" metadata and requires one of `roles`.
-// Errors: UNAUTHENTICATED (see Authenticator::Require).
+// Authenticates a gRPC call from its "authorization" metadata and, under mTLS, its client
+// certificate's subject alternative names, and requires one of `roles`.
+// Errors: UNAUTHENTICATED (see Authenticator::RequireWithPeer).
 absl::StatusOr<Principal> RequireCaller(const Authenticator& authenticator,
                                         const grpc::ServerContextBase& context,
                                         std::initializer_list<Role> roles);
+
+// The subject alternative names of the call's client certificate as the TLS listener verified
+// it (mTLS); empty without one.
+std::vector<std::string> PeerSubjectAltNames(const grpc::ServerContextBase& context);
 
 }  // namespace sharedos::common::server
 

@@ -9,7 +9,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "common/server/malformed_request.h"
-#include "common/server/secret_file.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 
@@ -37,28 +36,12 @@ absl::StatusOr<std::unique_ptr<ServerRunner>> ServerRunner::Start(
   if (options.host.empty()) {
     return absl::InvalidArgumentError("host: empty");
   }
-  const bool tls = !options.tls_cert_file.empty() || !options.tls_key_file.empty();
-  if (tls && (options.tls_cert_file.empty() || options.tls_key_file.empty())) {
-    return absl::InvalidArgumentError("tls: both a certificate and a key file are required");
-  }
-  if (!tls && options.listen && !IsLoopbackHost(options.host)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "host: plaintext is allowed only on loopback; configure TLS to listen on ", options.host));
-  }
-
   std::shared_ptr<grpc::ServerCredentials> credentials;
-  if (tls) {
-    absl::StatusOr<std::string> cert =
-        ReadSecretFile(options.tls_cert_file, SecretPart::kWholeFile, "tls_cert_file");
-    if (!cert.ok()) return cert.status();
-    absl::StatusOr<std::string> key =
-        ReadSecretFile(options.tls_key_file, SecretPart::kWholeFile, "tls_key_file");
-    if (!key.ok()) return key.status();
-    grpc::SslServerCredentialsOptions ssl;
-    ssl.pem_key_cert_pairs.push_back({*key, *cert});
-    credentials = grpc::SslServerCredentials(ssl);
-  } else {
-    credentials = grpc::InsecureServerCredentials();
+  if (options.listen) {
+    absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> made =
+        NewServerCredentials(options.tls, options.host);
+    if (!made.ok()) return made.status();
+    credentials = *std::move(made);
   }
 
   grpc::EnableDefaultHealthCheckService(true);
@@ -132,11 +115,6 @@ int TerminationSignals::Wait() {
 void ReportListening(const std::string& name, const std::string& address) {
   std::printf("%s listening on %s\n", name.c_str(), address.c_str());
   std::fflush(stdout);
-}
-
-bool IsLoopbackHost(const std::string& host) {
-  return host == "127.0.0.1" || host == "localhost" || host == "::1" || host == "[::1]" ||
-         host.rfind("127.", 0) == 0;
 }
 
 }  // namespace sharedos::common::server

@@ -7,6 +7,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/server/loopback.h"
+#include "common/server/tls.h"
 #include "grpcpp/grpcpp.h"
 
 namespace sharedos::common::server {
@@ -20,13 +22,13 @@ void ConfigureServiceProcess();
 
 // Where and how a service listens. Filled from flags in <svc>_main.cc only.
 struct ServerOptions {
-  // Host to bind. Plaintext is allowed only on loopback; TLS needs both files below.
+  // Host to bind. Plaintext is allowed only on loopback; off it `tls` is required.
   std::string host = "127.0.0.1";
   // 0 picks a free port; the bound port is reported by ServerRunner::port().
   int port = 0;
-  // PEM files; when both are set the listener uses TLS.
-  std::string tls_cert_file;
-  std::string tls_key_file;
+  // The certificate and key (both set: TLS), and the client CA (set: mTLS); re-read when
+  // they change on disk.
+  ServerTls tls;
   // How long in-flight calls may take to finish on shutdown before they are cancelled.
   absl::Duration shutdown_grace = absl::Seconds(5);
   // False: no network listener at all, only in-process channels (sharedosd's internal tier).
@@ -38,8 +40,9 @@ struct ServerOptions {
 // Thread-safe: Shutdown() may be called from any thread, once or many times.
 class ServerRunner {
  public:
-  // Errors: INVALID_ARGUMENT (plaintext on a non-loopback host, only one TLS file, bad port),
-  // UNAVAILABLE (the address could not be bound), FAILED_PRECONDITION (TLS files unreadable).
+  // Errors: INVALID_ARGUMENT (plaintext on a non-loopback host, only one TLS file, bad port;
+  // each naming its flag), UNAVAILABLE (the address could not be bound), FAILED_PRECONDITION
+  // (TLS files unreadable); see CheckServerTls.
   static absl::StatusOr<std::unique_ptr<ServerRunner>> Start(
       const ServerOptions& options, const std::vector<grpc::Service*>& services);
 
@@ -81,10 +84,6 @@ class TerminationSignals {
 
 // Prints the line tools and tests wait for: "<name> listening on <address>". Flushes stdout.
 void ReportListening(const std::string& name, const std::string& address);
-
-// Whether `host` names the loopback interface (127.0.0.0/8, localhost, ::1): the only hosts
-// a plaintext listener may bind.
-bool IsLoopbackHost(const std::string& host);
 
 }  // namespace sharedos::common::server
 

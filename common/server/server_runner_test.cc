@@ -140,22 +140,24 @@ TEST(ServerRunnerTest, RefusesPlaintextOffLoopback) {
   ServerOptions options;
   options.host = "0.0.0.0";
   EXPECT_THAT(ServerRunner::Start(options, {}).status(),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("plaintext")));
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("--host: plaintext is allowed only on loopback")));
 }
 
 TEST(ServerRunnerTest, RefusesHalfATlsConfiguration) {
   ServerOptions options;
-  options.tls_cert_file = "/nonexistent/cert.pem";
+  options.tls.cert_file = "/nonexistent/cert.pem";
   EXPECT_THAT(ServerRunner::Start(options, {}).status(),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("both")));
+              StatusIs(absl::StatusCode::kInvalidArgument, "--tls_key: required with --tls_cert"));
 }
 
 TEST(ServerRunnerTest, RefusesUnreadableTlsFiles) {
   ServerOptions options;
-  options.tls_cert_file = "/nonexistent/cert.pem";
-  options.tls_key_file = "/nonexistent/key.pem";
+  options.tls.cert_file = "/nonexistent/cert.pem";
+  options.tls.key_file = "/nonexistent/key.pem";
   EXPECT_THAT(ServerRunner::Start(options, {}).status(),
-              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("tls_cert_file: cannot read")));
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("--tls_cert: cannot read /nonexistent/cert.pem")));
 }
 
 TEST(ServerRunnerTest, RefusesAnOutOfRangePort) {

@@ -5,6 +5,8 @@
 
 #include "absl/flags/flag.h"
 #include "absl/status/status.h"
+#include "common/server/channel_flags.h"
+#include "common/server/tls_flags.h"
 #include "common/status/status_macros.h"
 
 // Help texts go through SharedFlagHelp so that a service can say more about its own callers.
@@ -17,11 +19,6 @@ ABSL_FLAG(int, port, 0,
 ABSL_FLAG(std::string, credentials, "",
           sharedos::common::server::SharedFlagHelp(
               "credentials", "JSON credentials file (see common/server/auth.h). Required."));
-ABSL_FLAG(std::string, tls_cert, "",
-          sharedos::common::server::SharedFlagHelp("tls_cert",
-                                                   "PEM certificate; with --tls_key enables TLS."));
-ABSL_FLAG(std::string, tls_key, "",
-          sharedos::common::server::SharedFlagHelp("tls_key", "PEM private key."));
 
 namespace sharedos::common::server {
 
@@ -29,8 +26,8 @@ absl::StatusOr<ServiceFlags> ReadServiceFlags() {
   ServiceFlags flags;
   flags.server.host = absl::GetFlag(FLAGS_host);
   flags.server.port = absl::GetFlag(FLAGS_port);
-  flags.server.tls_cert_file = absl::GetFlag(FLAGS_tls_cert);
-  flags.server.tls_key_file = absl::GetFlag(FLAGS_tls_key);
+  flags.server.tls = ServerTlsFromFlags();
+  flags.channel_tls = ChannelTlsFromFlags();
   const std::string credentials = absl::GetFlag(FLAGS_credentials);
   if (credentials.empty()) return absl::InvalidArgumentError("--credentials: required");
   ASSIGN_OR_RETURN(flags.authenticator, Authenticator::FromFile(credentials));

@@ -1,6 +1,7 @@
-// The flags every SharedOS service shares, defined once: --host, --port, --tls_cert, --tls_key
-// and --credentials. A service's main links this library and reads them with ReadServiceFlags();
-// its own flags stay in its main. (sharedosd, whose listener flags differ, does not link it.)
+// The flags every SharedOS service shares, defined once: --host, --port and --credentials here,
+// the TLS flags (--tls_cert, --tls_key, --tls_client_ca, --tls_ca, ...) in tls_flags.h. A service's
+// main links this library and reads them with ReadServiceFlags(); its own flags stay in its main.
+// (sharedosd, whose listener flags differ, does not link it.)
 
 #ifndef SHAREDOS_COMMON_SERVER_SERVICE_FLAGS_H_
 #define SHAREDOS_COMMON_SERVER_SERVICE_FLAGS_H_
@@ -9,6 +10,7 @@
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
+#include "common/client/channel.h"
 #include "common/server/auth.h"
 #include "common/server/server_runner.h"
 #include "common/server/service_main.h"
@@ -17,8 +19,11 @@ namespace sharedos::common::server {
 
 // The shared flags, read and checked.
 struct ServiceFlags {
-  // --host, --port, --tls_cert, --tls_key (ServerRunner::Start checks them).
+  // --host, --port, --tls_cert, --tls_key, --tls_client_ca (ServerRunner::Start checks them).
   ServerOptions server;
+  // --tls_ca, --tls_client_cert, --tls_client_key, --tls_server_name: every channel this service
+  // opens (ReadUpstream, its audit writer, its providers).
+  client::ChannelTls channel_tls;
   // The callers --credentials names.
   std::unique_ptr<Authenticator> authenticator;
 };

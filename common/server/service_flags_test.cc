@@ -16,6 +16,9 @@ ABSL_DECLARE_FLAG(int, port);
 ABSL_DECLARE_FLAG(std::string, credentials);
 ABSL_DECLARE_FLAG(std::string, tls_cert);
 ABSL_DECLARE_FLAG(std::string, tls_key);
+ABSL_DECLARE_FLAG(std::string, tls_client_ca);
+ABSL_DECLARE_FLAG(std::string, tls_ca);
+ABSL_DECLARE_FLAG(std::string, tls_server_name);
 
 namespace sharedos::common::server {
 namespace {
@@ -41,13 +44,19 @@ TEST_F(ServiceFlagsTest, ReadsTheListenerAndTheCredentials) {
   absl::SetFlag(&FLAGS_port, 4321);
   absl::SetFlag(&FLAGS_tls_cert, "cert.pem");
   absl::SetFlag(&FLAGS_tls_key, "key.pem");
+  absl::SetFlag(&FLAGS_tls_client_ca, "ca.pem");
+  absl::SetFlag(&FLAGS_tls_ca, "peers-ca.pem");
+  absl::SetFlag(&FLAGS_tls_server_name, "services.example");
   absl::SetFlag(&FLAGS_credentials, Credentials());
   absl::StatusOr<ServiceFlags> flags = ReadServiceFlags();
   ASSERT_TRUE(flags.ok()) << flags.status();
   EXPECT_EQ(flags->server.host, "::1");
   EXPECT_EQ(flags->server.port, 4321);
-  EXPECT_EQ(flags->server.tls_cert_file, "cert.pem");
-  EXPECT_EQ(flags->server.tls_key_file, "key.pem");
+  EXPECT_EQ(flags->server.tls.cert_file, "cert.pem");
+  EXPECT_EQ(flags->server.tls.key_file, "key.pem");
+  EXPECT_EQ(flags->server.tls.client_ca_file, "ca.pem");
+  EXPECT_EQ(flags->channel_tls.ca_file, "peers-ca.pem");
+  EXPECT_EQ(flags->channel_tls.server_name, "services.example");
   EXPECT_TRUE(flags->server.listen);
   auto admin = flags->authenticator->Authenticate("Bearer admin-token");
   ASSERT_TRUE(admin.ok()) << admin.status();
@@ -60,7 +69,8 @@ TEST_F(ServiceFlagsTest, TheDefaultsListenOnLoopbackOnAFreePort) {
   ASSERT_TRUE(flags.ok()) << flags.status();
   EXPECT_EQ(flags->server.host, "127.0.0.1");
   EXPECT_EQ(flags->server.port, 0);
-  EXPECT_EQ(flags->server.tls_cert_file, "");
+  EXPECT_EQ(flags->server.tls.cert_file, "");
+  EXPECT_EQ(flags->channel_tls.ca_file, "");
 }
 
 TEST_F(ServiceFlagsTest, ErrorsNameTheFlagOrTheFile) {
@@ -99,7 +109,7 @@ TEST_F(ServiceFlagsTest, AServiceSaysWhoMayCallIt) {
   ParseServiceCommandLine(1, argv,
                           {"probe_svc", "probe_svc: a probe.", {{"credentials", "Only hosts."}}});
   EXPECT_EQ(absl::FindCommandLineFlag("credentials")->Help(), "Only hosts.");
-  EXPECT_EQ(absl::FindCommandLineFlag("tls_key")->Help(), "PEM private key.");
+  EXPECT_EQ(absl::FindCommandLineFlag("tls_key")->Help(), "PEM private key of --tls_cert.");
   EXPECT_THAT(absl::FindCommandLineFlag("port")->Help(), HasSubstr("0 picks a free port"));
 }
 

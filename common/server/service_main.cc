@@ -10,8 +10,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "common/server/secret_file.h"
-#include "grpcpp/create_channel.h"
-#include "grpcpp/security/credentials.h"
 
 namespace sharedos::common::server {
 namespace {
@@ -62,14 +60,14 @@ absl::StatusOr<bool> IsFullDurability(absl::string_view flag, absl::string_view 
 }
 
 absl::StatusOr<Upstream> ReadUpstream(absl::string_view name, const std::string& target,
-                                      const std::string& token_file) {
-  if (target.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat("--", name, "_target: required"));
-  }
+                                      const std::string& token_file,
+                                      const client::ChannelTls& tls) {
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
+      client::NewChannel(target, tls, absl::StrCat("--", name, "_target"));
+  if (!channel.ok()) return channel.status();
   absl::StatusOr<std::string> token = ReadFlagToken(absl::StrCat(name, "_token_file"), token_file);
   if (!token.ok()) return token.status();
-  return Upstream{grpc::CreateChannel(target, grpc::InsecureChannelCredentials()),
-                  *std::move(token)};
+  return Upstream{*std::move(channel), *std::move(token)};
 }
 
 int ServeUntilTerminated(absl::string_view name, const ServerOptions& options, Servable& servable) {

@@ -16,6 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "common/client/channel.h"
 #include "common/server/server_runner.h"
 
 namespace sharedos::common::server {
@@ -62,11 +63,12 @@ struct Upstream {
   std::string token;
 };
 
-// The service named by the values of --<name>_target (host:port, plaintext) and
-// --<name>_token_file (its first line is the token). Errors: INVALID_ARGUMENT
-// "--<name>_target: required"; those of ReadFlagToken for --<name>_token_file.
+// The service named by the values of --<name>_target (host:port) and --<name>_token_file (its
+// first line is the token), reached over `tls` (common/client/channel.h: TLS verified against
+// its CA, or plaintext on loopback). Errors: INVALID_ARGUMENT "--<name>_target: required" and
+// those of client::NewChannel; those of ReadFlagToken for --<name>_token_file.
 absl::StatusOr<Upstream> ReadUpstream(absl::string_view name, const std::string& target,
-                                      const std::string& token_file);
+                                      const std::string& token_file, const client::ChannelTls& tls);
 
 // What a service's Build… hands its main to serve: the builders' owning classes (e.g.
 // grantstore_svc/server/grantstore_server.h) implement it. Used from main's thread only.

@@ -44,19 +44,28 @@ TEST(ServiceMainTest, ABinaryReplacesTheHelpOfASharedFlag) {
 }
 
 TEST(ServiceMainTest, AnUpstreamIsItsTargetAndItsToken) {
-  EXPECT_THAT(ReadUpstream("grantstore", "", "/tokens/grantstore"),
+  EXPECT_THAT(ReadUpstream("grantstore", "", "/tokens/grantstore", {}),
               StatusIs(absl::StatusCode::kInvalidArgument, "--grantstore_target: required"));
-  EXPECT_THAT(ReadUpstream("grantstore", "127.0.0.1:1", ""),
+  EXPECT_THAT(ReadUpstream("grantstore", "127.0.0.1:1", "", {}),
               StatusIs(absl::StatusCode::kInvalidArgument, "--grantstore_token_file: required"));
   EXPECT_THAT(
-      ReadUpstream("grantstore", "127.0.0.1:1", "/nonexistent/token"),
+      ReadUpstream("grantstore", "127.0.0.1:1", "/nonexistent/token", {}),
       StatusIs(absl::StatusCode::kFailedPrecondition, "--grantstore_token_file: cannot be read"));
   const std::string token = std::string(std::getenv("TEST_TMPDIR")) + "/grantstore.token";
   std::ofstream(token) << "service-token\n";
-  absl::StatusOr<Upstream> upstream = ReadUpstream("grantstore", "127.0.0.1:1", token);
+  absl::StatusOr<Upstream> upstream = ReadUpstream("grantstore", "127.0.0.1:1", token, {});
   ASSERT_TRUE(upstream.ok()) << upstream.status();
   EXPECT_EQ(upstream->token, "service-token");
   EXPECT_NE(upstream->channel, nullptr);
+}
+
+TEST(ServiceMainTest, AnUpstreamOffLoopbackNeedsTls) {
+  const std::string token = std::string(std::getenv("TEST_TMPDIR")) + "/grantstore2.token";
+  std::ofstream(token) << "service-token\n";
+  EXPECT_THAT(ReadUpstream("grantstore", "grantstore.internal:50052", token, {}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "--grantstore_target: plaintext is allowed only on loopback; give "
+                       "--tls_ca to reach grantstore.internal:50052"));
 }
 
 // Serves nothing over gRPC; one side listener; records that it was stopped.
@@ -98,8 +107,9 @@ TEST(ServiceMainTest, AServerThatCannotStartIsARefusedStartUp) {
   options.host = "10.1.2.3";  // plaintext off loopback
   ::testing::internal::CaptureStderr();
   EXPECT_EQ(ServeUntilTerminated("probe_svc", options, servable), 2);
-  EXPECT_THAT(::testing::internal::GetCapturedStderr(),
-              HasSubstr("probe_svc: host: plaintext is allowed only on loopback"));
+  EXPECT_THAT(
+      ::testing::internal::GetCapturedStderr(),
+      HasSubstr("probe_svc: --host: plaintext is allowed only on loopback; give --tls_cert"));
 }
 
 }  // namespace

@@ -227,28 +227,80 @@ std::string UrlHost(const std::string& host) {
   return host;
 }
 
+const char* Scheme(const McpServer::Options& options) {
+  return options.tls.enabled() ? "https" : "http";
+}
+
+// "<scheme>://<authority>" of a URL CheckPublicUrl accepted.
+std::string OriginOf(const std::string& url) {
+  const size_t authority = url.find("://") + 3;
+  const size_t path = url.find('/', authority);
+  return path == std::string::npos ? url : url.substr(0, path);
+}
+
+// An operator's --mcp_public_url: empty, or an http(s) URL with a host, bounded, no whitespace
+// or control characters.
+absl::Status CheckPublicUrl(const std::string& url) {
+  if (url.empty()) return absl::OkStatus();
+  if (url.size() > 2048) return absl::InvalidArgumentError("--mcp_public_url: over 2048 bytes");
+  if (!absl::StartsWith(url, "http://") && !absl::StartsWith(url, "https://")) {
+    return absl::InvalidArgumentError("--mcp_public_url: must start with http:// or https://");
+  }
+  for (unsigned char c : url) {
+    if (c <= 0x20 || c >= 0x7f) {
+      return absl::InvalidArgumentError(
+          "--mcp_public_url: spaces and control or non-ASCII characters are not allowed");
+    }
+  }
+  const size_t authority = url.find("://") + 3;
+  if (authority >= url.size() || url[authority] == '/') {
+    return absl::InvalidArgumentError("--mcp_public_url: no host");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
-McpServer::McpServer(Options options, std::unique_ptr<httplib::Server> http, int port)
+McpServer::McpServer(Options options, std::shared_ptr<common::server::KeyPairWatcher> key_pair,
+                     std::unique_ptr<httplib::Server> http, int port)
     : options_(std::move(options)),
+      key_pair_(std::move(key_pair)),
       http_(std::move(http)),
       port_(port),
-      url_(absl::StrCat("http://", UrlHost(options_.host), ":", port, "/mcp")) {
+      listen_url_(absl::StrCat(Scheme(options_), "://", UrlHost(options_.host), ":", port, "/mcp")),
+      url_(options_.public_url.empty() ? listen_url_ : options_.public_url) {
   origins_ = options_.allowed_origins;
-  origins_.push_back(absl::StrCat("http://127.0.0.1:", port));
-  origins_.push_back(absl::StrCat("http://localhost:", port));
-  origins_.push_back(absl::StrCat("http://", UrlHost(options_.host), ":", port));
+  for (const char* host : {"127.0.0.1", "localhost"}) {
+    origins_.push_back(absl::StrCat(Scheme(options_), "://", host, ":", port));
+  }
+  origins_.push_back(absl::StrCat(Scheme(options_), "://", UrlHost(options_.host), ":", port));
+  if (!options_.public_url.empty()) origins_.push_back(OriginOf(options_.public_url));
 }
 
 McpServer::~McpServer() { Shutdown(); }
 
 absl::StatusOr<std::unique_ptr<McpServer>> McpServer::Bind(Options options) {
-  if (!common::server::IsLoopbackHost(options.host)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "host: the MCP front door serves plaintext HTTP, allowed only on loopback (got ",
-        options.host, "); front it with a TLS-terminating proxy instead"));
+  if (absl::Status url = CheckPublicUrl(options.public_url); !url.ok()) return url;
+  std::shared_ptr<common::server::KeyPairWatcher> key_pair;
+  std::unique_ptr<httplib::Server> http;
+  if (options.tls.enabled()) {
+    common::server::ServerTls pair = options.tls;
+    pair.client_ca_file.clear();
+    absl::StatusOr<std::shared_ptr<common::server::KeyPairWatcher>> loaded =
+        common::server::KeyPairWatcher::Load(pair);
+    if (!loaded.ok()) return loaded.status();
+    key_pair = *std::move(loaded);
+    auto https = std::make_unique<httplib::SSLServer>(
+        [watcher = key_pair.get()](SSL_CTX& ctx) { return watcher->Install(ctx); });
+    if (!https->is_valid()) return absl::InvalidArgumentError("--tls_cert: refused by OpenSSL");
+    http = std::move(https);
+  } else if (!common::server::IsLoopbackHost(options.host)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--mcp_host: the MCP front door serves plaintext HTTP only on loopback (got ",
+                     options.host, "); give --tls_cert and --tls_key to serve HTTPS"));
+  } else {
+    http = std::make_unique<httplib::Server>();
   }
-  auto http = std::make_unique<httplib::Server>();
   // One small answer per request: Nagle's algorithm against the client's delayed ACK would add
   // tens of milliseconds to each (accepted sockets inherit the option on Linux).
   http->set_tcp_nodelay(true);
@@ -260,9 +312,10 @@ absl::StatusOr<std::unique_ptr<McpServer>> McpServer::Bind(Options options) {
   }
   if (port <= 0) {
     return absl::UnavailableError(
-        absl::StrCat("MCP: cannot listen on ", options.host, ":", options.port));
+        absl::StrCat("--mcp_port: cannot listen on ", options.host, ":", options.port));
   }
-  return std::unique_ptr<McpServer>(new McpServer(std::move(options), std::move(http), port));
+  return std::unique_ptr<McpServer>(
+      new McpServer(std::move(options), std::move(key_pair), std::move(http), port));
 }
 
 void McpServer::Start(core::TurnEngine& engine, const ExecutionTokenCodec& tokens,

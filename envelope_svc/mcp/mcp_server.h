@@ -40,6 +40,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "common/server/tls.h"
 #include "common/time/clock.h"
 #include "envelope_svc/core/turn_engine.h"
 #include "envelope_svc/mcp/escalation_latch.h"
@@ -75,8 +76,15 @@ std::vector<std::string> ServedToolNames(const protocol::v1::ToolCatalog& catalo
 class McpServer {
  public:
   struct Options {
-    // Loopback only: the front door speaks plaintext HTTP (a TLS-terminating proxy may front it).
+    // Without `tls` loopback only (plaintext HTTP); with it any host.
     std::string host = "127.0.0.1";
+    // Certificate and key (both set): HTTPS, the pair re-read when it changes on disk. The
+    // client CA is not used: harnesses authenticate with their execution token.
+    common::server::ServerTls tls;
+    // The URL handed to harnesses (url()), as the operator says it (a load balancer's, a
+    // Service's name); http:// or https://, at most 2048 bytes. Empty:
+    // "<http|https>://<host>:<port>/mcp". Its origin is accepted beside the endpoint's own.
+    std::string public_url;
     // 0 picks a free port (url() reports it).
     int port = 0;
     // Request bodies above this are 413.
@@ -92,14 +100,18 @@ class McpServer {
   };
 
   // Binds the listener; url() is known from here on, so the engine can be told it before serving.
-  // Errors: INVALID_ARGUMENT (a host off loopback); UNAVAILABLE (the address cannot be bound).
+  // Errors: INVALID_ARGUMENT naming the flag ("--mcp_host: …" plaintext off loopback,
+  // "--mcp_public_url: …", those of CheckServerTls for the pair); UNAVAILABLE "--mcp_port: cannot
+  // listen on …".
   static absl::StatusOr<std::unique_ptr<McpServer>> Bind(Options options);
   ~McpServer();
   McpServer(const McpServer&) = delete;
   McpServer& operator=(const McpServer&) = delete;
 
-  // "http://<host>:<port>/mcp".
+  // The URL handed to harnesses: Options::public_url, else listen_url().
   const std::string& url() const { return url_; }
+  // Where the listener is: "<http|https>://<host>:<port>/mcp" (printed at start-up).
+  const std::string& listen_url() const { return listen_url_; }
   int port() const { return port_; }
 
   // Serves on a background thread until Shutdown. Borrows all three; they must outlive the
@@ -110,7 +122,8 @@ class McpServer {
   void Shutdown();
 
  private:
-  McpServer(Options options, std::unique_ptr<httplib::Server> http, int port);
+  McpServer(Options options, std::shared_ptr<common::server::KeyPairWatcher> key_pair,
+            std::unique_ptr<httplib::Server> http, int port);
 
   // One POST /mcp as it passes the steps (mcp_server.cc).
   struct Exchange;
@@ -146,8 +159,11 @@ class McpServer {
   Reply CallTool(Exchange& exchange);
 
   const Options options_;
+  // The HTTPS pair (null for plaintext); outlives http_, whose handshakes read it.
+  std::shared_ptr<common::server::KeyPairWatcher> key_pair_;
   std::unique_ptr<httplib::Server> http_;
   const int port_;
+  const std::string listen_url_;
   const std::string url_;
   std::vector<std::string> origins_;
   core::TurnEngine* engine_ = nullptr;

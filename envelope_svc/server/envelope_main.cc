@@ -32,7 +32,8 @@ ABSL_FLAG(std::string, files_root, "",
           "files-bound tools are not offered.");
 ABSL_FLAG(std::vector<std::string>, provider, {},
           "Host ToolProvider services as <provider id>=<host:port>, comma-separated or repeated "
-          "(e.g. --provider=notion-mcp=127.0.0.1:1234).");
+          "(e.g. --provider=notion-mcp=127.0.0.1:1234); verified with --tls_ca like every "
+          "channel (plaintext only to loopback).");
 ABSL_FLAG(std::string, provider_token_file, "",
           "File with the token envelope_svc presents to host ToolProviders (first line).");
 ABSL_FLAG(int, default_max_steps, 16, "maxSteps of a turn whose request sets none.");
@@ -49,8 +50,12 @@ ABSL_FLAG(std::string, mcp_secret_file, "",
           "deployment shares it). Set: RUNTIME_MCP turns are served by the MCP front door on "
           "--mcp_port. Empty: OpenTurn refuses RUNTIME_MCP.");
 ABSL_FLAG(std::string, mcp_host, "127.0.0.1",
-          "Host of the MCP front door. It serves plaintext HTTP, so only a loopback host is "
-          "accepted; front it with a TLS-terminating proxy to reach it from elsewhere.");
+          "Host of the MCP front door. With --tls_cert and --tls_key it serves HTTPS with the "
+          "same certificate as the gRPC listener, on any host; without, plaintext HTTP on a "
+          "loopback host only.");
+ABSL_FLAG(std::string, mcp_public_url, "",
+          "The MCP URL handed to harnesses (OpenTurn's mcp url), as they reach the front door "
+          "(e.g. through a load balancer). Empty: <http|https>://<mcp_host>:<port>/mcp.");
 ABSL_FLAG(int, mcp_port, 0,
           "Port of the MCP front door (Streamable HTTP, path /mcp) on --mcp_host; 0 picks a free "
           "port. "
@@ -120,6 +125,7 @@ absl::StatusOr<std::optional<env::McpFrontDoor>> FrontDoor() {
   mcp.server.host = absl::GetFlag(FLAGS_mcp_host);
   mcp.server.port = absl::GetFlag(FLAGS_mcp_port);
   mcp.server.allowed_origins = absl::GetFlag(FLAGS_mcp_allowed_origins);
+  mcp.server.public_url = absl::GetFlag(FLAGS_mcp_public_url);
   return mcp;
 }
 
@@ -154,10 +160,13 @@ absl::StatusOr<env::EnvelopeServerOptions> Options(const RepeatedFlags& repeated
 
 absl::StatusOr<std::unique_ptr<server::Servable>> Build(const server::ServiceFlags& flags,
                                                         const RepeatedFlags& repeated) {
-  ASSIGN_OR_RETURN(server::Upstream authorizer,
-                   server::ReadUpstream("authorizer", absl::GetFlag(FLAGS_authorizer_target),
-                                        absl::GetFlag(FLAGS_authorizer_token_file)));
+  ASSIGN_OR_RETURN(
+      server::Upstream authorizer,
+      server::ReadUpstream("authorizer", absl::GetFlag(FLAGS_authorizer_target),
+                           absl::GetFlag(FLAGS_authorizer_token_file), flags.channel_tls));
   ASSIGN_OR_RETURN(env::EnvelopeServerOptions options, Options(repeated));
+  options.provider_tls = flags.channel_tls;
+  if (options.mcp.has_value()) options.mcp->server.tls = flags.server.tls;
   ASSIGN_OR_RETURN(auto audit, sharedos::audit::client::NewAuditWriterFromFlags());
   return env::BuildEnvelopeServer(
       {std::make_unique<sharedos::authorizer::client::GrpcAuthorizerClient>(

@@ -83,11 +83,11 @@ absl::Status EnvelopeServer::AttachProviders(const EnvelopeServerOptions& option
             context.AddMetadata("authorization", header);
           };
     }
+    absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
+        common::client::NewChannel(host.target, options.provider_tls, "--provider");
+    if (!channel.ok()) return channel.status();
     hosts_.push_back(std::make_unique<providers::GrpcToolProvider>(
-        host.id,
-        v1::ToolProvider::NewStub(
-            grpc::CreateChannel(host.target, grpc::InsecureChannelCredentials())),
-        std::move(provider_options)));
+        host.id, v1::ToolProvider::NewStub(*std::move(channel)), std::move(provider_options)));
     attached_.hosts[host.id] = hosts_.back().get();
   }
   return absl::OkStatus();
@@ -99,9 +99,7 @@ absl::Status EnvelopeServer::BindFrontDoor(const EnvelopeServerOptions& options)
     return absl::InvalidArgumentError("--mcp_secret_file: the secret must hold at least 32 bytes");
   }
   absl::StatusOr<std::unique_ptr<mcp::McpServer>> bound = mcp::McpServer::Bind(options.mcp->server);
-  if (!bound.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("--mcp_port: ", bound.status().message()));
-  }
+  if (!bound.ok()) return bound.status();
   mcp_ = *std::move(bound);
   mcp_tokens_ = std::make_unique<mcp::ExecutionTokenCodec>(options.mcp->secret);
   return absl::OkStatus();
@@ -149,7 +147,7 @@ absl::Status EnvelopeServer::StartEngine(core::TurnEngine::Options engine_option
 
 std::vector<std::pair<std::string, std::string>> EnvelopeServer::side_listeners() const {
   if (mcp_ == nullptr) return {};
-  return {{"mcp", mcp_->url()}};
+  return {{"mcp", mcp_->listen_url()}};
 }
 
 void EnvelopeServer::StopSideListeners() {

@@ -19,6 +19,7 @@
 #include "absl/synchronization/notification.h"
 #include "audit_svc/client/audit_writer.h"
 #include "authorizer_svc/client/authorizer_client.h"
+#include "common/client/channel.h"
 #include "common/server/auth.h"
 #include "common/server/service_main.h"
 #include "common/time/clock.h"
@@ -57,6 +58,9 @@ struct EnvelopeServerOptions {
   // token is empty.
   std::vector<HostProvider> providers;
   std::string provider_token;
+  // How the channels to the host ToolProviders verify them (common/client/channel.h: TLS against
+  // a CA, or plaintext on loopback only).
+  common::client::ChannelTls provider_tls;
   // Turn limits and timeouts (mcp_url and mcp_tokens are the builder's to set).
   core::TurnEngine::Options engine;
   // Absent: OpenTurn refuses RUNTIME_MCP.
@@ -84,9 +88,10 @@ class EnvelopeServer final : public common::server::Servable {
  public:
   // Errors: those of CheckTurnOptions; INVALID_ARGUMENT "--registry: required"; "--registry: …"
   // (a file cannot be read or is not a valid registry), "--files_root: …" (not a directory),
-  // "--mcp_secret_file: the secret must hold at least 32 bytes", "--mcp_port: …" (the front door
-  // cannot be bound); UNAVAILABLE "--turn_journal: …" (the journal cannot be opened or its turns
-  // ended: the envelope does not serve).
+  // "--mcp_secret_file: the secret must hold at least 32 bytes", those of McpServer::Bind
+  // ("--mcp_host: …", "--mcp_public_url: …", the TLS flags'; UNAVAILABLE "--mcp_port: …");
+  // UNAVAILABLE "--turn_journal: …" (the journal cannot be opened or its turns ended: the
+  // envelope does not serve).
   static absl::StatusOr<std::unique_ptr<EnvelopeServer>> Build(EnvelopeServerDeps deps,
                                                                EnvelopeServerOptions options);
 
@@ -107,8 +112,8 @@ class EnvelopeServer final : public common::server::Servable {
 
   // How many tools the registry holds.
   size_t tool_count() const { return registry_->tools().size(); }
-  // "http://<host>:<port>/mcp", or empty without a front door.
-  std::string mcp_url() const { return mcp_ == nullptr ? "" : mcp_->url(); }
+  // Where the MCP front door listens ("<http|https>://<host>:<port>/mcp"), or empty without one.
+  std::string mcp_url() const { return mcp_ == nullptr ? "" : mcp_->listen_url(); }
 
  private:
   explicit EnvelopeServer(EnvelopeServerDeps deps);

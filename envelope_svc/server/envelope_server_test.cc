@@ -134,8 +134,10 @@ TEST_F(EnvelopeServerTest, OptionsAreCheckedNamingTheFlag) {
                        "--mcp_secret_file: the secret must hold at least 32 bytes"));
   options = Options();
   options.mcp->server.host = "10.1.2.3";
-  EXPECT_THAT(BuildEnvelopeServer(Deps(), options),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("--mcp_port: host: ")));
+  EXPECT_THAT(
+      BuildEnvelopeServer(Deps(), options),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               HasSubstr("--mcp_host: the MCP front door serves plaintext HTTP only on loopback")));
   options = Options();
   options.engine.drain_grace = absl::Seconds(601);
   EXPECT_THAT(BuildEnvelopeServer(Deps(), options),

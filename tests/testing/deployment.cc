@@ -178,12 +178,26 @@ std::vector<std::string> FourProcessDeployment::EnvelopeArgs(const std::string& 
   return args;
 }
 
+std::vector<std::string> FourProcessDeployment::TlsFlags() const {
+  const Options::Tls& tls = options_.tls;
+  if (tls.ca_file.empty()) return {};
+  std::vector<std::string> flags = {"--tls_cert=" + tls.cert_file, "--tls_key=" + tls.key_file,
+                                    "--tls_ca=" + tls.ca_file, "--tls_reload_interval=1s"};
+  if (tls.mutual) {
+    flags.push_back("--tls_client_ca=" + tls.ca_file);
+    flags.push_back("--tls_client_cert=" + tls.cert_file);
+    flags.push_back("--tls_client_key=" + tls.key_file);
+  }
+  return flags;
+}
+
 absl::Status FourProcessDeployment::StartMember(Service service, std::string binary,
                                                 std::string name, std::vector<std::string> args) {
   Member& started = member(service);
   started.binary = std::move(binary);
   started.name = std::move(name);
   started.args = std::move(args);
+  for (std::string& flag : TlsFlags()) started.args.push_back(std::move(flag));
   RETURN_IF_ERROR(Launch(started, started.args));
   started.former_args = WithPortOf(started.args, started.address);
   return absl::OkStatus();

@@ -129,6 +129,18 @@ class FourProcessDeployment {
     // its own: e.g. a proxy in front of it (tests/testing/tcp_proxy.h). Called once per dependent
     // (the audit log's three writers each ask). Unset: its own address.
     std::function<std::string(Service service, const std::string& address)> dial;
+    // TLS on every hop (empty ca_file: plaintext on loopback): every process listens with
+    // cert_file and key_file (--tls_cert, --tls_key) and verifies the ones it calls against
+    // ca_file (--tls_ca). `mutual`: every listener also requires a client certificate of ca_file
+    // (--tls_client_ca), and every process presents cert_file as its own (--tls_client_cert);
+    // the certificate must then serve both ends (tests/testing/test_certificates.h).
+    struct Tls {
+      std::string ca_file;
+      std::string cert_file;
+      std::string key_file;
+      bool mutual = false;
+    };
+    Tls tls;
     // argv[0] of a binary run by `bazel run` (for its runfiles); null in a test.
     const char* argv0 = nullptr;
     absl::Duration start_timeout = absl::Seconds(60);
@@ -194,6 +206,7 @@ class FourProcessDeployment {
   // What dependents dial for `service` (Options::dial).
   std::string Dialed(Service service) const;
   std::vector<std::string> EnvelopeArgs(const std::string& writer, bool attached) const;
+  std::vector<std::string> TlsFlags() const;
   Member& member(Service service) { return members_[static_cast<int>(service)]; }
   const Member& member(Service service) const { return members_[static_cast<int>(service)]; }
 

@@ -60,7 +60,9 @@ const std::set<std::string>& BoolFlags() {
 }
 
 const std::set<std::string>& GlobalFlags() {
-  static const auto* flags = new std::set<std::string>{"target", "token_file", "json", "timeout"};
+  static const auto* flags =
+      new std::set<std::string>{"target", "token_file",      "json",           "timeout",
+                                "tls_ca", "tls_client_cert", "tls_client_key", "tls_server_name"};
   return *flags;
 }
 
@@ -161,6 +163,15 @@ absl::Status ApplyGlobalFlag(const std::string& name, const std::string& value,
   } else if (name == "token_file") {
     if (value.empty()) return absl::InvalidArgumentError("--token_file must not be empty");
     globals->token_file = value;
+  } else if (name == "tls_ca" || name == "tls_client_cert" || name == "tls_client_key" ||
+             name == "tls_server_name") {
+    if (value.empty())
+      return absl::InvalidArgumentError(absl::StrCat("--", name, " must not be empty"));
+    std::string* field = name == "tls_ca"            ? &globals->tls.ca_file
+                         : name == "tls_client_cert" ? &globals->tls.client_cert_file
+                         : name == "tls_client_key"  ? &globals->tls.client_key_file
+                                                     : &globals->tls.server_name;
+    *field = value;
   } else if (name == "json") {
     globals->json = Truthy(value);
   } else if (name == "timeout") {
@@ -247,6 +258,13 @@ std::string UsageText() {
       "  --token_file=PATH    admin token file (default sharedos-data/admin.token)\n"
       "  --json               print the response protos as JSON\n"
       "  --timeout=DURATION   per-call deadline (default 10s)\n"
+      "  --tls_ca=PATH        PEM CA the server's certificate must chain to; set: TLS\n"
+      "                       (required for a target off loopback)\n"
+      "  --tls_client_cert=PATH, --tls_client_key=PATH\n"
+      "                       certificate and key presented to a server that requires one\n"
+      "  --tls_server_name=NAME\n"
+      "                       name expected in the server's certificate (default: the\n"
+      "                       target's host)\n"
       "\n"
       "Commands:\n";
   for (const CommandSpec& spec : Commands()) {

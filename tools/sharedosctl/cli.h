@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/client/channel.h"
 
 namespace sharedos::sharedosctl {
 
@@ -20,6 +21,8 @@ struct GlobalOptions {
   std::string token_file = "sharedos-data/admin.token";
   bool json = false;
   absl::Duration timeout = absl::Seconds(10);
+  // --tls_ca, --tls_client_cert, --tls_client_key, --tls_server_name.
+  common::client::ChannelTls tls;
 };
 
 struct Invocation {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/client/channel.h"
 #include "envelope_svc/client/grpc_envelope_client.h"
 #include "grpcpp/grpcpp.h"
 #include "tools/sharedosctl/cli.h"
@@ -47,9 +48,14 @@ int main(int argc, char** argv) {
     }
     host_token = *read;
   }
+  auto made = sharedos::common::client::NewChannel(globals.target, globals.tls, "--target");
+  if (!made.ok()) {
+    std::cerr << "sharedosctl: " << made.status().message() << "\n";
+    return ctl::kExitUsage;
+  }
   int code;
   {
-    auto channel = grpc::CreateChannel(globals.target, grpc::InsecureChannelCredentials());
+    std::shared_ptr<grpc::Channel> channel = *std::move(made);
     auto grants = sharedos::grantstore::v1::GrantStore::NewStub(channel);
     auto audit = sharedos::audit::v1::AuditLog::NewStub(channel);
     sharedos::envelope::client::GrpcEnvelopeClient envelope(

@@ -1,0 +1,103 @@
+#include "common/client/channel.h"
+
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "common/server/loopback.h"
+#include "common/server/secret_file.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+#include "grpcpp/security/tls_certificate_provider.h"
+#include "grpcpp/security/tls_credentials_options.h"
+#include "grpcpp/support/channel_arguments.h"
+
+namespace sharedos::common::client {
+namespace {
+
+// The files of `tls`, each readable; half a client pair or a pair without a CA refused.
+absl::Status CheckFiles(const ChannelTls& tls) {
+  const bool cert = !tls.client_cert_file.empty(), key = !tls.client_key_file.empty();
+  if (cert != key) {
+    return absl::InvalidArgumentError(cert ? "--tls_client_key: required with --tls_client_cert"
+                                           : "--tls_client_cert: required with --tls_client_key");
+  }
+  if (cert && !tls.enabled()) {
+    return absl::InvalidArgumentError("--tls_client_cert: requires --tls_ca");
+  }
+  if (!tls.server_name.empty() && !tls.enabled()) {
+    return absl::InvalidArgumentError("--tls_server_name: requires --tls_ca");
+  }
+  const std::pair<const std::string*, const char*> files[] = {
+      {&tls.ca_file, "--tls_ca"},
+      {&tls.client_cert_file, "--tls_client_cert"},
+      {&tls.client_key_file, "--tls_client_key"}};
+  for (const auto& [path, flag] : files) {
+    if (path->empty()) continue;
+    absl::StatusOr<std::string> contents =
+        server::ReadSecretFile(*path, server::SecretPart::kWholeFile, flag);
+    if (!contents.ok()) return contents.status();
+    if (!absl::StrContains(*contents, "-----BEGIN ")) {
+      return absl::InvalidArgumentError(absl::StrCat(flag, ": no PEM data in ", *path));
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::shared_ptr<grpc::ChannelCredentials> TlsCredentials(const ChannelTls& tls) {
+  const int64_t seconds = absl::ToInt64Seconds(tls.reload_interval);
+  const unsigned int refresh = seconds < 1 ? 1 : static_cast<unsigned int>(seconds);
+  std::shared_ptr<grpc::experimental::CertificateProviderInterface> provider;
+  if (tls.client_cert_file.empty()) {
+    provider =
+        std::make_shared<grpc::experimental::FileWatcherCertificateProvider>(tls.ca_file, refresh);
+  } else {
+    provider = std::make_shared<grpc::experimental::FileWatcherCertificateProvider>(
+        tls.client_key_file, tls.client_cert_file, tls.ca_file, refresh);
+  }
+  grpc::experimental::TlsChannelCredentialsOptions options;
+  options.set_certificate_provider(std::move(provider));
+  options.watch_root_certs();
+  if (!tls.client_cert_file.empty()) options.watch_identity_key_cert_pairs();
+  options.set_verify_server_certs(true);
+  return grpc::experimental::TlsCredentials(options);
+}
+
+}  // namespace
+
+bool IsLoopbackTarget(absl::string_view target) {
+  if (absl::StartsWith(target, "unix:") || absl::StartsWith(target, "unix-abstract:")) return true;
+  for (absl::string_view scheme : {"dns:///", "ipv4:", "ipv6:"}) {
+    if (absl::ConsumePrefix(&target, scheme)) break;
+  }
+  absl::string_view host = target;
+  if (absl::StartsWith(target, "[")) {
+    const size_t close = target.find(']');
+    if (close == absl::string_view::npos) return false;
+    host = target.substr(1, close - 1);
+  } else if (const size_t colon = target.rfind(':'); colon != absl::string_view::npos) {
+    host = target.substr(0, colon);
+  }
+  return !host.empty() && server::IsLoopbackHost(std::string(host));
+}
+
+absl::StatusOr<std::shared_ptr<grpc::Channel>> NewChannel(const std::string& target,
+                                                          const ChannelTls& tls,
+                                                          absl::string_view flag) {
+  if (target.empty()) return absl::InvalidArgumentError(absl::StrCat(flag, ": required"));
+  if (absl::Status files = CheckFiles(tls); !files.ok()) return files;
+  if (!tls.enabled()) {
+    if (!IsLoopbackTarget(target)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          flag, ": plaintext is allowed only on loopback; give --tls_ca to reach ", target));
+    }
+    return grpc::CreateChannel(target, grpc::InsecureChannelCredentials());
+  }
+  grpc::ChannelArguments arguments;
+  if (!tls.server_name.empty()) arguments.SetSslTargetNameOverride(tls.server_name);
+  return grpc::CreateCustomChannel(target, TlsCredentials(tls), arguments);
+}
+
+}  // namespace sharedos::common::client

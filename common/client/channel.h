@@ -1,0 +1,51 @@
+// Every channel a SharedOS binary opens to another service (authorizer → grantstore_svc,
+// envelope → authorizer_svc and host providers, every audit writer, sharedosctl) comes from
+// NewChannel: TLS verified against a configured CA, or plaintext to a loopback target only.
+// The flags that fill ChannelTls are in common/server/channel_flags.h (sharedosctl has its own).
+
+#ifndef SHAREDOS_COMMON_CLIENT_CHANNEL_H_
+#define SHAREDOS_COMMON_CLIENT_CHANNEL_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "grpcpp/channel.h"
+
+namespace sharedos::common::client {
+
+// How a channel verifies the server and (under mTLS) identifies itself.
+struct ChannelTls {
+  // PEM CA bundle the server's certificate must chain to (--tls_ca); set: TLS.
+  std::string ca_file;
+  // The certificate and key presented to a listener that requires one (--tls_client_cert,
+  // --tls_client_key): both or neither, only with ca_file.
+  std::string client_cert_file;
+  std::string client_key_file;
+  // The name the server's certificate must carry instead of the target's host
+  // (--tls_server_name); empty: the target's host.
+  std::string server_name;
+  // How often the files are checked for a change (rotation without restart).
+  absl::Duration reload_interval = absl::Seconds(10);
+
+  bool enabled() const { return !ca_file.empty(); }
+};
+
+// Whether `target` ("host:port", "[::1]:port", "dns:///host:port", "ipv4:…", "unix:…") is on
+// this machine's loopback interface.
+bool IsLoopbackTarget(absl::string_view target);
+
+// A channel to `target`. `flag` names the target's flag in errors ("--audit_target").
+// Errors: INVALID_ARGUMENT "<flag>: required" (empty target); "<flag>: plaintext is allowed only
+// on loopback; give --tls_ca to reach <target>"; "--tls_client_cert: ..." (half a pair, a pair
+// without --tls_ca); FAILED_PRECONDITION "--tls_ca: cannot read <path>" and the like (files are
+// read once here so that a bad one is a refused start-up, then watched).
+absl::StatusOr<std::shared_ptr<grpc::Channel>> NewChannel(const std::string& target,
+                                                          const ChannelTls& tls,
+                                                          absl::string_view flag);
+
+}  // namespace sharedos::common::client
+
+#endif  // SHAREDOS_COMMON_CLIENT_CHANNEL_H_
