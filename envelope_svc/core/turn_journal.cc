@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "common/sqlite/migrations.h"
 #include "common/status/status_macros.h"
 
@@ -38,7 +39,13 @@ absl::StatusOr<std::unique_ptr<TurnJournal>> TurnJournal::Open(const std::string
   if (!migrated.ok()) {
     return absl::UnavailableError(absl::StrCat("turn journal: ", migrated.message()));
   }
-  return std::unique_ptr<TurnJournal>(new TurnJournal(*std::move(db)));
+  Database::Options removal_options;
+  removal_options.synchronous = Database::Synchronous::kNormal;
+  auto remover = Database::Open(path, removal_options);
+  if (!remover.ok()) {
+    return absl::UnavailableError(absl::StrCat("turn journal: ", remover.status().message()));
+  }
+  return std::unique_ptr<TurnJournal>(new TurnJournal(*std::move(db), *std::move(remover)));
 }
 
 absl::Status TurnJournal::Put(const Entry& entry) {
@@ -63,7 +70,7 @@ absl::Status TurnJournal::Put(const Entry& entry) {
 
 absl::Status TurnJournal::Remove(const std::string& turn_id) {
   absl::MutexLock lock(&mu_);
-  ASSIGN_OR_RETURN(Statement remove, db_->Cached("DELETE FROM open_turns WHERE turn_id = ?1"));
+  ASSIGN_OR_RETURN(Statement remove, remover_->Cached("DELETE FROM open_turns WHERE turn_id = ?1"));
   RETURN_IF_ERROR(remove.BindText(1, turn_id));
   return remove.Step().status();
 }

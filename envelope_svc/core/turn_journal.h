@@ -43,7 +43,9 @@ class TurnJournal {
     std::optional<absl::Time> interrupted_at;
   };
 
-  // Opens (or creates) the journal at `path`; every write is fsynced.
+  // Opens (or creates) the journal at `path`. Puts and marks are fsynced; removals are not (a
+  // removed row that comes back after a power loss ends its turn again under the same
+  // turn.ended id, which audit_svc never stores twice).
   // Errors: UNAVAILABLE (the file cannot be opened or its schema applied).
   static absl::StatusOr<std::unique_ptr<TurnJournal>> Open(const std::string& path);
 
@@ -60,10 +62,15 @@ class TurnJournal {
   absl::StatusOr<std::vector<Entry>> List() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  explicit TurnJournal(std::unique_ptr<common::sqlite::Database> db) : db_(std::move(db)) {}
+  TurnJournal(std::unique_ptr<common::sqlite::Database> db,
+              std::unique_ptr<common::sqlite::Database> remover)
+      : db_(std::move(db)), remover_(std::move(remover)) {}
 
   mutable absl::Mutex mu_;
+  // synchronous=FULL: Put, MarkInterrupted, List.
   const std::unique_ptr<common::sqlite::Database> db_ ABSL_GUARDED_BY(mu_);
+  // synchronous=NORMAL: Remove.
+  const std::unique_ptr<common::sqlite::Database> remover_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace sharedos::envelope::core
