@@ -45,11 +45,12 @@ bool IsFailClosed(ReasonCode code) {
 bool IsFailClosedCode(absl::string_view code) {
   return code == kAuthorityUnavailable || code == kUsageStoreUnavailable ||
          code == kDelegationChainUnverified || code == kHostPolicyUnavailable ||
-         code == kAuditUnavailable;
+         code == kAuditUnavailable || code == kOperationAborted;
 }
 
 absl::string_view CodeMessage(absl::string_view code) {
   if (code == kToolUnavailable) return "The tool is not available to this turn.";
+  if (code == kOperationAborted) return "The turn was stopped by a restart of its envelope.";
   if (code == kTraceMismatch) return "The tool call's trace does not match the turn's.";
   if (code == kInvalidRequest) return "The request names a resource of another owner or world.";
   if (code == kStepLimitExceeded) return "The turn's step budget is spent.";

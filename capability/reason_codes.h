@@ -66,10 +66,13 @@ inline constexpr absl::string_view kAuditUnavailable = "audit_unavailable";
 inline constexpr absl::string_view kTurnCancelled = "turn_cancelled";
 inline constexpr absl::string_view kEscalationRequested = "escalation_requested";
 inline constexpr absl::string_view kHarnessExitedWithoutOutcome = "harness_exited_without_outcome";
+// A turn the envelope's process stopped under (a crash or kill): ended on restart, fail closed
+// (semantics §5: the `interrupted` audit reason; ADR 0009).
+inline constexpr absl::string_view kOperationAborted = "operation_aborted";
 
 // True for the codes of infrastructure (fail-closed) refusals: authority_unavailable,
 // usage_store_unavailable, delegation_chain_unverified, host_policy_unavailable,
-// audit_unavailable.
+// audit_unavailable, operation_aborted.
 bool IsFailClosedCode(absl::string_view code);
 
 // The fixed phrase answered with `code` (a generic one for a code not listed here).

@@ -223,6 +223,8 @@ absl::Status BuildEnvelope(const char* argv0, Settings settings, Deployment& d) 
   if (mcp.server.port < 0) {
     mcp.server.port = absl::GetFlag(FLAGS_port) == 0 ? 0 : absl::GetFlag(FLAGS_port) + 1;
   }
+  // The envelope's open turns, beside its outbox: ended at the next start (ADR 0009).
+  options.turn_journal = absl::StrCat(d.data.outbox("envelope"), ".turns");
   ASSIGN_OR_RETURN(auto envelope_audit, AuditWriter(d, "envelope"));
   ASSIGN_OR_RETURN(d.envelope, envelope::BuildEnvelopeServer(
                                    {d.authorizer->NewInProcessClient(), std::move(envelope_audit),

@@ -79,6 +79,7 @@ absl::StatusOr<v1::OpenTurnResponse> Admission::OpenTurn(const v1::OpenTurnReque
   response.set_turn_id(turn->id);
   Admit(*turn, response);
   if (turn->runtime == v1::RUNTIME_MCP && !response.has_result()) SeatMcp(*turn, response);
+  if (!response.has_result()) Journal(*turn, response);
   if (response.has_result()) {
     table_.PublishEnded(std::move(turn), clock_.Now());
   } else {
@@ -128,6 +129,28 @@ absl::StatusOr<std::shared_ptr<Turn>> Admission::NewTurn(
   turn->drain_at = turn->deadline - options_.drain_grace;
   turn->request = std::move(execution);
   return turn;
+}
+
+void Admission::Journal(Turn& turn, v1::OpenTurnResponse& response) {
+  if (options_.journal == nullptr) return;
+  TurnJournal::Entry entry;
+  entry.turn_id = turn.id;
+  entry.execution_id = turn.request.execution_id();
+  entry.runtime = turn.runtime;
+  entry.context = turn.context;
+  entry.lease_id = turn.lease_id;
+  entry.started_at = turn.started_at;
+  entry.ended_event_id = common::NewUuidV4();
+  if (options_.journal->Put(entry).ok()) {
+    turn.ended_event_id = std::move(entry.ended_event_id);
+    return;
+  }
+  // A turn a crash could leave open without a trace is not run: fail closed.
+  response.clear_mcp();
+  settler_.Finalize(
+      turn, Settlement::Failed(CodeError(capability::kAuditUnavailable), pb::ENDED_BY_ENVELOPE));
+  absl::MutexLock lock(&turn.mu);
+  *response.mutable_result() = turn.result;
 }
 
 void Admission::SeatMcp(Turn& turn, v1::OpenTurnResponse& response) const {

@@ -36,6 +36,7 @@
 #include "envelope_svc/core/catalog.h"
 #include "envelope_svc/core/settlement.h"
 #include "envelope_svc/core/turn.h"
+#include "envelope_svc/core/turn_journal.h"
 #include "envelope_svc/core/turn_table.h"
 #include "envelope_svc/mcp/execution_token.h"
 #include "envelope_svc/tools/tool_registry.h"
@@ -73,6 +74,8 @@ class Admission {
     const common::Clock* deadline_clock = &common::RealClock();
     std::string mcp_url;
     const mcp::ExecutionTokenCodec* mcp_tokens = nullptr;
+    // The journal of open turns (ADR 0009); borrowed; nullptr: none.
+    TurnJournal* journal = nullptr;
   };
 
   Admission(authorizer::client::AuthorizerClient& authorizer, const tools::ToolRegistry& registry,
@@ -125,6 +128,9 @@ class Admission {
   // turn.started: the runtime starts.
   void Start(Turn& turn, const Admitting& admitting);
   // The MCP seat of a running RUNTIME_MCP turn: its catalogue and an execution token bound to it.
+  // Journals a running turn (ADR 0009); a turn that cannot be journaled ends failed
+  // audit_unavailable (fail closed) and `response` answers its result.
+  void Journal(Turn& turn, v1::OpenTurnResponse& response);
   void SeatMcp(Turn& turn, v1::OpenTurnResponse& response) const;
 
   authorizer::client::AuthorizerClient& authorizer_;

@@ -1,5 +1,6 @@
 #include "envelope_svc/core/settlement.h"
 
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -95,6 +96,14 @@ Settlement Settlement::Failed(pb::ProtocolError error, pb::EndedBy by) {
       Object({{"code", Str(error.code())},
               {"source", Str(by == pb::ENDED_BY_RUNTIME ? "runtime" : "envelope")}});
   settlement.error = std::move(error);
+  return settlement;
+}
+
+Settlement Settlement::Interrupted() {
+  pb::ProtocolError error = CodeError(capability::kOperationAborted, /*retryable=*/false);
+  (*error.mutable_details()->mutable_fields())["failClosed"].set_bool_value(true);
+  Settlement settlement = Failed(std::move(error), pb::ENDED_BY_ENVELOPE);
+  settlement.audit_outcome = pb::AUDIT_OUTCOME_INTERRUPTED;
   return settlement;
 }
 
@@ -438,8 +447,8 @@ int Settler::CancelExpired() {
 // ---------------------------------------------------------------------------------------------
 // Finalize
 
-void Settler::Finalize(Turn& turn, Settlement settlement) {
-  const absl::Time completed_at = clock_.Now();
+void Settler::Finalize(Turn& turn, Settlement settlement, std::optional<absl::Time> ended_at) {
+  const absl::Time completed_at = ended_at.value_or(clock_.Now());
   pb::ExecutionResult result;
   {
     absl::MutexLock lock(&turn.mu);
@@ -452,7 +461,16 @@ void Settler::Finalize(Turn& turn, Settlement settlement) {
     turn.changed.SignalAll();
   }
   // Post-effect: recorded once, whatever the audit log's state; never changes the result.
-  (void)audit_.RecordPostEffect(TurnEndedEvent(turn.context, result, settlement.ended_by));
+  pb::AuditEvent ended = TurnEndedEvent(turn.context, result, settlement.ended_by);
+  if (!turn.ended_event_id.empty()) ended.set_id(turn.ended_event_id);
+  if (settlement.audit_outcome.has_value()) {
+    ended.set_outcome(*settlement.audit_outcome);
+    if (settlement.ended_by.has_value()) ended.set_ended_by(*settlement.ended_by);
+  }
+  // Only once turn.ended is in the outbox may the journal forget the turn (ADR 0009).
+  if (audit_.RecordPostEffect(std::move(ended)).ok() && options_.journal != nullptr) {
+    (void)options_.journal->Remove(turn.id);
+  }
   if (!turn.lease_id.empty()) {
     az::CloseTurnAuthorityRequest close;
     close.set_lease_id(turn.lease_id);
@@ -466,6 +484,32 @@ void Settler::Finalize(Turn& turn, Settlement settlement) {
                         {"execution_id", result.execution_id()},
                         {"status", pb::ExecutionStatus_Name(result.status())},
                         {"reason_code", result.error().code()}});
+}
+
+absl::StatusOr<int> Settler::RecoverInterrupted() {
+  if (options_.journal == nullptr) return 0;
+  ASSIGN_OR_RETURN(std::vector<TurnJournal::Entry> open, options_.journal->List());
+  int ended = 0;
+  for (TurnJournal::Entry& entry : open) {
+    ASSIGN_OR_RETURN(absl::Time at,
+                     options_.journal->MarkInterrupted(
+                         entry.turn_id, entry.interrupted_at.value_or(clock_.Now())));
+    auto turn = std::make_shared<Turn>();
+    turn->id = entry.turn_id;
+    turn->request.set_execution_id(entry.execution_id);
+    *turn->request.mutable_context() = entry.context;
+    turn->context = std::move(entry.context);
+    turn->runtime = entry.runtime;
+    turn->started_at = entry.started_at;
+    turn->lease_id = std::move(entry.lease_id);
+    turn->ended_event_id = std::move(entry.ended_event_id);
+    // A turn whose execution is held already (it cannot be: the table is new) is left journaled.
+    if (!table_.Reserve(*turn).ok()) continue;
+    table_.PublishRunning(turn);
+    Finalize(*turn, Settlement::Interrupted(), at);
+    ++ended;
+  }
+  return ended;
 }
 
 pb::ExecutionResult Settler::TerminalResult(const Turn& turn, Settlement& settlement,

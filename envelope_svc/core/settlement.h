@@ -22,6 +22,7 @@
 #include "common/server/auth.h"
 #include "common/time/clock.h"
 #include "envelope_svc/core/turn.h"
+#include "envelope_svc/core/turn_journal.h"
 #include "envelope_svc/core/turn_table.h"
 #include "google/protobuf/struct.pb.h"
 #include "sharedos/envelope/v1/envelope.pb.h"
@@ -44,6 +45,8 @@ struct Settlement {
   google::protobuf::Value event_data;
   // The outcome's metadata (merged first).
   google::protobuf::Struct metadata;
+  // turn.ended's outcome when not the one the status maps to (interrupted).
+  std::optional<protocol::v1::AuditOutcome> audit_outcome;
 
   // denied at admission: turn.denied {code}.
   static Settlement Denied(absl::string_view code);
@@ -53,6 +56,9 @@ struct Settlement {
   static Settlement Cancelled();
   // succeeded with `output`: turn.completed {}.
   static Settlement Completed(std::optional<google::protobuf::Value> output);
+  // failed operation_aborted by the envelope, fail closed, not retryable (the turn was open when
+  // its envelope stopped): turn.failed {code, source envelope}; turn.ended outcome interrupted.
+  static Settlement Interrupted();
 };
 
 // The terminal outcome of an MCP harness that exited (envelope.proto HarnessExitedOutcome):
@@ -82,6 +88,9 @@ class Settler {
     // retried by every later sweep for this long, then ends cancelled with the ask kept in its
     // metadata (escalationAsked, escalationRecorded false): its lease expires soon after.
     absl::Duration escalation_retry = absl::Seconds(20);
+    // The journal of open turns (ADR 0009): a turn's row goes once its turn.ended is written.
+    // Borrowed; nullptr: none.
+    TurnJournal* journal = nullptr;
   };
 
   Settler(authorizer::client::AuthorizerClient& authorizer, audit::client::AuditWriter& audit,
@@ -115,9 +124,17 @@ class Settler {
   // Errors: UNAVAILABLE (a latched turn's escalation was not recorded; the turn runs on — the
   // deadline retries it until Options::escalation_retry has passed).
   absl::StatusOr<protocol::v1::ExecutionResult> Cancel(Turn& turn, Canceller by);
-  // Ends `turn` with `settlement` once: result, terminal event, turn.ended, lease closed, the
-  // table told. A turn already ended stays as it is.
-  void Finalize(Turn& turn, Settlement settlement);
+  // Ends `turn` with `settlement` once: result, terminal event, turn.ended (under the turn's
+  // ended_event_id when set), its journal row removed, lease closed, the table told. A turn
+  // already ended stays as it is. `completed_at` absent: now.
+  void Finalize(Turn& turn, Settlement settlement,
+                std::optional<absl::Time> completed_at = std::nullopt);
+
+  // Ends every turn the journal holds (open when the envelope last stopped): each is published,
+  // then ended Interrupted() at the instant first fixed for it, so a repeated recovery writes
+  // the same turn.ended under the same id (audit_svc keeps one). Answers how many it ended.
+  // Errors: those of the journal (the envelope must not serve then).
+  absl::StatusOr<int> RecoverInterrupted();
 
  private:
   // A FinishTurn request's outcome, validated.

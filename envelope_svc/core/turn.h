@@ -98,6 +98,8 @@ struct Turn {
   std::optional<mcp::ExecutionTokenClaims> mcp_claims;
   // The runtime started (turn.started was emitted).
   bool started = false;
+  // The id its turn.ended is written under (journaled turns, ADR 0009); empty: the writer's.
+  std::string ended_event_id;
 
   // Whether the effective catalogue offers the tool `name`.
   bool Offers(absl::string_view name) const;

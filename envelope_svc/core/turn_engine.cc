@@ -30,7 +30,16 @@ Admission::Options AdmissionOptions(const TurnEngine::Options& options) {
   admission.deadline_clock = options.deadline_clock;
   admission.mcp_url = options.mcp_url;
   admission.mcp_tokens = options.mcp_tokens;
+  admission.journal = options.journal;
   return admission;
+}
+
+Settler::Options SettlerOptions(const TurnEngine::Options& options) {
+  Settler::Options settler;
+  settler.authorizer_timeout = options.authorizer_timeout;
+  settler.finish_wait = options.finish_wait;
+  settler.journal = options.journal;
+  return settler;
 }
 
 }  // namespace
@@ -45,11 +54,12 @@ TurnEngine::TurnEngine(authorizer::client::AuthorizerClient& authorizer,
                 Mediator::Options{options.authorizer_timeout, options.provider_timeout,
                                   options.deadline_clock}),
       table_(TurnTable::Options{options.max_turns, options.ended_turn_retention, options.metrics}),
-      settler_(authorizer, audit, clock, table_, runtime_,
-               Settler::Options{options.authorizer_timeout, options.finish_wait}),
+      settler_(authorizer, audit, clock, table_, runtime_, SettlerOptions(options)),
       admission_(authorizer, registry, providers_, audit, clock, table_, settler_, runtime_,
                  AdmissionOptions(options)),
       invocation_(table_, settler_, mediator_, audit, clock) {}
+
+absl::StatusOr<int> TurnEngine::RecoverInterrupted() { return settler_.RecoverInterrupted(); }
 
 absl::StatusOr<v1::OpenTurnResponse> TurnEngine::OpenTurn(const v1::OpenTurnRequest& request,
                                                           const common::server::HostScope& scope) {

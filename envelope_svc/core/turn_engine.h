@@ -45,6 +45,7 @@
 #include "envelope_svc/core/mediator.h"
 #include "envelope_svc/core/settlement.h"
 #include "envelope_svc/core/turn.h"
+#include "envelope_svc/core/turn_journal.h"
 #include "envelope_svc/core/turn_table.h"
 #include "envelope_svc/mcp/execution_token.h"
 #include "envelope_svc/tools/tool_registry.h"
@@ -93,6 +94,10 @@ class TurnEngine {
     // Turns open, turns by terminal status, budget refusals (common/metrics/sinks.h); null:
     // none. Borrowed.
     common::metrics::Metrics* metrics = nullptr;
+    // The journal of open turns (ADR 0009): every running turn has a row until its turn.ended is
+    // written; RecoverInterrupted ends the turns a crash left in it. Borrowed; nullptr: none
+    // (a crash then loses the open turns' endings).
+    TurnJournal* journal = nullptr;
   };
 
   // Borrows every dependency; each must outlive the engine. `providers` are the providers
@@ -199,6 +204,13 @@ class TurnEngine {
   // harnessOutcome "timed_out" when its MCP latch engaged) and forgets ended turns past their
   // retention. Returns how many turns it ended.
   int CancelExpired();
+
+  // Ends every turn the journal holds — turns open when this envelope's process last stopped —
+  // failed operation_aborted (fail closed; turn.ended outcome interrupted, written once under the
+  // id minted when the turn opened), their leases closed when the authorizer answers; GetTurn
+  // answers them for the ended-turn retention. Call before serving. Returns how many it ended.
+  // Errors: those of the journal (do not serve then: fail closed).
+  absl::StatusOr<int> RecoverInterrupted();
 
   // Cumulative costs of OpenTurn's steps on this engine (see AdmissionStats).
   using Stats = AdmissionStats;

@@ -62,6 +62,11 @@ ABSL_FLAG(int, mcp_port, 0,
           "Printed at start-up as \"envelope_svc mcp listening on http://<host>:<port>/mcp\".");
 ABSL_FLAG(std::vector<std::string>, mcp_allowed_origins, {},
           "Origins the MCP front door accepts besides its own (comma-separated).");
+ABSL_FLAG(std::string, turn_journal, "",
+          "SQLite file journaling this envelope's open turns (its own; never shared with another "
+          "envelope). At start-up every turn it holds — open when the process last stopped — is "
+          "ended failed operation_aborted before serving. Empty: <--audit_outbox>.turns when "
+          "--audit_outbox is set, else no journal.");
 
 namespace {
 
@@ -124,6 +129,13 @@ absl::StatusOr<std::optional<env::McpFrontDoor>> FrontDoor() {
   return mcp;
 }
 
+// --turn_journal, or the default derived from the audit outbox beside it (ADR 0009).
+std::string TurnJournalPath() {
+  if (!absl::GetFlag(FLAGS_turn_journal).empty()) return absl::GetFlag(FLAGS_turn_journal);
+  const std::string outbox = sharedos::audit::client::AuditWriterConfigFromFlags().outbox_path;
+  return outbox.empty() ? "" : absl::StrCat(outbox, ".turns");
+}
+
 // Everything but the injected clients, from the flags.
 absl::StatusOr<env::EnvelopeServerOptions> Options(const RepeatedFlags& repeated) {
   env::EnvelopeServerOptions options;
@@ -142,6 +154,7 @@ absl::StatusOr<env::EnvelopeServerOptions> Options(const RepeatedFlags& repeated
   options.engine.ended_turn_retention = absl::GetFlag(FLAGS_ended_turn_retention);
   options.engine.drain_grace = absl::GetFlag(FLAGS_drain_grace);
   ASSIGN_OR_RETURN(options.mcp, FrontDoor());
+  options.turn_journal = TurnJournalPath();
   return options;
 }
 

@@ -1,5 +1,7 @@
 #include "envelope_svc/server/envelope_server.h"
 
+#include <cstdio>
+
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "common/status/status_macros.h"
@@ -28,7 +30,8 @@ absl::StatusOr<std::unique_ptr<EnvelopeServer>> EnvelopeServer::Build(
   RETURN_IF_ERROR(server->LoadTools(options));
   RETURN_IF_ERROR(server->AttachProviders(options));
   RETURN_IF_ERROR(server->BindFrontDoor(options));
-  server->StartEngine(std::move(options.engine));
+  RETURN_IF_ERROR(server->OpenJournal(options));
+  RETURN_IF_ERROR(server->StartEngine(std::move(options.engine)));
   return server;
 }
 
@@ -102,13 +105,36 @@ absl::Status EnvelopeServer::BindFrontDoor(const EnvelopeServerOptions& options)
   return absl::OkStatus();
 }
 
-void EnvelopeServer::StartEngine(core::TurnEngine::Options engine_options) {
+absl::Status EnvelopeServer::OpenJournal(const EnvelopeServerOptions& options) {
+  if (options.turn_journal.empty()) return absl::OkStatus();
+  absl::StatusOr<std::unique_ptr<core::TurnJournal>> journal =
+      core::TurnJournal::Open(options.turn_journal);
+  if (!journal.ok()) {
+    return absl::UnavailableError(absl::StrCat("--turn_journal: ", journal.status().message()));
+  }
+  journal_ = *std::move(journal);
+  return absl::OkStatus();
+}
+
+absl::Status EnvelopeServer::StartEngine(core::TurnEngine::Options engine_options) {
   if (mcp_ != nullptr) {
     engine_options.mcp_url = mcp_->url();
     engine_options.mcp_tokens = mcp_tokens_.get();
   }
+  engine_options.journal = journal_.get();
   engine_ = std::make_unique<core::TurnEngine>(*authorizer_, *registry_, attached_, *audit_, clock_,
                                                std::move(engine_options));
+  // The turns the last process left open end before anyone is served (ADR 0009).
+  absl::StatusOr<int> recovered = engine_->RecoverInterrupted();
+  if (!recovered.ok()) {
+    return absl::UnavailableError(
+        absl::StrCat("--turn_journal: open turns not ended: ", recovered.status().message()));
+  }
+  if (*recovered > 0) {
+    std::fprintf(stderr,
+                 "envelope: ended %d turn(s) left open by the last stop (operation_aborted)\n",
+                 *recovered);
+  }
   if (mcp_ != nullptr) mcp_->Start(*engine_, *mcp_tokens_, clock_);
   service_ = std::make_unique<EnvelopeService>(*engine_, authenticator_);
   deadlines_ = std::thread([this] {
@@ -116,6 +142,7 @@ void EnvelopeServer::StartEngine(core::TurnEngine::Options engine_options) {
       engine_->CancelExpired();
     }
   });
+  return absl::OkStatus();
 }
 
 std::vector<std::pair<std::string, std::string>> EnvelopeServer::side_listeners() const {

@@ -24,6 +24,7 @@
 #include "common/server/service_main.h"
 #include "common/time/clock.h"
 #include "envelope_svc/core/turn_engine.h"
+#include "envelope_svc/core/turn_journal.h"
 #include "envelope_svc/mcp/execution_token.h"
 #include "envelope_svc/mcp/mcp_server.h"
 #include "envelope_svc/providers/files/files_provider.h"
@@ -64,6 +65,10 @@ struct EnvelopeServerOptions {
   core::TurnEngine::Options engine;
   // Absent: OpenTurn refuses RUNTIME_MCP.
   std::optional<McpFrontDoor> mcp;
+  // The journal of open turns (ADR 0009), this envelope's own file; at start-up every turn it
+  // holds is ended failed operation_aborted before the envelope serves. Empty: no journal (a
+  // crash then loses the endings of the turns it interrupts).
+  std::string turn_journal;
 };
 
 // What the server is given: `authorizer` and `audit` it owns; the others it borrows, and each
@@ -84,7 +89,9 @@ class EnvelopeServer final : public common::server::Servable {
   // Errors: those of CheckTurnOptions; INVALID_ARGUMENT "--registry: required"; "--registry: …"
   // (a file cannot be read or is not a valid registry), "--files_root: …" (not a directory),
   // "--mcp_secret_file: the secret must hold at least 32 bytes", those of McpServer::Bind
-  // ("--mcp_host: …", "--mcp_public_url: …", the TLS flags'; UNAVAILABLE "--mcp_port: …").
+  // ("--mcp_host: …", "--mcp_public_url: …", the TLS flags'; UNAVAILABLE "--mcp_port: …");
+  // UNAVAILABLE "--turn_journal: …" (the journal cannot be opened or its turns ended: the
+  // envelope does not serve).
   static absl::StatusOr<std::unique_ptr<EnvelopeServer>> Build(EnvelopeServerDeps deps,
                                                                EnvelopeServerOptions options);
 
@@ -116,7 +123,9 @@ class EnvelopeServer final : public common::server::Servable {
   absl::Status AttachProviders(const EnvelopeServerOptions& options);
   // Binds the front door before the engine exists, so RUNTIME_MCP turns can be told its URL.
   absl::Status BindFrontDoor(const EnvelopeServerOptions& options);
-  void StartEngine(core::TurnEngine::Options engine_options);
+  absl::Status OpenJournal(const EnvelopeServerOptions& options);
+  // Builds the engine, ends the turns the journal holds, then serves.
+  absl::Status StartEngine(core::TurnEngine::Options engine_options);
 
   const std::unique_ptr<authorizer::client::AuthorizerClient> authorizer_;
   const std::unique_ptr<audit::client::AuditWriter> audit_;
@@ -128,6 +137,7 @@ class EnvelopeServer final : public common::server::Servable {
   tools::AttachedProviders attached_;
   std::unique_ptr<mcp::ExecutionTokenCodec> mcp_tokens_;
   std::unique_ptr<mcp::McpServer> mcp_;
+  std::unique_ptr<core::TurnJournal> journal_;
   std::unique_ptr<core::TurnEngine> engine_;
   std::unique_ptr<EnvelopeService> service_;
   // Every running turn past its deadline ends cancelled, checked every 100 ms until `stopping_`.
