@@ -225,6 +225,8 @@ absl::Status BuildEnvelope(const char* argv0, Settings settings, Deployment& d) 
   }
   // The envelope's open turns, beside its outbox: ended at the next start (ADR 0009).
   options.turn_journal = absl::StrCat(d.data.outbox("envelope"), ".turns");
+  // As durable as the audit log (--durability): fsynced under full, a process crash under normal.
+  options.turn_journal_fsync = absl::GetFlag(FLAGS_durability) != "normal";
   ASSIGN_OR_RETURN(auto envelope_audit, AuditWriter(d, "envelope"));
   ASSIGN_OR_RETURN(d.envelope, envelope::BuildEnvelopeServer(
                                    {d.authorizer->NewInProcessClient(), std::move(envelope_audit),

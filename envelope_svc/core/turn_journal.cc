@@ -28,9 +28,10 @@ const common::sqlite::Migration kMigrations[] = {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<TurnJournal>> TurnJournal::Open(const std::string& path) {
+absl::StatusOr<std::unique_ptr<TurnJournal>> TurnJournal::Open(const std::string& path,
+                                                               bool fsync) {
   Database::Options options;
-  options.synchronous = Database::Synchronous::kFull;
+  options.synchronous = fsync ? Database::Synchronous::kFull : Database::Synchronous::kNormal;
   auto db = Database::Open(path, options);
   if (!db.ok()) {
     return absl::UnavailableError(absl::StrCat("turn journal: ", db.status().message()));

@@ -43,11 +43,13 @@ class TurnJournal {
     std::optional<absl::Time> interrupted_at;
   };
 
-  // Opens (or creates) the journal at `path`. Puts and marks are fsynced; removals are not (a
-  // removed row that comes back after a power loss ends its turn again under the same
-  // turn.ended id, which audit_svc never stores twice).
-  // Errors: UNAVAILABLE (the file cannot be opened or its schema applied).
-  static absl::StatusOr<std::unique_ptr<TurnJournal>> Open(const std::string& path);
+  // Opens (or creates) the journal at `path`. With `fsync` (the default, the audit outbox's
+  // "full") puts and marks are fsynced; without (its "normal") they survive a crash of the
+  // process, not a power loss. Removals are never fsynced (a removed row that comes back after a
+  // power loss ends its turn again under the same turn.ended id, which audit_svc never stores
+  // twice). Errors: UNAVAILABLE (the file cannot be opened or its schema applied).
+  static absl::StatusOr<std::unique_ptr<TurnJournal>> Open(const std::string& path,
+                                                           bool fsync = true);
 
   // Journals an open turn. Errors: UNAVAILABLE (not written); INVALID_ARGUMENT (empty turn id or
   // event id).

@@ -13,6 +13,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
+#include "absl/flags/declare.h"
+#include "audit_svc/client/audit_writer_factory.h"
 #include "audit_svc/client/audit_writer_flags.h"
 #include "authorizer_svc/client/grpc_authorizer_client.h"
 #include "common/server/secret_file.h"
@@ -20,6 +22,9 @@
 #include "common/status/status_macros.h"
 #include "common/time/clock.h"
 #include "envelope_svc/server/envelope_server.h"
+
+// Defined by audit_writer_flags (the outbox the turn journal sits beside).
+ABSL_DECLARE_FLAG(std::string, audit_outbox_durability);
 
 ABSL_FLAG(std::string, authorizer_target, "", "authorizer_svc address (host:port). Required.");
 ABSL_FLAG(std::string, authorizer_token_file, "",
@@ -155,6 +160,10 @@ absl::StatusOr<env::EnvelopeServerOptions> Options(const RepeatedFlags& repeated
   options.engine.drain_grace = absl::GetFlag(FLAGS_drain_grace);
   ASSIGN_OR_RETURN(options.mcp, FrontDoor());
   options.turn_journal = TurnJournalPath();
+  // The journal is as durable as the outbox beside it.
+  ASSIGN_OR_RETURN(options.turn_journal_fsync,
+                   sharedos::audit::client::OutboxFsyncFromFlag(
+                       absl::GetFlag(FLAGS_audit_outbox_durability)));
   return options;
 }
 

@@ -108,7 +108,7 @@ absl::Status EnvelopeServer::BindFrontDoor(const EnvelopeServerOptions& options)
 absl::Status EnvelopeServer::OpenJournal(const EnvelopeServerOptions& options) {
   if (options.turn_journal.empty()) return absl::OkStatus();
   absl::StatusOr<std::unique_ptr<core::TurnJournal>> journal =
-      core::TurnJournal::Open(options.turn_journal);
+      core::TurnJournal::Open(options.turn_journal, options.turn_journal_fsync);
   if (!journal.ok()) {
     return absl::UnavailableError(absl::StrCat("--turn_journal: ", journal.status().message()));
   }

@@ -69,6 +69,9 @@ struct EnvelopeServerOptions {
   // holds is ended failed operation_aborted before the envelope serves. Empty: no journal (a
   // crash then loses the endings of the turns it interrupts).
   std::string turn_journal;
+  // Whether the journal's writes are fsynced (as the audit outbox's are: --audit_outbox_durability
+  // full) or only survive a crash of the process (normal).
+  bool turn_journal_fsync = true;
 };
 
 // What the server is given: `authorizer` and `audit` it owns; the others it borrows, and each
