@@ -25,7 +25,11 @@ cd "$TEST_TMPDIR"
 out="$("$ctl" --target="$address" turn)"; echo "$out"
 esc="$(echo "$out" | sed -n 's/^escalation: //p')"
 [ -n "$esc" ] || { echo "no escalation"; exit 1; }
-"$ctl" --target="$address" escalations approve --id="$esc" --reviewer=human:user-alice
+# Only the escalation's reviewer may approve it (issue 16): alice, with her own credential.
+(umask 077; "$ctl" --target="$address" credentials issue --role=reviewer \
+  --principal=human:user-alice --namespace=world-demo | sed -n 's/^secret: //p' > alice.token)
+[ -s alice.token ] || { echo "no reviewer credential"; exit 1; }
+"$ctl" --target="$address" --token_file=alice.token escalations approve --id="$esc"
 "$ctl" --target="$address" turn | tee "$TEST_TMPDIR/second.out"
 grep -q '^turn: succeeded$' "$TEST_TMPDIR/second.out" || { echo "second turn failed"; exit 1; }
 "$ctl" --target="$address" audit verify
@@ -53,5 +57,7 @@ for secret in admin.token host.token service.token lease.secret mcp.secret; do
   [ "${#value}" -ge 16 ] || { fail "$secret: unexpectedly short"; continue; }
   if grep -qF -- "$value" "$log"; then fail "$secret is in the log"; fi
 done
+alice="$(head -n 1 alice.token | tr -d '\r\n')"
+if grep -qF -- "$alice" "$log"; then fail "alice's reviewer secret is in the log"; fi
 [ "$failures" -eq 0 ] || { echo "--- sharedosd:"; cat "$log"; exit 1; }
 echo "ok: $(grep -c '^{' "$log") structured lines, no content, no secret"
