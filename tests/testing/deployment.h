@@ -66,7 +66,7 @@ class SharedosdDeployment {
   const std::string& host_token() const { return host_token_; }
   const std::string& service_token() const { return service_token_; }
   pid_t pid() const { return process_->pid(); }
-  const std::string& output() const { return process_->output(); }
+  std::string output() const { return process_->output(); }
 
   // SIGTERM and wait. Errors: INTERNAL when it does not exit 0 (its output in the message).
   absl::Status Stop();

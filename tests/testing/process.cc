@@ -7,8 +7,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <fstream>
+#include <thread>
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
@@ -63,45 +65,65 @@ absl::StatusOr<Process> Process::Start(const std::string& binary,
     close(pipe_fds[0]);
     return absl::FailedPreconditionError(absl::StrCat("cannot start ", path));
   }
-  return Process(pid, pipe_fds[0]);
+  auto output = std::make_shared<Output>();
+  // Drains the pipe until the process (and any child holding it) closes it.
+  std::thread([fd = pipe_fds[0], output] {
+    char buffer[4096];
+    ssize_t n;
+    while ((n = read(fd, buffer, sizeof(buffer))) > 0 || (n < 0 && errno == EINTR)) {
+      if (n <= 0) continue;
+      absl::MutexLock lock(&output->mu);
+      output->text.append(buffer, static_cast<size_t>(n));
+    }
+    close(fd);
+    absl::MutexLock lock(&output->mu);
+    output->closed = true;
+  }).detach();
+  return Process(pid, std::move(output));
 }
 
 Process::Process(Process&& other) noexcept
-    : pid_(other.pid_), fd_(other.fd_), address_(std::move(other.address_)),
+    : pid_(other.pid_), address_(std::move(other.address_)),
       output_(std::move(other.output_)), consumed_(other.consumed_) {
   other.pid_ = -1;
-  other.fd_ = -1;
 }
 
 Process::~Process() {
   if (pid_ > 0) Kill();
-  if (fd_ >= 0) close(fd_);
+}
+
+std::string Process::output() const {
+  if (output_ == nullptr) return "";
+  absl::MutexLock lock(&output_->mu);
+  return output_->text;
 }
 
 absl::StatusOr<std::string> Process::WaitForLine(const std::string& prefix,
                                                  absl::Duration timeout) {
   const absl::Time deadline = absl::Now() + timeout;
+  absl::MutexLock lock(&output_->mu);
+  const std::string& text = output_->text;
+  size_t scanned = consumed_;  // complete lines before this have been looked at
   while (true) {
     // Look through complete lines not yet consumed.
     size_t end;
-    while ((end = output_.find('\n', consumed_)) != std::string::npos) {
-      const std::string line = output_.substr(consumed_, end - consumed_);
+    while ((end = text.find('\n', consumed_)) != std::string::npos) {
+      const std::string line = text.substr(consumed_, end - consumed_);
       consumed_ = end + 1;
       if (line.rfind(prefix, 0) == 0) return line.substr(prefix.size());
     }
-    const absl::Duration left = deadline - absl::Now();
-    if (left <= absl::ZeroDuration()) {
-      return absl::DeadlineExceededError(absl::StrCat("no line \"", prefix, "\"; output:\n", output_));
-    }
-    pollfd pfd{fd_, POLLIN, 0};
-    if (poll(&pfd, 1, static_cast<int>(absl::ToInt64Milliseconds(left)) + 1) <= 0) continue;
-    char buffer[4096];
-    const ssize_t n = read(fd_, buffer, sizeof(buffer));
-    if (n <= 0) {
+    scanned = text.size();
+    if (output_->closed) {
       return absl::FailedPreconditionError(
-          absl::StrCat("process exited before \"", prefix, "\"; output:\n", output_));
+          absl::StrCat("process exited before \"", prefix, "\"; output:\n", text));
     }
-    output_.append(buffer, static_cast<size_t>(n));
+    auto more = [&]() {
+      return output_->text.size() > scanned || output_->closed;
+    };
+    if (!output_->mu.AwaitWithDeadline(absl::Condition(&more), deadline)) {
+      return absl::DeadlineExceededError(
+          absl::StrCat("no line \"", prefix, "\"; output:\n", text));
+    }
   }
 }
 

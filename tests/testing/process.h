@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 
 namespace sharedos::testing {
@@ -18,8 +19,9 @@ namespace sharedos::testing {
 std::string RunfilePath(const std::string& relative, const char* argv0 = nullptr);
 
 // A child process started for a test or a benchmark (a real service binary), whose stdout and
-// stderr are read line by line. Killed with SIGKILL on destruction if still running. Not
-// thread-safe; one owner per process.
+// stderr are read line by line. A thread drains them as they come (so a chatty process never
+// blocks on a full pipe); WaitForLine reads what it kept. Killed with SIGKILL on destruction if
+// still running. Not thread-safe; one owner per process.
 class Process {
  public:
   // `binary` relative to the runfiles root (e.g. "sharedosd/sharedosd"); see RunfilePath.
@@ -49,16 +51,22 @@ class Process {
   pid_t pid() const { return pid_; }
   // The address a service reported (StartService).
   const std::string& address() const { return address_; }
-  const std::string& output() const { return output_; }
+  // Everything it wrote so far.
+  std::string output() const;
 
  private:
-  Process(pid_t pid, int fd) : pid_(pid), fd_(fd) {}
+  // What the drain thread has read; shared with it, so it outlives a moved-from Process.
+  struct Output {
+    absl::Mutex mu;
+    std::string text ABSL_GUARDED_BY(mu);
+    bool closed ABSL_GUARDED_BY(mu) = false;  // the pipe reached end of file
+  };
+  Process(pid_t pid, std::shared_ptr<Output> output) : pid_(pid), output_(std::move(output)) {}
   int Wait();
 
   pid_t pid_ = -1;
-  int fd_ = -1;
   std::string address_;
-  std::string output_;
+  std::shared_ptr<Output> output_;
   size_t consumed_ = 0;
 };
 
