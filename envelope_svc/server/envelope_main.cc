@@ -20,6 +20,7 @@
 #include "common/status/status_macros.h"
 #include "common/time/clock.h"
 #include "envelope_svc/server/envelope_server.h"
+#include "grantstore_svc/client/grpc_credential_source.h"
 
 ABSL_FLAG(std::string, authorizer_target, "", "authorizer_svc address (host:port). Required.");
 ABSL_FLAG(std::string, authorizer_token_file, "",
@@ -63,10 +64,37 @@ ABSL_FLAG(int, mcp_port, 0,
 ABSL_FLAG(std::vector<std::string>, mcp_allowed_origins, {},
           "Origins the MCP front door accepts besides its own (comma-separated).");
 
+ABSL_FLAG(std::string, grantstore_target, "",
+          "grantstore_svc address (host:port). Optional: set, credentials issued through the "
+          "control plane are honoured beside --credentials (looked up there on every call); "
+          "unset, only --credentials.");
+ABSL_FLAG(std::string, grantstore_token_file, "",
+          "File with this service's grantstore_svc token (first line). Required with "
+          "--grantstore_target.");
+
 namespace {
 
 namespace server = ::sharedos::common::server;
 namespace env = ::sharedos::envelope::server;
+
+// Credentials issued through the control plane, looked up at grantstore_svc when
+// --grantstore_target is set. The authenticator borrows it; it lives as long as the process
+// (destroyed after RunService returns).
+std::unique_ptr<server::CredentialSource> control_plane_credentials;
+
+// Attaches control_plane_credentials when --grantstore_target or --grantstore_token_file is set.
+// Errors: those of ReadUpstream.
+absl::Status AttachControlPlaneCredentials(const server::ServiceFlags& flags) {
+  const std::string target = absl::GetFlag(FLAGS_grantstore_target);
+  const std::string token_file = absl::GetFlag(FLAGS_grantstore_token_file);
+  if (target.empty() && token_file.empty()) return absl::OkStatus();
+  ASSIGN_OR_RETURN(server::Upstream grantstore,
+                   server::ReadUpstream("grantstore", target, token_file, flags.channel_tls));
+  control_plane_credentials = std::make_unique<sharedos::grantstore::client::GrpcCredentialSource>(
+      grantstore.channel, std::move(grantstore.token));
+  flags.authenticator->AttachSource(control_plane_credentials.get());
+  return absl::OkStatus();
+}
 
 // What the flags absl keeps only the last occurrence of (list flags given repeatedly), read from
 // the command line before it is parsed.
@@ -147,6 +175,7 @@ absl::StatusOr<env::EnvelopeServerOptions> Options(const RepeatedFlags& repeated
 
 absl::StatusOr<std::unique_ptr<server::Servable>> Build(const server::ServiceFlags& flags,
                                                         const RepeatedFlags& repeated) {
+  RETURN_IF_ERROR(AttachControlPlaneCredentials(flags));
   ASSIGN_OR_RETURN(
       server::Upstream authorizer,
       server::ReadUpstream("authorizer", absl::GetFlag(FLAGS_authorizer_target),
