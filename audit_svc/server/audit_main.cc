@@ -38,22 +38,11 @@ namespace server = ::sharedos::common::server;
 // (destroyed after RunService returns).
 std::unique_ptr<server::CredentialSource> control_plane_credentials;
 
-// Attaches control_plane_credentials when --grantstore_target or --grantstore_token_file is set.
-// Errors: those of ReadUpstream.
-absl::Status AttachControlPlaneCredentials(const server::ServiceFlags& flags) {
-  const std::string target = absl::GetFlag(FLAGS_grantstore_target);
-  const std::string token_file = absl::GetFlag(FLAGS_grantstore_token_file);
-  if (target.empty() && token_file.empty()) return absl::OkStatus();
-  ASSIGN_OR_RETURN(server::Upstream grantstore,
-                   server::ReadUpstream("grantstore", target, token_file, flags.channel_tls));
-  control_plane_credentials = std::make_unique<sharedos::grantstore::client::GrpcCredentialSource>(
-      grantstore.channel, std::move(grantstore.token));
-  flags.authenticator->AttachSource(control_plane_credentials.get());
-  return absl::OkStatus();
-}
-
 absl::StatusOr<std::unique_ptr<server::Servable>> Build(const server::ServiceFlags& flags) {
-  RETURN_IF_ERROR(AttachControlPlaneCredentials(flags));
+  ASSIGN_OR_RETURN(control_plane_credentials,
+                   sharedos::grantstore::client::AttachGrantStoreCredentials(
+                       *flags.authenticator, absl::GetFlag(FLAGS_grantstore_target),
+                       absl::GetFlag(FLAGS_grantstore_token_file), flags.channel_tls));
   sharedos::audit::server::AuditServerOptions options;
   options.db_path = absl::GetFlag(FLAGS_db);
   ASSIGN_OR_RETURN(options.durability,

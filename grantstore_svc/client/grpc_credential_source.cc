@@ -2,6 +2,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/client/bearer_call.h"
+#include "common/server/service_main.h"
+#include "common/status/status_macros.h"
 #include "grantstore_svc/core/credentials.h"
 
 namespace sharedos::grantstore::client {
@@ -23,6 +25,18 @@ absl::StatusOr<std::optional<common::server::Principal>> GrpcCredentialSource::F
   }
   return std::optional<common::server::Principal>(
       core::PrincipalFromCredential(response->credential()));
+}
+
+absl::StatusOr<std::unique_ptr<common::server::CredentialSource>> AttachGrantStoreCredentials(
+    common::server::Authenticator& authenticator, const std::string& target,
+    const std::string& token_file, const common::client::ChannelTls& tls) {
+  if (target.empty() && token_file.empty()) return nullptr;
+  ASSIGN_OR_RETURN(common::server::Upstream grantstore,
+                   common::server::ReadUpstream("grantstore", target, token_file, tls));
+  auto source =
+      std::make_unique<GrpcCredentialSource>(grantstore.channel, std::move(grantstore.token));
+  authenticator.AttachSource(source.get());
+  return source;
 }
 
 }  // namespace sharedos::grantstore::client

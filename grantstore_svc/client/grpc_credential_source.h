@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/client/channel.h"
 #include "common/server/auth.h"
 #include "grpcpp/channel.h"
 #include "sharedos/grantstore/v1/grantstore.grpc.pb.h"
@@ -41,6 +42,16 @@ class GrpcCredentialSource final : public common::server::CredentialSource {
   const std::unique_ptr<v1::GrantStore::StubInterface> stub_;
   const std::string authorization_;
 };
+
+// For a composition root: when `target` or `token_file` is set (the values of
+// --grantstore_target and --grantstore_token_file), a source reaching grantstore_svc there over
+// `tls`, attached to `authenticator`; null when both are empty (static credentials only). The
+// caller keeps the source as long as the authenticator serves. Errors: those of
+// common::server::ReadUpstream ("--grantstore_target: required", an unreadable token file, a
+// plaintext target off loopback).
+absl::StatusOr<std::unique_ptr<common::server::CredentialSource>> AttachGrantStoreCredentials(
+    common::server::Authenticator& authenticator, const std::string& target,
+    const std::string& token_file, const common::client::ChannelTls& tls);
 
 }  // namespace sharedos::grantstore::client
 

@@ -38,5 +38,21 @@ TEST(GrpcCredentialSourceTest, TheAuthenticatorRefusesUnavailableWhenTheStoreIsA
               StatusIs(absl::StatusCode::kUnavailable));
 }
 
+TEST(AttachGrantStoreCredentialsTest, NoFlagsMeansStaticCredentialsOnly) {
+  auto authenticator = *common::server::Authenticator::FromJson(R"({"credentials": []})");
+  auto source = AttachGrantStoreCredentials(*authenticator, "", "", {});
+  ASSERT_TRUE(source.ok()) << source.status();
+  EXPECT_EQ(*source, nullptr);
+  // No source attached: an unknown token is unauthenticated, nothing is asked.
+  EXPECT_THAT(authenticator->Require("Bearer sos_anything", {common::server::Role::kHost}),
+              StatusIs(absl::StatusCode::kUnauthenticated));
+}
+
+TEST(AttachGrantStoreCredentialsTest, ATokenFileWithoutATargetIsRefused) {
+  auto authenticator = *common::server::Authenticator::FromJson(R"({"credentials": []})");
+  EXPECT_THAT(AttachGrantStoreCredentials(*authenticator, "", "/nonexistent/token", {}),
+              StatusIs(absl::StatusCode::kInvalidArgument, "--grantstore_target: required"));
+}
+
 }  // namespace
 }  // namespace sharedos::grantstore::client
