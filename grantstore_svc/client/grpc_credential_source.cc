@@ -20,8 +20,9 @@ absl::StatusOr<std::optional<common::server::Principal>> GrpcCredentialSource::F
           });
   if (absl::IsNotFound(response.status())) return std::optional<common::server::Principal>();
   if (!response.ok()) {
-    return absl::UnavailableError(
-        absl::StrCat("grantstore_svc credential lookup: ", response.status().ToString()));
+    // Only the code: the caller is told the store is away, not where it is or what it said.
+    return absl::UnavailableError(absl::StrCat("grantstore_svc credential lookup failed: ",
+                                               absl::StatusCodeToString(response.status().code())));
   }
   return std::optional<common::server::Principal>(
       core::PrincipalFromCredential(response->credential()));
