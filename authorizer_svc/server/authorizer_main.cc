@@ -13,6 +13,7 @@
 #include "common/server/service_flags.h"
 #include "common/status/status_macros.h"
 #include "common/time/clock.h"
+#include "grantstore_svc/client/grpc_credential_source.h"
 #include "grantstore_svc/client/grpc_grant_store_client.h"
 
 ABSL_FLAG(std::string, grantstore_target, "", "grantstore_svc address (host:port). Required.");
@@ -31,11 +32,18 @@ namespace {
 namespace server = ::sharedos::common::server;
 namespace authorizer = ::sharedos::authorizer::server;
 
+// Credentials issued through the control plane, looked up at grantstore_svc. The authenticator
+// borrows it; it lives as long as the process (destroyed after RunService returns).
+std::unique_ptr<server::CredentialSource> control_plane_credentials;
+
 absl::StatusOr<std::unique_ptr<server::Servable>> Build(const server::ServiceFlags& flags) {
   ASSIGN_OR_RETURN(
       server::Upstream grantstore,
       server::ReadUpstream("grantstore", absl::GetFlag(FLAGS_grantstore_target),
                            absl::GetFlag(FLAGS_grantstore_token_file), flags.channel_tls));
+  control_plane_credentials = std::make_unique<sharedos::grantstore::client::GrpcCredentialSource>(
+      grantstore.channel, grantstore.token);
+  flags.authenticator->AttachSource(control_plane_credentials.get());
   authorizer::AuthorizerServerOptions options;
   ASSIGN_OR_RETURN(
       options.lease_secret,

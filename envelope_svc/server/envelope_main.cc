@@ -22,6 +22,7 @@
 #include "common/status/status_macros.h"
 #include "common/time/clock.h"
 #include "envelope_svc/server/envelope_server.h"
+#include "grantstore_svc/client/grpc_credential_source.h"
 
 // Defined by audit_writer_flags (the outbox the turn journal sits beside).
 ABSL_DECLARE_FLAG(std::string, audit_outbox_durability);
@@ -73,10 +74,23 @@ ABSL_FLAG(std::string, turn_journal, "",
           "ended failed operation_aborted before serving. Empty: <--audit_outbox>.turns when "
           "--audit_outbox is set, else no journal.");
 
+ABSL_FLAG(std::string, grantstore_target, "",
+          "grantstore_svc address (host:port). Optional: set, credentials issued through the "
+          "control plane are honoured beside --credentials (looked up there on every call); "
+          "unset, only --credentials.");
+ABSL_FLAG(std::string, grantstore_token_file, "",
+          "File with this service's grantstore_svc token (first line). Required with "
+          "--grantstore_target.");
+
 namespace {
 
 namespace server = ::sharedos::common::server;
 namespace env = ::sharedos::envelope::server;
+
+// Credentials issued through the control plane, looked up at grantstore_svc when
+// --grantstore_target is set. The authenticator borrows it; it lives as long as the process
+// (destroyed after RunService returns).
+std::unique_ptr<server::CredentialSource> control_plane_credentials;
 
 // What the flags absl keeps only the last occurrence of (list flags given repeatedly), read from
 // the command line before it is parsed.
@@ -169,6 +183,10 @@ absl::StatusOr<env::EnvelopeServerOptions> Options(const RepeatedFlags& repeated
 
 absl::StatusOr<std::unique_ptr<server::Servable>> Build(const server::ServiceFlags& flags,
                                                         const RepeatedFlags& repeated) {
+  ASSIGN_OR_RETURN(control_plane_credentials,
+                   sharedos::grantstore::client::AttachGrantStoreCredentials(
+                       *flags.authenticator, absl::GetFlag(FLAGS_grantstore_target),
+                       absl::GetFlag(FLAGS_grantstore_token_file), flags.channel_tls));
   ASSIGN_OR_RETURN(
       server::Upstream authorizer,
       server::ReadUpstream("authorizer", absl::GetFlag(FLAGS_authorizer_target),

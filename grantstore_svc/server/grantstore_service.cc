@@ -12,21 +12,25 @@ grpc::Status GrantStoreService::ListEscalations(grpc::ServerContext* context,
                                                 const v1::ListEscalationsRequest* request,
                                                 v1::ListEscalationsResponse* response) {
   return rpc_.Unary(
-      *context, {Role::kAdmin, Role::kReviewer}, response,
+      *context, {Role::kAdmin, Role::kReviewer, Role::kHost}, response,
       [&](const Principal& caller) -> absl::StatusOr<v1::ListEscalationsResponse> {
         const bool admin = caller.Administers(request->namespace_id());
         if (!admin &&
-            !(caller.role == Role::kReviewer &&
-              common::server::ScopeCovers(caller.scope.namespaces, request->namespace_id()))) {
+            !common::server::ScopeCovers(caller.scope.namespaces, request->namespace_id())) {
           return capability::errors::NamespaceNotAdministered(request->namespace_id());
         }
         absl::StatusOr<v1::ListEscalationsResponse> listed = core_.ListEscalations(*request);
         if (!listed.ok() || admin) return listed;
-        // A reviewer sees only what is addressed to it (a page may come back short).
+        // A reviewer sees only what is addressed to it, a host the status of what its scope
+        // covers (a page may come back short).
         v1::ListEscalationsResponse own;
         own.set_next_page_token(listed->next_page_token());
         for (v1::EscalationRecord& record : *listed->mutable_escalations()) {
-          if (MayRead(caller, record)) *own.add_escalations() = std::move(record);
+          if (HostCovers(caller, record)) {
+            *own.add_escalations() = StatusOnly(record);
+          } else if (MayRead(caller, record)) {
+            *own.add_escalations() = std::move(record);
+          }
         }
         return own;
       });
@@ -35,9 +39,13 @@ grpc::Status GrantStoreService::ListEscalations(grpc::ServerContext* context,
 grpc::Status GrantStoreService::GetEscalation(grpc::ServerContext* context,
                                               const v1::GetEscalationRequest* request,
                                               v1::GetEscalationResponse* response) {
-  return rpc_.Unary(*context, {Role::kAdmin, Role::kReviewer}, response,
+  return rpc_.Unary(*context, {Role::kAdmin, Role::kReviewer, Role::kHost}, response,
                     [&](const Principal& caller) -> absl::StatusOr<v1::GetEscalationResponse> {
                       absl::StatusOr<v1::GetEscalationResponse> got = core_.GetEscalation(*request);
+                      if (got.ok() && HostCovers(caller, got->escalation())) {
+                        *got->mutable_escalation() = StatusOnly(got->escalation());
+                        return got;
+                      }
                       // Not the caller's to read: as unknown, so nothing leaks across scopes.
                       if (got.ok() && !MayRead(caller, got->escalation())) {
                         return capability::errors::EscalationNotFound(request->escalation_id());

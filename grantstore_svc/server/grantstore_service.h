@@ -3,8 +3,9 @@
 // credential (acting only in the namespaces it administers), data-plane methods (LoadAuthority,
 // ResolveGrant, TryConsume, GetUsage, CheckRevocations, RecordEscalation, AuthenticateCredential)
 // the service credential; a reviewer credential may read and resolve the escalations addressed
-// to it. Another role is PERMISSION_DENIED, no or an unknown credential UNAUTHENTICATED.
-// Thread-safe (the core and the authenticator are).
+// to it, a host credential read the status of those its scope covers. Another role is
+// PERMISSION_DENIED, no or an unknown credential UNAUTHENTICATED. Thread-safe (the core and the
+// authenticator are).
 
 #ifndef SHAREDOS_GRANTSTORE_SVC_SERVER_GRANTSTORE_SERVICE_H_
 #define SHAREDOS_GRANTSTORE_SVC_SERVER_GRANTSTORE_SERVICE_H_
@@ -41,6 +42,27 @@ inline bool MayRead(const common::server::Principal& caller, const v1::Escalatio
          caller.address == capability::AddressKey(record.escalation().reviewer());
 }
 
+// Whether `caller` is a host whose scope covers `record`'s namespace and owner (the escalation's
+// reviewer: always the context owner).
+inline bool HostCovers(const common::server::Principal& caller,
+                       const v1::EscalationRecord& record) {
+  return caller.role == common::server::Role::kHost &&
+         common::server::ScopeCovers(caller.scope.namespaces, record.namespace_id()) &&
+         common::server::ScopeCovers(caller.scope.owners,
+                                     capability::AddressKey(record.escalation().reviewer()));
+}
+
+// What a host reads of an escalation it covers: its id, status, execution and namespace —
+// nothing of the reason, the requested authority or who decided.
+inline v1::EscalationRecord StatusOnly(const v1::EscalationRecord& record) {
+  v1::EscalationRecord status;
+  status.set_escalation_id(record.escalation_id());
+  status.set_namespace_id(record.namespace_id());
+  status.set_execution_id(record.execution_id());
+  status.set_status(record.status());
+  return status;
+}
+
 class GrantStoreService final
     : public common::server::CoreAdapter<v1::GrantStore, core::GrantStoreCore> {
  public:
@@ -67,7 +89,8 @@ class GrantStoreService final
                        return core_.GetHostPolicy(*request);
                      }));
 
-  // Escalations: admins of the namespace, and reviewers for those addressed to them.
+  // Escalations: admins of the namespace, reviewers for those addressed to them, and hosts — status
+  // only (StatusOnly) — for those of the namespaces and owners their scope covers.
   grpc::Status ListEscalations(grpc::ServerContext* context,
                                const v1::ListEscalationsRequest* request,
                                v1::ListEscalationsResponse* response) override;

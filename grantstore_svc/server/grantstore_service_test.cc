@@ -199,9 +199,16 @@ const std::vector<std::pair<std::string, Call>>& AdminRpcs() {
       {"ListGrants", Rpc(&Stub::ListGrants)},
       {"PutHostPolicy", Rpc(&Stub::PutHostPolicy)},
       {"GetHostPolicy", Rpc(&Stub::GetHostPolicy)},
+      {"ResolveEscalation", Rpc(&Stub::ResolveEscalation)},
+  };
+  return *rpcs;
+}
+
+// Admins read escalations, and hosts too (the status of their scope's: host_credential_e2e_test).
+const std::vector<std::pair<std::string, Call>>& EscalationReadRpcs() {
+  static const auto* rpcs = new std::vector<std::pair<std::string, Call>>{
       {"ListEscalations", Rpc(&Stub::ListEscalations)},
       {"GetEscalation", Rpc(&Stub::GetEscalation)},
-      {"ResolveEscalation", Rpc(&Stub::ResolveEscalation)},
   };
   return *rpcs;
 }
@@ -226,6 +233,7 @@ TEST_F(GrantStoreServiceTest, EveryRpcRequiresItsOwnRole) {
   };
   const std::vector<Role> roles = {
       {AdminRpcs(), kAdminToken, {"", kServiceToken, kHostToken, "not-a-token"}},
+      {EscalationReadRpcs(), kAdminToken, {"", kServiceToken, "not-a-token"}},
       {ServiceRpcs(), kServiceToken, {"", kAdminToken, kHostToken, "not-a-token"}},
   };
   for (const Role& role : roles) {

@@ -166,6 +166,8 @@ std::vector<std::string> FourProcessDeployment::EnvelopeArgs(const std::string& 
                                    credentials_flag_,
                                    "--authorizer_target=" + Dialed(Service::kAuthorizer),
                                    "--authorizer_token_file=" + service_token_file(),
+                                   "--grantstore_target=" + Dialed(Service::kGrantstore),
+                                   "--grantstore_token_file=" + service_token_file(),
                                    "--registry=" + options_.registry,
                                    "--files_root=" + options_.files_root};
   if (attached) {
