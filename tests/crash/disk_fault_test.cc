@@ -24,6 +24,7 @@
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "capability/reason_codes.h"
 #include "sharedos/envelope/v1/envelope.grpc.pb.h"
 #include "tests/crash/campaign.h"
 #include "tests/testing/demo_world.h"
@@ -112,9 +113,7 @@ bool ServesAgain(const std::string& address, const std::string& host, absl::Dura
         As(host, absl::Seconds(2)).get(), demo::TurnRequest(execution, "trace-probe"), &opened);
     last = status.ok() ? opened.result().ShortDebugString() : status.error_message();
     const std::string code = opened.result().error().code();
-    if (status.ok() &&
-        (!opened.has_result() || !(code == "audit_unavailable" || code == "authority_unavailable" ||
-                                   code == "usage_store_unavailable"))) {
+    if (status.ok() && (!opened.has_result() || !capability::IsFailClosedCode(code))) {
       if (!opened.has_result()) {
         envelope::v1::CancelTurnRequest cancel;
         cancel.set_turn_id(opened.turn_id());
