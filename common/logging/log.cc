@@ -5,6 +5,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "common/logging/trace_context.h"
 #include "nlohmann/json.hpp"
 
 namespace sharedos::common::logging {
@@ -48,6 +49,9 @@ std::string FormatLine(Level level, absl::string_view event, absl::string_view t
   line["service"] = Service();
   line["event"] = std::string(event);
   if (!trace_id.empty()) line["trace_id"] = std::string(trace_id);
+  // The W3C trace of the call this thread serves (trace_context.h): with the turn's trace_id,
+  // one incident can be followed across the four services.
+  if (const TraceContext* trace = CurrentTrace()) line["w3c_trace_id"] = trace->trace_id;
   for (const Field& field : fields) {
     // Reserved keys keep their meaning.
     if (line.contains(field.name)) continue;

@@ -4,7 +4,9 @@
 // Events are fixed names; fields are what the caller chooses to name, and callers log only
 // identifiers, counts, codes and statuses — never arguments, results, payloads, tokens, secrets
 // or provider text (a secret is logged as "set"/"unset" with SecretState). The service name is
-// set once at start-up (SetService). Thread-safe: each line is one write(2) of the whole line.
+// set once at start-up (SetService). A line written while the thread serves a traced call
+// (trace_context.h) also names its W3C trace id as "w3c_trace_id". Thread-safe: each line is one
+// write(2) of the whole line.
 
 #ifndef SHAREDOS_COMMON_LOGGING_LOG_H_
 #define SHAREDOS_COMMON_LOGGING_LOG_H_
