@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "common/client/trace_interceptor.h"
 #include "common/server/loopback.h"
 #include "common/server/secret_file.h"
 #include "grpcpp/create_channel.h"
@@ -93,11 +94,12 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> NewChannel(const std::string& tar
       return absl::InvalidArgumentError(absl::StrCat(
           flag, ": plaintext is allowed only on loopback; give --tls_ca to reach ", target));
     }
-    return grpc::CreateChannel(target, grpc::InsecureChannelCredentials());
+    return CreateTracedChannel(target, grpc::InsecureChannelCredentials(),
+                               grpc::ChannelArguments());
   }
   grpc::ChannelArguments arguments;
   if (!tls.server_name.empty()) arguments.SetSslTargetNameOverride(tls.server_name);
-  return grpc::CreateCustomChannel(target, TlsCredentials(tls), arguments);
+  return CreateTracedChannel(target, TlsCredentials(tls), arguments);
 }
 
 }  // namespace sharedos::common::client

@@ -1,6 +1,7 @@
 // Every channel a SharedOS binary opens to another service (authorizer → grantstore_svc,
 // envelope → authorizer_svc and host providers, every audit writer, sharedosctl) comes from
 // NewChannel: TLS verified against a configured CA, or plaintext to a loopback target only.
+// Every such channel propagates the calling thread's W3C trace context (trace_interceptor.h).
 // The flags that fill ChannelTls are in common/server/channel_flags.h (sharedosctl has its own).
 
 #ifndef SHAREDOS_COMMON_CLIENT_CHANNEL_H_

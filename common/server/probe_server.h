@@ -27,6 +27,8 @@ class ProbeServer {
   grpc::Status Call(const std::string& authorization, const std::string& key, std::string* trailer);
   // The same with the caller's own context (its metadata and deadline as they are).
   grpc::Status Call(grpc::ClientContext* context, const std::string& key, std::string* trailer);
+  // "127.0.0.1:<port>": any method called there runs the handler.
+  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
 
  private:
   class Service;

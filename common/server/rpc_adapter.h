@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "common/server/auth.h"
 #include "common/server/grpc_auth.h"
+#include "common/server/rpc_trace.h"
 #include "common/status/grpc_status.h"
 #include "grpcpp/server_context.h"
 #include "grpcpp/support/status.h"
@@ -34,13 +35,16 @@ class RpcAdapter {
   // Authenticates the call for one of `roles`, then answers `call(principal)` — an
   // absl::StatusOr<Response> — into `response`. Errors: UNAUTHENTICATED (a missing or unknown
   // credential), PERMISSION_DENIED (one of another role; `call` does not run either); whatever
-  // `call` returns.
+  // `call` returns. The call's W3C trace context (rpc_trace.h) is the thread's while it runs:
+  // its log lines name it and the calls it makes over SharedOS channels carry it.
   template <typename Response, typename Call>
   grpc::Status Unary(const grpc::ServerContextBase& context, std::initializer_list<Role> roles,
                      Response* response, Call&& call) const {
-    absl::StatusOr<Principal> caller = RequireCaller(authenticator_, context, roles);
-    if (!caller.ok()) return ToGrpcStatus(caller.status());
-    return Answer(std::forward<Call>(call)(*caller), response);
+    const IncomingTrace trace = ReadIncomingTrace(context);
+    const logging::ScopedTrace scope(trace.context);
+    grpc::Status status = Authorized(context, roles, response, std::forward<Call>(call));
+    LogTracedCall(trace, status);
+    return status;
   }
 
   // The caller of a streaming method, authenticated for one of `roles` (errors as Unary's).
@@ -50,6 +54,14 @@ class RpcAdapter {
   }
 
  private:
+  template <typename Response, typename Call>
+  grpc::Status Authorized(const grpc::ServerContextBase& context, std::initializer_list<Role> roles,
+                          Response* response, Call&& call) const {
+    absl::StatusOr<Principal> caller = RequireCaller(authenticator_, context, roles);
+    if (!caller.ok()) return ToGrpcStatus(caller.status());
+    return Answer(std::forward<Call>(call)(*caller), response);
+  }
+
   const Authenticator& authenticator_;
 };
 
