@@ -66,10 +66,17 @@ absl::StatusOr<std::unique_ptr<ServerRunner>> ServerRunner::Start(
     return absl::UnavailableError(
         absl::StrCat("cannot listen on ", options.host, ":", options.port));
   }
-  // The default health service reports the overall server and every registered service.
-  server->GetHealthCheckService()->SetServingStatus(true);
-  return std::unique_ptr<ServerRunner>(
+  std::unique_ptr<ServerRunner> runner(
       new ServerRunner(std::move(server), options.host, bound_port, options.shutdown_grace));
+  // The default health service reports the overall server and every registered service.
+  grpc::HealthCheckServiceInterface* health = runner->server_->GetHealthCheckService();
+  if (options.dependencies.empty()) {
+    health->SetServingStatus(true);
+  } else {
+    runner->readiness_ =
+        Readiness::Start(health, options.dependencies, options.health_interval, options.metrics);
+  }
+  return runner;
 }
 
 ServerRunner::ServerRunner(std::unique_ptr<grpc::Server> server, std::string host, int port,
@@ -89,8 +96,14 @@ std::shared_ptr<grpc::Channel> ServerRunner::InProcessChannel() {
   return server_->InProcessChannel(grpc::ChannelArguments());
 }
 
+std::vector<std::pair<std::string, bool>> ServerRunner::dependencies() {
+  if (readiness_ == nullptr) return {};
+  return readiness_->dependencies();
+}
+
 void ServerRunner::Shutdown() {
-  // grpc::Server::Shutdown is itself thread-safe and idempotent.
+  // grpc::Server::Shutdown is itself thread-safe and idempotent; so is Readiness::Stop.
+  if (readiness_ != nullptr) readiness_->Stop();
   server_->GetHealthCheckService()->SetServingStatus(false);
   server_->Shutdown(std::chrono::system_clock::now() + absl::ToChronoSeconds(grace_));
 }

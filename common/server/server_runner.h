@@ -9,6 +9,7 @@
 #include "absl/time/time.h"
 #include "common/metrics/metrics.h"
 #include "common/server/loopback.h"
+#include "common/server/readiness.h"
 #include "common/server/tls.h"
 #include "grpcpp/grpcpp.h"
 
@@ -37,10 +38,16 @@ struct ServerOptions {
   // Per-method latency and status metrics of this server's calls (common/server/rpc_metrics.h);
   // null: none. Borrowed; must outlive the server.
   metrics::Metrics* metrics = nullptr;
+  // What the server needs to answer (readiness.h): while one is down, grpc.health.v1 reports
+  // NOT_SERVING for the server and every service. Empty: SERVING from start to shutdown.
+  std::vector<DependencyCheck> dependencies;
+  // How often `dependencies` are probed (--health_interval).
+  absl::Duration health_interval = absl::Seconds(2);
 };
 
 // Starts a gRPC server with the given services plus the standard health service (every
-// registered service reported SERVING) and server reflection, then owns it until shutdown.
+// registered service SERVING while every one of options.dependencies is up) and server
+// reflection, then owns it until shutdown.
 // Thread-safe: Shutdown() may be called from any thread, once or many times.
 class ServerRunner {
  public:
@@ -61,6 +68,8 @@ class ServerRunner {
   // "host:port" as a client would dial it.
   std::string address() const;
   grpc::Server* server() { return server_.get(); }
+  // The dependencies' last states (ServerOptions::dependencies order); empty without any.
+  std::vector<std::pair<std::string, bool>> dependencies();
 
   // Marks every service NOT_SERVING, lets in-flight calls finish within the grace, then stops.
   void Shutdown();
@@ -72,6 +81,8 @@ class ServerRunner {
                absl::Duration grace);
 
   std::unique_ptr<grpc::Server> server_;
+  // Null without dependencies. Stopped before the server shuts down.
+  std::unique_ptr<Readiness> readiness_;
   std::string host_;
   int port_;
   absl::Duration grace_;
