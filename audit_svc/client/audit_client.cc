@@ -24,7 +24,8 @@ absl::StatusOr<std::unique_ptr<AuditClient>> AuditClient::Create(
     return absl::InvalidArgumentError("audit client batch_size: must be 1..1000");
   }
   absl::StatusOr<std::unique_ptr<Outbox>> outbox =
-      Outbox::Open(options.outbox_path, options.max_outbox_events, options.outbox_fsync);
+      Outbox::Open(options.outbox_path, options.max_outbox_events, options.outbox_fsync,
+                   common::metrics::OutboxMetrics(options.metrics, options.writer));
   if (!outbox.ok()) return outbox.status();
   return std::unique_ptr<AuditClient>(
       new AuditClient(std::move(stub), *std::move(outbox), std::move(options)));
@@ -202,10 +203,17 @@ bool AuditClient::ShipOnce() {
 void AuditClient::ShipLoop() {
   absl::Duration backoff = options_.min_backoff;
   int64_t seen_wakeups = 0;
+  absl::Time gauges_reported = absl::InfinitePast();
   while (true) {
     {
       absl::MutexLock lock(&mu_);
       if (stopping_) return;
+    }
+    // The outbox gauges (depth, oldest age), at most once a second: the pass wakes at least
+    // that often.
+    if (absl::Now() - gauges_reported >= absl::Seconds(1)) {
+      outbox_->ReportGauges();
+      gauges_reported = absl::Now();
     }
     auto pending = outbox_->Size();
     if (pending.ok() && *pending > 0) {

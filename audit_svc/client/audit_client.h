@@ -12,6 +12,7 @@
 #include "absl/time/time.h"
 #include "audit_svc/client/audit_writer.h"
 #include "audit_svc/client/outbox.h"
+#include "common/metrics/metrics.h"
 #include "sharedos/audit/v1/audit.grpc.pb.h"
 
 namespace sharedos::audit::client {
@@ -48,6 +49,10 @@ struct AuditClientOptions {
   // Told about events audit_svc refused outright (moved to the dead-letter table) and about
   // post-effect records the outbox could not take. Never receives event content.
   std::function<void(const absl::Status&)> on_error;
+  // Where the outbox reports its depth, age and undeliverable records (borrowed; null: nowhere),
+  // as writer="<writer>" (a fixed word: "grantstore", "authorizer", "envelope").
+  common::metrics::Metrics* metrics = nullptr;
+  std::string writer;
 };
 
 // The AuditWriter every service uses against a running audit_svc. Post-effect records (and, in

@@ -28,7 +28,8 @@ absl::StatusOr<bool> OutboxFsyncFromFlag(const std::string& value) {
 }
 
 absl::StatusOr<std::unique_ptr<AuditWriter>> NewAuditWriterOverChannel(
-    const AuditWriterConfig& config, std::shared_ptr<grpc::Channel> channel, bool outbox_fsync) {
+    const AuditWriterConfig& config, std::shared_ptr<grpc::Channel> channel, bool outbox_fsync,
+    const OutboxReporting& reporting) {
   if (config.mode == "discard") return std::unique_ptr<AuditWriter>(new DiscardAuditWriter());
   AuditClientOptions options;
   if (config.mode == "remote") {
@@ -48,6 +49,8 @@ absl::StatusOr<std::unique_ptr<AuditWriter>> NewAuditWriterOverChannel(
   if (!token.ok()) return token.status();
   options.token = *std::move(token);
   options.outbox_path = config.outbox_path;
+  options.metrics = reporting.metrics;
+  options.writer = reporting.writer;
   absl::StatusOr<std::unique_ptr<AuditClient>> client =
       AuditClient::Create(sharedos::audit::v1::AuditLog::NewStub(std::move(channel)), options);
   if (!client.ok()) return client.status();
@@ -55,7 +58,8 @@ absl::StatusOr<std::unique_ptr<AuditWriter>> NewAuditWriterOverChannel(
 }
 
 absl::StatusOr<std::unique_ptr<AuditWriter>> NewAuditWriter(const AuditWriterConfig& config,
-                                                            bool outbox_fsync) {
+                                                            bool outbox_fsync,
+                                                            const OutboxReporting& reporting) {
   if (config.mode != "discard" && !config.mode.empty() && config.target.empty()) {
     return absl::InvalidArgumentError("--audit_target: required with --audit=" + config.mode);
   }
@@ -66,7 +70,7 @@ absl::StatusOr<std::unique_ptr<AuditWriter>> NewAuditWriter(const AuditWriterCon
     if (!made.ok()) return made.status();
     channel = *std::move(made);
   }
-  return NewAuditWriterOverChannel(config, std::move(channel), outbox_fsync);
+  return NewAuditWriterOverChannel(config, std::move(channel), outbox_fsync, reporting);
 }
 
 }  // namespace sharedos::audit::client

@@ -7,6 +7,7 @@
 #include "absl/status/statusor.h"
 #include "audit_svc/client/audit_writer.h"
 #include "common/client/channel.h"
+#include "common/metrics/metrics.h"
 #include "grpcpp/channel.h"
 
 namespace sharedos::audit::client {
@@ -27,6 +28,13 @@ struct AuditWriterConfig {
   common::client::ChannelTls tls;
 };
 
+// Where a writer's outbox reports its gauges (borrowed; null: nowhere) and the writer they name
+// (AuditClientOptions::metrics, ::writer).
+struct OutboxReporting {
+  common::metrics::Metrics* metrics = nullptr;
+  std::string writer;
+};
+
 // --audit_outbox_durability: "full" (or empty) → true (fsync per outbox commit); "normal" →
 // false (no fsync: what the outbox took survives a crash of the process, not a power loss or an
 // OS crash). Errors: INVALID_ARGUMENT naming the flag.
@@ -37,13 +45,14 @@ absl::StatusOr<bool> OutboxFsyncFromFlag(const std::string& value);
 // --audit_outbox, the TLS flags) when the configuration is incomplete or unknown, or plaintext
 // would leave loopback; FAILED_PRECONDITION when the
 // token file cannot be read; UNAVAILABLE when the outbox cannot be opened.
-absl::StatusOr<std::unique_ptr<AuditWriter>> NewAuditWriter(const AuditWriterConfig& config,
-                                                            bool outbox_fsync = true);
+absl::StatusOr<std::unique_ptr<AuditWriter>> NewAuditWriter(
+    const AuditWriterConfig& config, bool outbox_fsync = true,
+    const OutboxReporting& reporting = OutboxReporting());
 
 // The same over an existing channel (sharedosd's in-process channel to its own audit service).
 absl::StatusOr<std::unique_ptr<AuditWriter>> NewAuditWriterOverChannel(
     const AuditWriterConfig& config, std::shared_ptr<grpc::Channel> channel,
-    bool outbox_fsync = true);
+    bool outbox_fsync = true, const OutboxReporting& reporting = OutboxReporting());
 
 }  // namespace sharedos::audit::client
 

@@ -3,7 +3,9 @@
 #include <string>
 
 #include "absl/flags/flag.h"
+#include "common/client/channel.h"
 #include "common/server/channel_flags.h"
+#include "common/server/dependency_probes.h"
 #include "common/server/service_main.h"
 
 // Help texts go through SharedFlagHelp: each writer says what its records are.
@@ -38,10 +40,25 @@ AuditWriterConfig AuditWriterConfigFromFlags() {
 }
 
 absl::StatusOr<std::unique_ptr<AuditWriter>> NewAuditWriterFromFlags() {
+  return NewAuditWriterFromFlags(nullptr, "");
+}
+
+absl::StatusOr<std::unique_ptr<AuditWriter>> NewAuditWriterFromFlags(
+    common::metrics::Metrics* metrics, const std::string& writer) {
   absl::StatusOr<bool> outbox_fsync =
       OutboxFsyncFromFlag(absl::GetFlag(FLAGS_audit_outbox_durability));
   if (!outbox_fsync.ok()) return outbox_fsync.status();
-  return NewAuditWriter(AuditWriterConfigFromFlags(), *outbox_fsync);
+  return NewAuditWriter(AuditWriterConfigFromFlags(), *outbox_fsync, {metrics, writer});
+}
+
+absl::StatusOr<std::vector<common::server::DependencyCheck>> AuditDependenciesFromFlags() {
+  const AuditWriterConfig config = AuditWriterConfigFromFlags();
+  if (config.mode != "remote") return std::vector<common::server::DependencyCheck>{};
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
+      common::client::NewChannel(config.target, config.tls, "--audit_target");
+  if (!channel.ok()) return channel.status();
+  return std::vector<common::server::DependencyCheck>{
+      common::server::ServiceDependency("audit", *std::move(channel))};
 }
 
 }  // namespace sharedos::audit::client

@@ -9,10 +9,14 @@
 #define SHAREDOS_AUDIT_SVC_CLIENT_AUDIT_WRITER_FLAGS_H_
 
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "audit_svc/client/audit_writer.h"
 #include "audit_svc/client/audit_writer_factory.h"
+#include "common/metrics/metrics.h"
+#include "common/server/readiness.h"
 
 namespace sharedos::audit::client {
 
@@ -23,6 +27,15 @@ AuditWriterConfig AuditWriterConfigFromFlags();
 // (--audit_outbox_durability: must be full or normal; those of NewAuditWriter), and the others
 // of NewAuditWriter.
 absl::StatusOr<std::unique_ptr<AuditWriter>> NewAuditWriterFromFlags();
+// The same, its outbox reporting to `metrics` (null: nowhere) as writer `writer`.
+absl::StatusOr<std::unique_ptr<AuditWriter>> NewAuditWriterFromFlags(
+    common::metrics::Metrics* metrics, const std::string& writer);
+
+// What the writer the flags describe needs to be ready (common/server/readiness.h): audit_svc
+// itself, named "audit", when pre-effect records are appended there (--audit=remote); nothing
+// otherwise (local and discard writers answer without it). Errors: those of NewChannel for
+// --audit_target.
+absl::StatusOr<std::vector<common::server::DependencyCheck>> AuditDependenciesFromFlags();
 
 }  // namespace sharedos::audit::client
 

@@ -1,6 +1,9 @@
 #include "audit_svc/client/outbox.h"
 
+#include <algorithm>
+
 #include "absl/status/status.h"
+#include "absl/time/clock.h"
 #include "common/sqlite/migrations.h"
 #include "common/sqlite/transaction.h"
 #include "common/status/status_macros.h"
@@ -25,12 +28,17 @@ const common::sqlite::Migration kMigrations[] = {
       ALTER TABLE outbox ADD COLUMN entry INTEGER NOT NULL DEFAULT 0;
       ALTER TABLE dead_letters ADD COLUMN entry INTEGER NOT NULL DEFAULT 0;
     )sql"},
+    // When a record entered (Unix microseconds; 0: before this column), for the age gauge.
+    {3, R"sql(
+      ALTER TABLE outbox ADD COLUMN enqueued_us INTEGER NOT NULL DEFAULT 0;
+    )sql"},
 };
 
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Outbox>> Outbox::Open(const std::string& path, int64_t max_events,
-                                                     bool fsync) {
+                                                     bool fsync,
+                                                     common::metrics::OutboxMetrics metrics) {
   if (max_events < 1) return absl::InvalidArgumentError("outbox max_events: must be at least 1");
   Database::Options options;
   options.synchronous = fsync ? Database::Synchronous::kFull : Database::Synchronous::kNormal;
@@ -44,8 +52,10 @@ absl::StatusOr<std::unique_ptr<Outbox>> Outbox::Open(const std::string& path, in
   Database::Options removal_options;
   removal_options.synchronous = Database::Synchronous::kNormal;
   ASSIGN_OR_RETURN(std::unique_ptr<Database> remover, Database::Open(path, removal_options));
-  return std::unique_ptr<Outbox>(
-      new Outbox(std::move(db), std::move(remover), max_events, size));
+  std::unique_ptr<Outbox> outbox(
+      new Outbox(std::move(db), std::move(remover), max_events, size, metrics));
+  outbox->ReportGauges();
+  return outbox;
 }
 
 absl::Status Outbox::Put(const AuditEvent& event) {
@@ -61,19 +71,23 @@ absl::Status Outbox::PutAll(const std::vector<const LogEntry*>& events) {
   }
   ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(*db_));
   {
-    ASSIGN_OR_RETURN(Statement insert,
-                     db_->Cached("INSERT INTO outbox (event, entry) VALUES (?1, 1)"));
+    ASSIGN_OR_RETURN(
+        Statement insert,
+        db_->Cached("INSERT INTO outbox (event, entry, enqueued_us) VALUES (?1, 1, ?2)"));
     std::string bytes;
+    const int64_t now_us = absl::ToUnixMicros(absl::Now());
     for (const LogEntry* event : events) {
       if (!event->SerializeToString(&bytes)) {
         return absl::InternalError("audit event does not serialize");
       }
       RETURN_IF_ERROR(insert.BindBlob(1, bytes));
+      RETURN_IF_ERROR(insert.BindInt64(2, now_us));
       RETURN_IF_ERROR(insert.Step().status());
     }
   }
   RETURN_IF_ERROR(txn.Commit());
   size_ += static_cast<int64_t>(events.size());
+  metrics_.Depth(size_);
   return absl::OkStatus();
 }
 
@@ -105,6 +119,8 @@ absl::Status Outbox::RemoveThrough(int64_t position) {
   RETURN_IF_ERROR(remove.BindInt64(1, position));
   RETURN_IF_ERROR(remove.Step().status());
   size_ -= remover_->Changes();
+  metrics_.Depth(size_);
+  if (size_ == 0) metrics_.Outbox(0, absl::ZeroDuration());
   return absl::OkStatus();
 }
 
@@ -128,6 +144,8 @@ absl::Status Outbox::DeadLetter(int64_t position, const std::string& reason) {
   const int64_t removed = db_->Changes();
   RETURN_IF_ERROR(txn.Commit());
   size_ -= removed;
+  metrics_.Depth(size_);
+  metrics_.MovedAside(removed);
   return absl::OkStatus();
 }
 
@@ -141,6 +159,29 @@ absl::StatusOr<int64_t> Outbox::DeadLetterSize() {
   ASSIGN_OR_RETURN(Statement count, db_->Prepare("SELECT COUNT(*) FROM dead_letters"));
   ASSIGN_OR_RETURN(bool row, count.Step());
   return row ? count.ColumnInt64(0) : 0;
+}
+
+absl::StatusOr<absl::Duration> Outbox::OldestAge() {
+  absl::MutexLock lock(&mu_);
+  return OldestAgeLocked();
+}
+
+absl::StatusOr<absl::Duration> Outbox::OldestAgeLocked() {
+  if (size_ == 0) return absl::ZeroDuration();
+  ASSIGN_OR_RETURN(Statement oldest,
+                   db_->Cached("SELECT enqueued_us FROM outbox ORDER BY position LIMIT 1"));
+  ASSIGN_OR_RETURN(bool row, oldest.Step());
+  if (!row) return absl::ZeroDuration();
+  const int64_t enqueued_us = oldest.ColumnInt64(0);
+  const absl::Time enqueued = enqueued_us == 0 ? opened_ : absl::FromUnixMicros(enqueued_us);
+  return std::max(absl::ZeroDuration(), absl::Now() - enqueued);
+}
+
+void Outbox::ReportGauges() {
+  absl::MutexLock lock(&mu_);
+  absl::StatusOr<absl::Duration> age = OldestAgeLocked();
+  // An unreadable outbox keeps its last age: the depth still tells.
+  if (age.ok()) metrics_.Outbox(size_, *age);
 }
 
 }  // namespace sharedos::audit::client

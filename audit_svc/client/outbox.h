@@ -10,6 +10,8 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "common/metrics/sinks.h"
 #include "common/sqlite/database.h"
 #include "sharedos/audit/v1/audit.pb.h"
 #include "sharedos/protocol/v1/audit.pb.h"
@@ -28,9 +30,12 @@ class Outbox {
   // `fsync` false: Put commits with synchronous=NORMAL (WAL, no fsync per Put): an event Put
   // returned OK for survives a crash or kill -9 of the writer, not a power loss or OS crash —
   // for operators who chose that trade (e.g. --audit_outbox_durability=normal).
+  // `metrics`: where its depth, the age of its oldest record and what it moves aside are
+  // reported (depth on every change, age by ReportGauges).
   // Errors: UNAVAILABLE (cannot open the file), INVALID_ARGUMENT (max_events < 1).
-  static absl::StatusOr<std::unique_ptr<Outbox>> Open(const std::string& path, int64_t max_events,
-                                                      bool fsync = true);
+  static absl::StatusOr<std::unique_ptr<Outbox>> Open(
+      const std::string& path, int64_t max_events, bool fsync = true,
+      common::metrics::OutboxMetrics metrics = common::metrics::OutboxMetrics());
 
   // Appends durably. Errors: UNAVAILABLE when the outbox holds max_events already ("full") or
   // the file cannot be written.
@@ -53,11 +58,25 @@ class Outbox {
 
   absl::StatusOr<int64_t> Size() ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<int64_t> DeadLetterSize() ABSL_LOCKS_EXCLUDED(mu_);
+  // How long the oldest record has waited (zero when empty; a record an earlier build stored
+  // counts from when this process opened the outbox).
+  absl::StatusOr<absl::Duration> OldestAge() ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Sets the gauges from the outbox as it is now (the shipper calls it on every pass).
+  void ReportGauges() ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   Outbox(std::unique_ptr<common::sqlite::Database> db,
-         std::unique_ptr<common::sqlite::Database> remover, int64_t max_events, int64_t size)
-      : db_(std::move(db)), remover_(std::move(remover)), max_events_(max_events), size_(size) {}
+         std::unique_ptr<common::sqlite::Database> remover, int64_t max_events, int64_t size,
+         common::metrics::OutboxMetrics metrics)
+      : db_(std::move(db)),
+        remover_(std::move(remover)),
+        max_events_(max_events),
+        metrics_(metrics),
+        opened_(absl::Now()),
+        size_(size) {}
+
+  absl::StatusOr<absl::Duration> OldestAgeLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   absl::Mutex mu_;
   std::unique_ptr<common::sqlite::Database> db_ ABSL_GUARDED_BY(mu_);
@@ -65,6 +84,8 @@ class Outbox {
   // acknowledged events, which audit_svc deduplicates by id).
   std::unique_ptr<common::sqlite::Database> remover_ ABSL_GUARDED_BY(mu_);
   const int64_t max_events_;
+  common::metrics::OutboxMetrics metrics_;
+  const absl::Time opened_;
   int64_t size_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -2,6 +2,9 @@
 
 #include <cstdlib>
 
+#include "absl/time/clock.h"
+#include "common/metrics/metrics.h"
+#include "common/metrics/sinks.h"
 #include "common/status/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -120,6 +123,58 @@ TEST(OutboxTest, KeepsBothKindsOfRecordInOrderAcrossAReopen) {
   EXPECT_EQ((*entries)[1].second.control_plane().id(), "c1");
   EXPECT_FALSE((*entries)[1].second.has_event());
   EXPECT_EQ((*entries)[2].second.event().id(), "e2");
+}
+
+TEST(OutboxTest, GaugesFollowDepthAgeAndRecordsMovedAside) {
+  common::metrics::Metrics metrics;
+  auto outbox = Outbox::Open(Path(), 10, /*fsync=*/false,
+                             common::metrics::OutboxMetrics(&metrics, "envelope"));
+  ASSERT_TRUE(outbox.ok()) << outbox.status();
+  EXPECT_THAT(metrics.Serialize(), HasSubstr("sharedos_audit_outbox_depth{writer=\"envelope\"} 0"));
+  for (const char* id : {"a", "b", "c"}) ASSERT_THAT((*outbox)->Put(Event(id)), IsOk());
+  EXPECT_THAT(metrics.Serialize(), HasSubstr("sharedos_audit_outbox_depth{writer=\"envelope\"} 3"));
+
+  absl::SleepFor(absl::Milliseconds(1100));
+  (*outbox)->ReportGauges();
+  auto age = (*outbox)->OldestAge();
+  ASSERT_TRUE(age.ok()) << age.status();
+  EXPECT_GE(*age, absl::Seconds(1));
+  EXPECT_LT(*age, absl::Seconds(30));
+  EXPECT_THAT(metrics.Serialize(),
+              HasSubstr("sharedos_audit_outbox_oldest_age_seconds{writer=\"envelope\"} 1."));
+
+  auto first = (*outbox)->Peek(1);
+  ASSERT_TRUE(first.ok());
+  ASSERT_THAT((*outbox)->DeadLetter(first->front().first, "refused"), IsOk());
+  EXPECT_THAT(metrics.Serialize(),
+              HasSubstr("sharedos_audit_undeliverable_total{writer=\"envelope\"} 1"));
+  EXPECT_THAT(metrics.Serialize(), HasSubstr("sharedos_audit_outbox_depth{writer=\"envelope\"} 2"));
+
+  auto rest = (*outbox)->Peek(10);
+  ASSERT_TRUE(rest.ok());
+  ASSERT_THAT((*outbox)->RemoveThrough(rest->back().first), IsOk());
+  const std::string text = metrics.Serialize();
+  EXPECT_THAT(text, HasSubstr("sharedos_audit_outbox_depth{writer=\"envelope\"} 0"));
+  EXPECT_THAT(text, HasSubstr("sharedos_audit_outbox_oldest_age_seconds{writer=\"envelope\"} 0"));
+}
+
+TEST(OutboxTest, RecordsOfAnEarlierStartAreAgedFromTheReopen) {
+  const std::string path = Path();
+  {
+    auto outbox = Outbox::Open(path, 10);
+    ASSERT_TRUE(outbox.ok()) << outbox.status();
+    ASSERT_THAT((*outbox)->Put(Event("a")), IsOk());
+  }
+  common::metrics::Metrics metrics;
+  auto reopened =
+      Outbox::Open(path, 10, true, common::metrics::OutboxMetrics(&metrics, "grantstore"));
+  ASSERT_TRUE(reopened.ok()) << reopened.status();
+  // Reported at open: the depth it found.
+  EXPECT_THAT(metrics.Serialize(),
+              HasSubstr("sharedos_audit_outbox_depth{writer=\"grantstore\"} 1"));
+  auto age = (*reopened)->OldestAge();
+  ASSERT_TRUE(age.ok());
+  EXPECT_LT(*age, absl::Seconds(30));
 }
 
 }  // namespace

@@ -73,9 +73,12 @@ TEST(SinksTest, ANullRegistryMeansNoMetricsAndNoCrash) {
   turns.McpRequest("tools/call", TurnMetrics::McpStatus::kOk);
   AuditMetrics audit(nullptr);
   audit.Committed(3, 3, absl::Milliseconds(1), 7);
-  audit.Outbox(1, absl::Seconds(1));
-  audit.MovedAside(1);
   audit.Verified(false);
+  OutboxMetrics outbox(nullptr, "envelope");
+  outbox.Outbox(1, absl::Seconds(1));
+  outbox.MovedAside(1);
+  OutboxMetrics none;
+  none.Outbox(1, absl::Seconds(1));
   EscalationMetrics escalations(nullptr);
   escalations.Resolved(EscalationMetrics::Resolution::kApproved);
 }
@@ -110,8 +113,6 @@ TEST(AuditMetricsTest, CommitsMoveAppendsHeadAndHistograms) {
   AuditMetrics audit(&metrics);
   audit.Committed(3, 3, absl::Milliseconds(2), 41);
   audit.Committed(2, 1, absl::Milliseconds(1), 42);
-  audit.Outbox(5, absl::Seconds(3));
-  audit.MovedAside(2);
   audit.Verified(true);
   audit.Verified(false);
   audit.Verified(false);
@@ -120,11 +121,23 @@ TEST(AuditMetricsTest, CommitsMoveAppendsHeadAndHistograms) {
   EXPECT_THAT(text, HasSubstr("sharedos_audit_chain_head_sequence 42"));
   EXPECT_THAT(text, HasSubstr("sharedos_audit_group_commit_size_count 2"));
   EXPECT_THAT(text, HasSubstr("sharedos_audit_group_commit_size_sum 5"));
-  EXPECT_THAT(text, HasSubstr("sharedos_audit_outbox_depth 5"));
-  EXPECT_THAT(text, HasSubstr("sharedos_audit_outbox_oldest_age_seconds 3"));
-  EXPECT_THAT(text, HasSubstr("sharedos_audit_undeliverable_total 2"));
   EXPECT_THAT(text, HasSubstr("sharedos_audit_verify_total{result=\"ok\"} 1"));
   EXPECT_THAT(text, HasSubstr("sharedos_audit_verify_total{result=\"broken\"} 2"));
+}
+
+TEST(OutboxMetricsTest, EachWriterIsItsOwnSeries) {
+  Metrics metrics;
+  OutboxMetrics envelope(&metrics, "envelope");
+  OutboxMetrics grantstore(&metrics, "grantstore");
+  envelope.Outbox(5, absl::Seconds(3));
+  envelope.MovedAside(2);
+  grantstore.Outbox(1, absl::ZeroDuration());
+  const std::string text = metrics.Serialize();
+  EXPECT_THAT(text, HasSubstr("sharedos_audit_outbox_depth{writer=\"envelope\"} 5"));
+  EXPECT_THAT(text, HasSubstr("sharedos_audit_outbox_oldest_age_seconds{writer=\"envelope\"} 3"));
+  EXPECT_THAT(text, HasSubstr("sharedos_audit_undeliverable_total{writer=\"envelope\"} 2"));
+  EXPECT_THAT(text, HasSubstr("sharedos_audit_outbox_depth{writer=\"grantstore\"} 1"));
+  EXPECT_THAT(text, HasSubstr("sharedos_audit_undeliverable_total{writer=\"grantstore\"} 0"));
 }
 
 }  // namespace

@@ -192,15 +192,6 @@ AuditMetrics::AuditMetrics(Metrics* metrics) {
   head_ = &GaugeFamily(*metrics, "sharedos_audit_chain_head_sequence",
                        "Sequence number of the audit chain's head.")
                .Add({});
-  outbox_depth_ = &GaugeFamily(*metrics, "sharedos_audit_outbox_depth",
-                               "Post-effect audit records waiting in this process's outboxes.")
-                       .Add({});
-  outbox_age_ = &GaugeFamily(*metrics, "sharedos_audit_outbox_oldest_age_seconds",
-                             "Age of the oldest record waiting in an outbox (0 when empty).")
-                     .Add({});
-  undeliverable_ = &CounterFamily(*metrics, "sharedos_audit_undeliverable_total",
-                                  "Outbox records moved aside as undeliverable.")
-                        .Add({});
   auto& verified = CounterFamily(*metrics, "sharedos_audit_verify_total",
                                  "Audit chain verifications answered, by result.");
   verified_[0] = &verified.Add({{"result", "broken"}});
@@ -222,13 +213,33 @@ void AuditMetrics::Head(int64_t head_sequence) {
   if (head_ != nullptr) head_->Set(static_cast<double>(head_sequence));
 }
 
-void AuditMetrics::Outbox(int64_t depth, absl::Duration oldest_age) {
-  if (outbox_depth_ == nullptr) return;
-  outbox_depth_->Set(static_cast<double>(depth));
-  outbox_age_->Set(absl::ToDoubleSeconds(oldest_age));
+// ---- OutboxMetrics ----
+
+OutboxMetrics::OutboxMetrics(Metrics* metrics, absl::string_view writer) {
+  if (metrics == nullptr) return;
+  const prometheus::Labels labels = {{"writer", std::string(writer)}};
+  depth_ = &GaugeFamily(*metrics, "sharedos_audit_outbox_depth",
+                        "Audit records waiting in a writer's outbox for audit_svc.")
+                .Add(labels);
+  age_ = &GaugeFamily(*metrics, "sharedos_audit_outbox_oldest_age_seconds",
+                      "Age of the oldest record waiting in a writer's outbox (0 when empty).")
+              .Add(labels);
+  undeliverable_ = &CounterFamily(*metrics, "sharedos_audit_undeliverable_total",
+                                  "Outbox records moved aside as undeliverable.")
+                        .Add(labels);
 }
 
-void AuditMetrics::MovedAside(int64_t records) {
+void OutboxMetrics::Outbox(int64_t depth, absl::Duration oldest_age) {
+  if (depth_ == nullptr) return;
+  depth_->Set(static_cast<double>(depth));
+  age_->Set(absl::ToDoubleSeconds(oldest_age));
+}
+
+void OutboxMetrics::Depth(int64_t depth) {
+  if (depth_ != nullptr) depth_->Set(static_cast<double>(depth));
+}
+
+void OutboxMetrics::MovedAside(int64_t records) {
   Increment(undeliverable_, static_cast<double>(records));
 }
 

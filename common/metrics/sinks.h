@@ -87,10 +87,10 @@ class TurnMetrics {
   std::array<std::array<prometheus::Counter*, 2>, 7> mcp_{};
 };
 
-// audit_svc (log and outboxes): sharedos_audit_appends_total (events made durable),
+// audit_svc's log: sharedos_audit_appends_total (events made durable),
 // sharedos_audit_group_commit_size, sharedos_audit_commit_seconds,
-// sharedos_audit_chain_head_sequence, sharedos_audit_verify_total, sharedos_audit_outbox_depth,
-// sharedos_audit_outbox_oldest_age_seconds and sharedos_audit_undeliverable_total.
+// sharedos_audit_chain_head_sequence and sharedos_audit_verify_total. (The writers' outboxes:
+// OutboxMetrics.)
 class AuditMetrics {
  public:
   explicit AuditMetrics(Metrics* metrics);
@@ -100,9 +100,6 @@ class AuditMetrics {
   void Committed(int64_t events, int64_t appended, absl::Duration elapsed, int64_t head_sequence);
   // The chain's head as found at start-up.
   void Head(int64_t head_sequence);
-  // The outbox's state after a change: records waiting, age of the oldest (zero when empty).
-  void Outbox(int64_t depth, absl::Duration oldest_age);
-  void MovedAside(int64_t records);
   // One chain verification answered: sharedos_audit_verify_total{result="ok"|"broken"}.
   void Verified(bool ok);
 
@@ -111,10 +108,29 @@ class AuditMetrics {
   prometheus::Histogram* group_size_ = nullptr;
   prometheus::Histogram* commit_seconds_ = nullptr;
   prometheus::Gauge* head_ = nullptr;
-  prometheus::Gauge* outbox_depth_ = nullptr;
-  prometheus::Gauge* outbox_age_ = nullptr;
-  prometheus::Counter* undeliverable_ = nullptr;
   std::array<prometheus::Counter*, 2> verified_{};  // broken, ok
+};
+
+// One audit writer's outbox (audit_svc/client/outbox.h), labelled writer="<writer>" (a fixed
+// word: "grantstore", "authorizer", "envelope"): sharedos_audit_outbox_depth,
+// sharedos_audit_outbox_oldest_age_seconds and sharedos_audit_undeliverable_total. Copyable (it
+// holds the registry's metrics, which outlive it).
+class OutboxMetrics {
+ public:
+  OutboxMetrics() = default;  // no metrics
+  OutboxMetrics(Metrics* metrics, absl::string_view writer);
+
+  // The outbox's state: records waiting, age of the oldest (zero when empty).
+  void Outbox(int64_t depth, absl::Duration oldest_age);
+  // The depth alone, after a record entered or left (the age follows on the next Outbox).
+  void Depth(int64_t depth);
+  // Records moved aside as undeliverable (audit_svc refused them outright).
+  void MovedAside(int64_t records);
+
+ private:
+  prometheus::Gauge* depth_ = nullptr;
+  prometheus::Gauge* age_ = nullptr;
+  prometheus::Counter* undeliverable_ = nullptr;
 };
 
 }  // namespace sharedos::common::metrics
