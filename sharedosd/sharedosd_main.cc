@@ -32,6 +32,7 @@
 #include "common/logging/log.h"
 #include "common/metrics/metrics.h"
 #include "common/server/auth.h"
+#include "common/server/dependency_probes.h"
 #include "common/server/secret_file.h"
 #include "common/server/server_runner.h"
 #include "common/server/service_main.h"
@@ -79,6 +80,9 @@ ABSL_FLAG(std::string, metrics_host, "127.0.0.1",
 ABSL_FLAG(int, metrics_port, -1,
           "Port of the Prometheus endpoint http://<metrics_host>:<port>/metrics; 0 picks a free "
           "port; -1: no metrics. Printed as \"sharedosd metrics on <url>\".");
+ABSL_FLAG(absl::Duration, health_interval, absl::Seconds(2),
+          "How often the embedded stores (audit.db, grants.db) are probed; grpc.health.v1 reports "
+          "NOT_SERVING while one cannot be read.");
 ABSL_FLAG(bool, demo, false,
           "Seed the demo world world-demo on start (idempotent: what exists is kept) and print "
           "the README quickstart commands.");
@@ -127,6 +131,7 @@ absl::StatusOr<Settings> ReadSettings() {
   RETURN_IF_ERROR(envelope::CheckTurnOptions(settings.envelope.engine));
   // Plaintext off loopback, or unusable TLS files, is refused before the data directory is made.
   RETURN_IF_ERROR(server::CheckServerTls(server::ServerTlsFromFlags(), absl::GetFlag(FLAGS_host)));
+  RETURN_IF_ERROR(server::CheckHealthInterval(absl::GetFlag(FLAGS_health_interval)));
   return settings;
 }
 
@@ -162,7 +167,7 @@ absl::StatusOr<std::unique_ptr<server::ServerRunner>> StartInternal(server::Serv
 absl::StatusOr<std::unique_ptr<sharedos::audit::client::AuditWriter>> AuditWriter(
     Deployment& d, const std::string& name) {
   return d.audit->NewInProcessWriter(d.tier_a->InProcessChannel(), d.data.service_token(),
-                                     d.data.outbox(name));
+                                     d.data.outbox(name), {d.metrics.get(), name});
 }
 
 sharedos::authorizer::core::AuthorizerCore::Options AuthorizerCoreOptions(Deployment& d) {
@@ -248,6 +253,10 @@ absl::Status StartPublicTier(Deployment& d) {
   options.port = absl::GetFlag(FLAGS_port);
   options.metrics = d.metrics.get();
   options.tls = server::ServerTlsFromFlags();
+  // Ready while both embedded stores can be read (the internal tiers run on them).
+  options.dependencies = {server::StoreDependency(d.data.audit_db(), "audit_store"),
+                          server::StoreDependency(d.data.grants_db(), "grant_store")};
+  options.health_interval = absl::GetFlag(FLAGS_health_interval);
   ASSIGN_OR_RETURN(d.public_tier, server::ServerRunner::Start(options, services));
   return absl::OkStatus();
 }

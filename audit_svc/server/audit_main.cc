@@ -6,6 +6,7 @@
 #include "absl/flags/flag.h"
 #include "absl/status/statusor.h"
 #include "audit_svc/server/audit_server.h"
+#include "common/server/dependency_probes.h"
 #include "common/server/service_flags.h"
 #include "common/status/status_macros.h"
 #include "common/time/clock.h"
@@ -47,8 +48,11 @@ absl::StatusOr<std::unique_ptr<server::Servable>> Build(const server::ServiceFla
   options.db_path = absl::GetFlag(FLAGS_db);
   ASSIGN_OR_RETURN(options.durability,
                    sharedos::audit::server::ParseAuditDurability(absl::GetFlag(FLAGS_durability)));
-  return sharedos::audit::server::BuildAuditServer(
-      {*flags.authenticator, sharedos::common::RealClock(), flags.metrics.get()}, options);
+  ASSIGN_OR_RETURN(
+      auto built,
+      sharedos::audit::server::BuildAuditServer(
+          {*flags.authenticator, sharedos::common::RealClock(), flags.metrics.get()}, options));
+  return server::WithDependencies(std::move(built), {server::StoreDependency(options.db_path)});
 }
 
 }  // namespace

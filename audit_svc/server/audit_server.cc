@@ -45,10 +45,10 @@ AuditServer::AuditServer(std::unique_ptr<storage::AuditStore> store, const Audit
 
 absl::StatusOr<std::unique_ptr<client::AuditWriter>> AuditServer::NewInProcessWriter(
     std::shared_ptr<grpc::Channel> channel, const std::string& token_file,
-    const std::string& outbox_path) {
+    const std::string& outbox_path, const client::OutboxReporting& reporting) {
   ASSIGN_OR_RETURN(auto outbox,
                    client::NewAuditWriterOverChannel({"remote", "", token_file, outbox_path, {}},
-                                                     std::move(channel)));
+                                                     std::move(channel), true, reporting));
   return std::make_unique<OwningLogAuditWriter>(log_, std::move(outbox));
 }
 

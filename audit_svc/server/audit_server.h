@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "audit_svc/client/audit_writer.h"
+#include "audit_svc/client/audit_writer_factory.h"
 #include "audit_svc/core/audit_log.h"
 #include "audit_svc/server/audit_service.h"
 #include "audit_svc/storage/audit_store.h"
@@ -58,10 +59,12 @@ class AuditServer final : public common::server::Servable {
   // The writer of a service in this process: it appends to this log directly (a pre-effect
   // record is committed before it is answered); a post-effect record the log cannot take waits
   // in the outbox at `outbox_path` and is delivered over `channel` (to this log's own server)
-  // with the token in `token_file`. Errors: those of audit::client::NewAuditWriterOverChannel.
+  // with the token in `token_file`; the outbox reports its gauges as `reporting` says.
+  // Errors: those of audit::client::NewAuditWriterOverChannel.
   absl::StatusOr<std::unique_ptr<client::AuditWriter>> NewInProcessWriter(
       std::shared_ptr<grpc::Channel> channel, const std::string& token_file,
-      const std::string& outbox_path);
+      const std::string& outbox_path,
+      const client::OutboxReporting& reporting = client::OutboxReporting());
 
  private:
   const common::server::Authenticator& authenticator_;

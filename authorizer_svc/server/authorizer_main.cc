@@ -9,6 +9,7 @@
 #include "absl/time/time.h"
 #include "audit_svc/client/audit_writer_flags.h"
 #include "authorizer_svc/server/authorizer_server.h"
+#include "common/server/dependency_probes.h"
 #include "common/server/secret_file.h"
 #include "common/server/service_flags.h"
 #include "common/status/status_macros.h"
@@ -52,12 +53,17 @@ absl::StatusOr<std::unique_ptr<server::Servable>> Build(const server::ServiceFla
   options.core.default_lease_timeout = absl::GetFlag(FLAGS_default_lease_timeout);
   options.core.live_revocation = absl::GetFlag(FLAGS_live_revocation);
   options.core.metrics = flags.metrics.get();
-  ASSIGN_OR_RETURN(auto audit, sharedos::audit::client::NewAuditWriterFromFlags());
-  return authorizer::BuildAuthorizerServer(
-      {std::make_unique<sharedos::grantstore::client::GrpcGrantStoreClient>(
-           grantstore.channel, std::move(grantstore.token)),
-       std::move(audit), *flags.authenticator, sharedos::common::RealClock()},
-      std::move(options));
+  ASSIGN_OR_RETURN(auto audit, sharedos::audit::client::NewAuditWriterFromFlags(flags.metrics.get(),
+                                                                                "authorizer"));
+  ASSIGN_OR_RETURN(auto dependencies, sharedos::audit::client::AuditDependenciesFromFlags());
+  dependencies.push_back(server::ServiceDependency("grantstore", grantstore.channel));
+  ASSIGN_OR_RETURN(auto built,
+                   authorizer::BuildAuthorizerServer(
+                       {std::make_unique<sharedos::grantstore::client::GrpcGrantStoreClient>(
+                            grantstore.channel, std::move(grantstore.token)),
+                        std::move(audit), *flags.authenticator, sharedos::common::RealClock()},
+                       std::move(options)));
+  return server::WithDependencies(std::move(built), std::move(dependencies));
 }
 
 }  // namespace

@@ -54,10 +54,10 @@ DependencyCheck ServiceDependency(std::string name, std::shared_ptr<grpc::Channe
           }};
 }
 
-DependencyCheck StoreDependency(std::string db) {
+DependencyCheck StoreDependency(std::string db, std::string name) {
   const absl::StatusOr<bool> is_postgres = postgres::IsPostgresUri(db);
   const bool postgres = is_postgres.ok() && *is_postgres;
-  return {"store", [db = std::move(db), postgres](absl::Duration timeout) {
+  return {std::move(name), [db = std::move(db), postgres](absl::Duration timeout) {
             return postgres ? ProbePostgres(db, timeout) : ProbeSqlite(db, timeout);
           }};
 }

@@ -17,10 +17,10 @@ namespace sharedos::common::server {
 // could not answer either).
 DependencyCheck ServiceDependency(std::string name, std::shared_ptr<grpc::Channel> channel);
 
-// The store at `db` (a --db value: a SQLite file, or a postgres:// URI), named "store": up while
+// The store at `db` (a --db value: a SQLite file, or a postgres:// URI), named `name`: up while
 // a fresh connection opens within the timeout and reads the schema (SQLite: the file exists and
 // is readable; PostgreSQL: the server accepts a connection and answers SELECT 1).
-DependencyCheck StoreDependency(std::string db);
+DependencyCheck StoreDependency(std::string db, std::string name = "store");
 
 }  // namespace sharedos::common::server
 

@@ -7,6 +7,13 @@
 
 namespace sharedos::common::server {
 
+absl::Status CheckHealthInterval(absl::Duration interval) {
+  if (interval <= absl::ZeroDuration() || interval > absl::Minutes(10)) {
+    return absl::InvalidArgumentError("--health_interval: must be more than 0s and at most 10m");
+  }
+  return absl::OkStatus();
+}
+
 std::unique_ptr<Readiness> Readiness::Start(grpc::HealthCheckServiceInterface* health,
                                             std::vector<DependencyCheck> checks,
                                             absl::Duration interval, metrics::Metrics* metrics) {

@@ -34,6 +34,10 @@ struct DependencyCheck {
 // The longest a probe may take; a shorter interval shortens it.
 inline constexpr absl::Duration kMaxProbeTimeout = absl::Seconds(1);
 
+// A --health_interval value: more than 0 and at most 10 minutes. Errors: INVALID_ARGUMENT naming
+// the flag.
+absl::Status CheckHealthInterval(absl::Duration interval);
+
 // Polls the checks and reports their conjunction as the health of every service of a server.
 // Thread-safe.
 class Readiness {

@@ -32,6 +32,13 @@ ABSL_FLAG(int, metrics_port, -1,
               "Port of http://<metrics_host>:<port>/metrics; 0 picks a free port (printed as "
               "\"<service> metrics on <url>\"); -1: no metrics."));
 
+ABSL_FLAG(absl::Duration, health_interval, absl::Seconds(2),
+          sharedos::common::server::SharedFlagHelp(
+              "health_interval",
+              "How often the dependencies this service needs (its store, the services it calls, "
+              "audit_svc for --audit=remote) are probed; grpc.health.v1 reports NOT_SERVING "
+              "while one is down. Each probe answers within min(this, 1s)."));
+
 namespace sharedos::common::server {
 
 absl::StatusOr<ServiceFlags> ReadServiceFlags() {
@@ -40,6 +47,8 @@ absl::StatusOr<ServiceFlags> ReadServiceFlags() {
   flags.server.port = absl::GetFlag(FLAGS_port);
   flags.server.tls = ServerTlsFromFlags();
   flags.channel_tls = ChannelTlsFromFlags();
+  flags.server.health_interval = absl::GetFlag(FLAGS_health_interval);
+  RETURN_IF_ERROR(CheckHealthInterval(flags.server.health_interval));
   const std::string credentials = absl::GetFlag(FLAGS_credentials);
   if (credentials.empty()) return absl::InvalidArgumentError("--credentials: required");
   ASSIGN_OR_RETURN(flags.authenticator, Authenticator::FromFile(credentials));
@@ -65,7 +74,8 @@ int RunService(int argc, char** argv, const ServiceBinary& binary, BuildService 
                 {"credentials", absl::GetFlag(FLAGS_credentials)},
                 {"metrics_host", absl::GetFlag(FLAGS_metrics_host)},
                 {"metrics_port", absl::GetFlag(FLAGS_metrics_port)},
-                {"tls", flags->server.tls.enabled()}});
+                {"tls", flags->server.tls.enabled()},
+                {"health_interval", absl::FormatDuration(flags->server.health_interval)}});
   std::unique_ptr<metrics::MetricsExposer> exposer;
   if (flags->metrics != nullptr) {
     absl::StatusOr<std::unique_ptr<metrics::MetricsExposer>> started =

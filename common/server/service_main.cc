@@ -18,7 +18,35 @@ ABSL_CONST_INIT absl::Mutex help_mu(absl::kConstInit);
 // The running binary's help texts; set once, before the command line is parsed.
 std::map<std::string, std::string>* help_texts ABSL_GUARDED_BY(help_mu) = nullptr;
 
+// A Servable and the dependencies its main named.
+class WithDependenciesServable : public Servable {
+ public:
+  WithDependenciesServable(std::unique_ptr<Servable> servable,
+                           std::vector<DependencyCheck> dependencies)
+      : servable_(std::move(servable)), dependencies_(std::move(dependencies)) {}
+
+  std::vector<grpc::Service*> services() override { return servable_->services(); }
+  std::vector<std::pair<std::string, std::string>> side_listeners() const override {
+    return servable_->side_listeners();
+  }
+  void StopSideListeners() override { servable_->StopSideListeners(); }
+  std::vector<DependencyCheck> dependencies() override {
+    std::vector<DependencyCheck> all = servable_->dependencies();
+    all.insert(all.end(), dependencies_.begin(), dependencies_.end());
+    return all;
+  }
+
+ private:
+  std::unique_ptr<Servable> servable_;
+  std::vector<DependencyCheck> dependencies_;
+};
+
 }  // namespace
+
+std::unique_ptr<Servable> WithDependencies(std::unique_ptr<Servable> servable,
+                                           std::vector<DependencyCheck> dependencies) {
+  return std::make_unique<WithDependenciesServable>(std::move(servable), std::move(dependencies));
+}
 
 void ParseServiceCommandLine(int argc, char** argv, const ServiceBinary& binary) {
   TerminationSignals::Block();
@@ -71,8 +99,12 @@ absl::StatusOr<Upstream> ReadUpstream(absl::string_view name, const std::string&
 }
 
 int ServeUntilTerminated(absl::string_view name, const ServerOptions& options, Servable& servable) {
+  ServerOptions with_dependencies = options;
+  std::vector<DependencyCheck> dependencies = servable.dependencies();
+  with_dependencies.dependencies.insert(with_dependencies.dependencies.end(), dependencies.begin(),
+                                        dependencies.end());
   absl::StatusOr<std::unique_ptr<ServerRunner>> runner =
-      ServerRunner::Start(options, servable.services());
+      ServerRunner::Start(with_dependencies, servable.services());
   if (!runner.ok()) return Fail(name, runner.status());
   ReportListening(std::string(name), (*runner)->address());
   for (const auto& [label, address] : servable.side_listeners()) {

@@ -83,9 +83,17 @@ class Servable {
   virtual std::vector<std::pair<std::string, std::string>> side_listeners() const { return {}; }
   // Stops them; called on termination before the gRPC server shuts down.
   virtual void StopSideListeners() {}
+  // What it needs to answer: the gRPC server reports NOT_SERVING while one is down
+  // (common/server/readiness.h). Called once, before the server starts.
+  virtual std::vector<DependencyCheck> dependencies() { return {}; }
 };
 
-// The rest of every service's main: starts `servable`'s services on `options`, reports
+// `servable` with `dependencies` (a main knows what its service calls and where its store is).
+std::unique_ptr<Servable> WithDependencies(std::unique_ptr<Servable> servable,
+                                           std::vector<DependencyCheck> dependencies);
+
+// The rest of every service's main: starts `servable`'s services on `options` (its
+// dependencies() deciding health), reports
 // "<name> listening on <address>" (then its side listeners), waits for SIGTERM or SIGINT, stops
 // the side listeners, shuts the server down (in-flight calls get the grace) and returns 0.
 // A server that cannot start is refused like any start-up error (Fail: exit code 2).

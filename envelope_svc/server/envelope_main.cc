@@ -7,16 +7,17 @@
 #include <string>
 #include <vector>
 
+#include "absl/flags/declare.h"
 #include "absl/flags/flag.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
-#include "absl/flags/declare.h"
 #include "audit_svc/client/audit_writer_factory.h"
 #include "audit_svc/client/audit_writer_flags.h"
 #include "authorizer_svc/client/grpc_authorizer_client.h"
+#include "common/server/dependency_probes.h"
 #include "common/server/secret_file.h"
 #include "common/server/service_flags.h"
 #include "common/status/status_macros.h"
@@ -196,13 +197,18 @@ absl::StatusOr<std::unique_ptr<server::Servable>> Build(const server::ServiceFla
   if (options.mcp.has_value()) options.mcp->server.tls = flags.server.tls;
   options.engine.metrics = flags.metrics.get();
   if (options.mcp.has_value()) options.mcp->server.metrics = flags.metrics.get();
-  ASSIGN_OR_RETURN(auto audit, sharedos::audit::client::NewAuditWriterFromFlags());
-  return env::BuildEnvelopeServer(
-      {std::make_unique<sharedos::authorizer::client::GrpcAuthorizerClient>(
-           sharedos::authorizer::v1::Authorizer::NewStub(authorizer.channel),
-           std::move(authorizer.token)),
-       std::move(audit), *flags.authenticator, sharedos::common::RealClock()},
-      std::move(options));
+  ASSIGN_OR_RETURN(auto audit, sharedos::audit::client::NewAuditWriterFromFlags(flags.metrics.get(),
+                                                                                "envelope"));
+  ASSIGN_OR_RETURN(auto dependencies, sharedos::audit::client::AuditDependenciesFromFlags());
+  dependencies.push_back(server::ServiceDependency("authorizer", authorizer.channel));
+  ASSIGN_OR_RETURN(auto built,
+                   env::BuildEnvelopeServer(
+                       {std::make_unique<sharedos::authorizer::client::GrpcAuthorizerClient>(
+                            sharedos::authorizer::v1::Authorizer::NewStub(authorizer.channel),
+                            std::move(authorizer.token)),
+                        std::move(audit), *flags.authenticator, sharedos::common::RealClock()},
+                       std::move(options)));
+  return server::WithDependencies(std::move(built), std::move(dependencies));
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "absl/flags/flag.h"
 #include "absl/status/statusor.h"
 #include "audit_svc/client/audit_writer_flags.h"
+#include "common/server/dependency_probes.h"
 #include "common/server/service_flags.h"
 #include "common/status/status_macros.h"
 #include "common/time/clock.h"
@@ -40,9 +41,15 @@ absl::StatusOr<std::unique_ptr<server::Servable>> Build(const server::ServiceFla
   options.store.usage_durability =
       full ? grantstore::storage::SqliteGrantStore::UsageDurability::kFull
            : grantstore::storage::SqliteGrantStore::UsageDurability::kNormal;
-  ASSIGN_OR_RETURN(auto audit, sharedos::audit::client::NewAuditWriterFromFlags());
-  return grantstore::server::BuildGrantStoreServer(
-      {std::move(audit), *flags.authenticator, sharedos::common::RealClock()}, options);
+  ASSIGN_OR_RETURN(auto audit, sharedos::audit::client::NewAuditWriterFromFlags(flags.metrics.get(),
+                                                                                "grantstore"));
+  ASSIGN_OR_RETURN(auto dependencies, sharedos::audit::client::AuditDependenciesFromFlags());
+  dependencies.push_back(server::StoreDependency(options.store.path));
+  ASSIGN_OR_RETURN(
+      auto built,
+      grantstore::server::BuildGrantStoreServer(
+          {std::move(audit), *flags.authenticator, sharedos::common::RealClock()}, options));
+  return server::WithDependencies(std::move(built), std::move(dependencies));
 }
 
 }  // namespace

@@ -245,6 +245,11 @@ bool FourProcessDeployment::running(Service service) const {
   return member(service).process != nullptr;
 }
 
+std::string FourProcessDeployment::output(Service service) const {
+  const Member& m = member(service);
+  return m.process == nullptr ? "" : m.process->output();
+}
+
 std::vector<pid_t> FourProcessDeployment::pids() const {
   std::vector<pid_t> pids;
   for (const Member& m : members_) {

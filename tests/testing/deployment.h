@@ -168,6 +168,8 @@ class FourProcessDeployment {
   // An envelope's MCP front door URL (Options::mcp).
   const std::string& mcp_url(Service envelope = Service::kEnvelope) const;
   bool running(Service service) const;
+  // What `service` has printed so far, stdout and stderr ("" when it is not running).
+  std::string output(Service service) const;
   // The processes running now, in the order they started (e.g. to read their CPU time).
   std::vector<pid_t> pids() const;
   const DeploymentCredentials& credentials() const { return options_.credentials; }
