@@ -36,6 +36,7 @@
 #include "common/server/secret_file.h"
 #include "common/server/server_runner.h"
 #include "common/server/service_main.h"
+#include "common/server/status_service.h"
 #include "common/server/tls.h"
 #include "common/server/tls_flags.h"
 #include "common/status/status_macros.h"
@@ -119,6 +120,8 @@ struct Deployment {
   std::unique_ptr<server::ServerRunner> tier_c;
   std::unique_ptr<envelope::EnvelopeServer> envelope;
   std::vector<std::unique_ptr<grpc::Service>> public_services;
+  // sharedos.status.v1 for the four services, on the public tier.
+  std::unique_ptr<server::StatusService> status;
   std::unique_ptr<server::ServerRunner> public_tier;
 };
 
@@ -246,8 +249,16 @@ absl::Status StartPublicTier(Deployment& d) {
   d.public_services.push_back(d.grantstore->NewService());
   d.public_services.push_back(d.authorizer->NewService());
   d.public_services.push_back(d.envelope->NewService());
+  audit::AuditServer* log = d.audit.get();
+  d.status = std::make_unique<server::StatusService>(
+      *d.authenticator, std::vector<server::StatusInfo>{
+                            {"audit_svc", d.data.audit_db(), [log] { return log->Head(); }},
+                            {"grantstore_svc", d.data.grants_db(), nullptr},
+                            {"authorizer_svc", "", nullptr},
+                            {"envelope_svc", "", nullptr}});
   std::vector<grpc::Service*> services;
   for (const auto& service : d.public_services) services.push_back(service.get());
+  services.push_back(d.status.get());
   server::ServerOptions options;
   options.host = absl::GetFlag(FLAGS_host);
   options.port = absl::GetFlag(FLAGS_port);
@@ -258,6 +269,7 @@ absl::Status StartPublicTier(Deployment& d) {
                           server::StoreDependency(d.data.grants_db(), "grant_store")};
   options.health_interval = absl::GetFlag(FLAGS_health_interval);
   ASSIGN_OR_RETURN(d.public_tier, server::ServerRunner::Start(options, services));
+  d.status->Attach(d.public_tier.get());
   return absl::OkStatus();
 }
 
@@ -334,6 +346,7 @@ void Stop(Deployment& d) {
   d.tier_b->Shutdown();
   d.tier_a->Shutdown();
   d.public_tier->Wait();
+  d.status->Attach(nullptr);
 }
 
 }  // namespace

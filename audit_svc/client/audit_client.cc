@@ -34,10 +34,18 @@ absl::StatusOr<std::unique_ptr<AuditClient>> AuditClient::Create(
 AuditClient::AuditClient(std::unique_ptr<v1::AuditLog::StubInterface> stub,
                          std::unique_ptr<Outbox> outbox, AuditClientOptions options)
     : stub_(std::move(stub)), outbox_(std::move(outbox)), options_(std::move(options)) {
+  if (!options_.writer.empty()) {
+    registration_ =
+        std::make_unique<common::server::OutboxRegistration>(options_.writer, [this]() -> int64_t {
+          absl::StatusOr<int64_t> size = outbox_->Size();
+          return size.ok() ? *size : -1;
+        });
+  }
   shipper_ = std::thread([this] { ShipLoop(); });
 }
 
 AuditClient::~AuditClient() {
+  registration_.reset();
   {
     absl::MutexLock lock(&mu_);
     stopping_ = true;

@@ -13,6 +13,7 @@
 #include "audit_svc/client/audit_writer.h"
 #include "audit_svc/client/outbox.h"
 #include "common/metrics/metrics.h"
+#include "common/server/outbox_registry.h"
 #include "sharedos/audit/v1/audit.grpc.pb.h"
 
 namespace sharedos::audit::client {
@@ -116,6 +117,9 @@ class AuditClient : public AuditWriter {
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   int64_t wakeups_ ABSL_GUARDED_BY(mu_) = 0;
   std::thread shipper_;
+  // Its outbox in the process's status (sharedosctl status), for a named writer; reset first
+  // on destruction.
+  std::unique_ptr<common::server::OutboxRegistration> registration_;
 };
 
 // An AuditWriter that drops everything: only for `--audit=discard`, chosen explicitly.

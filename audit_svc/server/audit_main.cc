@@ -52,7 +52,9 @@ absl::StatusOr<std::unique_ptr<server::Servable>> Build(const server::ServiceFla
       auto built,
       sharedos::audit::server::BuildAuditServer(
           {*flags.authenticator, sharedos::common::RealClock(), flags.metrics.get()}, options));
-  return server::WithDependencies(std::move(built), {server::StoreDependency(options.db_path)});
+  sharedos::audit::server::AuditServer* audit = built.get();
+  return server::WithDependencies(std::move(built), {server::StoreDependency(options.db_path)},
+                                  {"", options.db_path, [audit] { return audit->Head(); }});
 }
 
 }  // namespace

@@ -52,6 +52,15 @@ absl::StatusOr<std::unique_ptr<client::AuditWriter>> AuditServer::NewInProcessWr
   return std::make_unique<OwningLogAuditWriter>(log_, std::move(outbox));
 }
 
+absl::StatusOr<std::pair<int64_t, std::string>> AuditServer::Head() {
+  const int64_t sequence = log_.HeadSequence();
+  if (sequence == 0) return std::pair<int64_t, std::string>{0, ""};
+  ASSIGN_OR_RETURN(auto records,
+                   log_.ReadAfter(sharedos::audit::v1::AuditFilter(), sequence - 1, 1));
+  if (records.empty()) return std::pair<int64_t, std::string>{sequence, ""};
+  return std::pair<int64_t, std::string>{records.front().sequence(), records.front().hash()};
+}
+
 absl::StatusOr<storage::SqliteAuditStore::Durability> ParseAuditDurability(
     absl::string_view value) {
   ASSIGN_OR_RETURN(const bool full, common::server::IsFullDurability("durability", value));

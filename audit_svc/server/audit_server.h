@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -65,6 +66,10 @@ class AuditServer final : public common::server::Servable {
       std::shared_ptr<grpc::Channel> channel, const std::string& token_file,
       const std::string& outbox_path,
       const client::OutboxReporting& reporting = client::OutboxReporting());
+
+  // The chain's head: its sequence (0: empty) and its record's hash ("" when empty), for
+  // sharedos.status.v1 (common/server/status_service.h). Errors: UNAVAILABLE (storage).
+  absl::StatusOr<std::pair<int64_t, std::string>> Head();
 
  private:
   const common::server::Authenticator& authenticator_;

@@ -85,7 +85,7 @@ int RunService(int argc, char** argv, const ServiceBinary& binary, BuildService 
     exposer = *std::move(started);
     metrics::ReportMetricsListening(binary.name, *exposer);
   }
-  return ServeUntilTerminated(binary.name, flags->server, **servable);
+  return ServeUntilTerminated(binary.name, flags->server, **servable, flags->authenticator.get());
 }
 
 }  // namespace sharedos::common::server

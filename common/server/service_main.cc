@@ -22,8 +22,10 @@ std::map<std::string, std::string>* help_texts ABSL_GUARDED_BY(help_mu) = nullpt
 class WithDependenciesServable : public Servable {
  public:
   WithDependenciesServable(std::unique_ptr<Servable> servable,
-                           std::vector<DependencyCheck> dependencies)
-      : servable_(std::move(servable)), dependencies_(std::move(dependencies)) {}
+                           std::vector<DependencyCheck> dependencies, StatusInfo status)
+      : servable_(std::move(servable)),
+        dependencies_(std::move(dependencies)),
+        status_(std::move(status)) {}
 
   std::vector<grpc::Service*> services() override { return servable_->services(); }
   std::vector<std::pair<std::string, std::string>> side_listeners() const override {
@@ -35,17 +37,21 @@ class WithDependenciesServable : public Servable {
     all.insert(all.end(), dependencies_.begin(), dependencies_.end());
     return all;
   }
+  StatusInfo status_info() override { return status_; }
 
  private:
   std::unique_ptr<Servable> servable_;
   std::vector<DependencyCheck> dependencies_;
+  StatusInfo status_;
 };
 
 }  // namespace
 
 std::unique_ptr<Servable> WithDependencies(std::unique_ptr<Servable> servable,
-                                           std::vector<DependencyCheck> dependencies) {
-  return std::make_unique<WithDependenciesServable>(std::move(servable), std::move(dependencies));
+                                           std::vector<DependencyCheck> dependencies,
+                                           StatusInfo status) {
+  return std::make_unique<WithDependenciesServable>(std::move(servable), std::move(dependencies),
+                                                    std::move(status));
 }
 
 void ParseServiceCommandLine(int argc, char** argv, const ServiceBinary& binary) {
@@ -98,14 +104,24 @@ absl::StatusOr<Upstream> ReadUpstream(absl::string_view name, const std::string&
   return Upstream{*std::move(channel), *std::move(token)};
 }
 
-int ServeUntilTerminated(absl::string_view name, const ServerOptions& options, Servable& servable) {
+int ServeUntilTerminated(absl::string_view name, const ServerOptions& options, Servable& servable,
+                         const Authenticator* authenticator) {
   ServerOptions with_dependencies = options;
   std::vector<DependencyCheck> dependencies = servable.dependencies();
   with_dependencies.dependencies.insert(with_dependencies.dependencies.end(), dependencies.begin(),
                                         dependencies.end());
+  std::vector<grpc::Service*> services = servable.services();
+  std::unique_ptr<StatusService> status;
+  if (authenticator != nullptr) {
+    StatusInfo info = servable.status_info();
+    info.service = std::string(name);
+    status = std::make_unique<StatusService>(*authenticator, std::vector<StatusInfo>{info});
+    services.push_back(status.get());
+  }
   absl::StatusOr<std::unique_ptr<ServerRunner>> runner =
-      ServerRunner::Start(with_dependencies, servable.services());
+      ServerRunner::Start(with_dependencies, services);
   if (!runner.ok()) return Fail(name, runner.status());
+  if (status != nullptr) status->Attach(runner->get());
   ReportListening(std::string(name), (*runner)->address());
   for (const auto& [label, address] : servable.side_listeners()) {
     ReportListening(absl::StrCat(name, " ", label), address);
@@ -114,6 +130,7 @@ int ServeUntilTerminated(absl::string_view name, const ServerOptions& options, S
   servable.StopSideListeners();
   (*runner)->Shutdown();
   (*runner)->Wait();
+  if (status != nullptr) status->Attach(nullptr);
   return 0;
 }
 

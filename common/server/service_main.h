@@ -17,7 +17,9 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "common/client/channel.h"
+#include "common/server/auth.h"
 #include "common/server/server_runner.h"
+#include "common/server/status_service.h"
 
 namespace sharedos::common::server {
 
@@ -86,18 +88,25 @@ class Servable {
   // What it needs to answer: the gRPC server reports NOT_SERVING while one is down
   // (common/server/readiness.h). Called once, before the server starts.
   virtual std::vector<DependencyCheck> dependencies() { return {}; }
+  // What `sharedosctl status` shows of it beside its health (status_service.h; `service` is
+  // filled in with the binary's name).
+  virtual StatusInfo status_info() { return {}; }
 };
 
-// `servable` with `dependencies` (a main knows what its service calls and where its store is).
+// `servable` with `dependencies` and `status` (a main knows what its service calls and where
+// its store is).
 std::unique_ptr<Servable> WithDependencies(std::unique_ptr<Servable> servable,
-                                           std::vector<DependencyCheck> dependencies);
+                                           std::vector<DependencyCheck> dependencies,
+                                           StatusInfo status = StatusInfo());
 
 // The rest of every service's main: starts `servable`'s services on `options` (its
-// dependencies() deciding health), reports
+// dependencies() deciding health; with `authenticator`, sharedos.status.v1.Status beside them,
+// for operators), reports
 // "<name> listening on <address>" (then its side listeners), waits for SIGTERM or SIGINT, stops
 // the side listeners, shuts the server down (in-flight calls get the grace) and returns 0.
 // A server that cannot start is refused like any start-up error (Fail: exit code 2).
-int ServeUntilTerminated(absl::string_view name, const ServerOptions& options, Servable& servable);
+int ServeUntilTerminated(absl::string_view name, const ServerOptions& options, Servable& servable,
+                         const Authenticator* authenticator = nullptr);
 
 }  // namespace sharedos::common::server
 

@@ -49,7 +49,8 @@ absl::StatusOr<std::unique_ptr<server::Servable>> Build(const server::ServiceFla
       auto built,
       grantstore::server::BuildGrantStoreServer(
           {std::move(audit), *flags.authenticator, sharedos::common::RealClock()}, options));
-  return server::WithDependencies(std::move(built), std::move(dependencies));
+  return server::WithDependencies(std::move(built), std::move(dependencies),
+                                  {"", options.store.path, nullptr});
 }
 
 }  // namespace
