@@ -6,6 +6,7 @@
 #include "tools/sharedosctl/credential_commands.h"
 #include "tools/sharedosctl/escalation_commands.h"
 #include "tools/sharedosctl/grant_commands.h"
+#include "tools/sharedosctl/status_commands.h"
 
 namespace sharedos::sharedosctl {
 
@@ -30,6 +31,7 @@ int RunCommand(const Invocation& inv, const GlobalOptions& globals, const Client
       {"credentials list", CredentialsList},
       {"credentials revoke", CredentialsRevoke},
       {"credentials rotate", CredentialsRotate},
+      {"status", Status},
       {"turn", RunDemoTurn},
   };
   for (const auto& [name, handler] : kHandlers) {
