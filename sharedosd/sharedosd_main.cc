@@ -39,6 +39,7 @@
 #include "common/server/tls_flags.h"
 #include "common/status/status_macros.h"
 #include "common/time/clock.h"
+#include "console/console_server.h"
 #include "envelope_svc/server/envelope_server.h"
 #include "grantstore_svc/client/grpc_grant_store_client.h"
 #include "grantstore_svc/server/grantstore_server.h"
@@ -79,6 +80,11 @@ ABSL_FLAG(std::string, metrics_host, "127.0.0.1",
 ABSL_FLAG(int, metrics_port, -1,
           "Port of the Prometheus endpoint http://<metrics_host>:<port>/metrics; 0 picks a free "
           "port; -1: no metrics. Printed as \"sharedosd metrics on <url>\".");
+ABSL_FLAG(int, console_port, -1,
+          "Port of the reviewer console (a web UI on --console_host; HTTPS with --tls_cert and "
+          "--tls_key, else plaintext HTTP on loopback only); 0 picks a free port; -1: no console. "
+          "Printed as \"sharedosd console on <url>\".");
+ABSL_FLAG(std::string, console_host, "127.0.0.1", "Host of the reviewer console.");
 ABSL_FLAG(bool, demo, false,
           "Seed the demo world world-demo on start (idempotent: what exists is kept) and print "
           "the README quickstart commands.");
@@ -116,6 +122,8 @@ struct Deployment {
   std::unique_ptr<envelope::EnvelopeServer> envelope;
   std::vector<std::unique_ptr<grpc::Service>> public_services;
   std::unique_ptr<server::ServerRunner> public_tier;
+  // Null without --console_port.
+  std::unique_ptr<sharedos::console::ConsoleServer> console;
 };
 
 absl::StatusOr<Settings> ReadSettings() {
@@ -252,6 +260,21 @@ absl::Status StartPublicTier(Deployment& d) {
   return absl::OkStatus();
 }
 
+// With --console_port: the reviewer console, calling the public tier's services in-process with
+// the signed-in credential (it has no authority of its own).
+absl::Status StartConsole(Deployment& d) {
+  if (absl::GetFlag(FLAGS_console_port) < 0) return absl::OkStatus();
+  sharedos::console::ConsoleOptions options;
+  options.host = absl::GetFlag(FLAGS_console_host);
+  options.port = absl::GetFlag(FLAGS_console_port);
+  options.tls = server::ServerTlsFromFlags();
+  ASSIGN_OR_RETURN(d.console,
+                   sharedos::console::ConsoleServer::Start(std::move(options), *d.authenticator,
+                                                           d.public_tier->InProcessChannel(),
+                                                           sharedos::common::RealClock()));
+  return absl::OkStatus();
+}
+
 // With --demo: the demo world, seeded through the grant store's core; a line per item.
 absl::Status SeedDemo(Deployment& d) {
   auto seeded = sharedos::sharedosd::SeedDemo(d.grantstore->core(), FilesRoot(d.data));
@@ -277,7 +300,8 @@ absl::Status Start(const char* argv0, const Settings& settings, Deployment& d) {
   RETURN_IF_ERROR(StartInternalTiers(settings, d));
   if (absl::GetFlag(FLAGS_demo)) RETURN_IF_ERROR(SeedDemo(d));
   RETURN_IF_ERROR(BuildEnvelope(argv0, settings, d));
-  return StartPublicTier(d);
+  RETURN_IF_ERROR(StartPublicTier(d));
+  return StartConsole(d);
 }
 
 // The start-up lines tools, tests and the README wait for.
@@ -287,6 +311,7 @@ void ReportStarted(const Deployment& d) {
   if (d.metrics_exposer != nullptr) {
     sharedos::common::metrics::ReportMetricsListening(kName, *d.metrics_exposer);
   }
+  if (d.console != nullptr) std::printf("%s console on %s\n", kName, d.console->url().c_str());
   std::printf(
       "sharedosd: data directory %s (audit.db, grants.db)\n"
       "sharedosd: serving sharedos.envelope.v1.Envelope, sharedos.grantstore.v1.GrantStore, "
@@ -319,6 +344,7 @@ void LogConfig(const Deployment& d) {
 
 // The front door first, then the public tier, then the internal tiers top down.
 void Stop(Deployment& d) {
+  if (d.console != nullptr) d.console->Shutdown();
   d.envelope->StopSideListeners();
   d.public_tier->Shutdown();
   d.tier_c->Shutdown();
