@@ -11,6 +11,7 @@
 #include "grpcpp/grpcpp.h"
 #include "httplib.h"
 #include "tools/sharedosctl/cli.h"
+#include "tools/sharedosctl/names.h"
 #include "tools/sharedosctl/requests.h"
 
 namespace sharedos::console {
@@ -39,7 +40,8 @@ void Send(httplib::Response& response, int status, const std::string& html) {
                       "frame-ancestors 'none'; base-uri 'none'");
   response.set_header("X-Content-Type-Options", "nosniff");
   response.set_header("X-Frame-Options", "DENY");
-  response.set_header("Referrer-Policy", "no-referrer");
+  // same-origin, not no-referrer: under no-referrer a browser posts forms with "Origin: null".
+  response.set_header("Referrer-Policy", "same-origin");
   response.set_header("Cache-Control", "no-store");
   response.set_content(html, "text/html; charset=utf-8");
 }
@@ -210,6 +212,7 @@ void ConsoleServer::Route() {
   http_->Get("/queue", [this](Req request, Res response) { Queue(request, response); });
   http_->Post("/decide", [this](Req request, Res response) { Decide(request, response); });
   http_->Get("/record", [this](Req request, Res response) { Record(request, response); });
+  http_->Get("/turn", [this](Req request, Res response) { Turn(request, response); });
   http_->set_error_handler([](Req, Res response) {
     if (!response.body.empty()) return;
     Refuse(response, nullptr, response.status, "Not here",
@@ -410,6 +413,50 @@ void ConsoleServer::Record(const httplib::Request& request, httplib::Response& r
   Send(response, 200,
        Page("Record", &*session,
             RecordBody(fields, verify, records, !answered.next_page_token().empty())));
+}
+
+void ConsoleServer::Turn(const httplib::Request& request, httplib::Response& response) {
+  std::optional<Session> session = SessionOf(request);
+  if (!session.has_value()) return Redirect(response, "/signin");
+  const std::string execution(absl::StripAsciiWhitespace(request.get_param_value("execution")));
+  if (execution.empty() || execution.size() > kMaxFilterBytes) {
+    return Refuse(response, &*session, 400, "Bad request",
+                  absl::StrCat("execution: required, at most ", kMaxFilterBytes, " bytes"));
+  }
+  // The turn's own records (escalation.requested, turn.ended) carry its trace and its end; the
+  // decisions within it carry the trace only.
+  av1::QueryRequest query;
+  query.mutable_filter()->set_execution_id(execution);
+  query.set_limit(kRecordLimit);
+  av1::QueryResponse answered;
+  grpc::Status status = audit_->Query(CallAs(*session).get(), query, &answered);
+  if (!status.ok()) return RpcError(*session, status, "audit Query", response);
+  std::string trace;
+  google::protobuf::Timestamp end;
+  for (const av1::AuditRecord& record : answered.records()) {
+    if (!record.has_event()) continue;
+    if (trace.empty()) trace = record.event().trace_id();
+    if (record.event().at().seconds() > end.seconds() ||
+        (record.event().at().seconds() == end.seconds() &&
+         record.event().at().nanos() > end.nanos())) {
+      end = record.event().at();
+    }
+  }
+  if (trace.empty()) {
+    return Refuse(response, &*session, 404, "Not found",
+                  absl::StrCat("execution: no records of turn ", execution));
+  }
+  // Until just after its last record ("until" is exclusive).
+  if (end.nanos() == 999999999) {
+    end.set_seconds(end.seconds() + 1);
+    end.set_nanos(0);
+  } else {
+    end.set_nanos(end.nanos() + 1);
+  }
+  std::string location = absl::StrCat("/record?trace=", UrlEncode(trace),
+                                      "&until=", UrlEncode(sharedosctl::FormatTimestamp(end)));
+  if (request.get_param_value("outcome") == "denied") absl::StrAppend(&location, "&outcome=denied");
+  Redirect(response, location);
 }
 
 }  // namespace sharedos::console

@@ -88,6 +88,9 @@ class ConsoleServer {
   void Queue(const httplib::Request& request, httplib::Response& response);
   void Decide(const httplib::Request& request, httplib::Response& response);
   void Record(const httplib::Request& request, httplib::Response& response);
+  // A turn by its execution id: redirects to the record of its trace up to its end (and only its
+  // refusals with outcome=denied).
+  void Turn(const httplib::Request& request, httplib::Response& response);
   // The session's form (CSRF-checked) or a refusal already written to `response`.
   std::optional<std::map<std::string, std::string>> CheckedForm(const httplib::Request& request,
                                                                 const Session& session,

@@ -94,7 +94,7 @@ std::string DecideForms(const Session& session, const gs::EscalationRecord& reco
 
 std::string FilterLink(absl::string_view text, absl::string_view execution_id,
                        absl::string_view outcome) {
-  std::string href = absl::StrCat("/record?execution=", UrlEncode(execution_id));
+  std::string href = absl::StrCat("/turn?execution=", UrlEncode(execution_id));
   if (!outcome.empty()) absl::StrAppend(&href, "&outcome=", UrlEncode(outcome));
   return absl::StrCat("<a href=\"", HtmlEscape(href), "\">", text, "</a>");
 }
@@ -158,7 +158,7 @@ std::string EscalationSentence(const gs::EscalationRecord& record) {
 
 std::string QueueBody(const Session& session, absl::string_view namespace_id,
                       const std::vector<gs::EscalationRecord>& pending) {
-  std::string body = absl::StrCat("<form method=\"get\" action=\"/queue\">",
+  std::string body = absl::StrCat("<form method=\"get\" action=\"/queue\" class=\"decide\">",
                                   Field("namespace", "Namespace", namespace_id, "namespace"),
                                   " <button type=\"submit\">Show</button></form>");
   if (pending.empty()) {

@@ -31,7 +31,8 @@ std::string SignInPage(absl::string_view signin_token, absl::string_view error);
 std::string EscalationSentence(const grantstore::v1::EscalationRecord& record);
 
 // The pending escalations of `namespace_id` the session may decide (newest first), each with
-// links to its turn's denial and records, and its approve (narrowing) and deny forms.
+// links to its turn's denial and records (/turn?execution=…), and its approve (narrowing) and
+// deny forms.
 std::string QueueBody(const Session& session, absl::string_view namespace_id,
                       const std::vector<grantstore::v1::EscalationRecord>& pending);
 

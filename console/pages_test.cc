@@ -63,8 +63,8 @@ TEST(EscalationSentenceTest, SaysWhoNeedsWhatForWhichPurposeInWhichTurnAndWhy) {
 TEST(QueueBodyTest, EachEscalationHasItsSentenceLinksAndCsrfProtectedForms) {
   const std::string body = QueueBody(AliceSession(), "world-demo", {Escalation("why")});
   EXPECT_THAT(body, HasSubstr("agent:agent-assistant needs files:Workspace/summary.txt"));
-  EXPECT_THAT(body, HasSubstr("href=\"/record?execution=exec-7&amp;outcome=denied\""));
-  EXPECT_THAT(body, HasSubstr("href=\"/record?execution=exec-7\""));
+  EXPECT_THAT(body, HasSubstr("href=\"/turn?execution=exec-7&amp;outcome=denied\""));
+  EXPECT_THAT(body, HasSubstr("href=\"/turn?execution=exec-7\""));
   EXPECT_THAT(body, HasSubstr("<input type=\"hidden\" name=\"csrf\" value=\"csrf-token\">"));
   EXPECT_THAT(body, HasSubstr("<label for=\"uses-esc-1\">"));
   EXPECT_THAT(body, HasSubstr("<input id=\"uses-esc-1\" name=\"max_uses\""));
