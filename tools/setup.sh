@@ -19,6 +19,7 @@ debian_packages=(
   sqlite3 python3 nodejs npm
   prometheus  # promtool: the observability tests check the metrics text and the alert rules
   postgresql  # initdb/pg_ctl/postgres for the PostgreSQL backend's throwaway test clusters
+  chromium  # headless, driven by playwright-core in //tests/console (never a downloaded browser)
   # Fuzzing and sanitizers (tools/fuzz.sh, docs/fuzzing.md): clang 14 with libFuzzer. The
   # sanitizer and libFuzzer runtimes are in libclang-rt-14-dev, which clang only recommends.
   clang libfuzzer-14-dev libclang-rt-14-dev
