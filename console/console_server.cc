@@ -144,21 +144,22 @@ std::string Field(const std::map<std::string, std::string>& form, const std::str
 
 ConsoleServer::ConsoleServer(ConsoleOptions options,
                              const common::server::Authenticator& authenticator,
-                             std::shared_ptr<grpc::Channel> channel, const common::Clock& clock)
+                             const std::shared_ptr<grpc::Channel>& grants,
+                             const std::shared_ptr<grpc::Channel>& audit, const common::Clock& clock)
     : options_(std::move(options)),
       authenticator_(authenticator),
-      channel_(std::move(channel)),
-      grants_(gs::GrantStore::NewStub(channel_)),
-      audit_(av1::AuditLog::NewStub(channel_)),
+      grants_(gs::GrantStore::NewStub(grants)),
+      audit_(av1::AuditLog::NewStub(audit)),
       sessions_(clock, options_.session_ttl, options_.max_sessions) {}
 
 ConsoleServer::~ConsoleServer() { Shutdown(); }
 
 absl::StatusOr<std::unique_ptr<ConsoleServer>> ConsoleServer::Start(
     ConsoleOptions options, const common::server::Authenticator& authenticator,
-    std::shared_ptr<grpc::Channel> channel, const common::Clock& clock) {
+    std::shared_ptr<grpc::Channel> grants, std::shared_ptr<grpc::Channel> audit,
+    const common::Clock& clock) {
   std::unique_ptr<ConsoleServer> console(
-      new ConsoleServer(std::move(options), authenticator, std::move(channel), clock));
+      new ConsoleServer(std::move(options), authenticator, grants, audit, clock));
   const ConsoleOptions& o = console->options_;
   absl::StatusOr<std::unique_ptr<httplib::Server>> http = NewHttpServer(o, console->key_pair_);
   if (!http.ok()) return http.status();

@@ -53,13 +53,14 @@ struct ConsoleOptions {
 class ConsoleServer {
  public:
   // Binds and serves on a thread of its own. `authenticator` says who a pasted secret is (only
-  // admin and reviewer credentials sign in); `channel` reaches GrantStore and AuditLog (borrowed
-  // references must outlive the server). Errors: INVALID_ARGUMENT (plaintext off loopback,
+  // admin and reviewer credentials sign in); `grants` reaches GrantStore and `audit` AuditLog (the
+  // same channel in sharedosd). Borrowed references must outlive the server. Errors: INVALID_ARGUMENT (plaintext off loopback,
   // naming --console_host); those of KeyPairWatcher::Load; UNAVAILABLE (cannot bind, naming
   // --console_port).
   static absl::StatusOr<std::unique_ptr<ConsoleServer>> Start(
       ConsoleOptions options, const common::server::Authenticator& authenticator,
-      std::shared_ptr<grpc::Channel> channel, const common::Clock& clock);
+      std::shared_ptr<grpc::Channel> grants, std::shared_ptr<grpc::Channel> audit,
+      const common::Clock& clock);
   ~ConsoleServer();
   ConsoleServer(const ConsoleServer&) = delete;
   ConsoleServer& operator=(const ConsoleServer&) = delete;
@@ -72,7 +73,8 @@ class ConsoleServer {
 
  private:
   ConsoleServer(ConsoleOptions options, const common::server::Authenticator& authenticator,
-                std::shared_ptr<grpc::Channel> channel, const common::Clock& clock);
+                const std::shared_ptr<grpc::Channel>& grants,
+                const std::shared_ptr<grpc::Channel>& audit, const common::Clock& clock);
   void Route();
   bool secure() const { return options_.tls.enabled(); }
 
@@ -101,7 +103,6 @@ class ConsoleServer {
 
   const ConsoleOptions options_;
   const common::server::Authenticator& authenticator_;
-  std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<grantstore::v1::GrantStore::Stub> grants_;
   std::unique_ptr<audit::v1::AuditLog::Stub> audit_;
   SessionStore sessions_;

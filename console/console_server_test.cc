@@ -144,8 +144,8 @@ class ConsoleServerTest : public ::testing::Test {
     grpc_ = builder.BuildAndStart();
     ConsoleOptions options;
     options.session_ttl = absl::Minutes(30);
-    auto console = ConsoleServer::Start(options, *authenticator_,
-                                        grpc_->InProcessChannel(grpc::ChannelArguments()), clock_);
+    std::shared_ptr<grpc::Channel> channel = grpc_->InProcessChannel(grpc::ChannelArguments());
+    auto console = ConsoleServer::Start(options, *authenticator_, channel, channel, clock_);
     ASSERT_TRUE(console.ok()) << console.status();
     console_ = *std::move(console);
     http_ = std::make_unique<httplib::Client>("127.0.0.1", console_->port());
@@ -337,6 +337,7 @@ TEST(ConsoleServerStartTest, PlaintextOffLoopbackIsRefusedNamingTheFlag) {
   options.host = "0.0.0.0";
   auto console = ConsoleServer::Start(
       options, **authenticator,
+      grpc::CreateChannel("127.0.0.1:1", grpc::InsecureChannelCredentials()),
       grpc::CreateChannel("127.0.0.1:1", grpc::InsecureChannelCredentials()), common::RealClock());
   EXPECT_EQ(console.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(console.status().message(),

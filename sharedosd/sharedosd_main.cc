@@ -268,10 +268,10 @@ absl::Status StartConsole(Deployment& d) {
   options.host = absl::GetFlag(FLAGS_console_host);
   options.port = absl::GetFlag(FLAGS_console_port);
   options.tls = server::ServerTlsFromFlags();
-  ASSIGN_OR_RETURN(d.console,
-                   sharedos::console::ConsoleServer::Start(std::move(options), *d.authenticator,
-                                                           d.public_tier->InProcessChannel(),
-                                                           sharedos::common::RealClock()));
+  std::shared_ptr<grpc::Channel> channel = d.public_tier->InProcessChannel();
+  ASSIGN_OR_RETURN(d.console, sharedos::console::ConsoleServer::Start(
+                                  std::move(options), *d.authenticator, channel, channel,
+                                  sharedos::common::RealClock()));
   return absl::OkStatus();
 }
 
