@@ -145,7 +145,8 @@ std::string Field(const std::map<std::string, std::string>& form, const std::str
 ConsoleServer::ConsoleServer(ConsoleOptions options,
                              const common::server::Authenticator& authenticator,
                              const std::shared_ptr<grpc::Channel>& grants,
-                             const std::shared_ptr<grpc::Channel>& audit, const common::Clock& clock)
+                             const std::shared_ptr<grpc::Channel>& audit,
+                             const common::Clock& clock)
     : options_(std::move(options)),
       authenticator_(authenticator),
       grants_(gs::GrantStore::NewStub(grants)),

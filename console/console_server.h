@@ -54,8 +54,9 @@ class ConsoleServer {
  public:
   // Binds and serves on a thread of its own. `authenticator` says who a pasted secret is (only
   // admin and reviewer credentials sign in); `grants` reaches GrantStore and `audit` AuditLog (the
-  // same channel in sharedosd). Borrowed references must outlive the server. Errors: INVALID_ARGUMENT (plaintext off loopback,
-  // naming --console_host); those of KeyPairWatcher::Load; UNAVAILABLE (cannot bind, naming
+  // same channel in sharedosd). Borrowed references must outlive the server. Errors:
+  // INVALID_ARGUMENT (plaintext off loopback, naming --console_host); those of
+  // KeyPairWatcher::Load; UNAVAILABLE (cannot bind, naming
   // --console_port).
   static absl::StatusOr<std::unique_ptr<ConsoleServer>> Start(
       ConsoleOptions options, const common::server::Authenticator& authenticator,
