@@ -248,8 +248,11 @@ std::unique_ptr<grpc::ClientContext> ConsoleServer::CallAs(const Session& sessio
 
 void ConsoleServer::RpcError(const Session& session, const grpc::Status& status,
                              absl::string_view call, httplib::Response& response) {
-  if (status.error_code() == grpc::StatusCode::UNAUTHENTICATED) {
-    // Revoked or rotated since sign-in: the session ends with it.
+  // Revoked or rotated since sign-in (as the credentials that signed it in say): the session ends
+  // with it. A service that does not know the credential (an audit_svc without
+  // --grantstore_target) refuses this call only.
+  if (status.error_code() == grpc::StatusCode::UNAUTHENTICATED &&
+      !authenticator_.Authenticate(absl::StrCat("Bearer ", session.secret)).ok()) {
     sessions_.Remove(session.id);
     response.set_header("Set-Cookie",
                         SetCookie(kSessionCookie, "", absl::ZeroDuration(), secure()));

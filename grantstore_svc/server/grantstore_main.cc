@@ -11,6 +11,7 @@
 #include "common/server/service_flags.h"
 #include "common/status/status_macros.h"
 #include "common/time/clock.h"
+#include "grantstore_svc/server/grantstore_console.h"
 #include "grantstore_svc/server/grantstore_server.h"
 
 ABSL_FLAG(std::string, db, "grantstore.db",
@@ -41,8 +42,12 @@ absl::StatusOr<std::unique_ptr<server::Servable>> Build(const server::ServiceFla
       full ? grantstore::storage::SqliteGrantStore::UsageDurability::kFull
            : grantstore::storage::SqliteGrantStore::UsageDurability::kNormal;
   ASSIGN_OR_RETURN(auto audit, sharedos::audit::client::NewAuditWriterFromFlags());
-  return grantstore::server::BuildGrantStoreServer(
-      {std::move(audit), *flags.authenticator, sharedos::common::RealClock()}, options);
+  ASSIGN_OR_RETURN(
+      auto built,
+      grantstore::server::BuildGrantStoreServer(
+          {std::move(audit), *flags.authenticator, sharedos::common::RealClock()}, options));
+  // --console_port: the reviewer console beside it (grantstore_console.h).
+  return grantstore::server::WithConsoleFromFlags(std::move(built), *flags.authenticator);
 }
 
 }  // namespace
