@@ -372,6 +372,8 @@ void ConsoleServer::Decide(const httplib::Request& request, httplib::Response& r
   for (const char* name : {"id", "expires_at", "max_uses"}) {
     if (!Field(*form, name).empty()) invocation.flags[name] = Field(*form, name);
   }
+  // An admin's explicit "in the reviewer's stead" (the store refuses it for a reviewer).
+  if (Field(*form, "on_behalf") == "true") invocation.flags["on_behalf"] = "true";
   absl::StatusOr<gs::ResolveEscalationRequest> resolve = sharedosctl::BuildResolveEscalation(
       invocation,
       decision == "approve" ? gs::ESCALATION_DECISION_APPROVE : gs::ESCALATION_DECISION_DENY);

@@ -272,6 +272,22 @@ TEST_F(ConsoleServerTest, AnApprovalSendsExactlyTheNarrowingAsTheSignedInReviewe
   EXPECT_EQ(grants_.calls().back(), absl::StrCat("Bearer ", kReviewer));
 }
 
+TEST_F(ConsoleServerTest, AnAdminDecidesOnTheReviewersBehalfOnlyWhenItSaysSo) {
+  auto [cookie, csrf] = Session(kAdmin);
+  ASSERT_EQ(
+      PostForm("/decide", absl::StrCat("csrf=", csrf, "&id=esc-1&decision=deny"), cookie)->status,
+      200);
+  ASSERT_EQ(PostForm("/decide",
+                     absl::StrCat("csrf=", csrf, "&id=esc-1&decision=deny&on_behalf=true"), cookie)
+                ->status,
+            200);
+  ASSERT_EQ(grants_.resolves().size(), 2u);
+  EXPECT_FALSE(grants_.resolves()[0].on_behalf_of_reviewer());
+  EXPECT_TRUE(grants_.resolves()[1].on_behalf_of_reviewer());
+  EXPECT_EQ(grants_.resolves()[1].decision(), gs::ESCALATION_DECISION_DENY);
+  EXPECT_EQ(grants_.calls().back(), absl::StrCat("Bearer ", kAdmin));
+}
+
 TEST_F(ConsoleServerTest, AWideningRefusedByTheStoreIsShownAs400NamingTheField) {
   auto [cookie, csrf] = Session(kReviewer);
   httplib::Result widened = PostForm(

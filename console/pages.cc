@@ -74,6 +74,15 @@ std::string Requested(const gs::EscalationRecord& record) {
   return capabilities.empty() ? "nothing named" : absl::StrJoin(capabilities, "; ");
 }
 
+// An admin decides only explicitly in the reviewer's stead (recorded); a reviewer as itself.
+std::string OnBehalf(const Session& session, absl::string_view form, absl::string_view suffix) {
+  if (session.principal.role != common::server::Role::kAdmin) return "";
+  const std::string id = absl::StrCat("behalf-", form, "-", suffix);
+  return absl::StrCat("<label for=\"", id, "\"><input id=\"", id,
+                      "\" type=\"checkbox\" name=\"on_behalf\" value=\"true\" required> On the "
+                      "reviewer's behalf (recorded)</label>");
+}
+
 std::string DecideForms(const Session& session, const gs::EscalationRecord& record) {
   const std::string& id = record.escalation_id();
   const std::string suffix = HtmlEscape(id);
@@ -86,9 +95,10 @@ std::string DecideForms(const Session& session, const gs::EscalationRecord& reco
             "type=\"number\" min=\"1\""),
       Field("purposes", "Purposes (comma-separated, optional)", "",
             absl::StrCat("purposes-", suffix)),
-      "<button type=\"submit\">Approve</button></form>",
+      OnBehalf(session, "approve", suffix), "<button type=\"submit\">Approve</button></form>",
       "<form class=\"decide\" method=\"post\" action=\"/decide\" aria-label=\"Deny ", suffix, "\">",
       Hidden("csrf", session.csrf), Hidden("id", id), Hidden("decision", "deny"),
+      OnBehalf(session, "deny", suffix),
       "<button type=\"submit\" class=\"deny\">Deny</button></form>");
 }
 

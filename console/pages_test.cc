@@ -72,6 +72,18 @@ TEST(QueueBodyTest, EachEscalationHasItsSentenceLinksAndCsrfProtectedForms) {
   EXPECT_THAT(body, Not(HasSubstr("sos_the-secret")));
 }
 
+TEST(QueueBodyTest, OnlyAnAdminIsOfferedToDecideOnTheReviewersBehalf) {
+  EXPECT_THAT(QueueBody(AliceSession(), "world-demo", {Escalation("why")}),
+              Not(HasSubstr("on_behalf")));
+  Session admin = AliceSession();
+  admin.principal.role = common::server::Role::kAdmin;
+  const std::string body = QueueBody(admin, "world-demo", {Escalation("why")});
+  EXPECT_THAT(body,
+              HasSubstr("<label for=\"behalf-approve-esc-1\"><input id=\"behalf-approve-esc-1\" "
+                        "type=\"checkbox\" name=\"on_behalf\" value=\"true\" required>"));
+  EXPECT_THAT(body, HasSubstr("id=\"behalf-deny-esc-1\""));
+}
+
 TEST(QueueBodyTest, RecordTextIsEscaped) {
   const std::string body =
       QueueBody(AliceSession(), "world-demo", {Escalation("<script>alert(1)</script>")});
