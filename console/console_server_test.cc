@@ -4,6 +4,7 @@
 // origin refusals before any RPC, bounded forms, and sessions that expire.
 #include "console/console_server.h"
 
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "httplib.h"
+#include "tests/testing/test_certificates.h"
 
 namespace sharedos::console {
 namespace {
@@ -344,6 +346,39 @@ TEST_F(ConsoleServerTest, ASessionExpiresAndSignOutEndsIt) {
   EXPECT_EQ(http_->Get("/queue", {{"Cookie", again}})->status, 200);
   EXPECT_EQ(PostForm("/signout", absl::StrCat("csrf=", again_csrf), again)->status, 303);
   EXPECT_EQ(http_->Get("/queue", {{"Cookie", again}})->status, 303);
+}
+
+// With the listener's TLS files the console serves HTTPS, on any host, and its cookies are Secure.
+TEST(ConsoleServerStartTest, OverTlsTheConsoleServesHttpsWithSecureCookies) {
+  auto ca = testing::TestCertificateAuthority::Create(std::getenv("TEST_TMPDIR"), "console");
+  ASSERT_TRUE(ca.ok()) << ca.status();
+  auto pair = (*ca)->IssueLoopback("console-server");
+  ASSERT_TRUE(pair.ok()) << pair.status();
+  auto authenticator = common::server::Authenticator::FromJson(CredentialsJson());
+  ASSERT_TRUE(authenticator.ok());
+  ConsoleOptions options;
+  options.tls.cert_file = pair->cert_file;
+  options.tls.key_file = pair->key_file;
+  auto unused = grpc::CreateChannel("127.0.0.1:1", grpc::InsecureChannelCredentials());
+  auto console =
+      ConsoleServer::Start(options, **authenticator, unused, unused, common::RealClock());
+  ASSERT_TRUE(console.ok()) << console.status();
+  EXPECT_EQ((*console)->url().rfind("https://127.0.0.1:", 0), 0u);
+  httplib::SSLClient https("127.0.0.1", (*console)->port());
+  https.set_ca_cert_path((*ca)->ca_file().c_str());
+  https.enable_server_certificate_verification(true);
+  httplib::Result page = https.Get("/signin");
+  ASSERT_TRUE(page) << httplib::to_string(page.error());
+  EXPECT_EQ(page->status, 200);
+  EXPECT_THAT(page->get_header_value("Set-Cookie"),
+              HasSubstr("; HttpOnly; SameSite=Strict; Secure"));
+  // Plain HTTP to the TLS port gets nothing.
+  httplib::Client plain("127.0.0.1", (*console)->port());
+  plain.set_connection_timeout(2);
+  plain.set_read_timeout(2);
+  httplib::Result refused = plain.Get("/signin");
+  EXPECT_TRUE(!refused || refused->status != 200);
+  (*console)->Shutdown();
 }
 
 TEST(ConsoleServerStartTest, PlaintextOffLoopbackIsRefusedNamingTheFlag) {
