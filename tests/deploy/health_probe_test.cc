@@ -116,13 +116,12 @@ TEST_F(HealthProbeTest, PlaintextOffLoopbackIsRefusedNamingTheFlag) {
 
 TEST_F(HealthProbeTest, BinaryExitsZeroServingOneRefusedTwoOnUsage) {
   std::string out;
-  EXPECT_EQ(Run(absl::StrCat("--target=", sharedosd_->address(), " --tls_ca=", ca_->ca_file()),
-                &out),
-            0)
+  EXPECT_EQ(
+      Run(absl::StrCat("--target=", sharedosd_->address(), " --tls_ca=", ca_->ca_file()), &out), 0)
       << out;
   EXPECT_THAT(out, HasSubstr("SERVING"));
-  EXPECT_EQ(Run(absl::StrCat("--target=", sharedosd_->address(),
-                             " --tls_ca=", other_ca_->ca_file(), " --timeout=3s"),
+  EXPECT_EQ(Run(absl::StrCat("--target=", sharedosd_->address(), " --tls_ca=", other_ca_->ca_file(),
+                             " --timeout=3s"),
                 &out),
             1)
       << out;

@@ -58,7 +58,8 @@ absl::Status Apply(const std::string& name, const std::string& value, Options& o
       {"tls_server_name", &options.tls.server_name},
   };
   auto field = strings.find(name);
-  if (field == strings.end()) return absl::InvalidArgumentError(absl::StrCat("--", name, ": unknown flag"));
+  if (field == strings.end())
+    return absl::InvalidArgumentError(absl::StrCat("--", name, ": unknown flag"));
   *field->second = value;
   return absl::OkStatus();
 }
@@ -100,8 +101,7 @@ absl::StatusOr<std::string> Check(const Options& options) {
                  [&done](grpc::Status status) { done.set_value(std::move(status)); });
   const grpc::Status status = done.get_future().get();
   if (!status.ok()) {
-    return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
-                        status.error_message());
+    return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
   }
   return StatusName(response.value());
 }

@@ -18,7 +18,8 @@ struct Options {
   std::string target;   // --target=HOST:PORT (required)
   std::string service;  // --service: a registered service name; empty: the whole server
   absl::Duration timeout = absl::Seconds(5);  // --timeout
-  common::client::ChannelTls tls;  // --tls_ca, --tls_client_cert/--tls_client_key, --tls_server_name
+  common::client::ChannelTls
+      tls;  // --tls_ca, --tls_client_cert/--tls_client_key, --tls_server_name
 };
 
 // Parses `args` (argv without argv[0]): --flag=value only. Errors: INVALID_ARGUMENT naming the
