@@ -127,8 +127,29 @@ TEST_F(HealthProbeTest, BinaryExitsZeroServingOneRefusedTwoOnUsage) {
       << out;
   EXPECT_THAT(out, HasSubstr("UNAVAILABLE"));
   EXPECT_EQ(Run("--target=127.0.0.1:1 --timeout=2s", &out), 1) << out;
+  EXPECT_EQ(Run("--target=127.0.0.1:1 --timeout=2s --mode=live", &out), 1) << out;
+  EXPECT_EQ(Run(absl::StrCat("--target=", sharedosd_->address(), " --tls_ca=", ca_->ca_file(),
+                             " --mode=live"),
+                &out),
+            0)
+      << out;
   EXPECT_EQ(Run("--target=127.0.0.1:1 --no_such_flag=1", &out), 2) << out;
   EXPECT_THAT(out, HasSubstr("--no_such_flag"));
+}
+
+TEST(HealthProbeModeTest, ReadyNeedsServingLiveAnyAnswer) {
+  Options ready;
+  Options live;
+  live.live = true;
+  EXPECT_TRUE(Healthy(ready, std::string("SERVING")));
+  EXPECT_FALSE(Healthy(ready, std::string("NOT_SERVING")));
+  EXPECT_TRUE(Healthy(live, std::string("NOT_SERVING")));
+  EXPECT_FALSE(Healthy(live, absl::UnavailableError("down")));
+  EXPECT_FALSE(Healthy(ready, absl::UnavailableError("down")));
+  auto parsed = ParseArgs({"--target=a:1", "--mode=live"});
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_TRUE(parsed->live);
+  EXPECT_THAT(ParseArgs({"--target=a:1", "--mode=dead"}).status().message(), HasSubstr("--mode"));
 }
 
 TEST(HealthProbeArgsTest, EveryBadInputIsInvalidArgumentNamingTheFlag) {

@@ -49,6 +49,13 @@ absl::Status Apply(const std::string& name, const std::string& value, Options& o
     options.timeout = timeout;
     return absl::OkStatus();
   }
+  if (name == "mode") {
+    if (value != "ready" && value != "live") {
+      return absl::InvalidArgumentError("--mode: ready or live");
+    }
+    options.live = value == "live";
+    return absl::OkStatus();
+  }
   const std::map<std::string, std::string*> strings = {
       {"target", &options.target},
       {"service", &options.service},
@@ -104,6 +111,11 @@ absl::StatusOr<std::string> Check(const Options& options) {
     return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
   }
   return StatusName(response.value());
+}
+
+bool Healthy(const Options& options, const absl::StatusOr<std::string>& status) {
+  if (!status.ok()) return false;
+  return options.live || *status == "SERVING";
 }
 
 }  // namespace sharedos::health_probe

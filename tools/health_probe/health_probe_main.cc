@@ -1,6 +1,7 @@
-// health_probe --target=HOST:PORT [--service=NAME] [--timeout=5s] [--tls_ca=PEM
+// health_probe --target=HOST:PORT [--service=NAME] [--timeout=5s] [--mode=ready|live] [--tls_ca=PEM
 // [--tls_client_cert=PEM --tls_client_key=PEM] [--tls_server_name=NAME]]
-// Exit 0: SERVING. Exit 1: anything else, said on one line. Exit 2: usage.
+// Exit 0: SERVING (--mode=live: any answer). Exit 1: anything else, said on one line. Exit 2:
+// usage.
 #include <cstdlib>
 #include <iostream>
 #include <string>
@@ -26,5 +27,5 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::cout << "health_probe: " << options->target << ": " << *status << "\n";
-  return *status == "SERVING" ? 0 : 1;
+  return probe::Healthy(*options, status) ? 0 : 1;
 }
