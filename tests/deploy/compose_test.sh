@@ -6,7 +6,8 @@
 # sharedosctl with the CA: read allowed, write refused no_matching_grant, escalated, approved by
 # alice's reviewer credential, the next turn's write succeeds, `audit verify` ok. Then stops the
 # deployment, starts it again on the same volumes and checks every record was kept (the same
-# count verifies, the grant and the written file are there, and a new turn is allowed).
+# count verifies, the grant and the written file are there, and the approved write is allowed
+# again once the file is removed).
 # Needs root, podman, podman-compose and debootstrap (tools/setup.sh); fails, never skips,
 # without them.
 set -euo pipefail
@@ -120,6 +121,9 @@ ctl grants list --namespace=world-demo | grep -q 'grant-demo-assistant' ||
   fail "the demo grant is gone after the restart"
 compose exec -T envelope test -f files/human/user-alice/workspace/Workspace/summary.txt \
   > /dev/null 2>&1 || fail "summary.txt is gone from the envelope's volume"
+# The approved grant survived too: with summary.txt removed, the demo turn's write is allowed.
+compose exec -T envelope rm files/human/user-alice/workspace/Workspace/summary.txt \
+  > /dev/null 2>&1 || fail "cannot remove summary.txt from the envelope's volume"
 third="$(ctl turn --host_token_file="$SHAREDOS_SECRETS_DIR/host.token")" ||
   fail "a turn after the restart: $third"
 echo "$third" | grep -q '^turn: succeeded$' || fail "the approved write is refused after the restart"
