@@ -24,6 +24,7 @@ for arg in "$@"; do
   esac
 done
 cache="${SHAREDOS_IMAGE_CACHE:-${HOME:-/root}/.cache/sharedos}"
+SHAREDOS_LABEL=build-images
 
 # Every binary the images hold: the services (images.txt), the probe and sharedosctl.
 binaries() {
@@ -116,6 +117,7 @@ containerfile() {
 FROM $base
 COPY bin/$binary bin/health_probe bin/sharedos-healthcheck /usr/local/bin/
 COPY standard_tools.textproto /etc/sharedos/standard_tools.textproto
+LABEL io.sharedos.image=$SHAREDOS_LABEL
 ENV SHAREDOS_HEALTH_PORT=$port
 USER $SHAREDOS_UID:$SHAREDOS_UID
 WORKDIR /var/lib/sharedos
@@ -139,6 +141,8 @@ main() {
       -f "$context/Containerfile.$image" -t "localhost/$image:$SHAREDOS_TAG" "$context" > /dev/null
     echo "built localhost/$image:$SHAREDOS_TAG"
   done < <(sharedos_images)
+  # A rebuild leaves the former images untagged: remove those (ours only, by label).
+  sharedos_podman image prune -f --filter "label=io.sharedos.image=$SHAREDOS_LABEL" > /dev/null
 }
 
 main
