@@ -65,8 +65,9 @@ absl::Status Apply(const std::string& name, const std::string& value, Options& o
       {"tls_server_name", &options.tls.server_name},
   };
   auto field = strings.find(name);
-  if (field == strings.end())
-    return absl::InvalidArgumentError(absl::StrCat("--", name, ": unknown flag"));
+  if (field == strings.end()) {
+    return absl::InvalidArgumentError(absl::StrCat("--", name.substr(0, 64), ": unknown flag"));
+  }
   *field->second = value;
   return absl::OkStatus();
 }
