@@ -7,7 +7,8 @@
 # alice's reviewer credential, the next turn's write succeeds, `audit verify` ok. Then stops the
 # deployment, starts it again on the same volumes and checks every record was kept (the same
 # count verifies, the grant and the written file are there, and the approved write is allowed
-# again once the file is removed).
+# again once the file is removed). Before the restart, the certificates are reissued on disk
+# and the audit log is seen serving the new one without a restart.
 # Needs root, podman, podman-compose and debootstrap (tools/setup.sh); fails, never skips,
 # without them.
 set -euo pipefail
@@ -107,6 +108,25 @@ if SHAREDOS_AUDIT_TARGET="127.0.0.1:$audit_port" "$root/tools/sharedosctl/shared
     --timeout=3s audit verify > /dev/null 2>&1; then
   fail "a client trusting another CA reached audit_svc"
 fi
+
+echo "--- rotation: certificates reissued on disk are served without a restart"
+# The serial of the certificate a published listener serves.
+serial() {
+  openssl s_client -connect "127.0.0.1:$1" -CAfile "$SHAREDOS_CERTS_DIR/ca.crt" < /dev/null \
+    2> /dev/null | openssl x509 -noout -serial 2> /dev/null
+}
+before="$(serial "$audit_port")"
+[ -n "$before" ] || fail "no certificate served on the audit log's port"
+"$root/deploy/gen-certs.sh" "$SHAREDOS_CERTS_DIR" > /dev/null
+want="serial=$(openssl x509 -noout -serial -in "$SHAREDOS_CERTS_DIR/audit/tls.crt" | cut -d= -f2)"
+[ "$want" != "$before" ] || fail "gen-certs.sh did not reissue the audit certificate"
+for _ in $(seq 1 60); do
+  [ "$(serial "$audit_port")" = "$want" ] && break
+  sleep 1
+done
+[ "$(serial "$audit_port")" = "$want" ] || fail "audit_svc still serves $before after rotation"
+ctl audit verify > /dev/null || fail "audit verify after the rotation"
+echo "rotated: audit_svc serves $want"
 
 echo "--- stop, start again on the same volumes"
 compose down > "$TEST_TMPDIR/down.log" 2>&1 || { cat "$TEST_TMPDIR/down.log"; fail "compose down"; }
