@@ -41,6 +41,7 @@
 #include "common/server/tls_flags.h"
 #include "common/status/status_macros.h"
 #include "common/time/clock.h"
+#include "console/console_server.h"
 #include "envelope_svc/server/envelope_server.h"
 #include "grantstore_svc/client/grpc_grant_store_client.h"
 #include "grantstore_svc/server/grantstore_server.h"
@@ -84,6 +85,11 @@ ABSL_FLAG(int, metrics_port, -1,
 ABSL_FLAG(absl::Duration, health_interval, absl::Seconds(2),
           "How often the embedded stores (audit.db, grants.db) are probed; grpc.health.v1 reports "
           "NOT_SERVING while one cannot be read.");
+ABSL_FLAG(int, console_port, -1,
+          "Port of the reviewer console (a web UI on --console_host; HTTPS with --tls_cert and "
+          "--tls_key, else plaintext HTTP on loopback only); 0 picks a free port; -1: no console. "
+          "Printed as \"sharedosd console on <url>\".");
+ABSL_FLAG(std::string, console_host, "127.0.0.1", "Host of the reviewer console.");
 ABSL_FLAG(bool, demo, false,
           "Seed the demo world world-demo on start (idempotent: what exists is kept) and print "
           "the README quickstart commands.");
@@ -123,6 +129,8 @@ struct Deployment {
   // sharedos.status.v1 for the four services, on the public tier.
   std::unique_ptr<server::StatusService> status;
   std::unique_ptr<server::ServerRunner> public_tier;
+  // Null without --console_port.
+  std::unique_ptr<sharedos::console::ConsoleServer> console;
 };
 
 absl::StatusOr<Settings> ReadSettings() {
@@ -273,6 +281,21 @@ absl::Status StartPublicTier(Deployment& d) {
   return absl::OkStatus();
 }
 
+// With --console_port: the reviewer console, calling the public tier's services in-process with
+// the signed-in credential (it has no authority of its own).
+absl::Status StartConsole(Deployment& d) {
+  if (absl::GetFlag(FLAGS_console_port) < 0) return absl::OkStatus();
+  sharedos::console::ConsoleOptions options;
+  options.host = absl::GetFlag(FLAGS_console_host);
+  options.port = absl::GetFlag(FLAGS_console_port);
+  options.tls = server::ServerTlsFromFlags();
+  std::shared_ptr<grpc::Channel> channel = d.public_tier->InProcessChannel();
+  ASSIGN_OR_RETURN(d.console, sharedos::console::ConsoleServer::Start(
+                                  std::move(options), *d.authenticator, channel, channel,
+                                  sharedos::common::RealClock()));
+  return absl::OkStatus();
+}
+
 // With --demo: the demo world, seeded through the grant store's core; a line per item.
 absl::Status SeedDemo(Deployment& d) {
   auto seeded = sharedos::sharedosd::SeedDemo(d.grantstore->core(), FilesRoot(d.data));
@@ -298,7 +321,8 @@ absl::Status Start(const char* argv0, const Settings& settings, Deployment& d) {
   RETURN_IF_ERROR(StartInternalTiers(settings, d));
   if (absl::GetFlag(FLAGS_demo)) RETURN_IF_ERROR(SeedDemo(d));
   RETURN_IF_ERROR(BuildEnvelope(argv0, settings, d));
-  return StartPublicTier(d);
+  RETURN_IF_ERROR(StartPublicTier(d));
+  return StartConsole(d);
 }
 
 // The start-up lines tools, tests and the README wait for.
@@ -308,6 +332,7 @@ void ReportStarted(const Deployment& d) {
   if (d.metrics_exposer != nullptr) {
     sharedos::common::metrics::ReportMetricsListening(kName, *d.metrics_exposer);
   }
+  if (d.console != nullptr) std::printf("%s console on %s\n", kName, d.console->url().c_str());
   std::printf(
       "sharedosd: data directory %s (audit.db, grants.db)\n"
       "sharedosd: serving sharedos.envelope.v1.Envelope, sharedos.grantstore.v1.GrantStore, "
@@ -340,6 +365,7 @@ void LogConfig(const Deployment& d) {
 
 // The front door first, then the public tier, then the internal tiers top down.
 void Stop(Deployment& d) {
+  if (d.console != nullptr) d.console->Shutdown();
   d.envelope->StopSideListeners();
   d.public_tier->Shutdown();
   d.tier_c->Shutdown();

@@ -19,9 +19,15 @@ debian_packages=(
   sqlite3 python3 nodejs npm
   prometheus  # promtool: the observability tests check the metrics text and the alert rules
   postgresql  # initdb/pg_ctl/postgres for the PostgreSQL backend's throwaway test clusters
+  chromium  # headless, driven by playwright-core in //tests/console (never a downloaded browser)
   # Fuzzing and sanitizers (tools/fuzz.sh, docs/fuzzing.md): clang 14 with libFuzzer. The
   # sanitizer and libFuzzer runtimes are in libclang-rt-14-dev, which clang only recommends.
   clang libfuzzer-14-dev libclang-rt-14-dev
+  # Images and the compose deployment (deploy/README.md, //tests/deploy:compose_test): podman
+  # with runc (crun fails in these machines' cgroup mode), its storage and network parts,
+  # podman-compose, debootstrap for the Debian 12 base image; python3-yaml reads the manifests
+  # (//tests/deploy:manifests_test).
+  podman runc fuse-overlayfs slirp4netns uidmap podman-compose debootstrap python3-yaml
 )
 
 as_root() {

@@ -12,6 +12,7 @@
 #include "common/server/service_flags.h"
 #include "common/status/status_macros.h"
 #include "common/time/clock.h"
+#include "grantstore_svc/server/grantstore_console.h"
 #include "grantstore_svc/server/grantstore_server.h"
 
 ABSL_FLAG(std::string, db, "grantstore.db",
@@ -49,7 +50,10 @@ absl::StatusOr<std::unique_ptr<server::Servable>> Build(const server::ServiceFla
       auto built,
       grantstore::server::BuildGrantStoreServer(
           {std::move(audit), *flags.authenticator, sharedos::common::RealClock()}, options));
-  return server::WithDependencies(std::move(built), std::move(dependencies),
+  // --console_port: the reviewer console beside it (grantstore_console.h).
+  ASSIGN_OR_RETURN(auto served,
+                   grantstore::server::WithConsoleFromFlags(std::move(built), *flags.authenticator));
+  return server::WithDependencies(std::move(served), std::move(dependencies),
                                   {"", options.store.path, nullptr});
 }
 

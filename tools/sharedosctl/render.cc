@@ -12,7 +12,19 @@ namespace {
 namespace gs = ::sharedos::grantstore::v1;
 namespace av1 = ::sharedos::audit::v1;
 
-std::string Constraints(const protocol::v1::CapabilityConstraints& constraints) {
+}  // namespace
+
+std::string FormatCapability(const protocol::v1::Capability& capability) {
+  std::string resource = absl::StrCat(capability.resource().namespace_(), ":",
+                                      absl::StrJoin(capability.resource().path(), "/"));
+  if (capability.scope() == protocol::v1::SCOPE_DESCENDANTS) absl::StrAppend(&resource, "/**");
+  if (capability.resource().has_owner()) {
+    absl::StrAppend(&resource, "@", FormatAddress(capability.resource().owner()));
+  }
+  return absl::StrCat(resource, " [", absl::StrJoin(capability.actions(), ","), "]");
+}
+
+std::string FormatConstraints(const protocol::v1::CapabilityConstraints& constraints) {
   std::vector<std::string> parts;
   if (!constraints.purposes().empty()) {
     parts.push_back(absl::StrCat("purposes=", absl::StrJoin(constraints.purposes(), ",")));
@@ -30,18 +42,6 @@ std::string Constraints(const protocol::v1::CapabilityConstraints& constraints) 
     parts.push_back(absl::StrCat("delegation_depth=", constraints.delegation_depth()));
   }
   return absl::StrJoin(parts, " ");
-}
-
-}  // namespace
-
-std::string FormatCapability(const protocol::v1::Capability& capability) {
-  std::string resource = absl::StrCat(capability.resource().namespace_(), ":",
-                                      absl::StrJoin(capability.resource().path(), "/"));
-  if (capability.scope() == protocol::v1::SCOPE_DESCENDANTS) absl::StrAppend(&resource, "/**");
-  if (capability.resource().has_owner()) {
-    absl::StrAppend(&resource, "@", FormatAddress(capability.resource().owner()));
-  }
-  return absl::StrCat(resource, " [", absl::StrJoin(capability.actions(), ","), "]");
 }
 
 std::string RenderGrants(const std::vector<protocol::v1::CapabilityGrant>& grants) {
@@ -67,38 +67,56 @@ std::string RenderGrant(const protocol::v1::CapabilityGrant& grant) {
   for (const auto& capability : grant.capabilities()) {
     table.AddRow({"capability", FormatCapability(capability)});
   }
-  table.AddRow({"constraints", Constraints(grant.constraints())});
+  table.AddRow({"constraints", FormatConstraints(grant.constraints())});
   table.AddRow({"issued_at", FormatTimestamp(grant.issued_at())});
   table.AddRow({"revoked_at", grant.has_revoked_at() ? FormatTimestamp(grant.revoked_at()) : ""});
   table.AddRow({"parent", grant.parent_grant_id()});
   return table.Render();
 }
 
-std::string RenderAuditRecords(const std::vector<av1::AuditRecord>& records) {
+std::vector<std::string> AuditRecordColumns() {
   // What was tried (TOOL), who refused it (SOURCE: the kernel's mediation or the envelope's turn
   // layer), with which code (REASON; "(fail closed)" for infrastructure refusals) and the
   // situation behind it (CAUSE).
-  Table table({"SEQ", "AT", "TYPE", "OUTCOME", "NAMESPACE", "ACTOR", "TOOL", "GRANT", "SOURCE",
-               "REASON", "CAUSE"});
-  for (const auto& record : records) {
-    if (record.has_control_plane()) {
-      // A control-plane record (not a protocol "1" event): no tool, source, reason or cause.
-      const auto& event = record.control_plane();
-      table.AddRow({absl::StrCat(record.sequence()), FormatTimestamp(event.at()),
-                    ControlPlaneEventTypeName(event.type()), AuditOutcomeName(event.outcome()),
-                    event.namespace_id(), event.has_actor() ? FormatAddress(event.actor()) : "", "",
-                    event.grant_id(), "", "", ""});
-      continue;
-    }
-    const auto& event = record.event();
-    std::string reason = event.reason();
-    if (event.fail_closed()) absl::StrAppend(&reason, " (fail closed)");
-    table.AddRow(
-        {absl::StrCat(record.sequence()), FormatTimestamp(event.at()),
-         AuditEventTypeName(event.type()), AuditOutcomeName(event.outcome()), event.namespace_id(),
-         event.has_actor() ? FormatAddress(event.actor()) : "", event.tool(), event.grant_id(),
-         event.has_source() ? AuditSourceName(event.source()) : "", reason, event.cause()});
+  return {"SEQ",  "AT",    "TYPE",   "OUTCOME", "NAMESPACE", "ACTOR",
+          "TOOL", "GRANT", "SOURCE", "REASON",  "CAUSE"};
+}
+
+std::vector<std::string> AuditRecordCells(const av1::AuditRecord& record) {
+  if (record.has_control_plane()) {
+    // A control-plane record (not a protocol "1" event): no tool, source, reason or cause.
+    const auto& event = record.control_plane();
+    return {absl::StrCat(record.sequence()),
+            FormatTimestamp(event.at()),
+            ControlPlaneEventTypeName(event.type()),
+            AuditOutcomeName(event.outcome()),
+            event.namespace_id(),
+            event.has_actor() ? FormatAddress(event.actor()) : "",
+            "",
+            event.grant_id(),
+            "",
+            "",
+            ""};
   }
+  const auto& event = record.event();
+  std::string reason = event.reason();
+  if (event.fail_closed()) absl::StrAppend(&reason, " (fail closed)");
+  return {absl::StrCat(record.sequence()),
+          FormatTimestamp(event.at()),
+          AuditEventTypeName(event.type()),
+          AuditOutcomeName(event.outcome()),
+          event.namespace_id(),
+          event.has_actor() ? FormatAddress(event.actor()) : "",
+          event.tool(),
+          event.grant_id(),
+          event.has_source() ? AuditSourceName(event.source()) : "",
+          reason,
+          event.cause()};
+}
+
+std::string RenderAuditRecords(const std::vector<av1::AuditRecord>& records) {
+  Table table(AuditRecordColumns());
+  for (const auto& record : records) table.AddRow(AuditRecordCells(record));
   return table.Render();
 }
 

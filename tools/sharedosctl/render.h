@@ -14,9 +14,15 @@
 namespace sharedos::sharedosctl {
 
 std::string FormatCapability(const protocol::v1::Capability& capability);
+// "purposes=a,b expires_at=… max_uses=1"; empty when unconstrained.
+std::string FormatConstraints(const protocol::v1::CapabilityConstraints& constraints);
 std::string RenderGrants(const std::vector<protocol::v1::CapabilityGrant>& grants);
 std::string RenderGrant(const protocol::v1::CapabilityGrant& grant);
 std::string RenderAuditRecords(const std::vector<audit::v1::AuditRecord>& records);
+// The columns of an audit table, and one record's cells under them (the table above and the
+// reviewer console's record view).
+std::vector<std::string> AuditRecordColumns();
+std::vector<std::string> AuditRecordCells(const audit::v1::AuditRecord& record);
 std::string RenderEscalations(const std::vector<grantstore::v1::EscalationRecord>& escalations);
 std::string RenderPolicy(const grantstore::v1::HostPolicy& policy);
 std::string RenderVerify(const audit::v1::VerifyResponse& verify);

@@ -2,6 +2,11 @@
 // AuditLog on sharedosd's port), authenticated with the admin token read from --token_file;
 // `turn` also plays a host (Envelope, with the host token) running the demo turn.
 //
+// Against the services run one by one (deploy/compose, deploy/k8s) rather than sharedosd,
+// $SHAREDOS_GRANTSTORE_TARGET and $SHAREDOS_AUDIT_TARGET, when set, are where the GrantStore and
+// AuditLog calls go (with the same TLS flags); --target (or $SHAREDOS_TARGET) then reaches the
+// envelope for `turn`.
+//
 // Flags are parsed by cli.h rather than absl flags: each sub-command has its own flag set, which
 // absl's process-wide flags (and ParseCommandLine's exit code on an unknown flag) cannot express.
 #include <cstdlib>
@@ -53,11 +58,26 @@ int main(int argc, char** argv) {
     std::cerr << "sharedosctl: " << made.status().message() << "\n";
     return ctl::kExitUsage;
   }
+  std::shared_ptr<grpc::Channel> channel = *std::move(made);
+  // The channel of a service named by `variable` when it is set; else --target's.
+  auto service_channel = [&](const char* variable) -> std::shared_ptr<grpc::Channel> {
+    const char* target = std::getenv(variable);
+    if (target == nullptr || *target == '\0') return channel;
+    auto own =
+        sharedos::common::client::NewChannel(target, globals.tls, std::string("$") + variable);
+    if (!own.ok()) {
+      std::cerr << "sharedosctl: " << own.status().message() << "\n";
+      return nullptr;
+    }
+    return *std::move(own);
+  };
+  std::shared_ptr<grpc::Channel> grants_channel = service_channel("SHAREDOS_GRANTSTORE_TARGET");
+  std::shared_ptr<grpc::Channel> audit_channel = service_channel("SHAREDOS_AUDIT_TARGET");
+  if (grants_channel == nullptr || audit_channel == nullptr) return ctl::kExitUsage;
   int code;
   {
-    std::shared_ptr<grpc::Channel> channel = *std::move(made);
-    auto grants = sharedos::grantstore::v1::GrantStore::NewStub(channel);
-    auto audit = sharedos::audit::v1::AuditLog::NewStub(channel);
+    auto grants = sharedos::grantstore::v1::GrantStore::NewStub(grants_channel);
+    auto audit = sharedos::audit::v1::AuditLog::NewStub(audit_channel);
     sharedos::envelope::client::GrpcEnvelopeClient envelope(
         sharedos::envelope::v1::Envelope::NewStub(channel), host_token, globals.timeout);
     ctl::Clients clients{grants.get(), audit.get(), *token, &envelope};

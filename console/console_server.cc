@@ -1,0 +1,469 @@
+#include "console/console_server.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "common/server/loopback.h"
+#include "console/pages.h"
+#include "grpcpp/grpcpp.h"
+#include "httplib.h"
+#include "tools/sharedosctl/cli.h"
+#include "tools/sharedosctl/names.h"
+#include "tools/sharedosctl/requests.h"
+
+namespace sharedos::console {
+namespace {
+
+namespace gs = ::sharedos::grantstore::v1;
+namespace av1 = ::sharedos::audit::v1;
+using common::server::Principal;
+using common::server::Role;
+
+// Pages of the queue read at most (100 escalations each).
+constexpr int kMaxQueuePages = 10;
+// Records one record view shows.
+constexpr int kRecordLimit = 500;
+// The record view's filter fields (query parameters), each at most kMaxFilterBytes.
+constexpr const char* kFilterFields[] = {"namespace", "actor",   "trace", "execution", "reason",
+                                         "source",    "outcome", "type",  "since",     "until"};
+constexpr size_t kMaxFilterBytes = 512;
+constexpr absl::Duration kSignInTokenAge = absl::Minutes(10);
+
+// Every answer: no caching, no framing, no sniffing, nothing but this origin (no script at all).
+void Send(httplib::Response& response, int status, const std::string& html) {
+  response.status = status;
+  response.set_header("Content-Security-Policy",
+                      "default-src 'self'; script-src 'none'; form-action 'self'; "
+                      "frame-ancestors 'none'; base-uri 'none'");
+  response.set_header("X-Content-Type-Options", "nosniff");
+  response.set_header("X-Frame-Options", "DENY");
+  // same-origin, not no-referrer: under no-referrer a browser posts forms with "Origin: null".
+  response.set_header("Referrer-Policy", "same-origin");
+  response.set_header("Cache-Control", "no-store");
+  response.set_content(html, "text/html; charset=utf-8");
+}
+
+void Redirect(httplib::Response& response, const std::string& location) {
+  Send(response, 303, "");
+  response.set_header("Location", location);
+}
+
+void Refuse(httplib::Response& response, const Session* session, int status,
+            absl::string_view heading, absl::string_view message) {
+  Send(response, status, Page(heading, session, MessageBody(heading, message)));
+}
+
+int HttpStatus(grpc::StatusCode code) {
+  switch (code) {
+    case grpc::StatusCode::INVALID_ARGUMENT:
+      return 400;
+    case grpc::StatusCode::UNAUTHENTICATED:
+      return 401;
+    case grpc::StatusCode::PERMISSION_DENIED:
+      return 403;
+    case grpc::StatusCode::NOT_FOUND:
+      return 404;
+    case grpc::StatusCode::FAILED_PRECONDITION:
+    case grpc::StatusCode::ALREADY_EXISTS:
+      return 409;
+    default:
+      return 503;
+  }
+}
+
+absl::string_view CodeName(grpc::StatusCode code) {
+  switch (code) {
+    case grpc::StatusCode::INVALID_ARGUMENT:
+      return "INVALID_ARGUMENT";
+    case grpc::StatusCode::UNAUTHENTICATED:
+      return "UNAUTHENTICATED";
+    case grpc::StatusCode::PERMISSION_DENIED:
+      return "PERMISSION_DENIED";
+    case grpc::StatusCode::NOT_FOUND:
+      return "NOT_FOUND";
+    case grpc::StatusCode::FAILED_PRECONDITION:
+      return "FAILED_PRECONDITION";
+    case grpc::StatusCode::ALREADY_EXISTS:
+      return "ALREADY_EXISTS";
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      return "DEADLINE_EXCEEDED";
+    default:
+      return "UNAVAILABLE";
+  }
+}
+
+// The namespace a queue shows by default: the first the credential names (not "*").
+std::string DefaultNamespace(const Principal& principal) {
+  for (const std::string& name : principal.scope.namespaces) {
+    if (name != "*") return name;
+  }
+  return "";
+}
+
+std::string Scheme(const ConsoleOptions& options) {
+  return options.tls.enabled() ? "https" : "http";
+}
+
+std::string UrlHost(const std::string& host) {
+  return host.find(':') != std::string::npos && host.front() != '[' ? absl::StrCat("[", host, "]")
+                                                                    : host;
+}
+
+// Bind to --console_host:--console_port, HTTPS when TLS is configured.
+absl::StatusOr<std::unique_ptr<httplib::Server>> NewHttpServer(
+    const ConsoleOptions& options, std::shared_ptr<common::server::KeyPairWatcher>& key_pair) {
+  if (!options.tls.enabled()) {
+    if (!common::server::IsLoopbackHost(options.host)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--console_host: the console serves plaintext HTTP only on loopback (got ",
+                       options.host, "); give --tls_cert and --tls_key to serve HTTPS"));
+    }
+    return std::make_unique<httplib::Server>();
+  }
+  common::server::ServerTls pair = options.tls;
+  pair.client_ca_file.clear();
+  absl::StatusOr<std::shared_ptr<common::server::KeyPairWatcher>> loaded =
+      common::server::KeyPairWatcher::Load(pair);
+  if (!loaded.ok()) return loaded.status();
+  key_pair = *std::move(loaded);
+  auto https = std::make_unique<httplib::SSLServer>(
+      [watcher = key_pair.get()](SSL_CTX& ctx) { return watcher->Install(ctx); });
+  if (!https->is_valid()) return absl::InvalidArgumentError("--tls_cert: refused by OpenSSL");
+  return std::unique_ptr<httplib::Server>(std::move(https));
+}
+
+std::string Field(const std::map<std::string, std::string>& form, const std::string& name) {
+  auto it = form.find(name);
+  return it == form.end() ? "" : std::string(absl::StripAsciiWhitespace(it->second));
+}
+
+}  // namespace
+
+ConsoleServer::ConsoleServer(ConsoleOptions options,
+                             const common::server::Authenticator& authenticator,
+                             const std::shared_ptr<grpc::Channel>& grants,
+                             const std::shared_ptr<grpc::Channel>& audit,
+                             const common::Clock& clock)
+    : options_(std::move(options)),
+      authenticator_(authenticator),
+      grants_(gs::GrantStore::NewStub(grants)),
+      audit_(av1::AuditLog::NewStub(audit)),
+      sessions_(clock, options_.session_ttl, options_.max_sessions) {}
+
+ConsoleServer::~ConsoleServer() { Shutdown(); }
+
+absl::StatusOr<std::unique_ptr<ConsoleServer>> ConsoleServer::Start(
+    ConsoleOptions options, const common::server::Authenticator& authenticator,
+    std::shared_ptr<grpc::Channel> grants, std::shared_ptr<grpc::Channel> audit,
+    const common::Clock& clock) {
+  std::unique_ptr<ConsoleServer> console(
+      new ConsoleServer(std::move(options), authenticator, grants, audit, clock));
+  const ConsoleOptions& o = console->options_;
+  absl::StatusOr<std::unique_ptr<httplib::Server>> http = NewHttpServer(o, console->key_pair_);
+  if (!http.ok()) return http.status();
+  console->http_ = *std::move(http);
+  int port = o.port;
+  if (port == 0) {
+    port = console->http_->bind_to_any_port(o.host);
+  } else if (!console->http_->bind_to_port(o.host, port)) {
+    port = -1;
+  }
+  if (port <= 0) {
+    return absl::UnavailableError(
+        absl::StrCat("--console_port: cannot listen on ", o.host, ":", o.port));
+  }
+  console->port_ = port;
+  for (const std::string& host :
+       {std::string("127.0.0.1"), std::string("localhost"), UrlHost(o.host)}) {
+    console->origins_.push_back(absl::StrCat(Scheme(o), "://", host, ":", port));
+  }
+  console->Route();
+  console->thread_ = std::thread([server = console->http_.get()] { server->listen_after_bind(); });
+  return console;
+}
+
+void ConsoleServer::Shutdown() {
+  if (http_ != nullptr) http_->stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+std::string ConsoleServer::url() const {
+  return absl::StrCat(Scheme(options_), "://", UrlHost(options_.host), ":", port_, "/");
+}
+
+void ConsoleServer::Route() {
+  http_->set_read_timeout(10, 0);
+  http_->set_write_timeout(10, 0);
+  http_->set_payload_max_length(options_.form.max_body_bytes);
+  using Req = const httplib::Request&;
+  using Res = httplib::Response&;
+  http_->Get("/console.css", [](Req, Res response) {
+    response.set_header("Cache-Control", "no-store");
+    response.set_header("X-Content-Type-Options", "nosniff");
+    response.set_content(std::string(Stylesheet()), "text/css; charset=utf-8");
+  });
+  http_->Get("/", [this](Req request, Res response) {
+    Redirect(response, SessionOf(request).has_value() ? "/queue" : "/signin");
+  });
+  http_->Get("/signin", [this](Req, Res response) { SignInForm(response, 200, ""); });
+  http_->Post("/signin", [this](Req request, Res response) { SignIn(request, response); });
+  http_->Post("/signout", [this](Req request, Res response) { SignOut(request, response); });
+  http_->Get("/queue", [this](Req request, Res response) { Queue(request, response); });
+  http_->Post("/decide", [this](Req request, Res response) { Decide(request, response); });
+  http_->Get("/record", [this](Req request, Res response) { Record(request, response); });
+  http_->Get("/turn", [this](Req request, Res response) { Turn(request, response); });
+  http_->set_error_handler([](Req, Res response) {
+    if (!response.body.empty()) return;
+    Refuse(response, nullptr, response.status, "Not here",
+           absl::StrCat("The console has no page for this request (HTTP ", response.status, ")."));
+  });
+  http_->set_exception_handler([](Req, Res response, std::exception_ptr) {
+    Refuse(response, nullptr, 500, "Internal error", "The console failed on this request.");
+  });
+}
+
+std::optional<Session> ConsoleServer::SessionOf(const httplib::Request& request) {
+  std::optional<std::string> id = CookieValue(request.get_header_value("Cookie"), kSessionCookie);
+  if (!id.has_value() || id->empty()) return std::nullopt;
+  return sessions_.Find(*id);
+}
+
+bool ConsoleServer::CrossSite(const httplib::Request& request) const {
+  if (request.get_header_value("Sec-Fetch-Site") == "cross-site") return true;
+  if (!request.has_header("Origin")) return false;
+  const std::string origin = request.get_header_value("Origin");
+  return std::find(origins_.begin(), origins_.end(), origin) == origins_.end();
+}
+
+std::unique_ptr<grpc::ClientContext> ConsoleServer::CallAs(const Session& session) const {
+  auto context = std::make_unique<grpc::ClientContext>();
+  context->AddMetadata("authorization", absl::StrCat("Bearer ", session.secret));
+  context->set_deadline(std::chrono::system_clock::now() +
+                        absl::ToChronoMilliseconds(options_.rpc_timeout));
+  return context;
+}
+
+void ConsoleServer::RpcError(const Session& session, const grpc::Status& status,
+                             absl::string_view call, httplib::Response& response) {
+  // Revoked or rotated since sign-in (as the credentials that signed it in say): the session ends
+  // with it. A service that does not know the credential (an audit_svc without
+  // --grantstore_target) refuses this call only.
+  if (status.error_code() == grpc::StatusCode::UNAUTHENTICATED &&
+      !authenticator_.Authenticate(absl::StrCat("Bearer ", session.secret)).ok()) {
+    sessions_.Remove(session.id);
+    response.set_header("Set-Cookie",
+                        SetCookie(kSessionCookie, "", absl::ZeroDuration(), secure()));
+  }
+  Refuse(response, &session, HttpStatus(status.error_code()), absl::StrCat(call, " refused"),
+         absl::StrCat(CodeName(status.error_code()), ": ", status.error_message()));
+}
+
+std::optional<std::map<std::string, std::string>> ConsoleServer::CheckedForm(
+    const httplib::Request& request, const Session& session, httplib::Response& response) {
+  if (CrossSite(request)) {
+    Refuse(response, &session, 403, "Refused", "origin: a cross-site request is refused");
+    return std::nullopt;
+  }
+  absl::StatusOr<std::map<std::string, std::string>> form = ParseForm(request.body, options_.form);
+  if (!form.ok()) {
+    Refuse(response, &session, 400, "Bad form", form.status().message());
+    return std::nullopt;
+  }
+  if (!TokensEqual(session.csrf, Field(*form, "csrf"))) {
+    Refuse(response, &session, 403, "Refused",
+           "csrf: the form's token is missing or is not this session's");
+    return std::nullopt;
+  }
+  return *std::move(form);
+}
+
+void ConsoleServer::SignInForm(httplib::Response& response, int status, absl::string_view error) {
+  absl::StatusOr<std::string> token = NewToken();
+  if (!token.ok()) {
+    Refuse(response, nullptr, 503, "Unavailable", "no randomness for a sign-in token");
+    return;
+  }
+  Send(response, status, SignInPage(*token, error));
+  response.set_header("Set-Cookie", SetCookie(kSignInCookie, *token, kSignInTokenAge, secure()));
+}
+
+void ConsoleServer::SignIn(const httplib::Request& request, httplib::Response& response) {
+  absl::StatusOr<std::map<std::string, std::string>> form = ParseForm(request.body, options_.form);
+  if (!form.ok()) return SignInForm(response, 400, form.status().message());
+  const std::optional<std::string> cookie =
+      CookieValue(request.get_header_value("Cookie"), kSignInCookie);
+  if (CrossSite(request) || !cookie.has_value() || !TokensEqual(*cookie, Field(*form, "signin"))) {
+    return SignInForm(response, 403, "signin: the form's token is missing or stale; try again");
+  }
+  const std::string secret = Field(*form, "secret");
+  if (secret.empty()) return SignInForm(response, 400, "secret: required");
+  absl::StatusOr<Principal> principal =
+      authenticator_.Require(absl::StrCat("Bearer ", secret), {Role::kReviewer, Role::kAdmin});
+  if (!principal.ok()) {
+    const bool wrong_role = principal.status().code() == absl::StatusCode::kPermissionDenied;
+    return SignInForm(response, wrong_role ? 403 : 401,
+                      wrong_role ? "secret: only reviewer and admin credentials sign in here"
+                                 : "secret: not a live credential");
+  }
+  absl::StatusOr<Session> session = sessions_.Create(secret, *std::move(principal));
+  if (!session.ok()) return SignInForm(response, 503, session.status().message());
+  Redirect(response, "/queue");
+  response.set_header("Set-Cookie",
+                      SetCookie(kSessionCookie, session->id, sessions_.ttl(), secure()));
+  response.set_header("Set-Cookie", SetCookie(kSignInCookie, "", absl::ZeroDuration(), secure()));
+}
+
+void ConsoleServer::SignOut(const httplib::Request& request, httplib::Response& response) {
+  std::optional<Session> session = SessionOf(request);
+  if (!session.has_value()) return Redirect(response, "/signin");
+  if (!CheckedForm(request, *session, response).has_value()) return;
+  sessions_.Remove(session->id);
+  Redirect(response, "/signin");
+  response.set_header("Set-Cookie", SetCookie(kSessionCookie, "", absl::ZeroDuration(), secure()));
+}
+
+void ConsoleServer::Queue(const httplib::Request& request, httplib::Response& response) {
+  std::optional<Session> session = SessionOf(request);
+  if (!session.has_value()) return Redirect(response, "/signin");
+  std::string namespace_id =
+      request.has_param("namespace")
+          ? std::string(absl::StripAsciiWhitespace(request.get_param_value("namespace")))
+          : DefaultNamespace(session->principal);
+  if (namespace_id.size() > kMaxFilterBytes) {
+    return Refuse(response, &*session, 400, "Bad request",
+                  absl::StrCat("namespace: at most ", kMaxFilterBytes, " bytes"));
+  }
+  std::vector<gs::EscalationRecord> pending;
+  if (!namespace_id.empty()) {
+    gs::ListEscalationsRequest list;
+    list.set_namespace_id(namespace_id);
+    list.set_status(gs::ESCALATION_RECORD_STATUS_PENDING);
+    for (int page = 0; page < kMaxQueuePages; ++page) {
+      gs::ListEscalationsResponse listed;
+      grpc::Status status = grants_->ListEscalations(CallAs(*session).get(), list, &listed);
+      if (!status.ok()) return RpcError(*session, status, "ListEscalations", response);
+      for (gs::EscalationRecord& record : *listed.mutable_escalations()) {
+        pending.push_back(std::move(record));
+      }
+      if (listed.next_page_token().empty()) break;
+      list.set_page_token(listed.next_page_token());
+    }
+  }
+  std::reverse(pending.begin(), pending.end());  // the service answers oldest first
+  Send(response, 200, Page("Escalations", &*session, QueueBody(*session, namespace_id, pending)));
+}
+
+void ConsoleServer::Decide(const httplib::Request& request, httplib::Response& response) {
+  std::optional<Session> session = SessionOf(request);
+  if (!session.has_value()) return Refuse(response, nullptr, 401, "Signed out", "sign in first");
+  std::optional<std::map<std::string, std::string>> form = CheckedForm(request, *session, response);
+  if (!form.has_value()) return;
+  const std::string decision = Field(*form, "decision");
+  if (decision != "approve" && decision != "deny") {
+    return Refuse(response, &*session, 400, "Bad form", "decision: approve or deny");
+  }
+  if (Field(*form, "id").empty())
+    return Refuse(response, &*session, 400, "Bad form", "id: required");
+  // The same request sharedosctl's `escalations approve|deny` builds from the same names.
+  sharedosctl::Invocation invocation;
+  for (const char* name : {"id", "expires_at", "max_uses"}) {
+    if (!Field(*form, name).empty()) invocation.flags[name] = Field(*form, name);
+  }
+  // An admin's explicit "in the reviewer's stead" (the store refuses it for a reviewer).
+  if (Field(*form, "on_behalf") == "true") invocation.flags["on_behalf"] = "true";
+  absl::StatusOr<gs::ResolveEscalationRequest> resolve = sharedosctl::BuildResolveEscalation(
+      invocation,
+      decision == "approve" ? gs::ESCALATION_DECISION_APPROVE : gs::ESCALATION_DECISION_DENY);
+  if (!resolve.ok())
+    return Refuse(response, &*session, 400, "Bad form", resolve.status().message());
+  for (absl::string_view purpose : absl::StrSplit(Field(*form, "purposes"), ',')) {
+    purpose = absl::StripAsciiWhitespace(purpose);
+    if (!purpose.empty()) resolve->mutable_narrowing()->add_purposes(std::string(purpose));
+  }
+  gs::ResolveEscalationResponse resolved;
+  grpc::Status status = grants_->ResolveEscalation(CallAs(*session).get(), *resolve, &resolved);
+  if (!status.ok()) return RpcError(*session, status, "ResolveEscalation", response);
+  Send(response, 200, Page("Decided", &*session, DecidedBody(resolved)));
+}
+
+void ConsoleServer::Record(const httplib::Request& request, httplib::Response& response) {
+  std::optional<Session> session = SessionOf(request);
+  if (!session.has_value()) return Redirect(response, "/signin");
+  std::map<std::string, std::string> fields;
+  sharedosctl::Invocation invocation;
+  for (const char* name : kFilterFields) {
+    const std::string value(absl::StripAsciiWhitespace(request.get_param_value(name)));
+    if (value.size() > kMaxFilterBytes) {
+      return Refuse(response, &*session, 400, "Bad request",
+                    absl::StrCat(name, ": at most ", kMaxFilterBytes, " bytes"));
+    }
+    fields[name] = value;
+    if (!value.empty()) invocation.flags[name] = value;
+  }
+  // The same filter sharedosctl's `audit query` builds from the same names.
+  absl::StatusOr<av1::AuditFilter> filter = sharedosctl::BuildAuditFilter(invocation);
+  if (!filter.ok())
+    return Refuse(response, &*session, 400, "Bad request", filter.status().message());
+  av1::QueryRequest query;
+  *query.mutable_filter() = *std::move(filter);
+  query.set_limit(kRecordLimit);
+  av1::QueryResponse answered;
+  grpc::Status status = audit_->Query(CallAs(*session).get(), query, &answered);
+  if (!status.ok()) return RpcError(*session, status, "audit Query", response);
+  av1::VerifyResponse verify;
+  status = audit_->Verify(CallAs(*session).get(), av1::VerifyRequest(), &verify);
+  if (!status.ok()) return RpcError(*session, status, "audit Verify", response);
+  std::vector<av1::AuditRecord> records(answered.records().begin(), answered.records().end());
+  Send(response, 200,
+       Page("Record", &*session,
+            RecordBody(fields, verify, records, !answered.next_page_token().empty())));
+}
+
+void ConsoleServer::Turn(const httplib::Request& request, httplib::Response& response) {
+  std::optional<Session> session = SessionOf(request);
+  if (!session.has_value()) return Redirect(response, "/signin");
+  const std::string execution(absl::StripAsciiWhitespace(request.get_param_value("execution")));
+  if (execution.empty() || execution.size() > kMaxFilterBytes) {
+    return Refuse(response, &*session, 400, "Bad request",
+                  absl::StrCat("execution: required, at most ", kMaxFilterBytes, " bytes"));
+  }
+  // The turn's own records (escalation.requested, turn.ended) carry its trace and its end; the
+  // decisions within it carry the trace only.
+  av1::QueryRequest query;
+  query.mutable_filter()->set_execution_id(execution);
+  query.set_limit(kRecordLimit);
+  av1::QueryResponse answered;
+  grpc::Status status = audit_->Query(CallAs(*session).get(), query, &answered);
+  if (!status.ok()) return RpcError(*session, status, "audit Query", response);
+  std::string trace;
+  google::protobuf::Timestamp end;
+  for (const av1::AuditRecord& record : answered.records()) {
+    if (!record.has_event()) continue;
+    if (trace.empty()) trace = record.event().trace_id();
+    if (record.event().at().seconds() > end.seconds() ||
+        (record.event().at().seconds() == end.seconds() &&
+         record.event().at().nanos() > end.nanos())) {
+      end = record.event().at();
+    }
+  }
+  if (trace.empty()) {
+    return Refuse(response, &*session, 404, "Not found",
+                  absl::StrCat("execution: no records of turn ", execution));
+  }
+  // Until just after its last record ("until" is exclusive).
+  if (end.nanos() == 999999999) {
+    end.set_seconds(end.seconds() + 1);
+    end.set_nanos(0);
+  } else {
+    end.set_nanos(end.nanos() + 1);
+  }
+  std::string location = absl::StrCat("/record?trace=", UrlEncode(trace),
+                                      "&until=", UrlEncode(sharedosctl::FormatTimestamp(end)));
+  if (request.get_param_value("outcome") == "denied") absl::StrAppend(&location, "&outcome=denied");
+  Redirect(response, location);
+}
+
+}  // namespace sharedos::console

@@ -1,0 +1,119 @@
+// The reviewer console: a small web application, served on its own port (HTTPS with the
+// listener's TLS files, plaintext HTTP on loopback only), in which a person signs in with a
+// reviewer or admin credential, reads the escalations addressed to them as sentences, approves
+// (narrowing expiry, uses, purposes) or denies them, and follows the audit record.
+//
+// It holds no authority of its own: every page calls the existing RPCs — GrantStore's
+// ListEscalations and ResolveEscalation, AuditLog's Query and Verify — with the signed-in
+// credential as the caller's bearer token, so the services decide exactly as they do for
+// sharedosctl (a reviewer sees only its own escalations; the audit log answers admins only).
+// Sessions expire (ConsoleOptions::session_ttl); the cookie holds a random session id only
+// (HttpOnly, SameSite=Strict, Secure over HTTPS); every state-changing form carries the session's
+// CSRF token (the sign-in form a double-submitted one) and a cross-site Origin is refused.
+// Forms are bounded (FormLimits); a bad field is a 400 naming it. Secrets are never logged.
+#ifndef SHAREDOS_CONSOLE_CONSOLE_SERVER_H_
+#define SHAREDOS_CONSOLE_CONSOLE_SERVER_H_
+
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "common/server/auth.h"
+#include "common/server/tls.h"
+#include "common/time/clock.h"
+#include "console/http.h"
+#include "console/session.h"
+#include "grpcpp/channel.h"
+#include "sharedos/audit/v1/audit.grpc.pb.h"
+#include "sharedos/grantstore/v1/grantstore.grpc.pb.h"
+
+namespace httplib {
+class Server;
+struct Request;
+struct Response;
+}  // namespace httplib
+
+namespace sharedos::console {
+
+struct ConsoleOptions {
+  // Plaintext only on a loopback host; with tls.cert_file and tls.key_file, HTTPS on any.
+  std::string host = "127.0.0.1";
+  // 0 picks a free port.
+  int port = 0;
+  common::server::ServerTls tls;
+  absl::Duration session_ttl = absl::Minutes(30);
+  size_t max_sessions = 256;
+  absl::Duration rpc_timeout = absl::Seconds(10);
+  FormLimits form;
+};
+
+class ConsoleServer {
+ public:
+  // Binds and serves on a thread of its own. `authenticator` says who a pasted secret is (only
+  // admin and reviewer credentials sign in); `grants` reaches GrantStore and `audit` AuditLog (the
+  // same channel in sharedosd). Borrowed references must outlive the server. Errors:
+  // INVALID_ARGUMENT (plaintext off loopback, naming --console_host); those of
+  // KeyPairWatcher::Load; UNAVAILABLE (cannot bind, naming
+  // --console_port).
+  static absl::StatusOr<std::unique_ptr<ConsoleServer>> Start(
+      ConsoleOptions options, const common::server::Authenticator& authenticator,
+      std::shared_ptr<grpc::Channel> grants, std::shared_ptr<grpc::Channel> audit,
+      const common::Clock& clock);
+  ~ConsoleServer();
+  ConsoleServer(const ConsoleServer&) = delete;
+  ConsoleServer& operator=(const ConsoleServer&) = delete;
+
+  // Stops accepting and waits for the serving thread. Idempotent.
+  void Shutdown();
+  int port() const { return port_; }
+  // "<http|https>://<host>:<port>/".
+  std::string url() const;
+
+ private:
+  ConsoleServer(ConsoleOptions options, const common::server::Authenticator& authenticator,
+                const std::shared_ptr<grpc::Channel>& grants,
+                const std::shared_ptr<grpc::Channel>& audit, const common::Clock& clock);
+  void Route();
+  bool secure() const { return options_.tls.enabled(); }
+
+  // The request's live session, or null.
+  std::optional<Session> SessionOf(const httplib::Request& request);
+  // A POST from another site (Origin or Sec-Fetch-Site), refused before anything else.
+  bool CrossSite(const httplib::Request& request) const;
+  std::unique_ptr<grpc::ClientContext> CallAs(const Session& session) const;
+
+  void SignInForm(httplib::Response& response, int status, absl::string_view error);
+  void SignIn(const httplib::Request& request, httplib::Response& response);
+  void SignOut(const httplib::Request& request, httplib::Response& response);
+  void Queue(const httplib::Request& request, httplib::Response& response);
+  void Decide(const httplib::Request& request, httplib::Response& response);
+  void Record(const httplib::Request& request, httplib::Response& response);
+  // A turn by its execution id: redirects to the record of its trace up to its end (and only its
+  // refusals with outcome=denied).
+  void Turn(const httplib::Request& request, httplib::Response& response);
+  // The session's form (CSRF-checked) or a refusal already written to `response`.
+  std::optional<std::map<std::string, std::string>> CheckedForm(const httplib::Request& request,
+                                                                const Session& session,
+                                                                httplib::Response& response);
+  // A gRPC refusal as a page: 400/401/403/404/409/503 with the service's message.
+  void RpcError(const Session& session, const grpc::Status& status, absl::string_view call,
+                httplib::Response& response);
+
+  const ConsoleOptions options_;
+  const common::server::Authenticator& authenticator_;
+  std::unique_ptr<grantstore::v1::GrantStore::Stub> grants_;
+  std::unique_ptr<audit::v1::AuditLog::Stub> audit_;
+  SessionStore sessions_;
+  std::shared_ptr<common::server::KeyPairWatcher> key_pair_;
+  std::unique_ptr<httplib::Server> http_;
+  std::vector<std::string> origins_;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+}  // namespace sharedos::console
+
+#endif  // SHAREDOS_CONSOLE_CONSOLE_SERVER_H_

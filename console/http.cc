@@ -1,0 +1,146 @@
+#include "console/http.h"
+
+#include <utility>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+
+namespace sharedos::console {
+namespace {
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+bool IsFieldName(absl::string_view name) {
+  if (name.empty() || name.size() > 32) return false;
+  for (char c : name) {
+    if (!((c >= 'a' && c <= 'z') || c == '_')) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<std::string> CookieValue(absl::string_view header, absl::string_view name) {
+  std::optional<std::string> found;
+  for (absl::string_view part : absl::StrSplit(header, ';')) {
+    part = absl::StripAsciiWhitespace(part);
+    const size_t equals = part.find('=');
+    if (equals == absl::string_view::npos || part.substr(0, equals) != name) continue;
+    if (found.has_value()) return std::nullopt;
+    found = std::string(part.substr(equals + 1));
+  }
+  return found;
+}
+
+std::string SetCookie(absl::string_view name, absl::string_view value, absl::Duration max_age,
+                      bool secure) {
+  return absl::StrCat(name, "=", value, "; Path=/; Max-Age=", absl::ToInt64Seconds(max_age),
+                      "; HttpOnly; SameSite=Strict", secure ? "; Secure" : "");
+}
+
+absl::StatusOr<std::string> UrlDecode(absl::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '+') {
+      out.push_back(' ');
+    } else if (text[i] != '%') {
+      out.push_back(text[i]);
+    } else {
+      const int high = i + 2 < text.size() ? HexValue(text[i + 1]) : -1;
+      const int low = high >= 0 ? HexValue(text[i + 2]) : -1;
+      if (low < 0) return absl::InvalidArgumentError("bad percent-encoding");
+      out.push_back(static_cast<char>(high * 16 + low));
+      i += 2;
+    }
+  }
+  return out;
+}
+
+std::string UrlEncode(absl::string_view text) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : text) {
+    if (absl::ascii_isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out.push_back('%');
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 15]);
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<std::map<std::string, std::string>> ParseForm(absl::string_view body,
+                                                             const FormLimits& limits) {
+  if (body.size() > limits.max_body_bytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("form: at most ", limits.max_body_bytes, " bytes"));
+  }
+  std::map<std::string, std::string> fields;
+  if (body.empty()) return fields;
+  for (absl::string_view pair : absl::StrSplit(body, '&')) {
+    if (pair.empty()) continue;
+    const size_t equals = pair.find('=');
+    const absl::string_view raw_name = pair.substr(0, equals);
+    if (!IsFieldName(raw_name)) {
+      return absl::InvalidArgumentError("form: a field name is not one of this console's fields");
+    }
+    const std::string name(raw_name);
+    if (fields.size() >= limits.max_fields) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("form: at most ", limits.max_fields, " fields"));
+    }
+    const absl::string_view raw_value =
+        equals == absl::string_view::npos ? absl::string_view() : pair.substr(equals + 1);
+    absl::StatusOr<std::string> value = UrlDecode(raw_value);
+    if (!value.ok())
+      return absl::InvalidArgumentError(absl::StrCat(name, ": bad percent-encoding"));
+    if (value->size() > limits.max_value_bytes) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(name, ": at most ", limits.max_value_bytes, " bytes"));
+    }
+    if (!fields.emplace(name, *std::move(value)).second) {
+      return absl::InvalidArgumentError(absl::StrCat(name, ": given more than once"));
+    }
+  }
+  return fields;
+}
+
+std::string HtmlEscape(absl::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out.push_back(c);
+    }
+  }
+  return out;
+}
+
+}  // namespace sharedos::console

@@ -1,0 +1,252 @@
+#include "console/pages.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/server/auth.h"
+#include "console/http.h"
+#include "tools/sharedosctl/names.h"
+#include "tools/sharedosctl/render.h"
+
+namespace sharedos::console {
+namespace {
+
+namespace gs = ::sharedos::grantstore::v1;
+namespace av1 = ::sharedos::audit::v1;
+using ::sharedos::sharedosctl::FormatAddress;
+using ::sharedos::sharedosctl::FormatCapability;
+using ::sharedos::sharedosctl::FormatConstraints;
+
+constexpr absl::string_view kStylesheet = R"css(
+:root { color-scheme: light; --ink: #1b1f24; --muted: #4a5360; --line: #c9d1d9;
+  --accent: #0b5cad; --deny: #a4161a; --ok: #1a6b33; --bg: #ffffff; --panel: #f4f6f8; }
+* { box-sizing: border-box; }
+body { margin: 0; font: 16px/1.5 system-ui, sans-serif; color: var(--ink); background: var(--bg); }
+a { color: var(--accent); }
+a:focus, button:focus, input:focus, select:focus { outline: 3px solid #f0b400; outline-offset: 2px; }
+.skip { position: absolute; left: -999px; }
+.skip:focus { left: 8px; top: 8px; background: #fff; padding: 4px 8px; }
+header { display: flex; gap: 1.5rem; align-items: center; padding: .75rem 1.5rem;
+  background: #102a43; color: #fff; }
+header a { color: #fff; }
+header .who { margin-left: auto; font-size: .9rem; }
+header form { display: inline; }
+main { padding: 1.5rem; max-width: 80rem; }
+h1 { font-size: 1.5rem; margin-top: 0; }
+.card { border: 1px solid var(--line); border-radius: 6px; padding: 1rem; margin-bottom: 1rem;
+  background: var(--panel); }
+.sentence { font-size: 1.05rem; margin: 0 0 .5rem; }
+.meta { color: var(--muted); font-size: .9rem; }
+form.decide { display: flex; flex-wrap: wrap; gap: .75rem; align-items: end; margin-top: .75rem; }
+label { display: flex; flex-direction: column; font-size: .9rem; color: var(--muted); }
+input, select { font: inherit; padding: .3rem .4rem; border: 1px solid #6b7785; border-radius: 4px;
+  color: var(--ink); background: #fff; }
+button { font: inherit; padding: .35rem .9rem; border-radius: 4px; border: 1px solid transparent;
+  cursor: pointer; color: #fff; background: var(--accent); }
+button.deny { background: var(--deny); }
+button.plain { background: transparent; border-color: #fff; }
+.status-ok { color: var(--ok); font-weight: 600; }
+.status-bad { color: var(--deny); font-weight: 600; }
+.error { border-left: 4px solid var(--deny); padding: .5rem 1rem; background: #fdecea; }
+table { border-collapse: collapse; width: 100%; font-size: .85rem; }
+th, td { border: 1px solid var(--line); padding: .25rem .4rem; text-align: left; vertical-align: top; }
+th { background: #e6ebf0; }
+tr.denied td { background: #fdf1f0; }
+pre { background: var(--panel); border: 1px solid var(--line); padding: .75rem; overflow-x: auto; }
+)css";
+
+std::string Field(absl::string_view name, absl::string_view label, absl::string_view value,
+                  absl::string_view id, absl::string_view attributes = "") {
+  return absl::StrCat("<label for=\"", id, "\">", label, " <input id=\"", id, "\" name=\"", name,
+                      "\" value=\"", HtmlEscape(value), "\" ", attributes, "></label>");
+}
+
+std::string Hidden(absl::string_view name, absl::string_view value) {
+  return absl::StrCat("<input type=\"hidden\" name=\"", name, "\" value=\"", HtmlEscape(value),
+                      "\">");
+}
+
+std::string Requested(const gs::EscalationRecord& record) {
+  const auto& request = record.escalation().requested_authority();
+  std::vector<std::string> capabilities;
+  for (const auto& capability : request.capabilities()) {
+    capabilities.push_back(FormatCapability(capability));
+  }
+  return capabilities.empty() ? "nothing named" : absl::StrJoin(capabilities, "; ");
+}
+
+// An admin decides only explicitly in the reviewer's stead (recorded); a reviewer as itself.
+std::string OnBehalf(const Session& session, absl::string_view form, absl::string_view suffix) {
+  if (session.principal.role != common::server::Role::kAdmin) return "";
+  const std::string id = absl::StrCat("behalf-", form, "-", suffix);
+  return absl::StrCat("<label for=\"", id, "\"><input id=\"", id,
+                      "\" type=\"checkbox\" name=\"on_behalf\" value=\"true\" required> On the "
+                      "reviewer's behalf (recorded)</label>");
+}
+
+std::string DecideForms(const Session& session, const gs::EscalationRecord& record) {
+  const std::string& id = record.escalation_id();
+  const std::string suffix = HtmlEscape(id);
+  return absl::StrCat(
+      "<form class=\"decide\" method=\"post\" action=\"/decide\" aria-label=\"Approve ", suffix,
+      "\">", Hidden("csrf", session.csrf), Hidden("id", id), Hidden("decision", "approve"),
+      Field("expires_at", "Expires at (RFC 3339, optional)", "", absl::StrCat("expires-", suffix),
+            "placeholder=\"2026-12-31T00:00:00Z\""),
+      Field("max_uses", "Max uses (optional)", "", absl::StrCat("uses-", suffix),
+            "type=\"number\" min=\"1\""),
+      Field("purposes", "Purposes (comma-separated, optional)", "",
+            absl::StrCat("purposes-", suffix)),
+      OnBehalf(session, "approve", suffix), "<button type=\"submit\">Approve</button></form>",
+      "<form class=\"decide\" method=\"post\" action=\"/decide\" aria-label=\"Deny ", suffix, "\">",
+      Hidden("csrf", session.csrf), Hidden("id", id), Hidden("decision", "deny"),
+      OnBehalf(session, "deny", suffix),
+      "<button type=\"submit\" class=\"deny\">Deny</button></form>");
+}
+
+std::string FilterLink(absl::string_view text, absl::string_view execution_id,
+                       absl::string_view outcome) {
+  std::string href = absl::StrCat("/turn?execution=", UrlEncode(execution_id));
+  if (!outcome.empty()) absl::StrAppend(&href, "&outcome=", UrlEncode(outcome));
+  return absl::StrCat("<a href=\"", HtmlEscape(href), "\">", text, "</a>");
+}
+
+}  // namespace
+
+absl::string_view Stylesheet() { return kStylesheet; }
+
+std::string Page(absl::string_view title, const Session* session, absl::string_view body) {
+  std::string nav;
+  if (session != nullptr) {
+    nav =
+        absl::StrCat("<nav aria-label=\"Console\"><a href=\"/queue\">Escalations</a> &middot; ",
+                     "<a href=\"/record\">Record</a></nav><span class=\"who\">Signed in as ",
+                     HtmlEscape(session->principal.address), " (",
+                     common::server::RoleName(session->principal.role),
+                     ") <form method=\"post\" action=\"/signout\">", Hidden("csrf", session->csrf),
+                     "<button type=\"submit\" class=\"plain\">Sign out</button></form></span>");
+  }
+  return absl::StrCat(
+      "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+      "<title>",
+      HtmlEscape(title),
+      " · SharedOS console</title><link rel=\"stylesheet\" href=\"/console.css\"></head><body>"
+      "<a class=\"skip\" href=\"#main\">Skip to content</a><header><strong>SharedOS "
+      "console</strong>",
+      nav, "</header><main id=\"main\"><h1>", HtmlEscape(title), "</h1>", body,
+      "</main></body></html>");
+}
+
+std::string SignInPage(absl::string_view signin_token, absl::string_view error) {
+  std::string body;
+  if (!error.empty()) {
+    absl::StrAppend(&body, "<p class=\"error\" role=\"alert\">", HtmlEscape(error), "</p>");
+  }
+  absl::StrAppend(
+      &body,
+      "<p>Paste a reviewer or admin credential's secret. It stays on the server for this session "
+      "only; the browser keeps a session cookie.</p>"
+      "<form method=\"post\" action=\"/signin\">",
+      Hidden("signin", signin_token),
+      "<label for=\"secret\">Credential secret <input id=\"secret\" name=\"secret\" "
+      "type=\"password\" autocomplete=\"off\" required></label> "
+      "<button type=\"submit\">Sign in</button></form>");
+  return Page("Sign in", nullptr, body);
+}
+
+std::string EscalationSentence(const gs::EscalationRecord& record) {
+  const auto& request = record.escalation().requested_authority();
+  std::string sentence =
+      absl::StrCat(request.has_requester() ? FormatAddress(request.requester()) : "an agent",
+                   " needs ", Requested(record));
+  if (!request.purpose().empty()) absl::StrAppend(&sentence, ", for purpose ", request.purpose());
+  const std::string constraints = FormatConstraints(request.constraints());
+  if (!constraints.empty()) absl::StrAppend(&sentence, " (", constraints, ")");
+  absl::StrAppend(&sentence, ", asked in turn ", record.execution_id(), " because ",
+                  record.escalation().reason());
+  return sentence;
+}
+
+std::string QueueBody(const Session& session, absl::string_view namespace_id,
+                      const std::vector<gs::EscalationRecord>& pending) {
+  std::string body = absl::StrCat("<form method=\"get\" action=\"/queue\" class=\"decide\">",
+                                  Field("namespace", "Namespace", namespace_id, "namespace"),
+                                  " <button type=\"submit\">Show</button></form>");
+  if (pending.empty()) {
+    absl::StrAppend(&body, "<p id=\"empty\">No pending escalations for you in ",
+                    HtmlEscape(namespace_id), ".</p>");
+    return body;
+  }
+  absl::StrAppend(&body, "<p>", pending.size(), " pending, newest first.</p>");
+  for (const gs::EscalationRecord& record : pending) {
+    absl::StrAppend(&body, "<section class=\"card escalation\" aria-labelledby=\"h-",
+                    HtmlEscape(record.escalation_id()), "\"><h2 id=\"h-",
+                    HtmlEscape(record.escalation_id()), "\" class=\"sentence\">",
+                    HtmlEscape(EscalationSentence(record)), "</h2><p class=\"meta\">",
+                    HtmlEscape(record.escalation_id()), " · requested ",
+                    HtmlEscape(sharedosctl::FormatTimestamp(record.escalation().requested_at())),
+                    " · reviewer ", HtmlEscape(FormatAddress(record.escalation().reviewer())),
+                    " · ", FilterLink("the denial that led to it", record.execution_id(), "denied"),
+                    " · ", FilterLink("the turn's records", record.execution_id(), ""), "</p>",
+                    DecideForms(session, record), "</section>");
+  }
+  return body;
+}
+
+std::string DecidedBody(const gs::ResolveEscalationResponse& response) {
+  const gs::EscalationRecord& record = response.escalation();
+  std::string body =
+      absl::StrCat("<p class=\"status-ok\" role=\"status\" id=\"decided\">Escalation ",
+                   HtmlEscape(record.escalation_id()), " is ",
+                   HtmlEscape(sharedosctl::EscalationStatusName(record.status())), ".</p>");
+  if (response.has_grant()) {
+    absl::StrAppend(&body, "<p id=\"issued\">Issued grant <code>",
+                    HtmlEscape(response.grant().id()), "</code>:</p><pre>",
+                    HtmlEscape(sharedosctl::RenderGrant(response.grant())), "</pre>");
+  }
+  absl::StrAppend(&body, "<p><a href=\"/queue?namespace=", UrlEncode(record.namespace_id()),
+                  "\">Back to the queue</a> · ",
+                  FilterLink("this turn's records", record.execution_id(), ""), "</p>");
+  return body;
+}
+
+std::string RecordBody(const std::map<std::string, std::string>& fields,
+                       const av1::VerifyResponse& verify,
+                       const std::vector<av1::AuditRecord>& records, bool more) {
+  auto value = [&](const std::string& name) {
+    auto it = fields.find(name);
+    return it == fields.end() ? std::string() : it->second;
+  };
+  std::string body = "<form method=\"get\" action=\"/record\" class=\"decide\">";
+  for (const char* name : {"namespace", "actor", "trace", "execution", "reason", "source",
+                           "outcome", "type", "since", "until"}) {
+    absl::StrAppend(&body, Field(name, name, value(name), absl::StrCat("f-", name)));
+  }
+  absl::StrAppend(&body, "<button type=\"submit\">Query</button></form>");
+  absl::StrAppend(&body, "<p id=\"verify\" class=\"", verify.ok() ? "status-ok" : "status-bad",
+                  "\">Chain: ", HtmlEscape(sharedosctl::RenderVerify(verify)), "</p>");
+  absl::StrAppend(&body, "<table id=\"records\"><caption>", records.size(),
+                  more ? " records (more match: narrow the filter)" : " records",
+                  "</caption><thead><tr>");
+  for (const std::string& column : sharedosctl::AuditRecordColumns()) {
+    absl::StrAppend(&body, "<th scope=\"col\">", HtmlEscape(column), "</th>");
+  }
+  absl::StrAppend(&body, "</tr></thead><tbody>");
+  for (const av1::AuditRecord& record : records) {
+    const std::vector<std::string> cells = sharedosctl::AuditRecordCells(record);
+    const bool denied = cells.size() > 3 && cells[3] == "denied";
+    absl::StrAppend(&body, denied ? "<tr class=\"denied\">" : "<tr>");
+    for (const std::string& cell : cells) {
+      absl::StrAppend(&body, "<td>", HtmlEscape(cell.empty() ? "-" : cell), "</td>");
+    }
+    absl::StrAppend(&body, "</tr>");
+  }
+  absl::StrAppend(&body, "</tbody></table>");
+  return body;
+}
+
+std::string MessageBody(absl::string_view heading, absl::string_view message) {
+  return absl::StrCat("<div class=\"error\" role=\"alert\"><h2>", HtmlEscape(heading),
+                      "</h2><p id=\"message\">", HtmlEscape(message), "</p></div>");
+}
+
+}  // namespace sharedos::console

@@ -1,0 +1,76 @@
+#include "console/session.h"
+
+#include <utility>
+
+#include "common/crypto/base64url.h"
+#include "common/crypto/random.h"
+
+namespace sharedos::console {
+
+absl::StatusOr<std::string> NewToken() {
+  absl::StatusOr<std::string> bytes = common::SecureRandomBytes(32);
+  if (!bytes.ok()) return bytes.status();
+  return common::Base64UrlEncode(*bytes);
+}
+
+bool TokensEqual(absl::string_view expected, absl::string_view presented) {
+  if (expected.empty() || presented.empty() || expected.size() != presented.size()) return false;
+  unsigned char differ = 0;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    differ |= static_cast<unsigned char>(expected[i] ^ presented[i]);
+  }
+  return differ == 0;
+}
+
+absl::StatusOr<Session> SessionStore::Create(std::string secret,
+                                             common::server::Principal principal) {
+  Session session;
+  absl::StatusOr<std::string> id = NewToken();
+  if (!id.ok()) return id.status();
+  absl::StatusOr<std::string> csrf = NewToken();
+  if (!csrf.ok()) return csrf.status();
+  session.id = *std::move(id);
+  session.csrf = *std::move(csrf);
+  session.secret = std::move(secret);
+  session.principal = std::move(principal);
+  const absl::Time now = clock_.Now();
+  session.expires_at = now + ttl_;
+  absl::MutexLock lock(&mu_);
+  DropExpired(now);
+  if (sessions_.size() >= max_sessions_) {
+    return absl::ResourceExhaustedError(
+        "console: too many signed-in sessions; sign out elsewhere or wait for one to expire");
+  }
+  sessions_.emplace(session.id, session);
+  return session;
+}
+
+std::optional<Session> SessionStore::Find(absl::string_view id) {
+  absl::MutexLock lock(&mu_);
+  auto it = sessions_.find(id);
+  if (it == sessions_.end()) return std::nullopt;
+  if (clock_.Now() >= it->second.expires_at) {
+    sessions_.erase(it);
+    return std::nullopt;
+  }
+  return it->second;
+}
+
+void SessionStore::Remove(absl::string_view id) {
+  absl::MutexLock lock(&mu_);
+  auto it = sessions_.find(id);
+  if (it != sessions_.end()) sessions_.erase(it);
+}
+
+size_t SessionStore::size() const {
+  absl::MutexLock lock(&mu_);
+  return sessions_.size();
+}
+
+void SessionStore::DropExpired(absl::Time now) {
+  for (auto it = sessions_.begin(); it != sessions_.end();) {
+    it = now >= it->second.expires_at ? sessions_.erase(it) : std::next(it);
+  }
+}
+
+}  // namespace sharedos::console

@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# Builds the SharedOS images from the Bazel outputs: one per service plus sharedosd
+# (deploy/images.txt), each on a Debian 12 base holding only the runtime libraries the binaries
+# link (deploy/runtime-packages.txt), running as uid 10001, data on the volume /var/lib/sharedos,
+# HEALTHCHECK through the gRPC health service (tools/health_probe).
+#
+#   deploy/build-images.sh                  bazel build, then build every image
+#   deploy/build-images.sh --bin_dir=DIR    use binaries already built, laid out as bazel-bin
+#
+# No image registry is needed: the base is `debootstrap --variant=minbase bookworm` from Debian's
+# package mirror (SHAREDOS_DEBIAN_MIRROR; default debootstrap's own), imported into podman. It is
+# cached under ${SHAREDOS_IMAGE_CACHE:-~/.cache/sharedos} keyed by the package list, and the
+# images reuse podman's layer cache, so a rebuild only copies binaries that changed.
+# Run as root (debootstrap, rootful podman). Prints one line per image: "built <image>:<tag>".
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+root="$(cd "$SHAREDOS_DEPLOY_DIR/.." && pwd)"
+
+bin_dir=""
+for arg in "$@"; do
+  case "$arg" in
+    --bin_dir=*) bin_dir="${arg#--bin_dir=}" ;;
+    *) echo "build-images: unknown argument ${arg:0:64} (usage: build-images.sh [--bin_dir=DIR])" >&2; exit 2 ;;
+  esac
+done
+cache="${SHAREDOS_IMAGE_CACHE:-${HOME:-/root}/.cache/sharedos}"
+SHAREDOS_LABEL=build-images
+
+# Every binary the images hold: the services (images.txt), the probe and sharedosctl.
+binaries() {
+  sharedos_images | awk '{print $2}'
+  echo tools/health_probe/health_probe
+  echo tools/sharedosctl/sharedosctl
+}
+
+build_binaries() {
+  local targets=() path
+  while read -r path; do targets+=("//$(dirname "$path"):$(basename "$path")"); done < <(binaries)
+  (cd "$root" && bazel build "${targets[@]}" >&2)
+  bin_dir="$root/bazel-bin"
+}
+
+# The base rootfs as a tarball in the cache (made once per package list), imported as
+# localhost/sharedos-base:<key>. Prints the image name.
+base_image() {
+  local packages key image dir
+  packages="$(sharedos_runtime_packages)"
+  # The key: the packages and what add_user lays out (bump the layout when add_user changes).
+  key="$(printf '%s\nuid=%s\nlayout=2\n' "$packages" "$SHAREDOS_UID" | sha256sum | cut -c1-16)"
+  image="localhost/sharedos-base:$key"
+  if sharedos_podman image exists "$image"; then echo "$image"; return; fi
+  dir="$cache/base-$key"
+  if [ ! -f "$dir/rootfs.tar" ]; then
+    echo "build-images: debootstrap minbase bookworm with $packages (once per package list)" >&2
+    rm -rf "$dir" && mkdir -p "$dir"
+    debootstrap --variant=minbase --include="$packages" bookworm "$dir/rootfs" \
+      ${SHAREDOS_DEBIAN_MIRROR:+"$SHAREDOS_DEBIAN_MIRROR"} > "$dir/debootstrap.log" 2>&1 ||
+      { tail -n 20 "$dir/debootstrap.log" >&2; echo "build-images: debootstrap failed" >&2; exit 1; }
+    add_user "$dir/rootfs"
+    rm -rf "$dir/rootfs/var/cache/apt/archives/"*.deb "$dir/rootfs/var/lib/apt/lists/"*
+    tar -C "$dir/rootfs" --numeric-owner -cf "$dir/rootfs.tar.partial" .
+    mv "$dir/rootfs.tar.partial" "$dir/rootfs.tar"
+    rm -rf "$dir/rootfs"
+  fi
+  sharedos_podman import --quiet "$dir/rootfs.tar" "$image" > /dev/null
+  echo "$image"
+}
+
+# The services' user and group (no RUN step in the images: nothing runs at build time), and the
+# directories they own.
+add_user() {
+  local rootfs="$1"
+  echo "sharedos:x:$SHAREDOS_UID:$SHAREDOS_UID:SharedOS:/var/lib/sharedos:/usr/sbin/nologin" \
+    >> "$rootfs/etc/passwd"
+  echo "sharedos:x:$SHAREDOS_UID:" >> "$rootfs/etc/group"
+  echo "sharedos:!:19000::::::" >> "$rootfs/etc/shadow"
+  # /var/lib/sharedos is the data volume (a new named volume takes this ownership and content);
+  # files/ under it is the envelope's --files_root.
+  mkdir -p "$rootfs/var/lib/sharedos/files" "$rootfs/etc/sharedos/tls"
+  chown "$SHAREDOS_UID:$SHAREDOS_UID" "$rootfs/var/lib/sharedos" "$rootfs/var/lib/sharedos/files"
+  chmod 0700 "$rootfs/var/lib/sharedos" "$rootfs/var/lib/sharedos/files"
+}
+
+# Fails naming any shared library a binary needs that the base does not hold.
+check_libraries() {
+  local base="$1" context="$2" listed missing
+  listed="$(sharedos_podman run --rm "${SHAREDOS_PODMAN_RUN[@]}" "${SHAREDOS_PODMAN_HOST_NET[@]}" -v "$context:/check:ro" \
+    "$base" sh -c 'for b in /check/bin/*; do ldd "$b"; done' 2>&1)"
+  missing="$(printf '%s\n' "$listed" | grep 'not found' | sort -u || true)"
+  if [ -n "$missing" ]; then
+    printf '%s\n' "$missing" >&2
+    echo "build-images: the base lacks these libraries; add their packages to" \
+      "deploy/runtime-packages.txt" >&2
+    exit 1
+  fi
+}
+
+# The build context every image shares: the binaries, the probe, the health check, the
+# shipped tool registry.
+make_context() {
+  local context="$1" path
+  rm -rf "$context" && mkdir -p "$context/bin"
+  while read -r path; do
+    [ -x "$bin_dir/$path" ] || { echo "build-images: $bin_dir/$path is missing" >&2; exit 1; }
+    cp -L "$bin_dir/$path" "$context/bin/$(basename "$path")"
+  done < <(binaries)
+  cp "$SHAREDOS_DEPLOY_DIR/healthcheck.sh" "$context/bin/sharedos-healthcheck"
+  cp "$root/envelope_svc/config/standard_tools.textproto" "$context/standard_tools.textproto"
+  chmod 0755 "$context/bin/"*
+  chmod 0644 "$context/standard_tools.textproto"
+}
+
+# One image's Containerfile: the base, its binary, the probe, non-root, the data volume.
+containerfile() {
+  local base="$1" binary="$2" port="$3"
+  cat <<CONTAINERFILE
+FROM $base
+COPY bin/$binary bin/health_probe bin/sharedos-healthcheck /usr/local/bin/
+COPY standard_tools.textproto /etc/sharedos/standard_tools.textproto
+LABEL io.sharedos.image=$SHAREDOS_LABEL
+ENV SHAREDOS_HEALTH_PORT=$port
+USER $SHAREDOS_UID:$SHAREDOS_UID
+WORKDIR /var/lib/sharedos
+VOLUME /var/lib/sharedos
+EXPOSE $port
+HEALTHCHECK --interval=10s --timeout=6s --start-period=5s --retries=3 CMD ["/usr/local/bin/sharedos-healthcheck"]
+ENTRYPOINT ["/usr/local/bin/$binary"]
+CONTAINERFILE
+}
+
+main() {
+  [ -n "$bin_dir" ] || build_binaries
+  local base context image path port
+  base="$(base_image)"
+  context="$cache/context"
+  make_context "$context"
+  check_libraries "$base" "$context"
+  while read -r image path port; do
+    containerfile "$base" "$(basename "$path")" "$port" > "$context/Containerfile.$image"
+    sharedos_podman build --quiet --format docker --layers \
+      -f "$context/Containerfile.$image" -t "localhost/$image:$SHAREDOS_TAG" "$context" > /dev/null
+    echo "built localhost/$image:$SHAREDOS_TAG"
+  done < <(sharedos_images)
+  # A rebuild leaves the former images untagged: remove those (ours only, by label).
+  sharedos_podman image prune -f --filter "label=io.sharedos.image=$SHAREDOS_LABEL" > /dev/null
+}
+
+main

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Prints the Kubernetes Secrets of a deployment, made from deploy/gen-certs.sh's and
+# deploy/gen-secrets.sh's directories, as YAML for `kubectl apply -f -`:
+#
+#   deploy/k8s-secrets.sh CERTS_DIR SECRETS_DIR [--namespace=NS] | kubectl apply -f -
+#
+#   sharedos-tls-<service>   kubernetes.io/tls: tls.crt, tls.key, ca.crt (audit, grantstore,
+#                            authorizer, envelope)
+#   sharedos-credentials     credentials.json (SHA-256 digests only)
+#   sharedos-service-token   service.token
+#   sharedos-lease-secret    lease.secret (authorizer)
+#   sharedos-mcp-secret      mcp.secret (envelope)
+#
+# The operators' admin.token and the product backend's host.token are not among them. The output
+# holds secrets: pipe it, do not keep it.
+set -euo pipefail
+
+certs="${1:?usage: k8s-secrets.sh CERTS_DIR SECRETS_DIR [--namespace=NS]}"
+secrets="${2:?usage: k8s-secrets.sh CERTS_DIR SECRETS_DIR [--namespace=NS]}"
+shift 2
+namespace=sharedos
+for arg in "$@"; do
+  case "$arg" in
+    --namespace=*) namespace="${arg#--namespace=}" ;;
+    *) echo "k8s-secrets: unknown argument ${arg:0:64}" >&2; exit 2 ;;
+  esac
+done
+[[ "$namespace" =~ ^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$ ]] ||
+  { echo "k8s-secrets: --namespace: not a Kubernetes namespace name" >&2; exit 2; }
+
+# secret NAME TYPE KEY=FILE...: one Secret, each file base64 under its key.
+secret() {
+  local name="$1" type="$2" pair
+  shift 2
+  printf -- '---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: %s\n  namespace: %s\n' \
+    "$name" "$namespace"
+  printf '  labels:\n    app.kubernetes.io/part-of: sharedos\ntype: %s\ndata:\n' "$type"
+  for pair in "$@"; do
+    [ -s "${pair#*=}" ] || { echo "k8s-secrets: ${pair#*=} is missing or empty" >&2; exit 1; }
+    printf '  %s: %s\n' "${pair%%=*}" "$(base64 -w0 < "${pair#*=}")"
+  done
+}
+
+for service in audit grantstore authorizer envelope; do
+  secret "sharedos-tls-$service" kubernetes.io/tls "tls.crt=$certs/$service/tls.crt" \
+    "tls.key=$certs/$service/tls.key" "ca.crt=$certs/$service/ca.crt"
+done
+secret sharedos-credentials Opaque "credentials.json=$secrets/credentials/credentials.json"
+secret sharedos-service-token Opaque "service.token=$secrets/service-token/service.token"
+secret sharedos-lease-secret Opaque "lease.secret=$secrets/lease/lease.secret"
+secret sharedos-mcp-secret Opaque "mcp.secret=$secrets/mcp/mcp.secret"

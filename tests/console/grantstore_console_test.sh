@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# The reviewer console served by grantstore_svc in a deployment of separate services
+# (--console_port): real audit_svc and grantstore_svc processes, driven over HTTP with curl. An
+# admin signs in and reads the record from audit_svc (the chain verifies); a reviewer issued
+# through the control plane signs in, sees its (empty) queue and is refused the record by
+# audit_svc (which, without --grantstore_target, does not know it) while its session stays; a
+# decision posted without the CSRF token is refused 403; revoked, its next page ends the session.
+set -euo pipefail
+root="$TEST_SRCDIR/sharedos"
+dir="$TEST_TMPDIR"
+admin="sos_admin-$RANDOM$RANDOM$RANDOM"
+service="sos_service-$RANDOM$RANDOM$RANDOM"
+digest() { printf '%s' "$1" | sha256sum | cut -d' ' -f1; }
+printf '%s\n' "$admin" > "$dir/admin.token"
+printf '%s\n' "$service" > "$dir/service.token"
+chmod 600 "$dir/admin.token" "$dir/service.token"
+cat > "$dir/credentials.json" <<JSON
+{"credentials": [
+  {"name": "ops", "role": "admin", "token_sha256": "$(digest "$admin")"},
+  {"name": "svc", "role": "service", "token_sha256": "$(digest "$service")"}]}
+JSON
+
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done; }
+trap cleanup EXIT
+wait_for() {  # wait_for LOG PATTERN PID
+  for _ in $(seq 1 600); do
+    grep -q "$2" "$1" && return 0
+    kill -0 "$3" 2>/dev/null || { cat "$1"; echo "exited early"; exit 1; }
+    sleep 0.05
+  done
+  cat "$1"; echo "timed out waiting for $2"; exit 1
+}
+
+"$root/audit_svc/server/audit_svc" --port=0 --db="$dir/audit.db" \
+  --credentials="$dir/credentials.json" > "$dir/audit.log" 2>&1 &
+pids+=($!)
+wait_for "$dir/audit.log" "^audit_svc listening on " "${pids[0]}"
+audit="$(sed -n 's/^audit_svc listening on //p' "$dir/audit.log")"
+
+"$root/grantstore_svc/server/grantstore_svc" --port=0 --db="$dir/grants.db" \
+  --credentials="$dir/credentials.json" --audit=remote --audit_target="$audit" \
+  --audit_token_file="$dir/service.token" --audit_outbox="$dir/grantstore.outbox" \
+  --console_port=0 > "$dir/grantstore.log" 2>&1 &
+pids+=($!)
+wait_for "$dir/grantstore.log" "^grantstore_svc console listening on " "${pids[1]}"
+grantstore="$(sed -n 's/^grantstore_svc listening on //p' "$dir/grantstore.log")"
+console="$(sed -n 's/^grantstore_svc console listening on //p' "$dir/grantstore.log")"
+echo "grantstore $grantstore, console $console"
+
+ctl() { SHAREDOS_TARGET="$grantstore" "$root/tools/sharedosctl/sharedosctl" "$@"; }
+reviewer="$(ctl --token_file="$dir/admin.token" credentials issue --role=reviewer \
+  --principal=human:user-alice --namespace=world-demo | sed -n 's/^secret: //p')"
+[ -n "$reviewer" ] || { echo "no reviewer credential"; exit 1; }
+
+# sign_in JAR SECRET: the sign-in form's double-submitted token, then the secret.
+sign_in() {
+  curl -sf -c "$1" -b "$1" -o /dev/null "${console}signin"
+  local token
+  token="$(awk '$6 == "sos_signin" {print $7}' "$1")"
+  curl -s -c "$1" -b "$1" -o /dev/null -w '%{http_code}' \
+    --data-urlencode "signin=$token" --data-urlencode "secret=$2" "${console}signin"
+}
+expect() {  # expect WHAT WANT GOT
+  [ "$2" = "$3" ] || { echo "--- grantstore_svc:"; cat "$dir/grantstore.log"; echo "$1: want $2, got $3"; exit 1; }
+}
+
+expect "admin sign-in" 303 "$(sign_in "$dir/admin.jar" "$admin")"
+record="$(curl -s -b "$dir/admin.jar" -w '\n%{http_code}' "${console}record?type=credential.changed")"
+expect "admin record" 200 "$(echo "$record" | tail -1)"
+echo "$record" | grep -q 'Chain: ok: [0-9]* records verify' || { echo "$record"; echo "no verify"; exit 1; }
+
+expect "reviewer sign-in" 303 "$(sign_in "$dir/alice.jar" "$reviewer")"
+queue="$(curl -s -b "$dir/alice.jar" "${console}queue")"
+echo "$queue" | grep -q 'No pending escalations for you in world-demo' ||
+  { echo "$queue"; echo "no queue"; exit 1; }
+forged="$(curl -s -b "$dir/alice.jar" -o /dev/null -w '%{http_code}' \
+  --data 'id=esc-1&decision=approve' "${console}decide")"
+expect "decision without CSRF token" 403 "$forged"
+# This audit_svc honours --credentials only (no --grantstore_target): it does not know alice at
+# all. The console shows its refusal and keeps the session (the grant store still knows her).
+refused="$(curl -s -b "$dir/alice.jar" -w '\n%{http_code}' "${console}record")"
+expect "reviewer record (audit_svc does not know her)" 401 "$(echo "$refused" | tail -1)"
+echo "$refused" | grep -q 'UNAUTHENTICATED' || { echo "$refused"; exit 1; }
+expect "reviewer queue after the refusal" 200 \
+  "$(curl -s -b "$dir/alice.jar" -o /dev/null -w '%{http_code}' "${console}queue")"
+# Revoked through the control plane: her next page ends the session.
+id="$(ctl --token_file="$dir/admin.token" credentials list | awk '$3 == "human:user-alice" {print $1}')"
+ctl --token_file="$dir/admin.token" credentials revoke --id="$id" > /dev/null
+expect "queue after revocation" 401 \
+  "$(curl -s -b "$dir/alice.jar" -c "$dir/alice.jar" -o /dev/null -w '%{http_code}' "${console}queue")"
+expect "queue after the session ended" 303 \
+  "$(curl -s -b "$dir/alice.jar" -o /dev/null -w '%{http_code}' "${console}queue")"
+
+for secret in "$admin" "$reviewer"; do
+  if grep -qF "${secret#sos_}" "$dir/grantstore.log" "$dir/audit.log"; then
+    echo "a secret reached a service's output"; exit 1
+  fi
+done
+echo "ok"
