@@ -5,6 +5,7 @@
 #include <openssl/pem.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -211,6 +212,8 @@ absl::StatusOr<SignedCheckpoint> Checkpointer::CheckpointNow() {
   RETURN_IF_ERROR(key_->Sign(checkpoint));
   RETURN_IF_ERROR(Export(checkpoint));
   latest_ = checkpoint;
+  recent_.push_back(checkpoint);
+  if (recent_.size() > kRecentCheckpoints) recent_.pop_front();
   ++generation_;
   return checkpoint;
 }
@@ -262,6 +265,15 @@ void Checkpointer::IntervalLoop() {
 int64_t Checkpointer::Generation() const {
   absl::MutexLock lock(&mu_);
   return generation_;
+}
+
+std::vector<SignedCheckpoint> Checkpointer::CheckpointsAfter(int64_t& generation) const {
+  absl::MutexLock lock(&mu_);
+  const int64_t missing =
+      std::min<int64_t>(generation_ - generation, static_cast<int64_t>(recent_.size()));
+  generation = generation_;
+  if (missing <= 0) return {};
+  return std::vector<SignedCheckpoint>(recent_.end() - missing, recent_.end());
 }
 
 std::pair<int64_t, SignedCheckpoint> Checkpointer::WaitForCheckpointAfter(int64_t generation,

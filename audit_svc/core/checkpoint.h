@@ -8,9 +8,12 @@
 #define SHAREDOS_AUDIT_SVC_CORE_CHECKPOINT_H_
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
@@ -101,8 +104,15 @@ class Checkpointer {
 
   const CheckpointKey& key() const { return *key_; }
 
-  // For Tail: how many checkpoints were made, and the last one.
+  // Checkpoints kept for Tail streams that have not yet delivered them.
+  static constexpr int kRecentCheckpoints = 64;
+
+  // For Tail: how many checkpoints were made.
   int64_t Generation() const ABSL_LOCKS_EXCLUDED(mu_);
+  // For Tail: the checkpoints made after the first `generation` (at most the last
+  // kRecentCheckpoints of them), in order; advances `generation` to Generation().
+  std::vector<v1::SignedCheckpoint> CheckpointsAfter(int64_t& generation) const
+      ABSL_LOCKS_EXCLUDED(mu_);
   // Blocks until Generation() passes `generation` or `timeout` elapses; returns the last
   // checkpoint made and its generation (0 and an empty message when none).
   std::pair<int64_t, v1::SignedCheckpoint> WaitForCheckpointAfter(int64_t generation,
@@ -124,6 +134,8 @@ class Checkpointer {
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   int64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
   v1::SignedCheckpoint latest_ ABSL_GUARDED_BY(mu_);
+  // The last kRecentCheckpoints made, oldest first (the newest is generation_).
+  std::deque<v1::SignedCheckpoint> recent_ ABSL_GUARDED_BY(mu_);
   std::thread interval_thread_;
 };
 

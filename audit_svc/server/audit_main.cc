@@ -6,6 +6,7 @@
 #include "absl/flags/flag.h"
 #include "absl/status/statusor.h"
 #include "audit_svc/server/audit_server.h"
+#include "audit_svc/server/checkpoint_flags.h"
 #include "common/server/service_flags.h"
 #include "common/status/status_macros.h"
 #include "common/time/clock.h"
@@ -47,6 +48,7 @@ absl::StatusOr<std::unique_ptr<server::Servable>> Build(const server::ServiceFla
   options.db_path = absl::GetFlag(FLAGS_db);
   ASSIGN_OR_RETURN(options.durability,
                    sharedos::audit::server::ParseAuditDurability(absl::GetFlag(FLAGS_durability)));
+  sharedos::audit::server::ApplyCheckpointFlags(options);
   return sharedos::audit::server::BuildAuditServer(
       {*flags.authenticator, sharedos::common::RealClock(), flags.metrics.get()}, options);
 }
