@@ -156,6 +156,13 @@ class CheckpointIntegrationTest : public ::testing::Test {
     return result;
   }
 
+  // An orderly stop, once this test's channel is closed (an open one holds the server's shutdown
+  // for its grace period). The exit code.
+  int Stop() {
+    stub_.reset();
+    return audit_->Terminate();
+  }
+
   Result VerifyAgainst(const std::string& checkpoint_file) {
     return Ctl({"audit", "verify", "--checkpoint=" + checkpoint_file,
                 "--checkpoint_public_key=" + public_key_});
@@ -171,6 +178,7 @@ class CheckpointIntegrationTest : public ::testing::Test {
     ASSERT_EQ(taken.exit_code, 0) << taken.output;
     ASSERT_THAT(taken.output, HasSubstr("\"sequence\":\"6\""));
     AppendDenied(6, 9);
+    stub_.reset();
     audit_->Kill();
   }
 
@@ -215,7 +223,7 @@ TEST_P(CheckpointRewriteTest, VerifiesWithoutACheckpointAndIsDetectedAgainstAnEa
   EXPECT_THAT(pinned.output, HasSubstr(expected));
   Result own = Ctl({"audit", "verify", "--checkpoint=" + checkpoints_});
   EXPECT_EQ(own.exit_code, 1) << own.output;
-  EXPECT_EQ(audit_->Terminate(), 0) << audit_->output();
+  EXPECT_EQ(Stop(), 0) << audit_->output();
 }
 
 INSTANTIATE_TEST_SUITE_P(EachRewrite, CheckpointRewriteTest,
@@ -235,7 +243,7 @@ TEST_F(CheckpointIntegrationTest, AnUntouchedLogExtendsItsCheckpointsAcrossACras
   // What sharedosctl printed is the line the server exported: an operator's own copy verifies.
   const std::string own_copy = Write(secrets_ + "/own-copy.jsonl", taken.output);
   EXPECT_EQ(VerifyAgainst(own_copy).exit_code, 0);
-  EXPECT_EQ(audit_->Terminate(), 0) << audit_->output();
+  EXPECT_EQ(Stop(), 0) << audit_->output();
 }
 
 TEST_F(CheckpointIntegrationTest, AForgedCheckpointIsRefused) {
@@ -263,7 +271,7 @@ TEST_F(CheckpointIntegrationTest, AForgedCheckpointIsRefused) {
   Result garbage = VerifyAgainst(Write(secrets_ + "/garbage.jsonl", "{\"sequence\": []}\n"));
   EXPECT_EQ(garbage.exit_code, 2) << garbage.output;
   EXPECT_THAT(garbage.output, HasSubstr("line 1"));
-  EXPECT_EQ(audit_->Terminate(), 0) << audit_->output();
+  EXPECT_EQ(Stop(), 0) << audit_->output();
 }
 
 TEST_F(CheckpointIntegrationTest, StartIsRefusedWhenTheKeyOrTheCheckpointFileIsInTheDataDir) {
@@ -294,7 +302,7 @@ TEST_F(CheckpointIntegrationTest, WithoutAKeyTheCheckpointCallIsRefused) {
   Result refused = Ctl({"audit", "checkpoint"});
   EXPECT_EQ(refused.exit_code, 1) << refused.output;
   EXPECT_THAT(refused.output, HasSubstr("FAILED_PRECONDITION"));
-  EXPECT_EQ(audit_->Terminate(), 0) << audit_->output();
+  EXPECT_EQ(Stop(), 0) << audit_->output();
 }
 
 TEST_F(CheckpointIntegrationTest, TheIntervalSignsAndTheTailStreamCarriesCheckpoints) {
@@ -316,13 +324,14 @@ TEST_F(CheckpointIntegrationTest, TheIntervalSignsAndTheTailStreamCarriesCheckpo
   }
   context->TryCancel();
   reader->Finish();
+  reader.reset();
   EXPECT_EQ(records, 3);
   ASSERT_EQ(checkpoint.sequence(), 3);
   // The same checkpoint was exported to the file first.
   std::string line;
   ASSERT_TRUE(google::protobuf::util::MessageToJsonString(checkpoint, &line).ok());
   EXPECT_THAT(ReadAll(checkpoints_), HasSubstr(line));
-  EXPECT_EQ(audit_->Terminate(), 0) << audit_->output();
+  EXPECT_EQ(Stop(), 0) << audit_->output();
 }
 
 TEST_F(CheckpointIntegrationTest, SharedosdSignsCheckpointsOfItsEmbeddedLog) {
@@ -340,7 +349,7 @@ TEST_F(CheckpointIntegrationTest, SharedosdSignsCheckpointsOfItsEmbeddedLog) {
   Result verified = Ctl({"audit", "verify", "--checkpoint=" + checkpoints_});
   EXPECT_EQ(verified.exit_code, 0) << verified.output;
   EXPECT_THAT(verified.output, HasSubstr("1 checkpoints extended"));
-  EXPECT_EQ(audit_->Terminate(), 0) << audit_->output();
+  EXPECT_EQ(Stop(), 0) << audit_->output();
 
   // Its key inside its data directory: start refused.
   const std::string inside_key = sharedos_data + "/checkpoint.key";
