@@ -95,7 +95,10 @@ absl::StatusOr<std::unique_ptr<CheckpointKey>> CheckpointKey::ReadPrivateKeyFile
     return absl::InvalidArgumentError(absl::StrCat(flag, ": larger than 64 KiB"));
   }
   Bio bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
-  EVP_PKEY* key = bio ? PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr) : nullptr;
+  // No passphrase callback that could prompt on a terminal: an encrypted key is refused.
+  pem_password_cb* no_passphrase = [](char*, int, int, void*) { return 0; };
+  EVP_PKEY* key =
+      bio ? PEM_read_bio_PrivateKey(bio.get(), nullptr, no_passphrase, nullptr) : nullptr;
   std::fill(pem.begin(), pem.end(), '\0');
   if (key == nullptr || EVP_PKEY_id(key) != EVP_PKEY_ED25519) {
     EVP_PKEY_free(key);
@@ -111,7 +114,8 @@ absl::StatusOr<std::unique_ptr<CheckpointKey>> CheckpointKey::ParsePublicKeyPem(
     return absl::InvalidArgumentError(absl::StrCat(field, ": larger than 64 KiB"));
   }
   Bio bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
-  EVP_PKEY* key = bio ? PEM_read_bio_PUBKEY(bio.get(), nullptr, nullptr, nullptr) : nullptr;
+  pem_password_cb* no_passphrase = [](char*, int, int, void*) { return 0; };
+  EVP_PKEY* key = bio ? PEM_read_bio_PUBKEY(bio.get(), nullptr, no_passphrase, nullptr) : nullptr;
   if (key == nullptr || EVP_PKEY_id(key) != EVP_PKEY_ED25519) {
     EVP_PKEY_free(key);
     return absl::InvalidArgumentError(absl::StrCat(field, ": not a PEM Ed25519 public key"));
