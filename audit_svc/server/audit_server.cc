@@ -132,13 +132,14 @@ absl::StatusOr<std::unique_ptr<AuditServer>> BuildAuditServer(const AuditServerD
   ASSIGN_OR_RETURN(auto store, storage::OpenAuditStore(options.db_path, store_options));
   auto server = std::make_unique<AuditServer>(std::move(store), deps);
   if (key != nullptr) {
-    common::server::Notice(options.binary_name,
-                           absl::StrCat("audit checkpoints signed with key ", key->key_id(),
-                                        options.checkpoint_file.empty() ? "" : ", exported to ",
-                                        options.checkpoint_file));
+    const std::string key_id = key->key_id();
     RETURN_IF_ERROR(server->EnableCheckpoints(
         std::move(key),
         {options.checkpoint_file, options.checkpoint_interval, options.binary_name}));
+    common::server::Notice(options.binary_name,
+                           absl::StrCat("audit checkpoints signed with key ", key_id,
+                                        options.checkpoint_file.empty() ? "" : ", exported to ",
+                                        options.checkpoint_file));
   }
   return server;
 }
