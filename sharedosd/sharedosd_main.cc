@@ -28,6 +28,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "audit_svc/server/audit_server.h"
+#include "audit_svc/server/checkpoint_flags.h"
 #include "authorizer_svc/server/authorizer_server.h"
 #include "common/logging/log.h"
 #include "common/metrics/metrics.h"
@@ -138,6 +139,7 @@ absl::StatusOr<Settings> ReadSettings() {
   ASSIGN_OR_RETURN(settings.audit.durability,
                    audit::ParseAuditDurability(absl::GetFlag(FLAGS_durability)));
   settings.audit.binary_name = kName;
+  audit::ApplyCheckpointFlags(settings.audit);
   settings.envelope.engine.drain_grace = absl::GetFlag(FLAGS_drain_grace);
   RETURN_IF_ERROR(envelope::CheckTurnOptions(settings.envelope.engine));
   // Plaintext off loopback, or unusable TLS files, is refused before the data directory is made.

@@ -6,6 +6,7 @@
 #include "absl/flags/flag.h"
 #include "absl/status/statusor.h"
 #include "audit_svc/server/audit_server.h"
+#include "audit_svc/server/checkpoint_flags.h"
 #include "common/server/dependency_probes.h"
 #include "common/server/service_flags.h"
 #include "common/status/status_macros.h"
@@ -48,6 +49,7 @@ absl::StatusOr<std::unique_ptr<server::Servable>> Build(const server::ServiceFla
   options.db_path = absl::GetFlag(FLAGS_db);
   ASSIGN_OR_RETURN(options.durability,
                    sharedos::audit::server::ParseAuditDurability(absl::GetFlag(FLAGS_durability)));
+  sharedos::audit::server::ApplyCheckpointFlags(options);
   ASSIGN_OR_RETURN(
       auto built,
       sharedos::audit::server::BuildAuditServer(

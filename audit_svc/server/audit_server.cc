@@ -1,7 +1,11 @@
 #include "audit_svc/server/audit_server.h"
 
+#include <filesystem>
+#include <string>
+#include <system_error>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "audit_svc/client/audit_writer_factory.h"
 #include "audit_svc/client/log_audit_writer.h"
 #include "common/status/status_macros.h"
@@ -36,12 +40,64 @@ core::AuditLog::Options LogOptions(const AuditServerDeps& deps) {
   return options;
 }
 
+// True when `path` is `dir` or lies under it (both made absolute, symbolic links resolved as
+// far as they exist).
+bool IsInside(const std::string& path, const std::string& dir) {
+  std::error_code error;
+  const std::filesystem::path p =
+      std::filesystem::weakly_canonical(std::filesystem::absolute(path), error);
+  const std::filesystem::path d =
+      std::filesystem::weakly_canonical(std::filesystem::absolute(dir), error);
+  const std::filesystem::path relative = p.lexically_relative(d);
+  return !relative.empty() && *relative.begin() != "..";
+}
+
+// The checkpoint key of `options` (null: none), after its flags are checked: a key file and a
+// checkpoint file of their own, outside the data directory (the SQLite log's directory: whoever
+// can rewrite the log must not find the key, nor the exported checkpoints, beside it).
+absl::StatusOr<std::unique_ptr<core::CheckpointKey>> ReadCheckpointKey(
+    const AuditServerOptions& options, storage::AuditStoreBackend backend) {
+  if (options.checkpoint_key_file.empty()) {
+    if (!options.checkpoint_file.empty() || options.checkpoint_interval != absl::ZeroDuration()) {
+      return absl::InvalidArgumentError(
+          "--checkpoint_file, --checkpoint_interval: need --checkpoint_key_file");
+    }
+    return nullptr;
+  }
+  if (options.checkpoint_interval < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--checkpoint_interval: negative");
+  }
+  if (backend == storage::AuditStoreBackend::kSqlite) {
+    const std::string data_dir = std::filesystem::absolute(options.db_path).parent_path().string();
+    for (const auto& [path, flag] : {std::pair<const std::string&, const char*>{
+                                         options.checkpoint_key_file, "--checkpoint_key_file"},
+                                     {options.checkpoint_file, "--checkpoint_file"}}) {
+      if (!path.empty() && IsInside(path, data_dir)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            flag, ": inside the data directory ", data_dir,
+            " (whoever can rewrite the log could read or rewrite it there); keep it apart"));
+      }
+    }
+  }
+  return core::CheckpointKey::ReadPrivateKeyFile(options.checkpoint_key_file,
+                                                 "--checkpoint_key_file");
+}
+
 }  // namespace
 
 AuditServer::AuditServer(std::unique_ptr<storage::AuditStore> store, const AuditServerDeps& deps)
     : authenticator_(deps.authenticator),
+      clock_(deps.clock),
       log_(std::move(store), deps.clock, LogOptions(deps)),
-      service_(log_, deps.authenticator) {}
+      service_(std::make_unique<AuditService>(log_, deps.authenticator)) {}
+
+absl::Status AuditServer::EnableCheckpoints(std::unique_ptr<core::CheckpointKey> key,
+                                            core::Checkpointer::Options options) {
+  ASSIGN_OR_RETURN(checkpointer_,
+                   core::Checkpointer::Create(log_, std::move(key), clock_, std::move(options)));
+  service_ = std::make_unique<AuditService>(log_, authenticator_, checkpointer_.get());
+  return absl::OkStatus();
+}
 
 absl::StatusOr<std::unique_ptr<client::AuditWriter>> AuditServer::NewInProcessWriter(
     std::shared_ptr<grpc::Channel> channel, const std::string& token_file,
@@ -80,8 +136,21 @@ absl::StatusOr<std::unique_ptr<AuditServer>> BuildAuditServer(const AuditServerD
   }
   storage::AuditStoreOptions store_options;
   store_options.durability = options.durability;
+  // The key is read (and the data directory checked) before the log is opened.
+  ASSIGN_OR_RETURN(std::unique_ptr<core::CheckpointKey> key, ReadCheckpointKey(options, backend));
   ASSIGN_OR_RETURN(auto store, storage::OpenAuditStore(options.db_path, store_options));
-  return std::make_unique<AuditServer>(std::move(store), deps);
+  auto server = std::make_unique<AuditServer>(std::move(store), deps);
+  if (key != nullptr) {
+    const std::string key_id = key->key_id();
+    RETURN_IF_ERROR(server->EnableCheckpoints(
+        std::move(key),
+        {options.checkpoint_file, options.checkpoint_interval, options.binary_name}));
+    common::server::Notice(options.binary_name,
+                           absl::StrCat("audit checkpoints signed with key ", key_id,
+                                        options.checkpoint_file.empty() ? "" : ", exported to ",
+                                        options.checkpoint_file));
+  }
+  return server;
 }
 
 }  // namespace sharedos::audit::server

@@ -13,9 +13,11 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "audit_svc/client/audit_writer.h"
 #include "audit_svc/client/audit_writer_factory.h"
 #include "audit_svc/core/audit_log.h"
+#include "audit_svc/core/checkpoint.h"
 #include "audit_svc/server/audit_service.h"
 #include "audit_svc/storage/audit_store.h"
 #include "audit_svc/storage/open_audit_store.h"
@@ -36,6 +38,13 @@ struct AuditServerOptions {
   // Start-up notices are printed as "<binary_name>: <notice>" on stderr: a schema upgrade of an
   // existing log is announced before it runs.
   std::string binary_name = "audit_svc";
+  // Signed checkpoints (docs/adr/0010): the Ed25519 private key (PEM); empty: none (the
+  // Checkpoint RPC is refused, export_file and interval must be unset).
+  std::string checkpoint_key_file;
+  // Where checkpoints are appended (JSON lines); empty: not to a file.
+  std::string checkpoint_file;
+  // Zero: on demand only.
+  absl::Duration checkpoint_interval = absl::ZeroDuration();
 };
 
 // What the server borrows; each must outlive it.
@@ -50,12 +59,17 @@ class AuditServer final : public common::server::Servable {
  public:
   AuditServer(std::unique_ptr<storage::AuditStore> store, const AuditServerDeps& deps);
 
-  std::vector<grpc::Service*> services() override { return {&service_}; }
+  std::vector<grpc::Service*> services() override { return {service_.get()}; }
 
   // Another adapter over the same log, for a second server (sharedosd's public listener).
   std::unique_ptr<grpc::Service> NewService() {
-    return std::make_unique<AuditService>(log_, authenticator_);
+    return std::make_unique<AuditService>(log_, authenticator_, checkpointer_.get());
   }
+
+  // Signs checkpoints of this log with `key` (Checkpointer). Called once, before serving.
+  // Errors: those of core::Checkpointer::Create.
+  absl::Status EnableCheckpoints(std::unique_ptr<core::CheckpointKey> key,
+                                 core::Checkpointer::Options options);
 
   // The writer of a service in this process: it appends to this log directly (a pre-effect
   // record is committed before it is answered); a post-effect record the log cannot take waits
@@ -73,16 +87,23 @@ class AuditServer final : public common::server::Servable {
 
  private:
   const common::server::Authenticator& authenticator_;
+  const common::Clock& clock_;
   core::AuditLog log_;
-  AuditService service_;
+  std::unique_ptr<core::Checkpointer> checkpointer_;
+  // Replaced by EnableCheckpoints (before serving) with one that signs.
+  std::unique_ptr<AuditService> service_;
 };
 
 // --durability: "full" or "normal". Errors: INVALID_ARGUMENT "--durability: must be full or
 // normal".
 absl::StatusOr<storage::SqliteAuditStore::Durability> ParseAuditDurability(absl::string_view value);
 
-// Errors: those of storage::OpenAuditStore (a URI of another scheme; the file or database cannot
-// be opened, or its schema is newer than this binary's, or its upgrade fails).
+// Errors: INVALID_ARGUMENT (checkpoint options: a file or interval without a key; a negative
+// interval; the key or checkpoint file inside the data directory — the SQLite log's directory —
+// naming the flag; a key that is not an Ed25519 private key); UNAVAILABLE (the checkpoint file
+// cannot be opened for appending); those of storage::OpenAuditStore (a URI of another scheme;
+// the file or database cannot be opened, or its schema is newer than this binary's, or its
+// upgrade fails).
 absl::StatusOr<std::unique_ptr<AuditServer>> BuildAuditServer(const AuditServerDeps& deps,
                                                               const AuditServerOptions& options);
 

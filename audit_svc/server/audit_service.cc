@@ -2,6 +2,7 @@
 
 #include "absl/status/status.h"
 #include "common/status/grpc_status.h"
+#include "common/status/status_macros.h"
 
 namespace sharedos::audit::server {
 
@@ -13,6 +14,11 @@ grpc::Status AuditService::Tail(grpc::ServerContext* context, const v1::TailRequ
   if (!caller.ok()) return ToGrpcStatus(caller.status());
   absl::Status valid = core::AuditLog::ValidateFilter(request->filter());
   if (!valid.ok()) return ToGrpcStatus(valid);
+  if (request->include_checkpoints() && checkpointer_ == nullptr) {
+    return ToGrpcStatus(absl::FailedPreconditionError(
+        "include_checkpoints: this audit_svc has no checkpoint key (--checkpoint_key_file)"));
+  }
+  int64_t checkpoints = checkpointer_ != nullptr ? checkpointer_->Generation() : 0;
   int64_t head = core_.HeadSequence();
   int64_t after = head;  // absent from_sequence: only what is appended from now on
   if (request->has_from_sequence()) {
@@ -38,12 +44,36 @@ grpc::Status AuditService::Tail(grpc::ServerContext* context, const v1::TailRequ
       *response.mutable_record() = std::move(record);
       if (!writer->Write(response)) return grpc::Status::OK;
     }
+    if (request->include_checkpoints() && !WriteCheckpoints(checkpoints, writer)) {
+      return grpc::Status::OK;
+    }
     if (records->size() == 100) continue;
     // Non-matching records still advance the position, up to the head searched.
     after = std::max(after, head_before);
     core_.WaitForHeadAfter(after, absl::Milliseconds(200));
   }
   return grpc::Status::OK;
+}
+
+absl::StatusOr<v1::CheckpointResponse> AuditService::MakeCheckpoint() {
+  if (checkpointer_ == nullptr) {
+    return absl::FailedPreconditionError(
+        "checkpoint: this audit_svc has no checkpoint key (--checkpoint_key_file)");
+  }
+  v1::CheckpointResponse response;
+  ASSIGN_OR_RETURN(*response.mutable_checkpoint(), checkpointer_->CheckpointNow());
+  response.set_public_key_pem(checkpointer_->key().public_key_pem());
+  return response;
+}
+
+bool AuditService::WriteCheckpoints(int64_t& generation,
+                                    grpc::ServerWriter<v1::TailResponse>* writer) {
+  for (v1::SignedCheckpoint& checkpoint : checkpointer_->CheckpointsAfter(generation)) {
+    v1::TailResponse response;
+    *response.mutable_checkpoint() = std::move(checkpoint);
+    if (!writer->Write(response)) return false;
+  }
+  return true;
 }
 
 }  // namespace sharedos::audit::server

@@ -2,6 +2,7 @@
 #define SHAREDOS_AUDIT_SVC_SERVER_AUDIT_SERVICE_H_
 
 #include "audit_svc/core/audit_log.h"
+#include "audit_svc/core/checkpoint.h"
 #include "common/server/auth.h"
 #include "common/server/rpc_adapter.h"
 #include "sharedos/audit/v1/audit.grpc.pb.h"
@@ -18,10 +19,25 @@ class AuditService final : public common::server::CoreAdapter<v1::AuditLog, core
   SHAREDOS_UNARY_RPC(Query, kAdmin, core_.Query(*request));
   grpc::Status Tail(grpc::ServerContext* context, const v1::TailRequest* request,
                     grpc::ServerWriter<v1::TailResponse>* writer) override;
-  SHAREDOS_UNARY_RPC(Verify, kAdmin, core_.Verify(*request));
+  SHAREDOS_UNARY_RPC(Verify, kAdmin,
+                     core::VerifyWithCheckpoints(core_, *request,
+                                                 checkpointer_ ? &checkpointer_->key() : nullptr));
+  SHAREDOS_UNARY_RPC(Checkpoint, kAdmin, MakeCheckpoint());
 
-  // CoreAdapter(core, authenticator): both borrowed.
-  using CoreAdapter::CoreAdapter;
+  // Borrows all three; `checkpointer` null: no checkpoint key (Checkpoint and Tail's
+  // include_checkpoints are FAILED_PRECONDITION; Verify checks checkpoints only under a key the
+  // request carries).
+  AuditService(core::AuditLog& log, const common::server::Authenticator& authenticator,
+               core::Checkpointer* checkpointer = nullptr)
+      : CoreAdapter(log, authenticator), checkpointer_(checkpointer) {}
+
+ private:
+  absl::StatusOr<v1::CheckpointResponse> MakeCheckpoint();
+  // Tail's include_checkpoints: writes the checkpoints made since `generation` (advancing it);
+  // false when the caller has gone.
+  bool WriteCheckpoints(int64_t& generation, grpc::ServerWriter<v1::TailResponse>* writer);
+
+  core::Checkpointer* const checkpointer_;
 };
 
 }  // namespace sharedos::audit::server

@@ -2,9 +2,16 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <fstream>
 #include <string>
 #include <utility>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "common/status/status_macros.h"
+#include "google/protobuf/util/json_util.h"
 #include "grpcpp/grpcpp.h"
 #include "tools/sharedosctl/names.h"
 #include "tools/sharedosctl/render.h"
@@ -18,7 +25,76 @@ namespace av1 = ::sharedos::audit::v1;
 namespace ev1 = ::sharedos::envelope::v1;
 namespace pb = ::sharedos::protocol::v1;
 
+// Checkpoints per Verify call (the server's bound); a longer file is checked in several calls.
+constexpr int kCheckpointsPerCall = 10000;
+constexpr size_t kMaxCheckpointFileBytes = 64 << 20;
+
+absl::StatusOr<std::string> ReadSmallFile(const std::string& flag, const std::string& path,
+                                          size_t limit) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::InvalidArgumentError(absl::StrCat("--", flag, ": cannot read ", path));
+  std::string text(limit + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  if (text.size() > limit) {
+    return absl::InvalidArgumentError(absl::StrCat("--", flag, ": ", path, " is too large"));
+  }
+  return text;
+}
+
+// Verify against the checkpoints of --checkpoint, in calls of at most kCheckpointsPerCall; the
+// answer of the first call that fails, or of the last.
+absl::StatusOr<av1::VerifyResponse> VerifyCheckpoints(const Invocation& inv,
+                                                      const GlobalOptions& globals,
+                                                      const Clients& clients) {
+  ASSIGN_OR_RETURN(std::vector<av1::SignedCheckpoint> checkpoints,
+                   ReadCheckpointFile(inv.Get("checkpoint")));
+  av1::VerifyRequest request;
+  if (inv.Has("checkpoint_public_key")) {
+    ASSIGN_OR_RETURN(
+        *request.mutable_checkpoint_public_key_pem(),
+        ReadSmallFile("checkpoint_public_key", inv.Get("checkpoint_public_key"), 64 * 1024));
+  }
+  av1::VerifyResponse response;
+  int64_t verified = 0;
+  for (size_t first = 0; first < checkpoints.size(); first += kCheckpointsPerCall) {
+    request.clear_checkpoints();
+    const size_t end = std::min(checkpoints.size(), first + kCheckpointsPerCall);
+    for (size_t i = first; i < end; ++i) *request.add_checkpoints() = checkpoints[i];
+    grpc::Status status =
+        clients.audit->Verify(Context(clients, globals).get(), request, &response);
+    if (!status.ok()) {
+      return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
+                          status.error_message());
+    }
+    verified += response.checkpoints_verified();
+    if (!response.ok()) break;
+  }
+  response.set_checkpoints_verified(verified);
+  return response;
+}
+
 }  // namespace
+
+absl::StatusOr<std::vector<av1::SignedCheckpoint>> ReadCheckpointFile(const std::string& path) {
+  ASSIGN_OR_RETURN(std::string text, ReadSmallFile("checkpoint", path, kMaxCheckpointFileBytes));
+  std::vector<av1::SignedCheckpoint> checkpoints;
+  int number = 0;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    ++number;
+    if (absl::StripAsciiWhitespace(line).empty()) continue;
+    av1::SignedCheckpoint checkpoint;
+    if (!google::protobuf::util::JsonStringToMessage(std::string(line), &checkpoint).ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--checkpoint: ", path, " line ", number, ": not a signed checkpoint"));
+    }
+    checkpoints.push_back(std::move(checkpoint));
+  }
+  if (checkpoints.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("--checkpoint: ", path, " holds none"));
+  }
+  return checkpoints;
+}
 
 int AuditQuery(const Invocation& inv, const GlobalOptions& globals, const Clients& clients,
                std::ostream& out, std::ostream& err) {
@@ -92,11 +168,48 @@ int AuditVerify(const Invocation& inv, const GlobalOptions& globals, const Clien
                 std::ostream& out, std::ostream& err) {
   auto request = BuildVerify(inv);
   if (!request.ok()) return UsageError(err, request.status());
+  if (inv.Has("checkpoint")) {
+    if (request->has_from_sequence() || request->has_to_sequence()) {
+      return UsageError(err, absl::InvalidArgumentError(
+                                 "--checkpoint: not with --from or --to (the whole chain)"));
+    }
+    absl::StatusOr<av1::VerifyResponse> checked = VerifyCheckpoints(inv, globals, clients);
+    if (!checked.ok()) {
+      return checked.status().code() == absl::StatusCode::kInvalidArgument &&
+                     absl::StartsWith(checked.status().message(), "--")
+                 ? UsageError(err, checked.status())
+                 : CallError(err, checked.status());
+    }
+    out << (globals.json ? ToJson(*checked) : RenderVerify(*checked));
+    return checked->ok() ? kExitOk : kExitFailed;
+  } else if (inv.Has("checkpoint_public_key")) {
+    return UsageError(err,
+                      absl::InvalidArgumentError("--checkpoint_public_key: needs --checkpoint"));
+  }
   av1::VerifyResponse response;
   grpc::Status status = clients.audit->Verify(Context(clients, globals).get(), *request, &response);
   if (!status.ok()) return CallError(err, status);
   out << (globals.json ? ToJson(response) : RenderVerify(response));
   return response.ok() ? kExitOk : kExitFailed;
+}
+
+int AuditCheckpoint(const Invocation& inv, const GlobalOptions& globals, const Clients& clients,
+                    std::ostream& out, std::ostream& err) {
+  av1::CheckpointResponse response;
+  grpc::Status status = clients.audit->Checkpoint(Context(clients, globals).get(),
+                                                  av1::CheckpointRequest(), &response);
+  if (!status.ok()) return CallError(err, status);
+  if (inv.Has("public_key_out")) {
+    std::ofstream key(inv.Get("public_key_out"), std::ios::trunc);
+    key << response.public_key_pem();
+    if (!key.flush()) {
+      return CallError(err, absl::UnavailableError(absl::StrCat("--public_key_out: cannot write ",
+                                                                inv.Get("public_key_out"))));
+    }
+  }
+  // One line, the format of --checkpoint_file, so the output can be appended to a file.
+  out << (globals.json ? ToJson(response) : ToJson(response.checkpoint(), /*compact=*/true));
+  return kExitOk;
 }
 
 }  // namespace sharedos::sharedosctl

@@ -1,10 +1,14 @@
 // The `audit` commands of sharedosctl (AuditLog): query records, tail them as they are written,
-// and verify the hash chain.
+// verify the hash chain (and that the log extends signed checkpoints), sign a checkpoint.
 #ifndef SHAREDOS_TOOLS_SHAREDOSCTL_AUDIT_COMMANDS_H_
 #define SHAREDOS_TOOLS_SHAREDOSCTL_AUDIT_COMMANDS_H_
 
 #include <ostream>
+#include <string>
+#include <vector>
 
+#include "absl/status/statusor.h"
+#include "sharedos/audit/v1/audit.pb.h"
 #include "tools/sharedosctl/cli.h"
 #include "tools/sharedosctl/command_context.h"
 
@@ -16,6 +20,14 @@ int AuditTail(const Invocation& inv, const GlobalOptions& globals, const Clients
               std::ostream& out, std::ostream& err);
 int AuditVerify(const Invocation& inv, const GlobalOptions& globals, const Clients& clients,
                 std::ostream& out, std::ostream& err);
+int AuditCheckpoint(const Invocation& inv, const GlobalOptions& globals, const Clients& clients,
+                    std::ostream& out, std::ostream& err);
+
+// The signed checkpoints of a checkpoint file: one JSON SignedCheckpoint per line, blank lines
+// skipped. Errors: INVALID_ARGUMENT naming --checkpoint and the line (unreadable, larger than
+// 64 MiB, a line that is not a signed checkpoint, no checkpoint at all).
+absl::StatusOr<std::vector<audit::v1::SignedCheckpoint>> ReadCheckpointFile(
+    const std::string& path);
 
 }  // namespace sharedos::sharedosctl
 

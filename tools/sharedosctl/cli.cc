@@ -68,7 +68,18 @@ const std::vector<CommandSpec>& Commands() {
        {"namespace", "trace", "execution", "type", "outcome", "reason", "source", "actor", "since",
         "until", "from"},
        "stream audit records until Ctrl-C (from: first sequence; default: new ones)"},
-      {"audit verify", {}, {"from", "to"}, "verify the hash chain (exit 0 only when it verifies)"},
+      {"audit verify",
+       {},
+       {"from", "to", "checkpoint", "checkpoint_public_key"},
+       "verify the hash chain (exit 0 only when it verifies); with --checkpoint=FILE (the JSON "
+       "lines of `audit checkpoint` or --checkpoint_file) also prove the log still extends every "
+       "checkpoint in it, signed under the PEM public key --checkpoint_public_key (default: "
+       "the server's own key)"},
+      {"audit checkpoint",
+       {},
+       {"public_key_out"},
+       "sign the audit head now; prints the signed checkpoint as one JSON line (append it to a "
+       "file kept apart: `>> checkpoints.jsonl`); public_key_out: also write the PEM public key"},
       {"status",
        {},
        {"targets"},

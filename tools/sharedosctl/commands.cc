@@ -27,6 +27,7 @@ int RunCommand(const Invocation& inv, const GlobalOptions& globals, const Client
       {"audit query", AuditQuery},
       {"audit tail", AuditTail},
       {"audit verify", AuditVerify},
+      {"audit checkpoint", AuditCheckpoint},
       {"credentials issue", CredentialsIssue},
       {"credentials list", CredentialsList},
       {"credentials revoke", CredentialsRevoke},

@@ -149,12 +149,20 @@ std::string RenderPolicy(const gs::HostPolicy& policy) {
 }
 
 std::string RenderVerify(const av1::VerifyResponse& verify) {
+  const std::string checkpoints =
+      verify.checkpoints_verified() > 0
+          ? absl::StrCat("; ", verify.checkpoints_verified(), " checkpoints extended")
+          : "";
   if (verify.ok()) {
     return absl::StrCat("ok: ", verify.checked(), " records verify; head ", verify.head_hash(),
-                        "\n");
+                        checkpoints, "\n");
   }
-  return absl::StrCat("BROKEN: first bad sequence ", verify.first_bad_sequence(), " (",
-                      verify.checked(), " records checked): ", verify.detail(), "\n");
+  const std::string where =
+      verify.has_first_bad_sequence()
+          ? absl::StrCat("first bad sequence ", verify.first_bad_sequence(), " ")
+          : "";
+  return absl::StrCat("BROKEN: ", where, "(", verify.checked(), " records checked", checkpoints,
+                      "): ", verify.detail(), "\n");
 }
 
 std::string ToJson(const google::protobuf::Message& message, bool compact) {

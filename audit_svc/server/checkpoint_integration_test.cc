@@ -1,0 +1,366 @@
+// Signed checkpoints end to end, with real processes: audit_svc (and sharedosd) signing with a
+// key kept outside the data directory, sharedosctl taking and checking checkpoints. Each rewrite
+// of the log file that someone without the key can make consistently (an edited record with
+// every later hash and the head recomputed, a truncated tail with the head moved back, an
+// emptied log) still verifies without a checkpoint, and is detected against an earlier one; a
+// forged checkpoint is refused; a key or checkpoint file inside the data directory stops start.
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "audit_svc/core/checkpoint.h"
+#include "audit_svc/core/checkpoint_testing.h"
+#include "common/server/auth.h"
+#include "common/status/status_matchers.h"
+#include "gmock/gmock.h"
+#include "google/protobuf/util/json_util.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "sharedos/audit/v1/audit.grpc.pb.h"
+#include "tests/testing/process.h"
+
+namespace sharedos::audit::server {
+namespace {
+
+using ::sharedos::common::IsOk;
+using ::sharedos::protocol::v1::AuditEvent;
+using ::sharedos::testing::Process;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr char kAdminToken[] = "audit-admin-token-checkpoints";
+constexpr char kServiceToken[] = "audit-service-token-checkpoints";
+
+std::unique_ptr<grpc::ClientContext> As(const char* token, int seconds = 20) {
+  auto context = std::make_unique<grpc::ClientContext>();
+  context->AddMetadata("authorization", absl::StrCat("Bearer ", token));
+  context->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(seconds));
+  return context;
+}
+
+AuditEvent Denied(int i) {
+  AuditEvent event;
+  event.set_version("1");
+  event.set_id(absl::StrCat("denied-", i));
+  event.set_type(protocol::v1::AUDIT_EVENT_TYPE_TOOL_INVOKED);
+  event.set_outcome(protocol::v1::AUDIT_OUTCOME_DENIED);
+  event.mutable_at()->set_seconds(1786438800 + i);
+  event.set_trace_id("trace-checkpoints");
+  event.set_namespace_id("world");
+  event.mutable_actor()->set_agent_id("mallory");
+  event.mutable_authority()->set_human_user_id("alice");
+  event.mutable_owner()->set_human_user_id("alice");
+  event.set_purpose("checkpoint-test");
+  event.set_reason("tool_unavailable");
+  event.set_source(protocol::v1::AUDIT_SOURCE_ENVELOPE);
+  return event;
+}
+
+std::string Quote(const std::string& arg) {
+  return absl::StrCat("'", absl::StrReplaceAll(arg, {{"'", "'\\''"}}), "'");
+}
+
+struct Result {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+std::string Write(const std::string& path, const std::string& content) {
+  std::ofstream(path, std::ios::trunc) << content;
+  return path;
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+class CheckpointIntegrationTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // One directory per test (and per parameter): no test sees another's log or checkpoints.
+    const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
+    const std::string root = sharedos::testing::TempPath(absl::StrReplaceAll(
+        absl::StrCat("checkpoints-", test->test_suite_name(), "-", test->name()), {{"/", "-"}}));
+    std::filesystem::remove_all(root);
+    data_ = root + "/data";
+    secrets_ = root + "/secrets";
+    std::filesystem::create_directories(data_);
+    std::filesystem::create_directories(secrets_);
+    key_ = secrets_ + "/checkpoint.key";
+    ASSERT_THAT(core::testing::WriteNewEd25519Key(key_), IsOk());
+    checkpoints_ = secrets_ + "/checkpoints.jsonl";
+    token_file_ = Write(secrets_ + "/admin.token", kAdminToken);
+    credentials_ =
+        Write(secrets_ + "/credentials.json",
+              absl::StrCat(R"({"credentials": [{"name": "ops", "role": "admin", "token_sha256": ")",
+                           common::server::TokenDigestHex(kAdminToken),
+                           R"("}, {"name": "writer", "role": "service", "token_sha256": ")",
+                           common::server::TokenDigestHex(kServiceToken), R"("}]})"));
+  }
+
+  absl::StatusOr<std::unique_ptr<Process>> StartAudit(std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"--port=0", "--db=" + data_ + "/audit.db",
+                                     "--credentials=" + credentials_};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return Process::StartService("audit_svc/server/audit_svc", args, "audit_svc");
+  }
+
+  // audit_svc with the checkpoint key and file, its stub ready.
+  void Start(std::vector<std::string> extra = {}) {
+    extra.push_back("--checkpoint_key_file=" + key_);
+    extra.push_back("--checkpoint_file=" + checkpoints_);
+    auto process = StartAudit(extra);
+    ASSERT_THAT(process, IsOk());
+    audit_ = *std::move(process);
+    stub_ = v1::AuditLog::NewStub(
+        grpc::CreateChannel(audit_->address(), grpc::InsecureChannelCredentials()));
+  }
+
+  void AppendDenied(int from, int to) {
+    for (int i = from; i < to; ++i) {
+      v1::AppendRequest request;
+      *request.add_events() = Denied(i);
+      v1::AppendResponse response;
+      const grpc::Status status = stub_->Append(As(kServiceToken).get(), request, &response);
+      ASSERT_TRUE(status.ok()) << status.error_message();
+    }
+  }
+
+  // Runs sharedosctl against the running service to completion.
+  Result Ctl(const std::vector<std::string>& args) {
+    std::string command = Quote(sharedos::testing::RunfilePath("tools/sharedosctl/sharedosctl"));
+    absl::StrAppend(&command, " ", Quote("--target=" + audit_->address()), " ",
+                    Quote("--token_file=" + token_file_));
+    for (const std::string& arg : args) absl::StrAppend(&command, " ", Quote(arg));
+    absl::StrAppend(&command, " 2>&1");
+    Result result;
+    FILE* pipe = popen(command.c_str(), "r");
+    if (pipe == nullptr) return result;
+    char buffer[4096];
+    size_t n;
+    while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) result.output.append(buffer, n);
+    const int status = pclose(pipe);
+    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return result;
+  }
+
+  // An orderly stop, once this test's channel is closed (an open one holds the server's shutdown
+  // for its grace period). The exit code.
+  int Stop() {
+    stub_.reset();
+    return audit_->Terminate();
+  }
+
+  Result VerifyAgainst(const std::string& checkpoint_file) {
+    return Ctl({"audit", "verify", "--checkpoint=" + checkpoint_file,
+                "--checkpoint_public_key=" + public_key_});
+  }
+
+  // Six denied records, a checkpoint of them (taken with sharedosctl, its public key pinned),
+  // three more records, then audit_svc killed as a crash would.
+  void RecordCheckpointAndCrash() {
+    Start();
+    AppendDenied(0, 6);
+    public_key_ = secrets_ + "/checkpoint.pub.pem";
+    Result taken = Ctl({"audit", "checkpoint", "--public_key_out=" + public_key_});
+    ASSERT_EQ(taken.exit_code, 0) << taken.output;
+    ASSERT_THAT(taken.output, HasSubstr("\"sequence\":\"6\""));
+    AppendDenied(6, 9);
+    stub_.reset();
+    audit_->Kill();
+  }
+
+  std::string data_, secrets_, key_, checkpoints_, token_file_, credentials_, public_key_;
+  std::unique_ptr<Process> audit_;
+  std::unique_ptr<v1::AuditLog::Stub> stub_;
+};
+
+enum class Rewrite { kEditRecord, kTruncateTail, kEmpty };
+
+class CheckpointRewriteTest : public CheckpointIntegrationTest,
+                              public ::testing::WithParamInterface<Rewrite> {};
+
+TEST_P(CheckpointRewriteTest, VerifiesWithoutACheckpointAndIsDetectedAgainstAnEarlierOne) {
+  ASSERT_NO_FATAL_FAILURE(RecordCheckpointAndCrash());
+  const std::string db = data_ + "/audit.db";
+  const char* expected = "";
+  switch (GetParam()) {
+    case Rewrite::kEditRecord:  // record 2 denied → allowed, every later hash and the head redone
+      ASSERT_THAT(core::testing::RewriteDeniedAsAllowed(db, 2), IsOk());
+      expected = "history rewritten";
+      break;
+    case Rewrite::kTruncateTail:  // records 5.. deleted, the head moved back to 4
+      ASSERT_THAT(core::testing::TruncateTail(db, 4), IsOk());
+      expected = "no longer holds record 6";
+      break;
+    case Rewrite::kEmpty:
+      ASSERT_THAT(core::testing::TruncateTail(db, 0), IsOk());
+      expected = "no longer holds record 6";
+      break;
+  }
+  Start();
+  // Consistent: the chain alone cannot tell.
+  Result plain = Ctl({"audit", "verify"});
+  EXPECT_EQ(plain.exit_code, 0) << plain.output;
+  EXPECT_THAT(plain.output, HasSubstr("ok:"));
+  // Against the checkpoint taken before the rewrite: detected, under the pinned key and under
+  // the server's own.
+  Result pinned = VerifyAgainst(checkpoints_);
+  EXPECT_EQ(pinned.exit_code, 1) << pinned.output;
+  EXPECT_THAT(pinned.output, HasSubstr("BROKEN"));
+  EXPECT_THAT(pinned.output, HasSubstr(expected));
+  Result own = Ctl({"audit", "verify", "--checkpoint=" + checkpoints_});
+  EXPECT_EQ(own.exit_code, 1) << own.output;
+  EXPECT_EQ(Stop(), 0) << audit_->output();
+}
+
+INSTANTIATE_TEST_SUITE_P(EachRewrite, CheckpointRewriteTest,
+                         ::testing::Values(Rewrite::kEditRecord, Rewrite::kTruncateTail,
+                                           Rewrite::kEmpty));
+
+TEST_F(CheckpointIntegrationTest, AnUntouchedLogExtendsItsCheckpointsAcrossACrash) {
+  ASSERT_NO_FATAL_FAILURE(RecordCheckpointAndCrash());
+  Start();
+  AppendDenied(9, 12);
+  Result taken = Ctl({"audit", "checkpoint"});
+  ASSERT_EQ(taken.exit_code, 0) << taken.output;
+  Result verified = VerifyAgainst(checkpoints_);
+  EXPECT_EQ(verified.exit_code, 0) << verified.output;
+  EXPECT_THAT(verified.output, HasSubstr("ok: 12 records verify"));
+  EXPECT_THAT(verified.output, HasSubstr("2 checkpoints extended"));
+  // What sharedosctl printed is the line the server exported: an operator's own copy verifies.
+  const std::string own_copy = Write(secrets_ + "/own-copy.jsonl", taken.output);
+  EXPECT_EQ(VerifyAgainst(own_copy).exit_code, 0);
+  EXPECT_EQ(Stop(), 0) << audit_->output();
+}
+
+TEST_F(CheckpointIntegrationTest, AForgedCheckpointIsRefused) {
+  ASSERT_NO_FATAL_FAILURE(RecordCheckpointAndCrash());
+  Start();
+  const std::string genuine = ReadAll(checkpoints_);
+  ASSERT_THAT(genuine, HasSubstr("\"sequence\":\"6\""));
+  // An altered field: the sequence moved back to match a truncated log.
+  const std::string altered =
+      Write(secrets_ + "/altered.jsonl",
+            absl::StrReplaceAll(genuine, {{"\"sequence\":\"6\"", "\"sequence\":\"4\""}}));
+  Result refused = VerifyAgainst(altered);
+  EXPECT_EQ(refused.exit_code, 1) << refused.output;
+  EXPECT_THAT(refused.output, HasSubstr("signature does not verify"));
+  // Another key: the log's checkpoints are not what the operator pinned.
+  const std::string other_key = secrets_ + "/other.key";
+  ASSERT_THAT(core::testing::WriteNewEd25519Key(other_key), IsOk());
+  auto other = core::CheckpointKey::ReadPrivateKeyFile(other_key, "other");
+  ASSERT_THAT(other, IsOk());
+  public_key_ = Write(secrets_ + "/other.pub.pem", (*other)->public_key_pem());
+  Result foreign = VerifyAgainst(checkpoints_);
+  EXPECT_EQ(foreign.exit_code, 1) << foreign.output;
+  EXPECT_THAT(foreign.output, HasSubstr("signed by key"));
+  // Not a checkpoint at all: a usage error naming the line.
+  Result garbage = VerifyAgainst(Write(secrets_ + "/garbage.jsonl", "{\"sequence\": []}\n"));
+  EXPECT_EQ(garbage.exit_code, 2) << garbage.output;
+  EXPECT_THAT(garbage.output, HasSubstr("line 1"));
+  EXPECT_EQ(Stop(), 0) << audit_->output();
+}
+
+TEST_F(CheckpointIntegrationTest, StartIsRefusedWhenTheKeyOrTheCheckpointFileIsInTheDataDir) {
+  const std::string inside_key = data_ + "/checkpoint.key";
+  ASSERT_THAT(core::testing::WriteNewEd25519Key(inside_key), IsOk());
+  auto refused = StartAudit({"--checkpoint_key_file=" + inside_key});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.status().message(),
+              HasSubstr("--checkpoint_key_file: inside the data directory"));
+  // Through another spelling of the same directory.
+  auto dotted = StartAudit({"--checkpoint_key_file=" + data_ + "/../data/checkpoint.key"});
+  ASSERT_FALSE(dotted.ok());
+  EXPECT_THAT(dotted.status().message(), HasSubstr("inside the data directory"));
+  auto file_inside = StartAudit(
+      {"--checkpoint_key_file=" + key_, "--checkpoint_file=" + data_ + "/checkpoints.jsonl"});
+  ASSERT_FALSE(file_inside.ok());
+  EXPECT_THAT(file_inside.status().message(),
+              HasSubstr("--checkpoint_file: inside the data directory"));
+  auto no_key = StartAudit({"--checkpoint_file=" + checkpoints_});
+  ASSERT_FALSE(no_key.ok());
+  EXPECT_THAT(no_key.status().message(), HasSubstr("need --checkpoint_key_file"));
+}
+
+TEST_F(CheckpointIntegrationTest, WithoutAKeyTheCheckpointCallIsRefused) {
+  auto process = StartAudit();
+  ASSERT_THAT(process, IsOk());
+  audit_ = *std::move(process);
+  Result refused = Ctl({"audit", "checkpoint"});
+  EXPECT_EQ(refused.exit_code, 1) << refused.output;
+  EXPECT_THAT(refused.output, HasSubstr("FAILED_PRECONDITION"));
+  EXPECT_EQ(Stop(), 0) << audit_->output();
+}
+
+TEST_F(CheckpointIntegrationTest, TheIntervalSignsAndTheTailStreamCarriesCheckpoints) {
+  Start({"--checkpoint_interval=100ms"});
+  v1::TailRequest request;
+  request.set_include_checkpoints(true);
+  auto context = As(kAdminToken, 30);
+  auto reader = stub_->Tail(context.get(), request);
+  AppendDenied(0, 3);
+  v1::TailResponse response;
+  int records = 0;
+  v1::SignedCheckpoint checkpoint;
+  while (reader->Read(&response)) {
+    if (response.has_record()) ++records;
+    if (response.has_checkpoint() && response.checkpoint().sequence() == 3) {
+      checkpoint = response.checkpoint();
+      break;
+    }
+  }
+  context->TryCancel();
+  reader->Finish();
+  reader.reset();
+  EXPECT_EQ(records, 3);
+  ASSERT_EQ(checkpoint.sequence(), 3);
+  // The same checkpoint was exported to the file first.
+  std::string line;
+  ASSERT_TRUE(google::protobuf::util::MessageToJsonString(checkpoint, &line).ok());
+  EXPECT_THAT(ReadAll(checkpoints_), HasSubstr(line));
+  EXPECT_EQ(Stop(), 0) << audit_->output();
+}
+
+TEST_F(CheckpointIntegrationTest, SharedosdSignsCheckpointsOfItsEmbeddedLog) {
+  const std::string sharedos_data = sharedos::testing::TempPath("sharedosd-checkpoint-data");
+  auto process =
+      Process::StartService("sharedosd/sharedosd",
+                            {"--port=0", "--data_dir=" + sharedos_data,
+                             "--checkpoint_key_file=" + key_, "--checkpoint_file=" + checkpoints_},
+                            "sharedosd");
+  ASSERT_THAT(process, IsOk());
+  audit_ = *std::move(process);
+  token_file_ = sharedos_data + "/admin.token";
+  Result taken = Ctl({"audit", "checkpoint"});
+  ASSERT_EQ(taken.exit_code, 0) << taken.output;
+  Result verified = Ctl({"audit", "verify", "--checkpoint=" + checkpoints_});
+  EXPECT_EQ(verified.exit_code, 0) << verified.output;
+  EXPECT_THAT(verified.output, HasSubstr("1 checkpoints extended"));
+  EXPECT_EQ(Stop(), 0) << audit_->output();
+
+  // Its key inside its data directory: start refused.
+  const std::string inside_key = sharedos_data + "/checkpoint.key";
+  ASSERT_THAT(core::testing::WriteNewEd25519Key(inside_key), IsOk());
+  auto refused = Process::StartService(
+      "sharedosd/sharedosd",
+      {"--port=0", "--data_dir=" + sharedos_data, "--checkpoint_key_file=" + inside_key},
+      "sharedosd");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.status().message(), HasSubstr("inside the data directory"));
+}
+
+}  // namespace
+}  // namespace sharedos::audit::server

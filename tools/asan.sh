@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The unit tests under sanitizers: a documented job, not part of .ci/run (it rebuilds everything
+# instrumented). docs/fuzzing.md "Sanitizer runs of the unit tests".
+#
+#   tools/asan.sh                         every test (not those tagged postgres or fuzz) under
+#                                         ASan + UBSan (--config=asan)
+#   tools/asan.sh //audit_svc/...         only these
+#   tools/asan.sh --tsan                  ThreadSanitizer (--config=tsan) over the concurrent parts:
+#                                         group commit, the outboxes, the lease table, checkpoints
+#   SAN_OUTPUT_BASE=…                     where the sanitizer build's Bazel output base lives
+#
+# Each mode has an output base of its own (like tools/fuzz.sh): the normal build keeps its
+# outputs, and no bazel-* symlinks are made. Prints Bazel's per-test lines and a last line
+# `sanitizers: <mode> <passed>/<total> tests passed` (exit 0 only when all passed).
+set -uo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+mode=asan
+targets=()
+for arg in "$@"; do
+  case "$arg" in
+    --tsan) mode=tsan ;;
+    --asan) mode=asan ;;
+    *) targets+=("$arg") ;;
+  esac
+done
+if [ "${#targets[@]}" -eq 0 ]; then
+  if [ "$mode" = tsan ]; then
+    targets=(//audit_svc/core:audit_log_test //audit_svc/core:checkpoint_test
+             //audit_svc/client:outbox_test //audit_svc/client:audit_client_test
+             //authorizer_svc/core:authorizer_core_test
+             //authorizer_svc/core:capability_authorizer_test)
+  else
+    targets=(//...)
+  fi
+fi
+
+output_base="${SAN_OUTPUT_BASE:-$HOME/.cache/sharedos-$mode/$(printf '%s' "$root" | sha256sum | cut -c1-16)}"
+out="$root/.ci-out/$mode"
+mkdir -p "$out"
+log="$out/bazel.log"
+
+bazel --output_base="$output_base" test --config="$mode" --symlink_prefix=/ --keep_going \
+  --test_tag_filters=-postgres,-fuzz,-manual --build_tests_only \
+  -- "${targets[@]}" 2>&1 | tee "$log"
+status=${PIPESTATUS[0]}
+
+passed=$(grep -cE '^//[^ ]+ +(\(cached\) )?PASSED' "$log" || true)
+total=$(grep -cE '^//[^ ]+ +(\(cached\) )?(PASSED|FAILED|TIMEOUT|FLAKY|NO STATUS)|^//[^ ]+ +FAILED TO BUILD' "$log" || true)
+echo "sanitizers: $mode $passed/$total tests passed"
+exit "$status"
