@@ -4,7 +4,7 @@
 # --console_port=0, the README quickstart's first turn (escalated), alice and bob issued reviewer
 # credentials, then console_browser.mjs signs in, decides and reads the record (see there). The
 # turn runs twice first: the second escalation is denied with a note.
-# Screenshots of the queue and the record land in $TEST_UNDECLARED_OUTPUTS_DIR.
+# Screenshots of the queue, the denial and the record land in $TEST_UNDECLARED_OUTPUTS_DIR.
 set -euo pipefail
 root="$TEST_SRCDIR/sharedos"
 log="$TEST_TMPDIR/sharedosd.log"
@@ -60,7 +60,7 @@ for who in alice bob; do
   secret="$(cat "$TEST_TMPDIR/$who.token")"
   if grep -qF "${secret#sos_}" "$log"; then echo "$who's secret reached sharedosd's output"; exit 1; fi
 done
-for shot in queue.png record.png; do
+for shot in queue.png denied.png record.png; do
   [ -s "$out_dir/$shot" ] || { echo "no screenshot $shot"; exit 1; }
 done
 kill -TERM "$pid"
