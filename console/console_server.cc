@@ -5,6 +5,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "common/server/loopback.h"
 #include "console/pages.h"
@@ -371,6 +372,10 @@ void ConsoleServer::Decide(const httplib::Request& request, httplib::Response& r
   sharedosctl::Invocation invocation;
   for (const char* name : {"id", "expires_at", "max_uses"}) {
     if (!Field(*form, name).empty()) invocation.flags[name] = Field(*form, name);
+  }
+  // A browser sends a textarea's line breaks as CRLF; the store's notes keep LF only.
+  if (!Field(*form, "note").empty()) {
+    invocation.flags["note"] = absl::StrReplaceAll(Field(*form, "note"), {{"\r\n", "\n"}});
   }
   // An admin's explicit "in the reviewer's stead" (the store refuses it for a reviewer).
   if (Field(*form, "on_behalf") == "true") invocation.flags["on_behalf"] = "true";

@@ -85,6 +85,11 @@ class FakeGrantStore : public gs::GrantStore::Service {
                           "narrowing.max_uses: more than the requested max_uses (would widen)");
     }
     response->mutable_escalation()->set_escalation_id(request->escalation_id());
+    response->mutable_escalation()->set_note(request->note());  // as the store keeps it
+    if (request->decision() == gs::ESCALATION_DECISION_DENY) {
+      response->mutable_escalation()->set_status(gs::ESCALATION_RECORD_STATUS_DENIED);
+      return grpc::Status::OK;
+    }
     response->mutable_escalation()->set_status(gs::ESCALATION_RECORD_STATUS_APPROVED);
     response->mutable_grant()->set_id("grant-7");
     return grpc::Status::OK;
@@ -288,6 +293,45 @@ TEST_F(ConsoleServerTest, AnAdminDecidesOnTheReviewersBehalfOnlyWhenItSaysSo) {
   EXPECT_TRUE(grants_.resolves()[1].on_behalf_of_reviewer());
   EXPECT_EQ(grants_.resolves()[1].decision(), gs::ESCALATION_DECISION_DENY);
   EXPECT_EQ(grants_.calls().back(), absl::StrCat("Bearer ", kAdmin));
+}
+
+TEST_F(ConsoleServerTest, ADenialSendsTheNoteWithLfLineBreaksAndTheResultShowsItEscaped) {
+  auto [cookie, csrf] = Session(kReviewer);
+  // As a browser submits a textarea: CRLF line breaks, percent-encoded.
+  httplib::Result denied = PostForm(
+      "/decide",
+      absl::StrCat("csrf=", csrf,
+                   "&id=esc-1&decision=deny&note=Not+now%2E%0D%0AAsk+%3Cb%3EBob%3C%2Fb%3E"),
+      cookie);
+  ASSERT_EQ(denied->status, 200) << denied->body;
+  ASSERT_EQ(grants_.resolves().size(), 1u);
+  EXPECT_EQ(grants_.resolves()[0].decision(), gs::ESCALATION_DECISION_DENY);
+  EXPECT_EQ(grants_.resolves()[0].note(), "Not now.\nAsk <b>Bob</b>");
+  EXPECT_THAT(denied->body, HasSubstr("Escalation esc-1 is denied."));
+  EXPECT_THAT(denied->body, HasSubstr("id=\"note\" aria-labelledby=\"note-label\">Not now.\nAsk "
+                                      "&lt;b&gt;Bob&lt;/b&gt;</blockquote>"));
+  EXPECT_THAT(denied->body, Not(HasSubstr("<b>Bob")));
+  // An approval carries one too; none given, none sent and none shown.
+  ASSERT_EQ(
+      PostForm("/decide", absl::StrCat("csrf=", csrf, "&id=esc-1&decision=approve&note=once+only"),
+               cookie)
+          ->status,
+      200);
+  httplib::Result plain =
+      PostForm("/decide", absl::StrCat("csrf=", csrf, "&id=esc-1&decision=deny&note="), cookie);
+  ASSERT_EQ(plain->status, 200);
+  ASSERT_EQ(grants_.resolves().size(), 3u);
+  EXPECT_EQ(grants_.resolves()[1].note(), "once only");
+  EXPECT_EQ(grants_.resolves()[2].note(), "");
+  EXPECT_THAT(plain->body, Not(HasSubstr("With the note")));
+  // Over the form's bound for a note: refused naming it, before any call.
+  EXPECT_THAT(
+      PostForm("/decide",
+               absl::StrCat("csrf=", csrf, "&id=esc-1&decision=deny&note=", std::string(5000, 'x')),
+               cookie)
+          ->body,
+      HasSubstr("note: at most 4096 bytes"));
+  EXPECT_EQ(grants_.resolves().size(), 3u);
 }
 
 TEST_F(ConsoleServerTest, AWideningRefusedByTheStoreIsShownAs400NamingTheField) {

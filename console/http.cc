@@ -105,9 +105,9 @@ absl::StatusOr<std::map<std::string, std::string>> ParseForm(absl::string_view b
     absl::StatusOr<std::string> value = UrlDecode(raw_value);
     if (!value.ok())
       return absl::InvalidArgumentError(absl::StrCat(name, ": bad percent-encoding"));
-    if (value->size() > limits.max_value_bytes) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(name, ": at most ", limits.max_value_bytes, " bytes"));
+    const size_t max_bytes = name == "note" ? limits.max_note_bytes : limits.max_value_bytes;
+    if (value->size() > max_bytes) {
+      return absl::InvalidArgumentError(absl::StrCat(name, ": at most ", max_bytes, " bytes"));
     }
     if (!fields.emplace(name, *std::move(value)).second) {
       return absl::InvalidArgumentError(absl::StrCat(name, ": given more than once"));

@@ -31,11 +31,15 @@ struct FormLimits {
   size_t max_body_bytes = 16 * 1024;
   size_t max_fields = 16;
   size_t max_value_bytes = 2048;
+  // The one free-text field, "note": a resolution note of 1000 UTF-16 units is at most 3000
+  // UTF-8 bytes (the grant store bounds it in units).
+  size_t max_note_bytes = 4096;
 };
 
 // An application/x-www-form-urlencoded body as field → value. Errors: INVALID_ARGUMENT naming
 // the field — a body over max_body_bytes ("form"), more than max_fields fields, a value over
-// max_value_bytes, a field given twice, a name outside [a-z_], bad percent-encoding.
+// max_value_bytes (max_note_bytes for "note"), a field given twice, a name outside [a-z_], bad
+// percent-encoding.
 absl::StatusOr<std::map<std::string, std::string>> ParseForm(absl::string_view body,
                                                              const FormLimits& limits);
 

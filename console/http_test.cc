@@ -59,6 +59,26 @@ TEST(ParseFormTest, RefusesALongValueNamingItsField) {
   EXPECT_THAT(form.status().message(), HasSubstr("secret: at most 4 bytes"));
 }
 
+TEST(ParseFormTest, TheNoteHasItsOwnLargerBound) {
+  FormLimits limits;
+  limits.max_value_bytes = 4;
+  limits.max_note_bytes = 8;
+  auto form = ParseForm("id=1&note=12345678", limits);
+  ASSERT_TRUE(form.ok()) << form.status();
+  EXPECT_EQ(form->at("note"), "12345678");
+  form = ParseForm("id=1&note=123456789", limits);
+  EXPECT_EQ(form.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(form.status().message(), HasSubstr("note: at most 8 bytes"));
+  // The defaults admit a note at its bound (1000 three-byte characters) and no other long value.
+  const std::string note_at_bound = [] {
+    std::string encoded;
+    for (int i = 0; i < 1000; ++i) encoded += "%E2%80%94";
+    return encoded;
+  }();
+  EXPECT_TRUE(ParseForm("note=" + note_at_bound, FormLimits()).ok());
+  EXPECT_FALSE(ParseForm("id=" + note_at_bound, FormLimits()).ok());
+}
+
 TEST(ParseFormTest, RefusesTooManyFields) {
   FormLimits limits;
   limits.max_fields = 2;

@@ -4,6 +4,7 @@
 #include "absl/strings/str_join.h"
 #include "common/server/auth.h"
 #include "console/http.h"
+#include "grantstore_svc/core/request_validation.h"
 #include "tools/sharedosctl/names.h"
 #include "tools/sharedosctl/render.h"
 
@@ -46,6 +47,8 @@ button.deny { background: var(--deny); }
 button.plain { background: transparent; border-color: #fff; }
 .status-ok { color: var(--ok); font-weight: 600; }
 .status-bad { color: var(--deny); font-weight: 600; }
+.note { white-space: pre-wrap; border-left: 4px solid var(--accent); margin: 0 0 1rem;
+  padding: .25rem 1rem; background: var(--panel); }
 .error { border-left: 4px solid var(--deny); padding: .5rem 1rem; background: #fdecea; }
 table { border-collapse: collapse; width: 100%; font-size: .85rem; }
 th, td { border: 1px solid var(--line); padding: .25rem .4rem; text-align: left; vertical-align: top; }
@@ -83,6 +86,14 @@ std::string OnBehalf(const Session& session, absl::string_view form, absl::strin
                       "reviewer's behalf (recorded)</label>");
 }
 
+// The optional note of a decision (kept on the escalation, never audited): the store's bound.
+std::string NoteField(absl::string_view form, absl::string_view suffix) {
+  const std::string id = absl::StrCat("note-", form, "-", suffix);
+  return absl::StrCat("<label for=\"", id, "\">Note (optional) <textarea id=\"", id,
+                      "\" name=\"note\" rows=\"3\" maxlength=\"",
+                      grantstore::core::kMaxResolutionNoteLength, "\"></textarea></label>");
+}
+
 std::string DecideForms(const Session& session, const gs::EscalationRecord& record) {
   const std::string& id = record.escalation_id();
   const std::string suffix = HtmlEscape(id);
@@ -95,10 +106,11 @@ std::string DecideForms(const Session& session, const gs::EscalationRecord& reco
             "type=\"number\" min=\"1\""),
       Field("purposes", "Purposes (comma-separated, optional)", "",
             absl::StrCat("purposes-", suffix)),
-      OnBehalf(session, "approve", suffix), "<button type=\"submit\">Approve</button></form>",
+      NoteField("approve", suffix), OnBehalf(session, "approve", suffix),
+      "<button type=\"submit\">Approve</button></form>",
       "<form class=\"decide\" method=\"post\" action=\"/decide\" aria-label=\"Deny ", suffix, "\">",
       Hidden("csrf", session.csrf), Hidden("id", id), Hidden("decision", "deny"),
-      OnBehalf(session, "deny", suffix),
+      NoteField("deny", suffix), OnBehalf(session, "deny", suffix),
       "<button type=\"submit\" class=\"deny\">Deny</button></form>");
 }
 
@@ -198,6 +210,11 @@ std::string DecidedBody(const gs::ResolveEscalationResponse& response) {
       absl::StrCat("<p class=\"status-ok\" role=\"status\" id=\"decided\">Escalation ",
                    HtmlEscape(record.escalation_id()), " is ",
                    HtmlEscape(sharedosctl::EscalationStatusName(record.status())), ".</p>");
+  if (!record.note().empty()) {
+    absl::StrAppend(&body, "<p id=\"note-label\">With the note:</p><blockquote class=\"note\" ",
+                    "id=\"note\" aria-labelledby=\"note-label\">", HtmlEscape(record.note()),
+                    "</blockquote>");
+  }
   if (response.has_grant()) {
     absl::StrAppend(&body, "<p id=\"issued\">Issued grant <code>",
                     HtmlEscape(response.grant().id()), "</code>:</p><pre>",

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
@@ -69,6 +70,13 @@ TEST(QueueBodyTest, EachEscalationHasItsSentenceLinksAndCsrfProtectedForms) {
   EXPECT_THAT(body, HasSubstr("<label for=\"uses-esc-1\">"));
   EXPECT_THAT(body, HasSubstr("<input id=\"uses-esc-1\" name=\"max_uses\""));
   EXPECT_THAT(body, HasSubstr("name=\"decision\" value=\"deny\""));
+  // An optional, labelled, bounded note on both decisions.
+  for (const char* form : {"approve", "deny"}) {
+    EXPECT_THAT(body,
+                HasSubstr(absl::StrCat("<label for=\"note-", form,
+                                       "-esc-1\">Note (optional) <textarea id=\"note-", form,
+                                       "-esc-1\" name=\"note\" rows=\"3\" maxlength=\"1000\">")));
+  }
   EXPECT_THAT(body, Not(HasSubstr("sos_the-secret")));
 }
 
@@ -94,6 +102,21 @@ TEST(QueueBodyTest, RecordTextIsEscaped) {
 TEST(QueueBodyTest, AnEmptyQueueSaysSo) {
   EXPECT_THAT(QueueBody(AliceSession(), "world-demo", {}),
               HasSubstr("No pending escalations for you in world-demo."));
+}
+
+TEST(DecidedBodyTest, ShowsTheNoteEscapedWithItsLineBreaksOrNothing) {
+  grantstore::v1::ResolveEscalationResponse response;
+  response.mutable_escalation()->set_escalation_id("esc-1");
+  response.mutable_escalation()->set_status(grantstore::v1::ESCALATION_RECORD_STATUS_DENIED);
+  response.mutable_escalation()->set_note("not this week\n<i>ask Bob</i> & co");
+  const std::string body = DecidedBody(response);
+  EXPECT_THAT(body, HasSubstr("Escalation esc-1 is denied."));
+  EXPECT_THAT(body,
+              HasSubstr("<blockquote class=\"note\" id=\"note\" aria-labelledby=\"note-label\">"
+                        "not this week\n&lt;i&gt;ask Bob&lt;/i&gt; &amp; co</blockquote>"));
+  EXPECT_THAT(body, Not(HasSubstr("<i>")));
+  response.mutable_escalation()->clear_note();
+  EXPECT_THAT(DecidedBody(response), Not(HasSubstr("blockquote")));
 }
 
 TEST(PageTest, NoScriptNoExternalReferenceAndTheSignOutFormCarriesCsrf) {

@@ -113,6 +113,11 @@ ControlPlaneEvent EscalationResolvedEvent(const MutationContext& context,
   if (record.on_behalf_of_reviewer()) {
     (*event.mutable_metadata()->mutable_fields())["onBehalfOfReviewer"].set_bool_value(true);
   }
+  // That a note was given and how long it is; its text stays on the record, out of the log.
+  if (!record.note().empty()) {
+    (*event.mutable_metadata()->mutable_fields())["noteBytes"].set_number_value(
+        static_cast<double>(record.note().size()));
+  }
   return event;
 }
 

@@ -55,7 +55,8 @@ audit::v1::ControlPlaneEvent EscalationRecordedEvent(const MutationContext& cont
                                                      const v1::EscalationRecord& record);
 // escalation.resolved: authority = owner = the escalation's reviewer; actor = who decided;
 // grant_id = the issued grant (approve); metadata {revision, escalationId, decision:
-// "approved" | "denied", decidedBy, onBehalfOfReviewer?}.
+// "approved" | "denied", decidedBy, onBehalfOfReviewer?, noteBytes? (the note's UTF-8 length
+// when one was given; never its text)}.
 audit::v1::ControlPlaneEvent EscalationResolvedEvent(const MutationContext& context,
                                                      const v1::EscalationRecord& record);
 // credential.changed: namespace = the credential's first namespace ("*" when it has none or

@@ -513,6 +513,7 @@ absl::StatusOr<v1::ResolveEscalationResponse> GrantStoreCore::ResolveEscalation(
   *record.mutable_reviewer() = record.escalation().reviewer();
   *record.mutable_decided_by() = ActorOf(caller);
   record.set_on_behalf_of_reviewer(request.on_behalf_of_reviewer());
+  record.set_note(request.note());
   *record.mutable_resolved_at() = now_proto;
   std::vector<audit::v1::ControlPlaneEvent> events;
 

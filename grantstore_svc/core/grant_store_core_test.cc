@@ -16,6 +16,7 @@
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/message_differencer.h"
+#include "grantstore_svc/core/request_validation.h"
 #include "grantstore_svc/storage/sqlite_grant_store.h"
 #include "gtest/gtest.h"
 
@@ -28,6 +29,7 @@ using ::sharedos::common::StatusIs;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 using ::testing::SizeIs;
 using ::testing::UnorderedElementsAre;
 
@@ -1035,6 +1037,59 @@ TEST_F(GrantStoreCoreTest, DenyMarksTheEscalationDeniedAndIssuesNothing) {
   auto loaded = core_->LoadAuthority(Load());
   ASSERT_THAT(loaded, IsOk());
   EXPECT_THAT(loaded->grants(), IsEmpty());
+}
+
+// The note is kept on the record (returned and stored) and the audit record says only its
+// length, never its text; a retry with another note is a second resolution.
+TEST_F(GrantStoreCoreTest, ADenialNoteIsKeptOnTheRecordButNeverAudited) {
+  ASSERT_THAT(core_->RecordEscalation(service_, EscalationRequest("esc-1")), IsOk());
+  auto deny = Resolve("ESCALATION_DECISION_DENY", R"pb(note: "  secret-ish: ask Bob\nfirst ")pb");
+  auto resolved = core_->ResolveEscalation(alice_, deny);
+  ASSERT_THAT(resolved, IsOk());
+  EXPECT_EQ(resolved->escalation().note(), "secret-ish: ask Bob\nfirst");
+  auto stored =
+      core_->GetEscalation(Parse<v1::GetEscalationRequest>(R"pb(escalation_id: "esc-1")pb"));
+  ASSERT_THAT(stored, IsOk());
+  EXPECT_EQ(stored->escalation().note(), "secret-ish: ask Bob\nfirst");
+  const audit::v1::ControlPlaneEvent event = LastEvent();
+  EXPECT_EQ(event.type(), audit::v1::CONTROL_PLANE_EVENT_TYPE_ESCALATION_RESOLVED);
+  EXPECT_EQ(event.metadata().fields().at("noteBytes").number_value(), 25);
+  EXPECT_THAT(event.DebugString(), Not(HasSubstr("ask Bob")));
+  // The same request again is a retry; another note is not.
+  EXPECT_THAT(core_->ResolveEscalation(alice_, deny), IsOk());
+  EXPECT_THAT(core_->ResolveEscalation(
+                  alice_, Resolve("ESCALATION_DECISION_DENY", R"pb(note: "another")pb")),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("already resolved")));
+}
+
+TEST_F(GrantStoreCoreTest, AnApprovalMayCarryANoteAndNoNoteIsNotAudited) {
+  ASSERT_THAT(core_->RecordEscalation(service_, EscalationRequest("esc-1")), IsOk());
+  auto approved = core_->ResolveEscalation(
+      alice_, Resolve("ESCALATION_DECISION_APPROVE", R"pb(note: "once only")pb"));
+  ASSERT_THAT(approved, IsOk());
+  EXPECT_EQ(approved->escalation().note(), "once only");
+  EXPECT_EQ(LastEvent().metadata().fields().at("noteBytes").number_value(), 9);
+  // The grant does not carry it either.
+  EXPECT_THAT(approved->grant().DebugString(), Not(HasSubstr("once only")));
+
+  ASSERT_THAT(core_->RecordEscalation(service_, EscalationRequest("esc-2")), IsOk());
+  auto plain = Resolve("ESCALATION_DECISION_DENY");
+  plain.set_escalation_id("esc-2");
+  auto denied = core_->ResolveEscalation(alice_, plain);
+  ASSERT_THAT(denied, IsOk());
+  EXPECT_EQ(denied->escalation().note(), "");
+  EXPECT_FALSE(LastEvent().metadata().fields().contains("noteBytes"));
+  // Over the bound: refused naming the field, nothing resolved.
+  ASSERT_THAT(core_->RecordEscalation(service_, EscalationRequest("esc-3")), IsOk());
+  auto too_long = Resolve("ESCALATION_DECISION_DENY");
+  too_long.set_escalation_id("esc-3");
+  too_long.set_note(std::string(kMaxResolutionNoteLength + 1, 'x'));
+  EXPECT_THAT(core_->ResolveEscalation(alice_, too_long),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("note: longer than 1000")));
+  auto pending =
+      core_->GetEscalation(Parse<v1::GetEscalationRequest>(R"pb(escalation_id: "esc-3")pb"));
+  ASSERT_THAT(pending, IsOk());
+  EXPECT_EQ(pending->escalation().status(), v1::ESCALATION_RECORD_STATUS_PENDING);
 }
 
 TEST_F(GrantStoreCoreTest, AnEscalationIsResolvedOnlyOnce) {

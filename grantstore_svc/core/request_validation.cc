@@ -49,6 +49,32 @@ absl::Status CheckPageSize(int page_size, absl::string_view path) {
   return absl::OkStatus();
 }
 
+// A C0 control but LF, DEL, or a C1 control (U+0080..U+009F, encoded C2 80..C2 9F). `text`
+// is valid UTF-8, so a C2 byte always leads a two-byte character.
+bool HasControlCharacter(absl::string_view text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if ((c < 0x20 && c != '\n') || c == 0x7f) return true;
+    if (c == 0xc2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) < 0xa0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Optional free text (empty: none), trimmed in place.
+absl::Status CheckNote(std::string* note, absl::string_view path) {
+  if (note->empty()) return absl::OkStatus();
+  if (!val::Utf16Length(*note).has_value()) return val::InvalidArgumentAt(path, "invalid UTF-8");
+  const absl::string_view trimmed = val::TrimWhitespace(*note);
+  if (trimmed.size() != note->size()) *note = std::string(trimmed);
+  RETURN_IF_ERROR(val::CheckString(*note, 0, kMaxResolutionNoteLength, path));
+  if (HasControlCharacter(*note)) {
+    return val::InvalidArgumentAt(path, "control character (only newline is allowed)");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckPurposes(RepeatedPtrField<std::string>* purposes, absl::string_view path) {
   RETURN_IF_ERROR(val::CheckCount(purposes->size(), 0, val::kMaxPurposes, path));
   absl::flat_hash_set<std::string> seen;
@@ -215,6 +241,7 @@ absl::Status ValidateResolveEscalationRequest(v1::ResolveEscalationRequest* requ
     RETURN_IF_ERROR(val::ValidateAddress(request->mutable_reviewer(), "reviewer"));
   }
   RETURN_IF_ERROR(val::CheckOptionalIdentifier(request->mutable_grant_id(), "grant_id"));
+  RETURN_IF_ERROR(CheckNote(request->mutable_note(), "note"));
   if (request->decision() == v1::ESCALATION_DECISION_DENY) {
     if (request->has_narrowing()) {
       return val::InvalidArgumentAt("narrowing", "only allowed with APPROVE");

@@ -23,6 +23,8 @@ inline constexpr int kMaxPageSize = 1000;
 inline constexpr size_t kMaxHostPolicyRules = 1024;
 inline constexpr size_t kMaxRuleActors = 256;
 inline constexpr size_t kMaxRevocationIds = 256;
+// A resolution's note, in UTF-16 units (as every length here).
+inline constexpr size_t kMaxResolutionNoteLength = 1000;
 
 // grant required and a valid CapabilityGrant; no revoked_at; no parent_grant_id (DeriveGrant);
 // idempotency_key an optional Identifier.
@@ -44,7 +46,8 @@ absl::Status ValidateGetHostPolicyRequest(v1::GetHostPolicyRequest* request);
 absl::Status ValidateListEscalationsRequest(v1::ListEscalationsRequest* request);
 absl::Status ValidateGetEscalationRequest(v1::GetEscalationRequest* request);
 // escalation_id; decision APPROVE or DENY; reviewer an Address; narrowing and grant_id only
-// with APPROVE; narrowing: expires_at valid, max_uses positive, ≤ 64 unique Purposes.
+// with APPROVE; narrowing: expires_at valid, max_uses positive, ≤ 64 unique Purposes; note
+// (either decision) trimmed, ≤ kMaxResolutionNoteLength, no control character but LF.
 absl::Status ValidateResolveEscalationRequest(v1::ResolveEscalationRequest* request);
 // namespace_id, actor, authority; at_revision non-negative when present.
 absl::Status ValidateLoadAuthorityRequest(v1::LoadAuthorityRequest* request);

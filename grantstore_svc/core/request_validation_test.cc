@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "absl/strings/escaping.h"
 #include "common/status/status_matchers.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
@@ -101,6 +102,50 @@ TEST(RequestValidationTest, DeriveAllowsNoCapabilitiesButChecksEachOne) {
   EXPECT_THAT(ValidateDeriveGrantRequest(&request),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("child.capabilities[0].resource: required")));
+}
+
+TEST(RequestValidationTest, AResolutionNoteIsBoundedTrimmedAndFreeOfControlCharacters) {
+  auto resolve = [](std::string note) {
+    v1::ResolveEscalationRequest request;
+    request.set_escalation_id("esc-1");
+    request.set_decision(v1::ESCALATION_DECISION_DENY);
+    request.set_note(std::move(note));
+    return request;
+  };
+  // Allowed with either decision; trimmed; a newline inside is kept.
+  v1::ResolveEscalationRequest request = resolve("  not this week,\nask again  \n");
+  EXPECT_THAT(ValidateResolveEscalationRequest(&request), IsOk());
+  EXPECT_EQ(request.note(), "not this week,\nask again");
+  request = resolve("ok for one run");
+  request.set_decision(v1::ESCALATION_DECISION_APPROVE);
+  EXPECT_THAT(ValidateResolveEscalationRequest(&request), IsOk());
+  // Exactly at the bound (UTF-16 units: "é" is one) passes; one more is refused, naming note.
+  std::string at_bound;
+  for (size_t i = 0; i < kMaxResolutionNoteLength; ++i) at_bound += "\xc3\xa9";
+  request = resolve(at_bound);
+  EXPECT_THAT(ValidateResolveEscalationRequest(&request), IsOk());
+  request = resolve(at_bound + "x");
+  EXPECT_THAT(ValidateResolveEscalationRequest(&request),
+              StatusIs(absl::StatusCode::kInvalidArgument, "note: longer than 1000"));
+  // Control characters other than LF: C0 (CR, TAB, NUL inside), DEL and C1.
+  for (const std::string& bad : {std::string("a\rb"), std::string("a\tb"), std::string("a\0b", 3),
+                                 std::string("a\x7f"
+                                             "b"),
+                                 std::string("a\xc2\x85"
+                                             "b")}) {
+    request = resolve(bad);
+    EXPECT_THAT(ValidateResolveEscalationRequest(&request),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("note: control character")))
+        << absl::CEscape(bad);
+  }
+  request = resolve("\xff");
+  EXPECT_THAT(ValidateResolveEscalationRequest(&request),
+              StatusIs(absl::StatusCode::kInvalidArgument, "note: invalid UTF-8"));
+  // U+00A0 (C2 A0) is text, not a control character.
+  request = resolve(
+      "a\xc2\xa0"
+      "b");
+  EXPECT_THAT(ValidateResolveEscalationRequest(&request), IsOk());
 }
 
 }  // namespace

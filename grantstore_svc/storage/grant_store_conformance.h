@@ -707,6 +707,42 @@ TYPED_TEST_P(GrantStoreConformanceTest, CredentialsAreFoundByDigestRotatedAndRev
   EXPECT_THAT(store.FindCredentialByDigest(std::string(64, 'd')), IsOkAndHolds(NoValue()));
 }
 
+// A resolution's note is part of the record: read back exactly (newlines, non-ASCII text) by
+// GetEscalation and ListEscalations, and a record resolved without one reads back without one.
+TYPED_TEST_P(GrantStoreConformanceTest, AResolutionNoteIsStoredWithTheEscalation) {
+  GrantStore& store = *this->store_;
+  ASSERT_THAT(RecordEscalation(store, TestEscalation("ns", "e-noted")), IsOkAndHolds(1));
+  ASSERT_THAT(RecordEscalation(store, TestEscalation("ns", "e-plain")), IsOkAndHolds(2));
+  const std::string note = "Not this week.\nAsk J\xc3\xbcrgen \xe2\x80\x94 he owns reports.";
+  for (const char* id : {"e-noted", "e-plain"}) {
+    absl::StatusOr<std::optional<StoredEscalation>> pending = store.GetEscalation(id);
+    ASSERT_THAT(pending, IsOk());
+    ASSERT_TRUE(pending->has_value());
+    grantstore::v1::EscalationRecord resolved = (*pending)->record;
+    resolved.set_status(grantstore::v1::ESCALATION_RECORD_STATUS_DENIED);
+    if (resolved.escalation_id() == "e-noted") resolved.set_note(note);
+    absl::StatusOr<std::unique_ptr<WriteTransaction>> txn = store.BeginWrite();
+    ASSERT_THAT(txn, IsOk());
+    ASSERT_THAT((*txn)->ResolveEscalation(resolved, "fingerprint"), IsOk());
+    ASSERT_THAT((*txn)->Commit(), IsOk());
+  }
+  absl::StatusOr<std::optional<StoredEscalation>> stored = store.GetEscalation("e-noted");
+  ASSERT_THAT(stored, IsOk());
+  ASSERT_TRUE(stored->has_value());
+  EXPECT_EQ((*stored)->record.note(), note);
+  EXPECT_EQ((*stored)->record.status(), grantstore::v1::ESCALATION_RECORD_STATUS_DENIED);
+  EscalationQuery query;
+  query.namespace_id = "ns";
+  absl::StatusOr<std::vector<grantstore::v1::EscalationRecord>> listed =
+      store.ListEscalations(query);
+  ASSERT_THAT(listed, IsOk());
+  ASSERT_EQ(listed->size(), 2u);
+  EXPECT_EQ((*listed)[0].escalation_id(), "e-noted");
+  EXPECT_EQ((*listed)[0].note(), note);
+  EXPECT_EQ((*listed)[1].escalation_id(), "e-plain");
+  EXPECT_EQ((*listed)[1].note(), "");
+}
+
 REGISTER_TYPED_TEST_SUITE_P(
     GrantStoreConformanceTest, EmptyStoreIsAtRevisionZero, EachCommitTakesTheNextRevision,
     UncommittedTransactionLeavesNoTrace, GrantIdsAreNeverReusedEvenAfterRevocation,
@@ -718,7 +754,7 @@ REGISTER_TYPED_TEST_SUITE_P(
     TryConsumeSpendsExactlyMaxUsesAndNeverRefunds, ConcurrentTryConsumeSucceedsExactlyMaxUsesTimes,
     IdempotencyKeysAreUniqueAndTransactional, HostPoliciesAreVersionedByRevision,
     EscalationsAreRecordedListedOldestFirstAndResolvedOnce,
-    CredentialsAreFoundByDigestRotatedAndRevoked);
+    AResolutionNoteIsStoredWithTheEscalation, CredentialsAreFoundByDigestRotatedAndRevoked);
 
 }  // namespace sharedos::grantstore::storage::testing
 

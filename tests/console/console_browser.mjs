@@ -1,13 +1,16 @@
 // Drives the reviewer console in headless Chromium (/usr/bin/chromium through playwright-core;
 // a fresh profile under $TMPDIR per browser). Environment: CONSOLE_URL, ESCALATION (the
-// quickstart's pending escalation), ALICE_TOKEN / BOB_TOKEN (reviewer secrets' files, both in
+// quickstart's pending escalation), DENIED_ESCALATION (a second one, of the same turn run
+// again), ALICE_TOKEN / BOB_TOKEN (reviewer secrets' files, both in
 // world-demo; the escalation is alice's), ADMIN_TOKEN, SHAREDOSCTL and SHAREDOS_TARGET (to run
 // the next turn, in TURN_DIR), WORKSPACE (node_modules), OUT_DIR (screenshots).
 //
 // bob signs in and does not see alice's escalation; alice signs in and sees it as a sentence; a
 // form post without the CSRF token is refused 403 and a bad narrowing 400 naming the field (the
-// escalation stays pending); alice approves with max uses 1 and sees the issued grant; the next
-// turn's write succeeds; alice's record view is refused (the audit log answers admins only: the
+// escalation stays pending); alice approves with max uses 1 and sees the issued grant; she denies
+// the second escalation with a two-line note and sees it on the result page; sharedosctl's
+// `escalations show` prints the note, and the escalation.resolved record says only its length
+// (the text is not in the audit log); the next turn's write succeeds; alice's record view is refused (the audit log answers admins only: the
 // console has no authority of its own); the admin's record shows the first turn's refusal
 // (SOURCE kernel, REASON no_matching_grant) and the next turn's write succeeded, and the chain
 // verifies.
@@ -27,6 +30,8 @@ const { chromium } = require('playwright-core');
 
 const url = env('CONSOLE_URL');
 const escalation = env('ESCALATION');
+const deniedEscalation = env('DENIED_ESCALATION');
+const note = 'Not this file, please.\nWrite to Workspace/drafts/ instead.';
 const outDir = env('OUT_DIR');
 const secret = (name) => readFileSync(env(name), 'utf8').trim();
 
@@ -129,12 +134,39 @@ async function aliceApproves(browser) {
   assert.match(grant, /max_uses=1/, 'the issued grant is single-use');
   assert.match(grant, /files:Workspace\/summary\.txt.*\[create\]/);
   step('alice approved with max uses 1; the issued grant is shown');
+  await aliceDeniesWithANote(page);
 
   const record = await page.goto(`${url}record?namespace=world-demo`);
   assert.equal(record.status(), 403, "a reviewer's record view is refused by the audit log");
   assert.match(await page.locator('#message').innerText(), /^PERMISSION_DENIED/);
   await context.close();
   return firstExecution;
+}
+
+async function aliceDeniesWithANote(page) {
+  await page.goto(`${url}queue`);
+  const card = page.locator('section.escalation', { hasText: deniedEscalation });
+  await card.waitFor();
+  const deny = card.getByRole('form', { name: `Deny ${deniedEscalation}` });
+  await deny.getByLabel('Note (optional)').fill(note);
+  await deny.getByRole('button', { name: 'Deny' }).click();
+  await page.locator('#decided').waitFor();
+  assert.match(await page.locator('#decided').innerText(),
+    new RegExp(`${deniedEscalation} is denied`));
+  assert.equal(await page.locator('#note').innerText(), note, 'the result shows the note as sent');
+  assert.equal(await page.locator('#issued').count(), 0, 'a denial issues nothing');
+  await page.screenshot({ path: path.join(outDir, 'denied.png'), fullPage: true });
+  // Kept on the escalation (sharedosctl shows it), never in the audit log.
+  const ctl = (args) => execFileSync(env('SHAREDOSCTL'), args, {
+    encoding: 'utf8', env: { ...process.env }, cwd: env('TURN_DIR'),
+  });
+  const shown = ctl(['escalations', 'show', `--id=${deniedEscalation}`]);
+  assert.ok(shown.includes(`note:\n${note}\n`), shown);
+  const resolved = ctl(['--json', 'audit', 'query', '--namespace=world-demo',
+    '--type=escalation.resolved']);
+  assert.match(resolved, /"noteBytes": ?\d+/, resolved);
+  assert.ok(!resolved.includes('Workspace/drafts'), 'the note text is not in the audit log');
+  step('alice denied the second escalation with a note; it is kept, shown and not audited');
 }
 
 function nextTurn() {

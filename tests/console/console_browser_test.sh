@@ -2,8 +2,9 @@
 # The reviewer console in headless Chromium (Debian's /usr/bin/chromium driven by playwright-core
 # from the workspace's node_modules; no browser is downloaded): a real `sharedosd --demo` with
 # --console_port=0, the README quickstart's first turn (escalated), alice and bob issued reviewer
-# credentials, then console_browser.mjs signs in, decides and reads the record (see there).
-# Screenshots of the queue and the record land in $TEST_UNDECLARED_OUTPUTS_DIR.
+# credentials, then console_browser.mjs signs in, decides and reads the record (see there). The
+# turn runs twice first: the second escalation is denied with a note.
+# Screenshots of the queue, the denial and the record land in $TEST_UNDECLARED_OUTPUTS_DIR.
 set -euo pipefail
 root="$TEST_SRCDIR/sharedos"
 log="$TEST_TMPDIR/sharedosd.log"
@@ -32,6 +33,11 @@ first="$(ctl turn)"
 echo "$first"
 escalation="$(echo "$first" | sed -n 's/^escalation: //p')"
 [ -n "$escalation" ] || { cat "$log"; echo "the first turn did not escalate"; exit 1; }
+# The same turn again, before any decision: a second pending escalation, for a denial with a note.
+again="$(ctl turn)"
+second_escalation="$(echo "$again" | sed -n 's/^escalation: //p')"
+[ -n "$second_escalation" ] && [ "$second_escalation" != "$escalation" ] ||
+  { echo "$again"; echo "the second turn did not escalate anew"; exit 1; }
 for who in alice bob; do
   (umask 077; ctl credentials issue --role=reviewer --principal="human:user-$who" \
     --namespace=world-demo | sed -n 's/^secret: //p' > "$TEST_TMPDIR/$who.token")
@@ -43,7 +49,7 @@ browser_tmp="$(mktemp -d /tmp/sos-console.XXXXXX)"
 trap 'kill -TERM "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; rm -rf "$browser_tmp"' EXIT
 out_dir="${TEST_UNDECLARED_OUTPUTS_DIR:-$TEST_TMPDIR/outputs}"
 mkdir -p "$out_dir"
-CONSOLE_URL="$console" ESCALATION="$escalation" WORKSPACE="$workspace" OUT_DIR="$out_dir" \
+CONSOLE_URL="$console" ESCALATION="$escalation" DENIED_ESCALATION="$second_escalation" WORKSPACE="$workspace" OUT_DIR="$out_dir" \
   ALICE_TOKEN="$TEST_TMPDIR/alice.token" BOB_TOKEN="$TEST_TMPDIR/bob.token" \
   ADMIN_TOKEN="$data/admin.token" SHAREDOSCTL="$root/tools/sharedosctl/sharedosctl" \
   SHAREDOS_TARGET="$address" TURN_DIR="$TEST_TMPDIR" TMPDIR="$browser_tmp" \
@@ -54,7 +60,7 @@ for who in alice bob; do
   secret="$(cat "$TEST_TMPDIR/$who.token")"
   if grep -qF "${secret#sos_}" "$log"; then echo "$who's secret reached sharedosd's output"; exit 1; fi
 done
-for shot in queue.png record.png; do
+for shot in queue.png denied.png record.png; do
   [ -s "$out_dir/$shot" ] || { echo "no screenshot $shot"; exit 1; }
 done
 kill -TERM "$pid"

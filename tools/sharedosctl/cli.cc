@@ -42,13 +42,14 @@ const std::vector<CommandSpec>& Commands() {
       {"escalations show", {"id"}, {}, "show one escalation"},
       {"escalations approve",
        {"id"},
-       {"reviewer", "on_behalf", "expires_at", "max_uses", "grant_id"},
+       {"reviewer", "on_behalf", "expires_at", "max_uses", "grant_id", "note"},
        "approve with the reviewer's credential (--token_file), issuing the requested grant "
-       "(optionally narrowed); an admin of the namespace says --on_behalf (recorded)"},
+       "(optionally narrowed); an admin of the namespace says --on_behalf (recorded); --note: "
+       "a note kept on the escalation (at most 1000 characters, not audited)"},
       {"escalations deny",
        {"id"},
-       {"reviewer", "on_behalf"},
-       "deny a pending escalation (as approve: the reviewer, or an admin --on_behalf)"},
+       {"reviewer", "on_behalf", "note"},
+       "deny a pending escalation (as approve: the reviewer, or an admin --on_behalf; --note)"},
       {"credentials issue",
        {"role", "principal"},
        {"id", "namespace", "owner"},

@@ -121,6 +121,23 @@ TEST(BuildersTest, ResolveEscalationNarrowing) {
                    .ok());
 }
 
+TEST(BuildersTest, ResolveEscalationCarriesTheNoteOnEitherDecision) {
+  auto deny =
+      BuildResolveEscalation(Parsed({"escalations", "deny", "--id=e1", "--note=ask Bob first"}),
+                             grantstore::v1::ESCALATION_DECISION_DENY);
+  ASSERT_TRUE(deny.ok()) << deny.status();
+  EXPECT_EQ(deny->note(), "ask Bob first");
+  auto approve = BuildResolveEscalation(
+      Parsed({"escalations", "approve", "--id=e1", "--note=once", "--max_uses=1"}),
+      grantstore::v1::ESCALATION_DECISION_APPROVE);
+  ASSERT_TRUE(approve.ok()) << approve.status();
+  EXPECT_EQ(approve->note(), "once");
+  auto none = BuildResolveEscalation(Parsed({"escalations", "deny", "--id=e1"}),
+                                     grantstore::v1::ESCALATION_DECISION_DENY);
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->note(), "");
+}
+
 TEST(BuildersTest, VerifyRange) {
   auto all = BuildVerify(Parsed({"audit", "verify"}));
   ASSERT_TRUE(all.ok());
@@ -186,6 +203,20 @@ TEST(RenderTest, GrantsTable) {
             "ID  SUBJECT  ISSUER       CAPABILITIES                     PARENT  REVOKED\n"
             "g1  agent:a  human:alice  files:Workspace/** [read,write]  -       no\n");
   EXPECT_THAT(RenderGrant(grant), HasSubstr("capability   files:Workspace/** [read,write]"));
+}
+
+TEST(RenderTest, EscalationsShowTheNoteOnOneLine) {
+  grantstore::v1::EscalationRecord record;
+  record.set_escalation_id("e1");
+  record.set_status(grantstore::v1::ESCALATION_RECORD_STATUS_DENIED);
+  record.set_namespace_id("w");
+  record.set_execution_id("x");
+  record.mutable_escalation()->set_reason("write");
+  record.mutable_reviewer()->set_human_user_id("alice");
+  record.set_note("not now\nask Bob");
+  EXPECT_EQ(RenderEscalations({record}),
+            "ID  STATUS  NAMESPACE  EXECUTION  REASON  REVIEWER     GRANT  NOTE\n"
+            "e1  denied  w          x          write   human:alice  -      not now / ask Bob\n");
 }
 
 TEST(RenderTest, AuditRecordsUseReferenceNames) {

@@ -31,6 +31,7 @@ int EscalationsResolve(const Invocation& inv, const GlobalOptions& globals, cons
     out << "escalation " << response.escalation().escalation_id() << " is "
         << EscalationStatusName(response.escalation().status());
     if (response.has_grant()) out << "; issued grant " << response.grant().id();
+    if (!response.escalation().note().empty()) out << "; with a note";
     out << "\n";
   }
   return kExitOk;
@@ -78,6 +79,9 @@ int EscalationsShow(const Invocation& inv, const GlobalOptions& globals, const C
   } else {
     // The full record (requested authority included) in protobuf text format.
     out << RenderEscalations({response.escalation()});
+    if (!response.escalation().note().empty()) {
+      out << "\nnote:\n" << response.escalation().note() << "\n";
+    }
     std::string text;
     google::protobuf::TextFormat::PrintToString(response.escalation().escalation(), &text);
     out << "\n" << text;

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "google/protobuf/util/json_util.h"
 #include "tools/sharedosctl/names.h"
 #include "tools/sharedosctl/table.h"
@@ -121,12 +122,13 @@ std::string RenderAuditRecords(const std::vector<av1::AuditRecord>& records) {
 }
 
 std::string RenderEscalations(const std::vector<gs::EscalationRecord>& escalations) {
-  Table table({"ID", "STATUS", "NAMESPACE", "EXECUTION", "REASON", "REVIEWER", "GRANT"});
+  Table table({"ID", "STATUS", "NAMESPACE", "EXECUTION", "REASON", "REVIEWER", "GRANT", "NOTE"});
   for (const auto& record : escalations) {
+    // One line per row: the note's newlines are shown as " / " (show prints it whole).
     table.AddRow({record.escalation_id(), EscalationStatusName(record.status()),
                   record.namespace_id(), record.execution_id(), record.escalation().reason(),
-                  record.has_reviewer() ? FormatAddress(record.reviewer()) : "",
-                  record.grant_id()});
+                  record.has_reviewer() ? FormatAddress(record.reviewer()) : "", record.grant_id(),
+                  absl::StrReplaceAll(record.note(), {{"\n", " / "}})});
   }
   return table.Render();
 }

@@ -91,6 +91,8 @@ absl::StatusOr<gs::ResolveEscalationRequest> BuildResolveEscalation(
     request.mutable_narrowing()->set_max_uses(*max_uses);
   }
   request.set_grant_id(inv.Get("grant_id"));
+  // Sent as given; the grant store bounds it (INVALID_ARGUMENT "note: ...").
+  request.set_note(inv.Get("note"));
   return request;
 }
 
