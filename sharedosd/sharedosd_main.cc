@@ -211,6 +211,8 @@ absl::Status BuildEnvelope(const char* argv0, Settings settings, Deployment& d) 
                                 ? Runfile(argv0, "envelope_svc/config/standard_tools.textproto")
                                 : absl::GetFlag(FLAGS_registry)};
   options.files_root = FilesRoot(d.data);
+  // Two agents talk on the embedded default (envelope_svc/messaging/local_transport.h).
+  options.builtin_messaging = true;
   options.engine.metrics = d.metrics.get();
   envelope::McpFrontDoor& mcp = options.mcp.emplace();
   mcp.server.metrics = d.metrics.get();
@@ -241,6 +243,7 @@ absl::Status StartPublicTier(Deployment& d) {
   d.public_services.push_back(d.grantstore->NewService());
   d.public_services.push_back(d.authorizer->NewService());
   d.public_services.push_back(d.envelope->NewService());
+  d.public_services.push_back(d.envelope->NewRoutesService());
   std::vector<grpc::Service*> services;
   for (const auto& service : d.public_services) services.push_back(service.get());
   server::ServerOptions options;

@@ -31,8 +31,26 @@ absl::StatusOr<std::unique_ptr<EnvelopeServer>> EnvelopeServer::Build(
   RETURN_IF_ERROR(server->AttachProviders(options));
   RETURN_IF_ERROR(server->BindFrontDoor(options));
   RETURN_IF_ERROR(server->OpenJournal(options));
+  if (options.builtin_messaging) {
+    server->messages_ = std::make_unique<messaging::LocalMessageTransport>(server->clock_);
+    server->routes_ = std::make_unique<messaging::MessageRoutesCore>(*server->messages_);
+    server->routes_service_ =
+        std::make_unique<messaging::MessageRoutesService>(*server->routes_, server->authenticator_);
+    options.engine.message_transport = server->messages_.get();
+  }
   RETURN_IF_ERROR(server->StartEngine(std::move(options.engine)));
   return server;
+}
+
+std::vector<grpc::Service*> EnvelopeServer::services() {
+  std::vector<grpc::Service*> services = {service_.get()};
+  if (routes_service_ != nullptr) services.push_back(routes_service_.get());
+  return services;
+}
+
+std::unique_ptr<grpc::Service> EnvelopeServer::NewRoutesService() {
+  if (routes_ == nullptr) return nullptr;
+  return std::make_unique<messaging::MessageRoutesService>(*routes_, authenticator_);
 }
 
 EnvelopeServer::EnvelopeServer(EnvelopeServerDeps deps)
