@@ -77,9 +77,9 @@ std::string RenderGrant(const protocol::v1::CapabilityGrant& grant) {
 std::string RenderAuditRecords(const std::vector<av1::AuditRecord>& records) {
   // What was tried (TOOL), who refused it (SOURCE: the kernel's mediation or the envelope's turn
   // layer), with which code (REASON; "(fail closed)" for infrastructure refusals) and the
-  // situation behind it (CAUSE).
+  // situation behind it (CAUSE); a message.sent names its RECEIVER and MESSAGE id.
   Table table({"SEQ", "AT", "TYPE", "OUTCOME", "NAMESPACE", "ACTOR", "TOOL", "GRANT", "SOURCE",
-               "REASON", "CAUSE"});
+               "REASON", "CAUSE", "RECEIVER", "MESSAGE"});
   for (const auto& record : records) {
     if (record.has_control_plane()) {
       // A control-plane record (not a protocol "1" event): no tool, source, reason or cause.
@@ -87,17 +87,18 @@ std::string RenderAuditRecords(const std::vector<av1::AuditRecord>& records) {
       table.AddRow({absl::StrCat(record.sequence()), FormatTimestamp(event.at()),
                     ControlPlaneEventTypeName(event.type()), AuditOutcomeName(event.outcome()),
                     event.namespace_id(), event.has_actor() ? FormatAddress(event.actor()) : "", "",
-                    event.grant_id(), "", "", ""});
+                    event.grant_id(), "", "", "", "", ""});
       continue;
     }
     const auto& event = record.event();
     std::string reason = event.reason();
     if (event.fail_closed()) absl::StrAppend(&reason, " (fail closed)");
-    table.AddRow(
-        {absl::StrCat(record.sequence()), FormatTimestamp(event.at()),
-         AuditEventTypeName(event.type()), AuditOutcomeName(event.outcome()), event.namespace_id(),
-         event.has_actor() ? FormatAddress(event.actor()) : "", event.tool(), event.grant_id(),
-         event.has_source() ? AuditSourceName(event.source()) : "", reason, event.cause()});
+    table.AddRow({absl::StrCat(record.sequence()), FormatTimestamp(event.at()),
+                  AuditEventTypeName(event.type()), AuditOutcomeName(event.outcome()),
+                  event.namespace_id(), event.has_actor() ? FormatAddress(event.actor()) : "",
+                  event.tool(), event.grant_id(),
+                  event.has_source() ? AuditSourceName(event.source()) : "", reason, event.cause(),
+                  event.has_receiver() ? FormatAddress(event.receiver()) : "", event.message_id()});
   }
   return table.Render();
 }
