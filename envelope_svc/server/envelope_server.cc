@@ -31,15 +31,39 @@ absl::StatusOr<std::unique_ptr<EnvelopeServer>> EnvelopeServer::Build(
   RETURN_IF_ERROR(server->AttachProviders(options));
   RETURN_IF_ERROR(server->BindFrontDoor(options));
   RETURN_IF_ERROR(server->OpenJournal(options));
-  if (options.builtin_messaging) {
-    server->messages_ = std::make_unique<messaging::LocalMessageTransport>(server->clock_);
-    server->routes_ = std::make_unique<messaging::MessageRoutesCore>(*server->messages_);
-    server->routes_service_ =
-        std::make_unique<messaging::MessageRoutesService>(*server->routes_, server->authenticator_);
-    options.engine.message_transport = server->messages_.get();
-  }
+  RETURN_IF_ERROR(server->AttachMessaging(options));
   RETURN_IF_ERROR(server->StartEngine(std::move(options.engine)));
   return server;
+}
+
+absl::Status EnvelopeServer::AttachMessaging(EnvelopeServerOptions& options) {
+  if (options.builtin_messaging && !options.message_transport.empty()) {
+    return absl::InvalidArgumentError(
+        "--message_transport: a host transport replaces the built-in one; give "
+        "--builtin_messaging=false");
+  }
+  if (options.builtin_messaging) {
+    messages_ = std::make_unique<messaging::LocalMessageTransport>(clock_);
+    routes_ = std::make_unique<messaging::MessageRoutesCore>(*messages_);
+    routes_service_ = std::make_unique<messaging::MessageRoutesService>(*routes_, authenticator_);
+    options.engine.message_transport = messages_.get();
+  }
+  if (!options.message_transport.empty()) {
+    messaging::GrpcMessageTransport::Options transport_options;
+    if (!options.provider_token.empty()) {
+      transport_options.prepare_context =
+          [header = absl::StrCat("Bearer ", options.provider_token)](grpc::ClientContext& context) {
+            context.AddMetadata("authorization", header);
+          };
+    }
+    absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = common::client::NewChannel(
+        options.message_transport, options.provider_tls, "--message_transport");
+    if (!channel.ok()) return channel.status();
+    host_transport_ = std::make_unique<messaging::GrpcMessageTransport>(
+        v1::MessageTransport::NewStub(*std::move(channel)), std::move(transport_options));
+    options.engine.message_transport = host_transport_.get();
+  }
+  return absl::OkStatus();
 }
 
 std::vector<grpc::Service*> EnvelopeServer::services() {

@@ -27,6 +27,7 @@
 #include "envelope_svc/core/turn_journal.h"
 #include "envelope_svc/mcp/execution_token.h"
 #include "envelope_svc/mcp/mcp_server.h"
+#include "envelope_svc/messaging/grpc_transport.h"
 #include "envelope_svc/messaging/local_transport.h"
 #include "envelope_svc/providers/files/files_provider.h"
 #include "envelope_svc/providers/grpc/grpc_tool_provider.h"
@@ -80,6 +81,9 @@ struct EnvelopeServerOptions {
   // route leases). False: no transport (messages.request is absent; SendMessage fails
   // message_transport_not_configured after its decision).
   bool builtin_messaging = false;
+  // A host's MessageTransport service ("host:port"), called like the host ToolProviders (with
+  // provider_token, verified by provider_tls). Exclusive with builtin_messaging.
+  std::string message_transport;
 };
 
 // What the server is given: `authorizer` and `audit` it owns; the others it borrows, and each
@@ -138,6 +142,8 @@ class EnvelopeServer final : public common::server::Servable {
   // Binds the front door before the engine exists, so RUNTIME_MCP turns can be told its URL.
   absl::Status BindFrontDoor(const EnvelopeServerOptions& options);
   absl::Status OpenJournal(const EnvelopeServerOptions& options);
+  // The built-in transport or a host's; sets the engine's message_transport.
+  absl::Status AttachMessaging(EnvelopeServerOptions& options);
   // Builds the engine, ends the turns the journal holds, then serves.
   absl::Status StartEngine(core::TurnEngine::Options engine_options);
 
@@ -158,6 +164,8 @@ class EnvelopeServer final : public common::server::Servable {
   std::unique_ptr<messaging::LocalMessageTransport> messages_;
   std::unique_ptr<messaging::MessageRoutesCore> routes_;
   std::unique_ptr<messaging::MessageRoutesService> routes_service_;
+  // With message_transport.
+  std::unique_ptr<messaging::GrpcMessageTransport> host_transport_;
   // Every running turn past its deadline ends cancelled, checked every 100 ms until `stopping_`.
   absl::Notification stopping_;
   std::thread deadlines_;

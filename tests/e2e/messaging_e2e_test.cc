@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
@@ -246,7 +247,79 @@ TEST_P(MessagingEndToEndTest, AAsksBThroughItsTurnThenARevokedLeaseRefusesTheNex
   EXPECT_TRUE(reply_recorded);
 }
 
+// A host's own MessageTransport (envelope_svc --message_transport): its lease refusal is what the
+// agent's request gets, verbatim, as cause.
+class HostTransport final : public envelope::v1::MessageTransport::Service {
+ public:
+  grpc::Status Send(grpc::ServerContext*, const envelope::v1::TransportSendRequest* request,
+                    envelope::v1::TransportSendResponse* response) override {
+    envelope::v1::MessageDeliveryResult* receipt = response->mutable_receipt();
+    receipt->set_message_id(request->message().id());
+    receipt->set_status(envelope::v1::MESSAGE_DELIVERY_STATUS_DENIED);
+    receipt->mutable_error()->set_code("route_lease_closed_by_host");
+    receipt->mutable_error()->set_message("the host closed this route");
+    return grpc::Status::OK;
+  }
+};
+
+class HostTransportEndToEndTest : public MessagingEndToEndTest {
+ protected:
+  void SetUp() override {
+    if (sharedosd()) GTEST_SKIP() << "sharedosd serves the built-in transport";
+    grpc::ServerBuilder builder;
+    int port = 0;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+    builder.RegisterService(&transport_);
+    server_ = builder.BuildAndStart();
+    ASSERT_NE(server_, nullptr);
+    envelope_args_ = {"--builtin_messaging=false",
+                      absl::StrCat("--message_transport=127.0.0.1:", port)};
+    MessagingEndToEndTest::SetUp();
+  }
+  void TearDown() override {
+    MessagingEndToEndTest::TearDown();
+    if (server_ != nullptr) server_->Shutdown();
+  }
+
+  HostTransport transport_;
+  std::unique_ptr<grpc::Server> server_;
+};
+
+TEST_P(HostTransportEndToEndTest, TheHostsLeaseRefusalIsReturnedVerbatim) {
+  IssueGrant(kGrantA);
+  ASSERT_FALSE(HasFatalFailure());
+  const std::string a_turn = OpenA();
+  ASSERT_FALSE(a_turn.empty());
+  pb::ToolResult refused = Ask(a_turn, "call-ask-host");
+  ASSERT_EQ(refused.status(), pb::TOOL_RESULT_STATUS_FAILED) << refused.DebugString();
+  EXPECT_EQ(refused.error().code(), "message_request_not_accepted");
+  Finish(a_turn);
+  std::vector<pb::AuditEvent> events = AuditUntil([](const std::vector<pb::AuditEvent>& so_far) {
+    for (const pb::AuditEvent& event : so_far) {
+      if (event.type() == pb::AUDIT_EVENT_TYPE_TOOL_INVOKED &&
+          event.operation_id() == "call-ask-host") {
+        return true;
+      }
+    }
+    return false;
+  });
+  bool found = false;
+  for (const pb::AuditEvent& event : events) {
+    if (event.type() == pb::AUDIT_EVENT_TYPE_TOOL_INVOKED &&
+        event.operation_id() == "call-ask-host") {
+      found = true;
+      EXPECT_EQ(event.cause(), "route_lease_closed_by_host");
+    }
+    if (event.type() == pb::AUDIT_EVENT_TYPE_MESSAGE_SENT) {
+      EXPECT_EQ(event.reason(), "route_lease_closed_by_host");
+    }
+  }
+  EXPECT_TRUE(found);
+}
+
 INSTANTIATE_TEST_SUITE_P(Deployments, MessagingEndToEndTest, ::testing::Bool(),
+                         e2e::DeploymentName);
+INSTANTIATE_TEST_SUITE_P(Deployments, HostTransportEndToEndTest, ::testing::Bool(),
                          e2e::DeploymentName);
 
 }  // namespace
