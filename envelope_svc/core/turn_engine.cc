@@ -8,6 +8,7 @@
 #include "common/status/status_macros.h"
 #include "common/validation/protocol.h"
 #include "common/validation/unknown_fields.h"
+#include "envelope_svc/core/tool_namespaces.h"
 #include "envelope_svc/tools/escalation_tool.h"
 
 namespace sharedos::envelope::core {
@@ -65,6 +66,7 @@ TurnEngine::TurnEngine(authorizer::client::AuthorizerClient& authorizer,
                        audit::client::AuditWriter& audit, const common::Clock& clock,
                        Options options)
     : clock_(clock),
+      audit_(audit),
       providers_(WithMessaging(std::move(providers), options)),
       runtime_{options.runtime_id, options.mcp_runtime_id, options.runtime_version},
       messenger_(authorizer, audit, options.message_transport, clock, MessengerOptions(options)),
@@ -112,6 +114,25 @@ absl::StatusOr<v1::SendMessageResponse> TurnEngine::SendMessage(
   v1::SendMessageResponse response;
   *response.mutable_receipt() = messenger_.Send(messaging, message, clock_.Now());
   return response;
+}
+
+absl::StatusOr<v1::ListToolNamespacesResponse> TurnEngine::ListToolNamespaces(
+    const v1::ListToolNamespacesRequest& request, const common::server::HostScope& scope) {
+  RETURN_IF_ERROR(validation::RejectUnknownFields(request, "request"));
+  RETURN_IF_ERROR(CheckTurnId(request.turn_id()));
+  ASSIGN_OR_RETURN(const std::shared_ptr<Turn> turn, table_.Find(request.turn_id(), scope));
+  settler_.EnforceDeadline(*turn);
+  return core::ListToolNamespaces(*turn, audit_, clock_.Now());
+}
+
+absl::StatusOr<v1::UpdateToolNamespacesResponse> TurnEngine::UpdateToolNamespaces(
+    const v1::UpdateToolNamespacesRequest& request, const common::server::HostScope& scope) {
+  RETURN_IF_ERROR(validation::RejectUnknownFields(request, "request"));
+  RETURN_IF_ERROR(CheckTurnId(request.turn_id()));
+  RETURN_IF_ERROR(ValidateToolNamespaceUpdate(request));
+  ASSIGN_OR_RETURN(const std::shared_ptr<Turn> turn, table_.Find(request.turn_id(), scope));
+  settler_.EnforceDeadline(*turn);
+  return core::UpdateToolNamespaces(*turn, request, audit_, clock_.Now());
 }
 
 absl::StatusOr<v1::FinishTurnResponse> TurnEngine::FinishTurn(

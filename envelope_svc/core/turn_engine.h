@@ -187,6 +187,14 @@ class TurnEngine {
   absl::StatusOr<v1::SendMessageResponse> SendMessage(const v1::SendMessageRequest& request,
                                                       const common::server::HostScope& scope);
 
+  // The turn's tool namespaces, and an update of them (tool_namespaces.h).
+  // Errors: INVALID_ARGUMENT naming the field; NOT_FOUND; PERMISSION_DENIED; FAILED_PRECONDITION
+  // (the turn has ended).
+  absl::StatusOr<v1::ListToolNamespacesResponse> ListToolNamespaces(
+      const v1::ListToolNamespacesRequest& request, const common::server::HostScope& scope);
+  absl::StatusOr<v1::UpdateToolNamespacesResponse> UpdateToolNamespaces(
+      const v1::UpdateToolNamespacesRequest& request, const common::server::HostScope& scope);
+
   // --- The MCP seat (envelope_svc/mcp) ---
 
   // A RUNTIME_MCP turn as the MCP server serves it.
@@ -240,6 +248,7 @@ class TurnEngine {
 
  private:
   const common::Clock& clock_;
+  audit::client::AuditWriter& audit_;
   const tools::AttachedProviders providers_;
   const RuntimeManifest runtime_;
   Messenger messenger_;
