@@ -261,6 +261,10 @@ class DirectHost final : public HostApi {
         transport_.RevokeRoute(request.namespace_id(), request.sender(), request.receiver()));
     return response;
   }
+  absl::StatusOr<ev1::UpdateToolNamespacesResponse> UpdateToolNamespaces(
+      const ev1::UpdateToolNamespacesRequest& request) override {
+    return engine_.UpdateToolNamespaces(request, scope_);
+  }
 
  private:
   env::core::TurnEngine& engine_;
@@ -472,6 +476,13 @@ class GrpcHost final : public HostApi {
       const ev1::RevokeRouteRequest& request) override {
     ev1::RevokeRouteResponse response;
     RETURN_IF_ERROR(FromGrpc(routes_->RevokeRoute(As(kHostToken).get(), request, &response)));
+    return response;
+  }
+  absl::StatusOr<ev1::UpdateToolNamespacesResponse> UpdateToolNamespaces(
+      const ev1::UpdateToolNamespacesRequest& request) override {
+    ev1::UpdateToolNamespacesResponse response;
+    RETURN_IF_ERROR(
+        FromGrpc(stub_->UpdateToolNamespaces(As(kHostToken).get(), request, &response)));
     return response;
   }
 

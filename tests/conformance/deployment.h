@@ -56,6 +56,9 @@ class HostApi {
   // The host's transport (the envelope's built-in one): revokes a route lease.
   virtual absl::StatusOr<envelope::v1::RevokeRouteResponse> RevokeRoute(
       const envelope::v1::RevokeRouteRequest& request) = 0;
+  // Turns tool namespaces of a running turn on or off (the availability plane).
+  virtual absl::StatusOr<envelope::v1::UpdateToolNamespacesResponse> UpdateToolNamespaces(
+      const envelope::v1::UpdateToolNamespacesRequest& request) = 0;
 };
 
 // A surface the host credential can reach besides its own turns (row 18): its name and a call

@@ -520,6 +520,7 @@ class RowRunner {
     if (what == "resume") return Resume(run, step);
     if (what == "revoke") return world_.Revoke(Str(step, "grant"));
     if (what == "revoke-route") return RevokeRoute(run, step);
+    if (what == "namespaces") return UpdateNamespaces(run, step);
     if (what == "expire") {
       std::optional<absl::Time> expiry = world_.ExpiryOf(Str(step, "grant"));
       if (!expiry) return absl::InvalidArgumentError("expire: the grant has no expiry");
@@ -542,6 +543,19 @@ class RowRunner {
     *request.mutable_sender() = AddressOf(d_.world[Str(step, "sender")]);
     *request.mutable_receiver() = AddressOf(d_.world[Str(step, "receiver")]);
     return deployment_.host(broker_[step.value("turn", 1)]).RevokeRoute(request).status();
+  }
+
+  // The host turns tool namespaces of the step's running turn on or off (`enable`, `disable`).
+  absl::Status UpdateNamespaces(RowRun& run, const json& step) {
+    auto it = run.turns.find(step.value("turn", 1));
+    if (it == run.turns.end() || !it->second.opened || it->second.finished) {
+      return absl::OkStatus();
+    }
+    ev1::UpdateToolNamespacesRequest request;
+    request.set_turn_id(it->second.turn_id);
+    for (const json& name : step.value("enable", json::array())) request.add_enable(name);
+    for (const json& name : step.value("disable", json::array())) request.add_disable(name);
+    return deployment_.host(broker_[it->first]).UpdateToolNamespaces(request).status();
   }
 
   absl::Status Open(RowRun& run, const json& condition, const json& step, int row) {
