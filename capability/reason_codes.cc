@@ -63,8 +63,19 @@ absl::string_view CodeMessage(absl::string_view code) {
   if (code == kInvalidContext) return "The access context is not usable.";
   if (code == kActorMismatch) return "The context's actor is not the turn's agent.";
   if (code == kReceiverMismatch) return "The message's receiver is not the turn's agent.";
+  if (code == kMessageTransportNotConfigured) return "No message transport is configured.";
+  if (code == kMessageRequirementResolutionFailed)
+    return "The message's receiver could not be resolved to a resource.";
+  if (code == kMessageDeliveryFailed) return "The message transport failed.";
+  if (code == kInvalidMessageReceipt) return "The message transport answered a malformed receipt.";
+  if (code == kMessageRequestNotPrepared) return "The message request was not prepared.";
+  if (code == kMessageRequestNotAccepted)
+    return "The message transport did not accept the request.";
+  if (code == kMessageReplyResolutionFailed)
+    return "The reply to the message could not be resolved.";
+  if (code == kInvalidMessageReply) return "The reply does not answer the message.";
   if (code == kMessageContextMismatch)
-    return "The message's trace or purpose does not match the context.";
+    return "The message's sender, trace or purpose does not match the context.";
   if (code == kAuthorityUnavailable) return "The authority of the turn could not be resolved.";
   if (code == kUsageStoreUnavailable) return "Grant usage could not be counted.";
   if (code == kDelegationChainUnverified)

@@ -56,6 +56,20 @@ inline constexpr absl::string_view kCauseHostPolicyDenied = kHostPolicyDenied;
 // FAILED_PRECONDITION over gRPC, recorded as tool.invoked source envelope).
 inline constexpr absl::string_view kCauseTurnEnded = "turn_ended";
 
+// ---- Messages (semantics §6.4). A transport's own refusal code (e.g. route_lease_revoked) is
+// returned verbatim by sendMessage and is the audit cause of message_request_not_accepted. ----
+inline constexpr absl::string_view kMessageTransportNotConfigured =
+    "message_transport_not_configured";
+inline constexpr absl::string_view kMessageRequirementResolutionFailed =
+    "message_requirement_resolution_failed";
+inline constexpr absl::string_view kMessageDeliveryFailed = "message_delivery_failed";
+inline constexpr absl::string_view kInvalidMessageReceipt = "invalid_message_receipt";
+inline constexpr absl::string_view kMessageRequestNotPrepared = "message_request_not_prepared";
+inline constexpr absl::string_view kMessageRequestNotAccepted = "message_request_not_accepted";
+inline constexpr absl::string_view kMessageReplyResolutionFailed =
+    "message_reply_resolution_failed";
+inline constexpr absl::string_view kInvalidMessageReply = "invalid_message_reply";
+
 // ---- Turns (semantics §6.5) and infrastructure (§3.5). ----
 inline constexpr absl::string_view kActorMismatch = "actor_mismatch";
 inline constexpr absl::string_view kReceiverMismatch = "receiver_mismatch";

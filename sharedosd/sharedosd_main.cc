@@ -229,6 +229,8 @@ absl::Status BuildEnvelope(const char* argv0, Settings settings, Deployment& d) 
                                 ? Runfile(argv0, "envelope_svc/config/standard_tools.textproto")
                                 : absl::GetFlag(FLAGS_registry)};
   options.files_root = FilesRoot(d.data);
+  // Two agents talk on the embedded default (envelope_svc/messaging/local_transport.h).
+  options.builtin_messaging = true;
   options.engine.metrics = d.metrics.get();
   envelope::McpFrontDoor& mcp = options.mcp.emplace();
   mcp.server.metrics = d.metrics.get();
@@ -259,6 +261,7 @@ absl::Status StartPublicTier(Deployment& d) {
   d.public_services.push_back(d.grantstore->NewService());
   d.public_services.push_back(d.authorizer->NewService());
   d.public_services.push_back(d.envelope->NewService());
+  d.public_services.push_back(d.envelope->NewRoutesService());
   audit::AuditServer* log = d.audit.get();
   d.status = std::make_unique<server::StatusService>(
       *d.authenticator, std::vector<server::StatusInfo>{

@@ -144,4 +144,9 @@ pb::AuditEvent TurnEndedEvent(const pb::AccessContext& context, const pb::Execut
   return event;
 }
 
+pb::AuditEvent StampedEvent(const pb::AccessContext& context, absl::Time at,
+                            pb::AuditEventType type, pb::AuditOutcome outcome) {
+  return Stamped(context, TimestampOf(at), type, outcome);
+}
+
 }  // namespace sharedos::envelope::core

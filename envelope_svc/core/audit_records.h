@@ -41,6 +41,12 @@ struct ToolInvokedFacts {
   std::string catalog_hash;
 };
 
+// A record of `type` and `outcome` stamped from `context` (version "1", trace, namespace, actor,
+// authority, owner, purpose) at `at`; the writer mints its id.
+protocol::v1::AuditEvent StampedEvent(const protocol::v1::AccessContext& context, absl::Time at,
+                                      protocol::v1::AuditEventType type,
+                                      protocol::v1::AuditOutcome outcome);
+
 // tool.invoked (post-effect): operation_id = the call id, tool = the call's tool name, `at` the
 // operation instant.
 protocol::v1::AuditEvent ToolInvokedEvent(const protocol::v1::AccessContext& context, absl::Time at,

@@ -189,6 +189,19 @@ bool Invocation::RecordWithheldDecision(Turn& turn, const pb::ToolCall& call, ab
 MediationResult Invocation::Mediate(const Turn& turn, const pb::ToolCall& call, absl::Time now) {
   MediationScope mediation;
   mediation.context = &turn.context;
+  // The selection as UpdateToolNamespaces left it (the availability plane), on a copy.
+  pb::AccessContext updated;
+  {
+    absl::MutexLock lock(&turn.mu);
+    if (turn.enabled_namespaces.has_value()) {
+      updated = turn.context;
+      updated.clear_enabled_tool_namespaces();
+      for (const std::string& name : *turn.enabled_namespaces) {
+        updated.add_enabled_tool_namespaces(name);
+      }
+      mediation.context = &updated;
+    }
+  }
   mediation.lease_id = turn.lease_id;
   mediation.authority_hash = turn.authority_hash;
   mediation.catalog_hash = turn.catalog_hash;

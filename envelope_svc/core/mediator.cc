@@ -319,6 +319,7 @@ std::optional<MediationResult> Mediator::CheckDecision(const Call& c,
 
 // §3.9 step 12: the provider, bounded by the turn's deadline, then the result check.
 MediationResult Mediator::InvokeProvider(const Call& c, const std::string& grant_id) {
+  if (c.tool->provider_binding().has_messaging()) return InvokeMessaging(c, grant_id);
   MediationResult out;
   out.facts.requirement = c.requirement;
   out.facts.grant_id = grant_id;
@@ -332,6 +333,30 @@ MediationResult Mediator::InvokeProvider(const Call& c, const std::string& grant
   if (!result.ok()) return RefuseWith(std::move(out), c.call, result.status(), c.now);
   out.result = *std::move(result);
   if (out.result.has_error()) out.facts.reason = out.result.error().code();
+  return out;
+}
+
+// §3.9 step 12 for messages.request: dispatched and answered by the kernel's messaging.
+MediationResult Mediator::InvokeMessaging(const Call& c, const std::string& grant_id) {
+  MediationResult out;
+  out.facts.requirement = c.requirement;
+  out.facts.grant_id = grant_id;
+  if (options_.messenger == nullptr) {
+    return Refuse(std::move(out), c.call, pb::TOOL_RESULT_STATUS_FAILED,
+                  capability::kMessageTransportNotConfigured);
+  }
+  out.provider_entered = true;
+  MessagingScope scope;
+  scope.context = &c.context;
+  scope.lease_id = c.scope.lease_id;
+  scope.authority_hash = c.scope.authority_hash;
+  scope.turn_deadline = c.scope.turn_deadline;
+  Messenger::RequestResult requested =
+      options_.messenger->Request(scope, c.call, c.arguments, grant_id, c.now);
+  out.result = std::move(requested.result);
+  if (out.result.has_error()) out.facts.reason = out.result.error().code();
+  out.facts.cause = std::move(requested.cause);
+  if (capability::IsFailClosedCode(out.facts.cause)) out.facts.fail_closed = true;
   return out;
 }
 

@@ -27,6 +27,8 @@
 //   InvokeProvider      12  the provider, bounded by a deadline  failed tool_execution_failed;
 //                           the result against the call and      failed invalid_tool_result
 //                           the output schema
+//                           — for messages.request, the kernel's messaging (messaging.h:
+//                           Messenger::Request; tool.invoked's cause the receipt's code)
 // Discovery (6) runs after the kernel's own checks so that on the common path it rides on the
 // Authorize of 9 or 11 (declared_ceiling: the authorizer checks discoverability first) — one
 // authorizer call per tool call. A refusal of the kernel's own checks is therefore held, and
@@ -53,6 +55,7 @@
 #include "authorizer_svc/client/authorizer_client.h"
 #include "common/time/clock.h"
 #include "envelope_svc/core/audit_records.h"
+#include "envelope_svc/core/messaging.h"
 #include "envelope_svc/tools/turn_tools.h"
 #include "sharedos/authorizer/v1/authorizer.pb.h"
 #include "sharedos/protocol/v1/context.pb.h"
@@ -96,6 +99,9 @@ class Mediator {
     absl::Duration provider_timeout = absl::Seconds(30);
     // Provider deadlines are wall-clock time (tool_provider.h), whatever clock the turn runs on.
     const common::Clock* deadline_clock = &common::RealClock();
+    // Runs messages.request once its requirement is allowed (messaging.h); null: the tool is
+    // never offered, and a call reaching step 12 fails message_transport_not_configured.
+    Messenger* messenger = nullptr;
   };
 
   Mediator(authorizer::client::AuthorizerClient& authorizer, audit::client::AuditWriter& audit,
@@ -138,6 +144,8 @@ class Mediator {
   static std::optional<MediationResult> CheckDecision(
       const Call& call, const authorizer::v1::AuthorizeResponse& decided);
   MediationResult InvokeProvider(const Call& call, const std::string& grant_id);
+  // Step 12 for messages.request: the kernel's messaging instead of a provider.
+  MediationResult InvokeMessaging(const Call& call, const std::string& grant_id);
 
   authorizer::client::AuthorizerClient& authorizer_;
   audit::client::AuditWriter& audit_;

@@ -130,6 +130,9 @@ struct Turn {
   protocol::v1::ExecutionResult result ABSL_GUARDED_BY(mu);
   // Once ended escalated: the id the grant store stored the escalation under.
   std::string escalation_id ABSL_GUARDED_BY(mu);
+  // Set once UpdateToolNamespaces changed the selection: the enabled tool namespaces that replace
+  // context.enabled_tool_namespaces for every later call (tool_namespaces.h).
+  std::optional<std::vector<std::string>> enabled_namespaces ABSL_GUARDED_BY(mu);
 
   // Appends the event `type` with `data` at `at` (sequence = its index) and wakes watchers.
   void Emit(absl::string_view type, google::protobuf::Value data, absl::Time at)

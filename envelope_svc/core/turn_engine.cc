@@ -6,7 +6,9 @@
 #include "absl/strings/str_cat.h"
 #include "capability/address.h"
 #include "common/status/status_macros.h"
+#include "common/validation/protocol.h"
 #include "common/validation/unknown_fields.h"
+#include "envelope_svc/core/tool_namespaces.h"
 #include "envelope_svc/tools/escalation_tool.h"
 
 namespace sharedos::envelope::core {
@@ -42,17 +44,35 @@ Settler::Options SettlerOptions(const TurnEngine::Options& options) {
   return settler;
 }
 
+Messenger::Options MessengerOptions(const TurnEngine::Options& options) {
+  Messenger::Options messenger;
+  messenger.authorizer_timeout = options.authorizer_timeout;
+  messenger.transport_timeout = options.transport_timeout;
+  messenger.deadline_clock = options.deadline_clock;
+  messenger.mint_message_id = options.mint_message_id;
+  return messenger;
+}
+
+tools::AttachedProviders WithMessaging(tools::AttachedProviders providers,
+                                       const TurnEngine::Options& options) {
+  providers.messages_request = options.message_transport != nullptr;
+  return providers;
+}
+
 }  // namespace
 
 TurnEngine::TurnEngine(authorizer::client::AuthorizerClient& authorizer,
                        const tools::ToolRegistry& registry, tools::AttachedProviders providers,
                        audit::client::AuditWriter& audit, const common::Clock& clock,
                        Options options)
-    : providers_(std::move(providers)),
+    : clock_(clock),
+      audit_(audit),
+      providers_(WithMessaging(std::move(providers), options)),
       runtime_{options.runtime_id, options.mcp_runtime_id, options.runtime_version},
+      messenger_(authorizer, audit, options.message_transport, clock, MessengerOptions(options)),
       mediator_(authorizer, audit, clock,
                 Mediator::Options{options.authorizer_timeout, options.provider_timeout,
-                                  options.deadline_clock}),
+                                  options.deadline_clock, &messenger_}),
       table_(TurnTable::Options{options.max_turns, options.ended_turn_retention, options.metrics}),
       settler_(authorizer, audit, clock, table_, runtime_, SettlerOptions(options)),
       admission_(authorizer, registry, providers_, audit, clock, table_, settler_, runtime_,
@@ -69,6 +89,50 @@ absl::StatusOr<v1::OpenTurnResponse> TurnEngine::OpenTurn(const v1::OpenTurnRequ
 absl::StatusOr<v1::InvokeToolResponse> TurnEngine::InvokeTool(
     const v1::InvokeToolRequest& request, const common::server::HostScope& scope) {
   return invocation_.InvokeTool(request, scope);
+}
+
+absl::StatusOr<v1::SendMessageResponse> TurnEngine::SendMessage(
+    const v1::SendMessageRequest& request, const common::server::HostScope& scope) {
+  RETURN_IF_ERROR(validation::RejectUnknownFields(request, "request"));
+  RETURN_IF_ERROR(CheckTurnId(request.turn_id()));
+  pb::MessageEnvelope message = request.message();
+  RETURN_IF_ERROR(
+      validation::ValidateMessageEnvelope(request.has_message() ? &message : nullptr, "message"));
+  ASSIGN_OR_RETURN(const std::shared_ptr<Turn> turn, table_.Find(request.turn_id(), scope));
+  settler_.EnforceDeadline(*turn);
+  {
+    absl::MutexLock lock(&turn->mu);
+    if (turn->phase != Phase::kRunning) {
+      return absl::FailedPreconditionError("the turn has ended");
+    }
+  }
+  MessagingScope messaging;
+  messaging.context = &turn->context;
+  messaging.lease_id = turn->lease_id;
+  messaging.authority_hash = turn->authority_hash;
+  messaging.turn_deadline = turn->deadline;
+  v1::SendMessageResponse response;
+  *response.mutable_receipt() = messenger_.Send(messaging, message, clock_.Now());
+  return response;
+}
+
+absl::StatusOr<v1::ListToolNamespacesResponse> TurnEngine::ListToolNamespaces(
+    const v1::ListToolNamespacesRequest& request, const common::server::HostScope& scope) {
+  RETURN_IF_ERROR(validation::RejectUnknownFields(request, "request"));
+  RETURN_IF_ERROR(CheckTurnId(request.turn_id()));
+  ASSIGN_OR_RETURN(const std::shared_ptr<Turn> turn, table_.Find(request.turn_id(), scope));
+  settler_.EnforceDeadline(*turn);
+  return core::ListToolNamespaces(*turn, audit_, clock_.Now());
+}
+
+absl::StatusOr<v1::UpdateToolNamespacesResponse> TurnEngine::UpdateToolNamespaces(
+    const v1::UpdateToolNamespacesRequest& request, const common::server::HostScope& scope) {
+  RETURN_IF_ERROR(validation::RejectUnknownFields(request, "request"));
+  RETURN_IF_ERROR(CheckTurnId(request.turn_id()));
+  RETURN_IF_ERROR(ValidateToolNamespaceUpdate(request));
+  ASSIGN_OR_RETURN(const std::shared_ptr<Turn> turn, table_.Find(request.turn_id(), scope));
+  settler_.EnforceDeadline(*turn);
+  return core::UpdateToolNamespaces(*turn, request, audit_, clock_.Now());
 }
 
 absl::StatusOr<v1::FinishTurnResponse> TurnEngine::FinishTurn(

@@ -43,11 +43,13 @@
 #include "envelope_svc/core/admission.h"
 #include "envelope_svc/core/invocation.h"
 #include "envelope_svc/core/mediator.h"
+#include "envelope_svc/core/messaging.h"
 #include "envelope_svc/core/settlement.h"
 #include "envelope_svc/core/turn.h"
 #include "envelope_svc/core/turn_journal.h"
 #include "envelope_svc/core/turn_table.h"
 #include "envelope_svc/mcp/execution_token.h"
+#include "envelope_svc/messaging/message_transport.h"
 #include "envelope_svc/tools/tool_registry.h"
 #include "envelope_svc/tools/turn_tools.h"
 #include "sharedos/envelope/v1/envelope.pb.h"
@@ -98,6 +100,14 @@ class TurnEngine {
     // written; RecoverInterrupted ends the turns a crash left in it. Borrowed; nullptr: none
     // (a crash then loses the open turns' endings).
     TurnJournal* journal = nullptr;
+    // The message transport (envelope_svc/messaging): with one, every turn has
+    // messages.request and SendMessage dispatches through it; without, SendMessage fails
+    // message_transport_not_configured after its decision. Borrowed.
+    messaging::MessageTransportInterface* message_transport = nullptr;
+    // Per transport call (Send, AwaitReply), never past the turn's deadline.
+    absl::Duration transport_timeout = absl::Seconds(30);
+    // Mints messages.request's message ids (default: a random UUID).
+    std::function<std::string()> mint_message_id;
   };
 
   // Borrows every dependency; each must outlive the engine. `providers` are the providers
@@ -169,6 +179,22 @@ class TurnEngine {
                          const std::function<bool(const protocol::v1::ExecutionEvent&)>& write,
                          const std::function<bool()>& cancelled);
 
+  // Sends a message for an open turn's actor (Envelope.SendMessage; messaging.h Send): every
+  // outcome is a receipt, audited as message.sent.
+  // Errors: INVALID_ARGUMENT naming the field (unknown fields, empty turn_id, a malformed
+  // message); NOT_FOUND (unknown turn); PERMISSION_DENIED (outside `scope`);
+  // FAILED_PRECONDITION (the turn has ended or is ending).
+  absl::StatusOr<v1::SendMessageResponse> SendMessage(const v1::SendMessageRequest& request,
+                                                      const common::server::HostScope& scope);
+
+  // The turn's tool namespaces, and an update of them (tool_namespaces.h).
+  // Errors: INVALID_ARGUMENT naming the field; NOT_FOUND; PERMISSION_DENIED; FAILED_PRECONDITION
+  // (the turn has ended).
+  absl::StatusOr<v1::ListToolNamespacesResponse> ListToolNamespaces(
+      const v1::ListToolNamespacesRequest& request, const common::server::HostScope& scope);
+  absl::StatusOr<v1::UpdateToolNamespacesResponse> UpdateToolNamespaces(
+      const v1::UpdateToolNamespacesRequest& request, const common::server::HostScope& scope);
+
   // --- The MCP seat (envelope_svc/mcp) ---
 
   // A RUNTIME_MCP turn as the MCP server serves it.
@@ -221,8 +247,11 @@ class TurnEngine {
   size_t running_turns() const;
 
  private:
+  const common::Clock& clock_;
+  audit::client::AuditWriter& audit_;
   const tools::AttachedProviders providers_;
   const RuntimeManifest runtime_;
+  Messenger messenger_;
   Mediator mediator_;
   TurnTable table_;
   Settler settler_;

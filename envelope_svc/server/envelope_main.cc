@@ -82,6 +82,12 @@ ABSL_FLAG(std::string, grantstore_target, "",
 ABSL_FLAG(std::string, grantstore_token_file, "",
           "File with this service's grantstore_svc token (first line). Required with "
           "--grantstore_target.");
+ABSL_FLAG(std::string, message_transport, "",
+          "A host's sharedos.envelope.v1.MessageTransport (host:port), called with "
+          "--provider_token_file; needs --builtin_messaging=false.");
+ABSL_FLAG(bool, builtin_messaging, true,
+          "Serve the built-in in-process message transport: messages.request in every turn, "
+          "Envelope.SendMessage, and sharedos.envelope.v1.MessageRoutes (route leases).");
 
 namespace {
 
@@ -161,6 +167,8 @@ absl::StatusOr<env::EnvelopeServerOptions> Options(const RepeatedFlags& repeated
   env::EnvelopeServerOptions options;
   options.registry_files = repeated.registries;
   options.files_root = absl::GetFlag(FLAGS_files_root);
+  options.builtin_messaging = absl::GetFlag(FLAGS_builtin_messaging);
+  options.message_transport = absl::GetFlag(FLAGS_message_transport);
   if (!absl::GetFlag(FLAGS_provider_token_file).empty()) {
     ASSIGN_OR_RETURN(
         options.provider_token,

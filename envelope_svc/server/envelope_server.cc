@@ -31,8 +31,50 @@ absl::StatusOr<std::unique_ptr<EnvelopeServer>> EnvelopeServer::Build(
   RETURN_IF_ERROR(server->AttachProviders(options));
   RETURN_IF_ERROR(server->BindFrontDoor(options));
   RETURN_IF_ERROR(server->OpenJournal(options));
+  RETURN_IF_ERROR(server->AttachMessaging(options));
   RETURN_IF_ERROR(server->StartEngine(std::move(options.engine)));
   return server;
+}
+
+absl::Status EnvelopeServer::AttachMessaging(EnvelopeServerOptions& options) {
+  if (options.builtin_messaging && !options.message_transport.empty()) {
+    return absl::InvalidArgumentError(
+        "--message_transport: a host transport replaces the built-in one; give "
+        "--builtin_messaging=false");
+  }
+  if (options.builtin_messaging) {
+    messages_ = std::make_unique<messaging::LocalMessageTransport>(clock_);
+    routes_ = std::make_unique<messaging::MessageRoutesCore>(*messages_);
+    routes_service_ = std::make_unique<messaging::MessageRoutesService>(*routes_, authenticator_);
+    options.engine.message_transport = messages_.get();
+  }
+  if (!options.message_transport.empty()) {
+    messaging::GrpcMessageTransport::Options transport_options;
+    if (!options.provider_token.empty()) {
+      transport_options.prepare_context =
+          [header = absl::StrCat("Bearer ", options.provider_token)](grpc::ClientContext& context) {
+            context.AddMetadata("authorization", header);
+          };
+    }
+    absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = common::client::NewChannel(
+        options.message_transport, options.provider_tls, "--message_transport");
+    if (!channel.ok()) return channel.status();
+    host_transport_ = std::make_unique<messaging::GrpcMessageTransport>(
+        v1::MessageTransport::NewStub(*std::move(channel)), std::move(transport_options));
+    options.engine.message_transport = host_transport_.get();
+  }
+  return absl::OkStatus();
+}
+
+std::vector<grpc::Service*> EnvelopeServer::services() {
+  std::vector<grpc::Service*> services = {service_.get()};
+  if (routes_service_ != nullptr) services.push_back(routes_service_.get());
+  return services;
+}
+
+std::unique_ptr<grpc::Service> EnvelopeServer::NewRoutesService() {
+  if (routes_ == nullptr) return nullptr;
+  return std::make_unique<messaging::MessageRoutesService>(*routes_, authenticator_);
 }
 
 EnvelopeServer::EnvelopeServer(EnvelopeServerDeps deps)

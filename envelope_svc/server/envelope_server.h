@@ -27,9 +27,12 @@
 #include "envelope_svc/core/turn_journal.h"
 #include "envelope_svc/mcp/execution_token.h"
 #include "envelope_svc/mcp/mcp_server.h"
+#include "envelope_svc/messaging/grpc_transport.h"
+#include "envelope_svc/messaging/local_transport.h"
 #include "envelope_svc/providers/files/files_provider.h"
 #include "envelope_svc/providers/grpc/grpc_tool_provider.h"
 #include "envelope_svc/server/envelope_service.h"
+#include "envelope_svc/server/routes_service.h"
 #include "envelope_svc/tools/tool_registry.h"
 
 namespace sharedos::envelope::server {
@@ -72,6 +75,15 @@ struct EnvelopeServerOptions {
   // Whether the journal's writes are fsynced (as the audit outbox's are: --audit_outbox_durability
   // full) or only survive a crash of the process (normal).
   bool turn_journal_fsync = true;
+  // The built-in in-process message transport (envelope_svc/messaging/local_transport.h): every
+  // turn has messages.request, Envelope.SendMessage dispatches through it, and the server also
+  // serves sharedos.envelope.v1.MessageRoutes (a host receives an agent's messages and revokes
+  // route leases). False: no transport (messages.request is absent; SendMessage fails
+  // message_transport_not_configured after its decision).
+  bool builtin_messaging = false;
+  // A host's MessageTransport service ("host:port"), called like the host ToolProviders (with
+  // provider_token, verified by provider_tls). Exclusive with builtin_messaging.
+  std::string message_transport;
 };
 
 // What the server is given: `authorizer` and `audit` it owns; the others it borrows, and each
@@ -103,7 +115,7 @@ class EnvelopeServer final : public common::server::Servable {
   EnvelopeServer(const EnvelopeServer&) = delete;
   EnvelopeServer& operator=(const EnvelopeServer&) = delete;
 
-  std::vector<grpc::Service*> services() override { return {service_.get()}; }
+  std::vector<grpc::Service*> services() override;
   // {"mcp", its URL} when the front door is open.
   std::vector<std::pair<std::string, std::string>> side_listeners() const override;
   void StopSideListeners() override;
@@ -112,6 +124,9 @@ class EnvelopeServer final : public common::server::Servable {
   std::unique_ptr<grpc::Service> NewService() {
     return std::make_unique<EnvelopeService>(*engine_, authenticator_);
   }
+
+  // Another MessageRoutes adapter over the built-in transport; null without one.
+  std::unique_ptr<grpc::Service> NewRoutesService();
 
   // How many tools the registry holds.
   size_t tool_count() const { return registry_->tools().size(); }
@@ -127,6 +142,8 @@ class EnvelopeServer final : public common::server::Servable {
   // Binds the front door before the engine exists, so RUNTIME_MCP turns can be told its URL.
   absl::Status BindFrontDoor(const EnvelopeServerOptions& options);
   absl::Status OpenJournal(const EnvelopeServerOptions& options);
+  // The built-in transport or a host's; sets the engine's message_transport.
+  absl::Status AttachMessaging(EnvelopeServerOptions& options);
   // Builds the engine, ends the turns the journal holds, then serves.
   absl::Status StartEngine(core::TurnEngine::Options engine_options);
 
@@ -143,6 +160,12 @@ class EnvelopeServer final : public common::server::Servable {
   std::unique_ptr<core::TurnJournal> journal_;
   std::unique_ptr<core::TurnEngine> engine_;
   std::unique_ptr<EnvelopeService> service_;
+  // With builtin_messaging.
+  std::unique_ptr<messaging::LocalMessageTransport> messages_;
+  std::unique_ptr<messaging::MessageRoutesCore> routes_;
+  std::unique_ptr<messaging::MessageRoutesService> routes_service_;
+  // With message_transport.
+  std::unique_ptr<messaging::GrpcMessageTransport> host_transport_;
   // Every running turn past its deadline ends cancelled, checked every 100 ms until `stopping_`.
   absl::Notification stopping_;
   std::thread deadlines_;

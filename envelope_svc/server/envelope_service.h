@@ -20,6 +20,10 @@ class EnvelopeService final : public common::server::CoreAdapter<v1::Envelope, c
   SHAREDOS_UNARY_RPC(FinishTurn, kHost, core_.FinishTurn(*request, caller.scope));
   SHAREDOS_UNARY_RPC(CancelTurn, kHost, core_.CancelTurn(*request, caller.scope));
   SHAREDOS_UNARY_RPC(GetTurn, kHost, core_.GetTurn(*request, caller.scope));
+  SHAREDOS_UNARY_RPC(SendMessage, kHost, core_.SendMessage(*request, caller.scope));
+  SHAREDOS_UNARY_RPC(ListToolNamespaces, kHost, core_.ListToolNamespaces(*request, caller.scope));
+  SHAREDOS_UNARY_RPC(UpdateToolNamespaces, kHost,
+                     core_.UpdateToolNamespaces(*request, caller.scope));
   grpc::Status WatchTurn(grpc::ServerContext* context, const v1::WatchTurnRequest* request,
                          grpc::ServerWriter<v1::WatchTurnResponse>* writer) override;
 

@@ -56,8 +56,10 @@ absl::Status AppendSegments(const nlohmann::json& value,
   return ResolutionFailed("path argument: neither a string nor an array");
 }
 
+}  // namespace
+
 // {"kind":"human","userId":…} | agent/agentId | group/conversationId | service/serviceId.
-absl::StatusOr<Address> ParseOwner(const nlohmann::json& value) {
+absl::StatusOr<Address> ParseAddressArgument(const nlohmann::json& value) {
   if (!value.is_object()) return ResolutionFailed("owner argument: not an object");
   auto kind = value.find("kind");
   if (kind == value.end() || !kind->is_string()) {
@@ -82,8 +84,6 @@ absl::StatusOr<Address> ParseOwner(const nlohmann::json& value) {
   if (kind_name == "service") owner.set_service_id(id_text);
   return owner;
 }
-
-}  // namespace
 
 absl::Status ValidateRequirementRule(const v1::RequirementRule& rule,
                                      const nlohmann::json& input_schema, absl::string_view path) {
@@ -111,6 +111,10 @@ absl::Status ValidateRequirementRule(const v1::RequirementRule& rule,
       }
       return absl::OkStatus();
     }
+    case v1::RequirementRule::kAddressFromArguments:
+      return RequireDeclaredProperty(
+          input_schema, rule.address_from_arguments().address_argument(),
+          FieldPath(FieldPath(path, "address_from_arguments"), "address_argument"));
     case v1::RequirementRule::KIND_NOT_SET:
       break;
   }
@@ -149,8 +153,21 @@ absl::StatusOr<CapabilityRequirement> ResolveRequirement(const v1::RequirementRu
         auto owner_value = arguments.find(from.owner_argument());
         if (owner_value != arguments.end()) {
           ASSIGN_OR_RETURN(*requirement.mutable_resource()->mutable_owner(),
-                           ParseOwner(*owner_value));
+                           ParseAddressArgument(*owner_value));
         }
+      }
+      break;
+    }
+    case v1::RequirementRule::kAddressFromArguments: {
+      if (!arguments.is_object()) return ResolutionFailed("arguments: not an object");
+      auto value = arguments.find(rule.address_from_arguments().address_argument());
+      if (value == arguments.end()) return ResolutionFailed("address argument: missing");
+      ASSIGN_OR_RETURN(const Address address, ParseAddressArgument(*value));
+      requirement.set_action(ceiling.action());
+      requirement.mutable_resource()->set_namespace_(ceiling.resource().namespace_());
+      *requirement.mutable_resource()->mutable_path() = ceiling.resource().path();
+      for (std::string& segment : capability::AddressPath(address)) {
+        requirement.mutable_resource()->add_path(std::move(segment));
       }
       break;
     }

@@ -26,7 +26,9 @@ absl::Status ValidateRequirementRule(const v1::RequirementRule& rule,
 //   ceiling             → the ceiling;
 //   fixed               → that requirement;
 //   path_from_arguments → {namespace and action of the ceiling, path (ceiling path + segments,
-//                          or segments alone), owner from the owner argument when present}.
+//                          or segments alone), owner from the owner argument when present};
+//   address_from_arguments → {namespace and action of the ceiling, path = ceiling path +
+//                          addressPath of the Address argument ([kind, id])}.
 // A path argument is "a/b/c" (split on '/', "" is no segment) or ["a","b","c"]; the owner
 // argument an Address object {"kind":"human","userId":…}. An owner left out means the context
 // owner. The result is a valid CapabilityRequirement (segments checked: no "..", no "/", …).
@@ -34,6 +36,11 @@ absl::Status ValidateRequirementRule(const v1::RequirementRule& rule,
 absl::StatusOr<protocol::v1::CapabilityRequirement> ResolveRequirement(
     const v1::RequirementRule& rule, const protocol::v1::CapabilityRequirement& ceiling,
     const nlohmann::json& arguments);
+
+// An Address argument: exactly {"kind":"human","userId":…} | agent/agentId |
+// group/conversationId | service/serviceId.
+// Errors: a tool_requirement_resolution_failed refusal.
+absl::StatusOr<protocol::v1::Address> ParseAddressArgument(const nlohmann::json& value);
 
 // Whether `requirement` lies inside the declared `ceiling` (§3.9 step 10): the same action and
 // resource namespace, the same owner after defaulting both to `context_owner`, and the

@@ -36,6 +36,7 @@ absl::Status ValidateProviderBinding(const v1::ProviderBinding& provider, absl::
   switch (provider.kind_case()) {
     case v1::ProviderBinding::kFiles:
     case v1::ProviderBinding::kNone:
+    case v1::ProviderBinding::kMessaging:
       return absl::OkStatus();
     case v1::ProviderBinding::kGrpc: {
       std::string id = provider.grpc().provider_id();

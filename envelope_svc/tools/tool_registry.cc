@@ -119,6 +119,12 @@ absl::StatusOr<std::unique_ptr<ToolRegistry>> ToolRegistry::Create(
         return InvalidArgumentAt(FieldPath(FieldPath(path, "definition"), "name"),
                                  absl::StrCat("duplicate \"", tool->name(), "\""));
       }
+      // The kernel's messaging is supplied per turn when a transport is attached (TurnTools),
+      // never configured.
+      if (tool->provider_binding().has_messaging() || tool->name() == "messages.request") {
+        return InvalidArgumentAt(FieldPath(path, "provider"),
+                                 "messaging is kernel-supplied (messages.request), not configured");
+      }
       if (tool->name() == kEscalationToolName) {
         google::protobuf::util::MessageDifferencer differencer;
         std::string difference;

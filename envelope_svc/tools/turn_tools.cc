@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "capability/reason_codes.h"
 #include "common/status/status_macros.h"
+#include "envelope_svc/messaging/messages_tool.h"
 #include "envelope_svc/tools/escalation_tool.h"
 #include "envelope_svc/tools/requirement.h"
 #include "envelope_svc/tools/tool_refusal.h"
@@ -63,6 +64,11 @@ absl::StatusOr<TurnTools> TurnTools::Resolve(const ToolRegistry& registry,
       const absl::string_view name = listed_tool->name();
       turn.host_.emplace(name, HostEntry{std::move(listed_tool), provider});
     }
+  }
+  if (providers.messages_request) {
+    std::shared_ptr<const Tool> tool = messaging::MessagesRequestTool();
+    const absl::string_view name = tool->name();
+    turn.host_.emplace(name, HostEntry{std::move(tool), nullptr});
   }
   if (!turn.host_.empty()) {
     turn.merged_ = turn.builtin_->tools;

@@ -30,6 +30,9 @@ struct AttachedProviders {
   ToolProviderInterface* files = nullptr;
   // Host providers by provider id (ProviderBinding.grpc.provider_id).
   absl::flat_hash_map<std::string, ToolProviderInterface*> hosts;
+  // A message transport is attached: every turn has the kernel-supplied messages.request
+  // (envelope_svc/messaging/messages_tool.h), run by the kernel's messaging, never by Invoke.
+  bool messages_request = false;
 };
 
 class TurnTools {
@@ -37,6 +40,7 @@ class TurnTools {
   // The turn's tools:
   //   - files-bound tools, when the files provider is attached, as registered;
   //   - providerless tools (sharedos.escalate), always;
+  //   - messages.request, when `providers.messages_request`;
   //   - host-bound tools, when their provider is attached and lists them for `context`: each
   //     provider is asked once, and the listed definition (the turn keeps it) replaces the
   //     registered one (ToolRegistry::ToolForListedDefinition). Listed tools that are not

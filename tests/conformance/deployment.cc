@@ -21,6 +21,7 @@
 #include "common/time/clock.h"
 #include "common/time/rfc3339.h"
 #include "envelope_svc/core/turn_engine.h"
+#include "envelope_svc/messaging/local_transport.h"
 #include "envelope_svc/providers/files/files_provider.h"
 #include "envelope_svc/tools/tool_registry.h"
 #include "grantstore_svc/client/grpc_grant_store_client.h"
@@ -30,6 +31,7 @@
 #include "grpcpp/grpcpp.h"
 #include "sharedos/authorizer/v1/authorizer.grpc.pb.h"
 #include "sharedos/envelope/v1/envelope.grpc.pb.h"
+#include "sharedos/envelope/v1/messaging.grpc.pb.h"
 #include "tests/testing/deployment.h"
 #include "tests/testing/process.h"
 
@@ -235,8 +237,9 @@ class DirectAuthorizerClient final : public sharedos::authorizer::client::Author
 // The host seat calling the engine directly (the adversary's scope: the conformance world).
 class DirectHost final : public HostApi {
  public:
-  DirectHost(env::core::TurnEngine& engine, common::server::HostScope scope)
-      : engine_(engine), scope_(std::move(scope)) {}
+  DirectHost(env::core::TurnEngine& engine, env::messaging::LocalMessageTransport& transport,
+             common::server::HostScope scope)
+      : engine_(engine), transport_(transport), scope_(std::move(scope)) {}
   absl::StatusOr<ev1::OpenTurnResponse> OpenTurn(const ev1::OpenTurnRequest& request) override {
     return engine_.OpenTurn(request, scope_);
   }
@@ -251,9 +254,21 @@ class DirectHost final : public HostApi {
   absl::StatusOr<ev1::GetTurnResponse> GetTurn(const ev1::GetTurnRequest& request) override {
     return engine_.GetTurn(request, scope_);
   }
+  absl::StatusOr<ev1::RevokeRouteResponse> RevokeRoute(
+      const ev1::RevokeRouteRequest& request) override {
+    ev1::RevokeRouteResponse response;
+    response.set_was_leased(
+        transport_.RevokeRoute(request.namespace_id(), request.sender(), request.receiver()));
+    return response;
+  }
+  absl::StatusOr<ev1::UpdateToolNamespacesResponse> UpdateToolNamespaces(
+      const ev1::UpdateToolNamespacesRequest& request) override {
+    return engine_.UpdateToolNamespaces(request, scope_);
+  }
 
  private:
   env::core::TurnEngine& engine_;
+  env::messaging::LocalMessageTransport& transport_;
   const common::server::HostScope scope_;
 };
 
@@ -346,15 +361,20 @@ class KernelDeployment final : public Deployment {
     with_broker.hosts[options_.notion_provider_id] = notion_.get();
     env::tools::AttachedProviders without_broker;
     without_broker.files = files_.get();
+    // Each envelope with its built-in transport, as envelope_svc serves it.
+    messages_ = std::make_unique<env::messaging::LocalMessageTransport>(clock_);
+    messages_unattached_ = std::make_unique<env::messaging::LocalMessageTransport>(clock_);
+    env::core::TurnEngine::Options engine_options;
+    engine_options.message_transport = messages_.get();
     engine_ = std::make_unique<env::core::TurnEngine>(*authorizer_client_, *registry_, with_broker,
-                                                      *envelope_audit_, clock_,
-                                                      env::core::TurnEngine::Options{});
+                                                      *envelope_audit_, clock_, engine_options);
+    engine_options.message_transport = messages_unattached_.get();
     engine_unattached_ = std::make_unique<env::core::TurnEngine>(
-        *authorizer_client_, *registry_, without_broker, *envelope_audit_, clock_,
-        env::core::TurnEngine::Options{});
+        *authorizer_client_, *registry_, without_broker, *envelope_audit_, clock_, engine_options);
     common::server::HostScope scope{{options_.namespace_id}, {options_.owner_key}};
-    host_ = std::make_unique<DirectHost>(*engine_, scope);
-    host_unattached_ = std::make_unique<DirectHost>(*engine_unattached_, scope);
+    host_ = std::make_unique<DirectHost>(*engine_, *messages_, scope);
+    host_unattached_ =
+        std::make_unique<DirectHost>(*engine_unattached_, *messages_unattached_, scope);
     grants_stub_ = gv1::GrantStore::NewStub(grantstore_runner_->InProcessChannel());
     audit_stub_ = audit::v1::AuditLog::NewStub(audit_runner_->InProcessChannel());
     return absl::OkStatus();
@@ -415,6 +435,8 @@ class KernelDeployment final : public Deployment {
   std::unique_ptr<NotionFixture> notion_;
   std::unique_ptr<env::core::TurnEngine> engine_, engine_unattached_;
   std::unique_ptr<DirectHost> host_, host_unattached_;
+  std::unique_ptr<env::messaging::LocalMessageTransport> messages_;
+  std::unique_ptr<env::messaging::LocalMessageTransport> messages_unattached_;
   std::unique_ptr<gv1::GrantStore::Stub> grants_stub_;
   std::unique_ptr<audit::v1::AuditLog::Stub> audit_stub_;
 };
@@ -425,6 +447,8 @@ class GrpcHost final : public HostApi {
  public:
   explicit GrpcHost(const std::string& address)
       : stub_(ev1::Envelope::NewStub(
+            grpc::CreateChannel(address, grpc::InsecureChannelCredentials()))),
+        routes_(ev1::MessageRoutes::NewStub(
             grpc::CreateChannel(address, grpc::InsecureChannelCredentials()))) {}
   absl::StatusOr<ev1::OpenTurnResponse> OpenTurn(const ev1::OpenTurnRequest& request) override {
     ev1::OpenTurnResponse response;
@@ -448,9 +472,23 @@ class GrpcHost final : public HostApi {
     RETURN_IF_ERROR(FromGrpc(stub_->GetTurn(As(kHostToken).get(), request, &response)));
     return response;
   }
+  absl::StatusOr<ev1::RevokeRouteResponse> RevokeRoute(
+      const ev1::RevokeRouteRequest& request) override {
+    ev1::RevokeRouteResponse response;
+    RETURN_IF_ERROR(FromGrpc(routes_->RevokeRoute(As(kHostToken).get(), request, &response)));
+    return response;
+  }
+  absl::StatusOr<ev1::UpdateToolNamespacesResponse> UpdateToolNamespaces(
+      const ev1::UpdateToolNamespacesRequest& request) override {
+    ev1::UpdateToolNamespacesResponse response;
+    RETURN_IF_ERROR(
+        FromGrpc(stub_->UpdateToolNamespaces(As(kHostToken).get(), request, &response)));
+    return response;
+  }
 
  private:
   std::unique_ptr<ev1::Envelope::Stub> stub_;
+  std::unique_ptr<ev1::MessageRoutes::Stub> routes_;
 };
 
 // The four services as processes (tests/testing/deployment.h), with a second envelope without

@@ -31,6 +31,7 @@
 #include "absl/time/time.h"
 #include "sharedos/audit/v1/audit.grpc.pb.h"
 #include "sharedos/envelope/v1/envelope.pb.h"
+#include "sharedos/envelope/v1/messaging.pb.h"
 #include "sharedos/grantstore/v1/grantstore.grpc.pb.h"
 #include "sharedos/protocol/v1/grant.pb.h"
 #include "sharedos/protocol/v1/tool.pb.h"
@@ -52,6 +53,12 @@ class HostApi {
       const envelope::v1::FinishTurnRequest& request) = 0;
   virtual absl::StatusOr<envelope::v1::GetTurnResponse> GetTurn(
       const envelope::v1::GetTurnRequest& request) = 0;
+  // The host's transport (the envelope's built-in one): revokes a route lease.
+  virtual absl::StatusOr<envelope::v1::RevokeRouteResponse> RevokeRoute(
+      const envelope::v1::RevokeRouteRequest& request) = 0;
+  // Turns tool namespaces of a running turn on or off (the availability plane).
+  virtual absl::StatusOr<envelope::v1::UpdateToolNamespacesResponse> UpdateToolNamespaces(
+      const envelope::v1::UpdateToolNamespacesRequest& request) = 0;
 };
 
 // A surface the host credential can reach besides its own turns (row 18): its name and a call

@@ -63,7 +63,7 @@ TEST_F(NegativeControlTest, AnAllowEverythingAuthorizerFailsTheKernelRows) {
   std::map<int, std::string> broken = Grades(*declarations_, Run("allow-everything", options));
   // Kernel refusals (no_matching_grant, delegation_chain_invalid, grant_exhausted,
   // host_policy_denied) now let the attack through.
-  for (int row : {1, 3, 4, 5, 6, 7, 8, 9, 11, 19, 21, 24, 30, 31}) {
+  for (int row : {1, 3, 4, 5, 6, 7, 8, 9, 11, 19, 21, 24, 30, 31, 39}) {
     EXPECT_EQ(broken[row], "fail") << "row " << row << " (baseline " << (*baseline_)[row] << ")";
   }
   // Row 33 needs the denial it escalates: with none, its approval cannot be exercised.
@@ -75,6 +75,10 @@ TEST_F(NegativeControlTest, AnAllowEverythingAuthorizerFailsTheKernelRows) {
   for (int row : {2, 10, 16, 17, 22}) {
     EXPECT_EQ(broken[row], (*baseline_)[row]) << "row " << row;
   }
+  // A route lease is not authority, nor does authority replace it (ADR 0025): a revoked lease
+  // refuses the dispatch whatever the decision said (29).
+  EXPECT_EQ((*baseline_)[29], "pass");
+  EXPECT_EQ(broken[29], "pass");
 }
 
 TEST_F(NegativeControlTest, TurnsEndingAtAdmissionNeverPassVacuously) {
@@ -82,8 +86,9 @@ TEST_F(NegativeControlTest, TurnsEndingAtAdmissionNeverPassVacuously) {
   options.broker_listing_fails = true;
   std::map<int, std::string> broken = Grades(*declarations_, Run("listing-fails", options));
   // 13: its turn is declared to end at admission (authority_unavailable, before the listing);
-  // 22: the envelope without the broker; 29, 32, 37: not run on this column.
-  const std::set<int> unaffected = {13, 22, 29, 32, 37};
+  // 22: the envelope without the broker; 32, 37: not run on this column; 40–42: declared not
+  // implemented.
+  const std::set<int> unaffected = {13, 22, 32, 37, 40, 41, 42};
   for (const auto& [row, grade] : broken) {
     if (unaffected.count(row)) {
       EXPECT_EQ(grade, (*baseline_)[row]) << "row " << row;

@@ -519,6 +519,8 @@ class RowRunner {
     if (what == "approve") return Approve(run, step);
     if (what == "resume") return Resume(run, step);
     if (what == "revoke") return world_.Revoke(Str(step, "grant"));
+    if (what == "revoke-route") return RevokeRoute(run, step);
+    if (what == "namespaces") return UpdateNamespaces(run, step);
     if (what == "expire") {
       std::optional<absl::Time> expiry = world_.ExpiryOf(Str(step, "grant"));
       if (!expiry) return absl::InvalidArgumentError("expire: the grant has no expiry");
@@ -531,6 +533,29 @@ class RowRunner {
       return absl::OkStatus();
     }
     return absl::InvalidArgumentError(absl::StrCat("unknown step \"", what, "\""));
+  }
+
+  // The host's transport revokes the lease of the route `sender` → `receiver` (world.json
+  // principals), on the envelope of the step's turn (seed ADR 0025).
+  absl::Status RevokeRoute(RowRun& run, const json& step) {
+    ev1::RevokeRouteRequest request;
+    request.set_namespace_id(d_.world["namespace"]);
+    *request.mutable_sender() = AddressOf(d_.world[Str(step, "sender")]);
+    *request.mutable_receiver() = AddressOf(d_.world[Str(step, "receiver")]);
+    return deployment_.host(broker_[step.value("turn", 1)]).RevokeRoute(request).status();
+  }
+
+  // The host turns tool namespaces of the step's running turn on or off (`enable`, `disable`).
+  absl::Status UpdateNamespaces(RowRun& run, const json& step) {
+    auto it = run.turns.find(step.value("turn", 1));
+    if (it == run.turns.end() || !it->second.opened || it->second.finished) {
+      return absl::OkStatus();
+    }
+    ev1::UpdateToolNamespacesRequest request;
+    request.set_turn_id(it->second.turn_id);
+    for (const json& name : step.value("enable", json::array())) request.add_enable(name);
+    for (const json& name : step.value("disable", json::array())) request.add_disable(name);
+    return deployment_.host(broker_[it->first]).UpdateToolNamespaces(request).status();
   }
 
   absl::Status Open(RowRun& run, const json& condition, const json& step, int row) {
@@ -559,6 +584,10 @@ class RowRunner {
     for (const json& ns : world["enabledToolNamespaces"]) {
       context->add_enabled_tool_namespaces(ns.get<std::string>());
     }
+    // A messaging condition: the kernel-supplied messages.request is asked for, its tool
+    // namespace enabled (semantics §2.2).
+    const bool messaging = condition.value("messaging", false);
+    if (messaging) context->add_enabled_tool_namespaces("messages");
     const absl::Time now = deployment_.Now();
     *context->mutable_now() = Stamp(now);
     pb::MessageEnvelope* message = execution->mutable_message();
@@ -575,6 +604,7 @@ class RowRunner {
     message->set_trace_id(turn.trace_id);
     *message->mutable_created_at() = Stamp(now);
     for (const std::string& name : d_.tool_names) execution->add_tools(name);
+    if (messaging) execution->add_tools("messages.request");
     if (condition.contains("options")) {
       const json& options = condition["options"];
       if (options.contains("maxSteps")) {

@@ -229,9 +229,28 @@ TEST(RenderTest, AuditRecordsUseReferenceNames) {
   record.mutable_control_plane()->mutable_at()->set_seconds(1786442400);
   EXPECT_EQ(RenderAuditRecords({record}),
             "SEQ  AT                    TYPE           OUTCOME    NAMESPACE  ACTOR  TOOL  GRANT  "
-            "SOURCE  REASON  CAUSE\n"
+            "SOURCE  REASON  CAUSE  RECEIVER  MESSAGE\n"
             "7    2026-08-11T10:00:00Z  grant.revoked  succeeded  w          -      -     g1     "
-            "-       -       -\n");
+            "-       -       -      -         -\n");
+}
+
+TEST(RenderTest, AuditRecordsNameAMessagesReceiverAndId) {
+  audit::v1::AuditRecord record;
+  record.set_sequence(11);
+  protocol::v1::AuditEvent& event = *record.mutable_event();
+  event.set_type(protocol::v1::AUDIT_EVENT_TYPE_MESSAGE_SENT);
+  event.set_outcome(protocol::v1::AUDIT_OUTCOME_DENIED);
+  event.set_namespace_id("w");
+  event.mutable_actor()->set_agent_id("a");
+  event.set_source(protocol::v1::AUDIT_SOURCE_KERNEL);
+  event.set_reason("route_lease_revoked");
+  event.mutable_receiver()->set_agent_id("b");
+  event.set_message_id("msg-1");
+  event.mutable_at()->set_seconds(1786442400);
+  const std::string rendered = RenderAuditRecords({record});
+  EXPECT_THAT(rendered, HasSubstr("RECEIVER  MESSAGE"));
+  EXPECT_THAT(rendered, HasSubstr("message.sent  denied"));
+  EXPECT_THAT(rendered, HasSubstr("route_lease_revoked  -      agent:b   msg-1"));
 }
 
 TEST(RenderTest, AuditRecordsSayWhoRefusedWhatAndWhy) {

@@ -78,9 +78,9 @@ std::string RenderGrant(const protocol::v1::CapabilityGrant& grant) {
 std::vector<std::string> AuditRecordColumns() {
   // What was tried (TOOL), who refused it (SOURCE: the kernel's mediation or the envelope's turn
   // layer), with which code (REASON; "(fail closed)" for infrastructure refusals) and the
-  // situation behind it (CAUSE).
-  return {"SEQ",  "AT",    "TYPE",   "OUTCOME", "NAMESPACE", "ACTOR",
-          "TOOL", "GRANT", "SOURCE", "REASON",  "CAUSE"};
+  // situation behind it (CAUSE); a message.sent names its RECEIVER and MESSAGE id.
+  return {"SEQ",   "AT",     "TYPE",   "OUTCOME", "NAMESPACE", "ACTOR",  "TOOL",
+          "GRANT", "SOURCE", "REASON", "CAUSE",   "RECEIVER",  "MESSAGE"};
 }
 
 std::vector<std::string> AuditRecordCells(const av1::AuditRecord& record) {
@@ -95,6 +95,8 @@ std::vector<std::string> AuditRecordCells(const av1::AuditRecord& record) {
             event.has_actor() ? FormatAddress(event.actor()) : "",
             "",
             event.grant_id(),
+            "",
+            "",
             "",
             "",
             ""};
@@ -112,7 +114,9 @@ std::vector<std::string> AuditRecordCells(const av1::AuditRecord& record) {
           event.grant_id(),
           event.has_source() ? AuditSourceName(event.source()) : "",
           reason,
-          event.cause()};
+          event.cause(),
+          event.has_receiver() ? FormatAddress(event.receiver()) : "",
+          event.message_id()};
 }
 
 std::string RenderAuditRecords(const std::vector<av1::AuditRecord>& records) {
