@@ -25,6 +25,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <system_error>
 #include <functional>
 #include <memory>
 #include <string>
@@ -156,9 +158,9 @@ double Throughput(const Caller& call, int threads, double seconds) {
 int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
   const std::string dir = absl::StrCat("/tmp/sharedos-authorizer-bench-", getpid());
-  if (std::system(absl::StrCat("rm -rf ", dir, " && mkdir -p ", dir).c_str()) != 0) {
-    Die("cannot create " + dir);
-  }
+  std::error_code error;
+  std::filesystem::remove_all(dir, error);
+  if (!std::filesystem::create_directories(dir, error)) Die("cannot create " + dir);
   const auto path = [&](const std::string& name) { return absl::StrCat(dir, "/", name); };
   using sharedos::common::server::TokenDigestHex;
   if (!WriteFile(
@@ -345,6 +347,10 @@ int main(int argc, char** argv) {
   discard.reset();
   grantstore.reset();
   audit.reset();
-  std::system(absl::StrCat("rm -rf ", dir).c_str());
+  // The scratch directory is only ours; failing to remove it is reported, not fatal.
+  std::error_code error_on_cleanup;
+  if (std::filesystem::remove_all(dir, error_on_cleanup) == static_cast<std::uintmax_t>(-1)) {
+    std::fprintf(stderr, "cannot remove %s: %s\n", dir.c_str(), error_on_cleanup.message().c_str());
+  }
   return 0;
 }

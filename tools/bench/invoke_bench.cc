@@ -26,6 +26,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <system_error>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -258,9 +260,9 @@ int main(int argc, char** argv) {
   const std::string durability = absl::GetFlag(FLAGS_audit_durability);
   const std::string dir = absl::StrCat("/tmp/sharedos-invoke-bench-", getpid());
   const auto path = [&](const std::string& name) { return absl::StrCat(dir, "/", name); };
-  if (std::system(absl::StrCat("rm -rf ", dir, " && mkdir -p ", dir).c_str()) != 0) {
-    Die("cannot create " + dir);
-  }
+  std::error_code error;
+  std::filesystem::remove_all(dir, error);
+  if (!std::filesystem::create_directories(dir, error)) Die("cannot create " + dir);
   if (!demo::WriteWorkspace(path("files")).ok() ||
       !WriteFile(path("registry.textproto"), demo::RegistryText({"files.read"})).ok()) {
     Die("cannot write configuration");
@@ -368,6 +370,10 @@ int main(int argc, char** argv) {
 
   sharedosd.reset();  // stopped in reverse order of start
   four.reset();
-  std::system(absl::StrCat("rm -rf ", dir).c_str());
+  // The scratch directory is only ours; failing to remove it is reported, not fatal.
+  std::error_code error_on_cleanup;
+  if (std::filesystem::remove_all(dir, error_on_cleanup) == static_cast<std::uintmax_t>(-1)) {
+    std::fprintf(stderr, "cannot remove %s: %s\n", dir.c_str(), error_on_cleanup.message().c_str());
+  }
   return 0;
 }
