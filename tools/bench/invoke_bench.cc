@@ -20,18 +20,19 @@
 // p50/p99 over all rounds, each invoke's ratio to the floor of its own server, and the CPU the
 // deployment's server processes used per call (user + system, from /proc, all their threads:
 // background checkpoints and outbox shipping included).
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
-#include <system_error>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -142,6 +143,26 @@ double Percentile(std::vector<double> values, double q) {
   if (values.empty()) return 0;
   std::sort(values.begin(), values.end());
   return values[std::min(values.size() - 1, static_cast<size_t>(q * values.size()))];
+}
+
+// p50 of one fdatasync after a 4 KiB append to a file in `dir` (the disk the audit log is on):
+// the part a `full` commit adds. -1 when the file cannot be written.
+double FsyncP50Micros(const std::string& dir, int samples) {
+  const std::string file = dir + "/fsync-probe";
+  const int fd = open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+  if (fd < 0) return -1;
+  const std::string block(4096, 'x');
+  std::vector<double> micros;
+  for (int i = 0; i < samples; ++i) {
+    if (write(fd, block.data(), block.size()) != static_cast<ssize_t>(block.size())) break;
+    const auto begin = Clock::now();
+    if (fdatasync(fd) != 0) break;
+    micros.push_back(std::chrono::duration<double, std::micro>(Clock::now() - begin).count());
+  }
+  close(fd);
+  unlink(file.c_str());
+  if (micros.empty()) return -1;
+  return Percentile(micros, 0.5);
 }
 
 // One deployment as a host sees it: the envelope's address and the tokens.
@@ -366,6 +387,8 @@ int main(int argc, char** argv) {
                 p50 / Percentile(floor.micros, 0.5), p99 / Percentile(floor.micros, 0.99),
                 series[i].server_cpu_micros / static_cast<double>(series[i].micros.size()));
   }
+  std::printf("fsync p50 us (4 KiB append + fdatasync, same disk, 200 samples): %.1f\n",
+              FsyncP50Micros(dir, 200));
   std::fflush(stdout);
 
   sharedosd.reset();  // stopped in reverse order of start
