@@ -5,8 +5,10 @@
 #
 #   tools/bench/run_all.sh [output-dir]      (from anywhere in the workspace; ~6-10 minutes)
 #
-# Configuration: bazel -c opt (plus .bazelrc); the raw output of every bench is kept in
-# output-dir (default: a new directory under /tmp) next to table.md.
+# Configuration: bazel -c opt (plus .bazelrc) unless SHAREDOS_BENCH_CONFIG says otherwise (e.g.
+# SHAREDOS_BENCH_CONFIG=--compilation_mode=fastbuild: the repository's -O2 build, with assertions); it is printed
+# with the table. The raw output of every bench is kept in output-dir (default: a new directory
+# under /tmp) next to table.md.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out="${1:-$(mktemp -d /tmp/sharedos-bench-XXXXXX)}"
@@ -14,16 +16,17 @@ mkdir -p "$out"
 
 targets=(//tools/bench:authorizer_bench //tools/bench:envelope_bench //tools/bench:invoke_bench
   //authorizer_svc/core:capability_authorizer_bench)
-bazel build -c opt "${targets[@]}" >"$out/build.log" 2>&1 || {
+read -r -a config <<<"${SHAREDOS_BENCH_CONFIG:--c opt}"
+bazel build "${config[@]}" "${targets[@]}" >"$out/build.log" 2>&1 || {
   tail -30 "$out/build.log"
   exit 1
 }
-bin="$(bazel info -c opt bazel-bin 2>/dev/null)"
+bin="$(bazel info "${config[@]}" bazel-bin 2>/dev/null)"
 
 {
   echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
   echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
-  echo "config: bazel -c opt; $(nproc) cores; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+  echo "config: bazel ${config[*]} (.bazelrc: -O2); $(nproc) cores; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
   echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 } >"$out/machine.txt"
 
