@@ -25,18 +25,20 @@ def series(text, columns):
     return rows
 
 
-def core_medians(text):
-    """Benchmark name -> median real time in ns."""
+def core_medians(text, time="real_time"):
+    """Benchmark name -> median `time` (real_time or cpu_time) in ns."""
     scale = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
     out = {}
     for b in json.loads(text)["benchmarks"]:
         if b.get("aggregate_name") == "median":
-            out[b["run_name"]] = b["real_time"] * scale[b["time_unit"]]
+            out[b["run_name"]] = b[time] * scale[b["time_unit"]]
     return out
 
 
 def main(directory):
     core = core_medians(read(directory, "core"))
+    # Under load the benchmark thread is preempted; its CPU time is the steadier measure.
+    core_cpu = core_medians(read(directory, "core"), "cpu_time")
     auth = series(read(directory, "authorizer"), 7)
     envelope_text = read(directory, "envelope")
     env = series(envelope_text, 6)
@@ -60,6 +62,8 @@ def main(directory):
     sd_full_floor = full["sharedosd: floor"][0]
     resolve, decide = core["BM_Resolve/256"], core["BM_Decide/256"]
     scan = core["BM_Baseline_LinearScan/256"]
+    resolve_cpu, decide_cpu = core_cpu["BM_Resolve/256"], core_cpu["BM_Decide/256"]
+    scan_cpu = core_cpu["BM_Baseline_LinearScan/256"]
 
     rows = [
         ("writer-side CPU per audit record / server CPU of one floor call (16 callers)",
@@ -82,14 +86,17 @@ def main(directory):
          auth["Authorize, local, no fsync"][5] >= 0.5),
         ("throughput at 16 callers, full vs normal (local outbox)",
          f"{tput_full / tput_normal:.2f}", "≥ 0.7", tput_full / tput_normal >= 0.7),
-        ("BM_Resolve/256 / BM_Decide/256",
-         f"{resolve / decide:,.0f} × ({resolve / 1e3:,.0f} µs / {decide:.0f} ns)", "≤ 2,000 ×",
-         resolve / decide <= 2000),
+        ("BM_Resolve/256 / BM_Decide/256 (wall; CPU)",
+         f"{resolve / decide:,.0f} × ({resolve / 1e3:,.0f} µs / {decide:.0f} ns); CPU "
+         f"{resolve_cpu / decide_cpu:,.0f} × ({resolve_cpu / 1e3:,.0f} µs / {decide_cpu:.0f} ns)",
+         "≤ 2,000 ×", resolve / decide <= 2000 and resolve_cpu / decide_cpu <= 2000),
         (f"OpenTurn, {tools} tools requested, one caller, vs the floor (envelope_bench)",
          f"{open_p50 / env_floor:.1f} × ({open_p50:,.0f} against {env_floor:.0f} µs)", "≤ 4 ×",
          open_p50 / env_floor <= 4),
-        ("BM_Decide/256 vs the linear scan (allocation-free: authorizer_allocation_test)",
-         f"{scan / decide:.0f} × faster", "≥ 40 ×", scan / decide >= 40),
+        ("BM_Decide/256 vs the linear scan, wall; CPU (allocation-free: "
+         "capability_authorizer_allocation_test)",
+         f"{scan / decide:.0f} × faster; CPU {scan_cpu / decide_cpu:.0f} ×", "≥ 40 ×",
+         scan / decide >= 40 and scan_cpu / decide_cpu >= 40),
     ]
     with open(f"{directory}/machine.txt", encoding="utf-8") as f:
         for line in f:
