@@ -115,9 +115,9 @@ AuthorityResolution AuthorityResolution::Resolve(const AccessContext& context,
         capability::AuthorityCode::kGrantLimitExceeded,
         absl::StrCat(grants.size(), " grants, more than ", validation::kMaxResolvedGrants));
   }
+  const validation::PathRef grants_path("grants");
   for (size_t i = 0; i < grants.size(); ++i) {
-    absl::Status status =
-        validation::ValidateCapabilityGrant(&grants[i], validation::IndexPath("grants", i));
+    absl::Status status = validation::ValidateCapabilityGrant(&grants[i], grants_path.Index(i));
     if (!status.ok()) {
       return Unavailable(capability::AuthorityCode::kInvalidGrantMaterial,
                          std::string(status.message()));

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "absl/strings/str_cat.h"
+#include "common/json/canonical_json.h"
 #include "common/json/proto_json.h"
 #include "common/status/status_macros.h"
 #include "common/time/proto_time.h"
@@ -29,6 +31,114 @@ Json CapabilitiesToJson(const google::protobuf::RepeatedPtrField<Capability>& ca
     array.push_back(CapabilityToJson(capability));
   }
   return array;
+}
+
+// ---- The canonical grant writer: keys written in code-unit order, values as CanonicalJson
+// writes them. ----
+
+void AppendString(absl::string_view text, std::string* out) { AppendJsonStringTo(text, out); }
+
+void AppendStrings(const google::protobuf::RepeatedPtrField<std::string>& items, std::string* out) {
+  out->push_back('[');
+  for (int i = 0; i < items.size(); ++i) {
+    if (i > 0) out->push_back(',');
+    AppendString(items[i], out);
+  }
+  out->push_back(']');
+}
+
+// {"agentId"|"conversationId"} < "kind" < {"serviceId"|"userId"}.
+void AppendAddress(const Address& address, std::string* out) {
+  switch (address.kind_case()) {
+    case Address::kHumanUserId:
+      out->append(R"({"kind":"human","userId":)");
+      AppendString(address.human_user_id(), out);
+      break;
+    case Address::kAgentId:
+      out->append(R"({"agentId":)");
+      AppendString(address.agent_id(), out);
+      out->append(R"(,"kind":"agent")");
+      break;
+    case Address::kGroupConversationId:
+      out->append(R"({"conversationId":)");
+      AppendString(address.group_conversation_id(), out);
+      out->append(R"(,"kind":"group")");
+      break;
+    case Address::kServiceId:
+      out->append(R"({"kind":"service","serviceId":)");
+      AppendString(address.service_id(), out);
+      break;
+    case Address::KIND_NOT_SET:
+      out->append("{");
+      break;
+  }
+  out->push_back('}');
+}
+
+// {"actions","resource":{"namespace","owner"?,"path"},"scope"}.
+void AppendCapability(const Capability& capability, std::string* out) {
+  out->append(R"({"actions":)");
+  AppendStrings(capability.actions(), out);
+  const auto& resource = capability.resource();
+  out->append(R"(,"resource":{"namespace":)");
+  AppendString(resource.namespace_(), out);
+  if (resource.has_owner()) {
+    out->append(R"(,"owner":)");
+    AppendAddress(resource.owner(), out);
+  }
+  out->append(R"(,"path":)");
+  AppendStrings(resource.path(), out);
+  out->append(R"(},"scope":)");
+  AppendString(ScopeName(capability.scope()), out);
+  out->push_back('}');
+}
+
+absl::Status AppendTimestamp(const google::protobuf::Timestamp& timestamp, std::string* out) {
+  ASSIGN_OR_RETURN(const std::string text, TimestampToJsonText(timestamp));
+  AppendString(text, out);
+  return absl::OkStatus();
+}
+
+// {"delegationDepth"?,"expiresAt"?,"maxUses"?,"notBefore"?,"purposes"?}. The timestamps are
+// rendered notBefore first, as CapabilityConstraintsToJson does, so the same error comes first.
+absl::Status AppendConstraints(const CapabilityConstraints& constraints, std::string* out) {
+  std::string not_before, expires_at;
+  if (constraints.has_not_before()) {
+    ASSIGN_OR_RETURN(not_before, TimestampToJsonText(constraints.not_before()));
+  }
+  if (constraints.has_expires_at()) {
+    ASSIGN_OR_RETURN(expires_at, TimestampToJsonText(constraints.expires_at()));
+  }
+  out->push_back('{');
+  bool first = true;
+  const auto key = [&](absl::string_view name) {
+    if (!first) out->push_back(',');
+    first = false;
+    AppendString(name, out);
+    out->push_back(':');
+  };
+  if (constraints.has_delegation_depth()) {
+    key("delegationDepth");
+    absl::StrAppend(out, constraints.delegation_depth());
+  }
+  if (constraints.has_expires_at()) {
+    key("expiresAt");
+    AppendString(expires_at, out);
+  }
+  if (constraints.has_max_uses()) {
+    key("maxUses");
+    absl::StrAppend(out, constraints.max_uses());
+  }
+  if (constraints.has_not_before()) {
+    key("notBefore");
+    AppendString(not_before, out);
+  }
+  if (!constraints.purposes().empty()) {
+    key("purposes");
+    AppendStrings(constraints.purposes(), out);
+  }
+  out->push_back('}');
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -151,6 +261,50 @@ absl::StatusOr<Json> CapabilityGrantToJson(const CapabilityGrant& grant) {
     ASSIGN_OR_RETURN(json["metadata"], ProtoStructToJson(grant.metadata()));
   }
   return json;
+}
+
+// Keys: capabilities, constraints, id, issuedAt, issuer, metadata?, namespaceId,
+// parentGrantId?, revokedAt?, subject. Errors are CapabilityGrantToJson's, checked in its order
+// (constraints' timestamps, issuedAt, revokedAt, metadata).
+absl::StatusOr<std::string> CanonicalCapabilityGrantJson(const CapabilityGrant& grant) {
+  std::string out;
+  out.reserve(512);
+  out.append(R"({"capabilities":[)");
+  for (int i = 0; i < grant.capabilities_size(); ++i) {
+    if (i > 0) out.push_back(',');
+    AppendCapability(grant.capabilities(i), &out);
+  }
+  out.append(R"(],"constraints":)");
+  RETURN_IF_ERROR(AppendConstraints(grant.constraints(), &out));
+  out.append(R"(,"id":)");
+  AppendString(grant.id(), &out);
+  out.append(R"(,"issuedAt":)");
+  RETURN_IF_ERROR(AppendTimestamp(grant.issued_at(), &out));
+  out.append(R"(,"issuer":)");
+  AppendAddress(grant.issuer(), &out);
+  if (grant.has_revoked_at()) {
+    // Checked before metadata, as CapabilityGrantToJson does; written after namespaceId.
+    RETURN_IF_ERROR(TimestampToJsonText(grant.revoked_at()).status());
+  }
+  if (grant.has_metadata()) {
+    ASSIGN_OR_RETURN(const Json metadata, ProtoStructToJson(grant.metadata()));
+    out.append(R"(,"metadata":)");
+    out.append(CanonicalJson(metadata));
+  }
+  out.append(R"(,"namespaceId":)");
+  AppendString(grant.namespace_id(), &out);
+  if (!grant.parent_grant_id().empty()) {
+    out.append(R"(,"parentGrantId":)");
+    AppendString(grant.parent_grant_id(), &out);
+  }
+  if (grant.has_revoked_at()) {
+    out.append(R"(,"revokedAt":)");
+    RETURN_IF_ERROR(AppendTimestamp(grant.revoked_at(), &out));
+  }
+  out.append(R"(,"subject":)");
+  AppendAddress(grant.subject(), &out);
+  out.push_back('}');
+  return out;
 }
 
 absl::StatusOr<Json> CapabilityRequestIdentityToJson(const CapabilityRequest& request) {

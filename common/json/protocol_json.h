@@ -57,6 +57,12 @@ absl::StatusOr<nlohmann::json> CapabilityConstraintsToJson(
 // parentGrantId?, metadata?}; constraints is {} when unset.
 absl::StatusOr<nlohmann::json> CapabilityGrantToJson(const protocol::v1::CapabilityGrant& grant);
 
+// CanonicalJson(*CapabilityGrantToJson(grant)), written straight from the message (no JSON
+// document in between; a grant's metadata Struct, when present, still goes through one).
+// Byte-identical to that path, errors included (canonical_grant_json_test keeps it so).
+absl::StatusOr<std::string> CanonicalCapabilityGrantJson(
+    const protocol::v1::CapabilityGrant& grant);
+
 // {id, namespaceId, requester, owner, capabilities, purpose, constraints?, requestedAt,
 // metadata?}.
 absl::StatusOr<nlohmann::json> CapabilityRequestToJson(

@@ -54,8 +54,8 @@ bool DecodeUtf8(absl::string_view s, size_t* pos, char32_t* out) {
   return true;
 }
 
-absl::Status CheckLength(absl::string_view value, size_t min_length,
-                         size_t max_length, absl::string_view path) {
+absl::Status CheckLength(absl::string_view value, size_t min_length, size_t max_length,
+                         const PathRef& path) {
   const std::optional<size_t> length = Utf16Length(value);
   if (!length.has_value()) return InvalidArgumentAt(path, "invalid UTF-8");
   if (*length == 0 && min_length > 0) return InvalidArgumentAt(path, "empty");
@@ -92,10 +92,35 @@ std::string KeyPath(absl::string_view path, absl::string_view key) {
   return absl::StrCat(path, "[\"", absl::Utf8SafeCHexEscape(key), "\"]");
 }
 
-absl::Status InvalidArgumentAt(absl::string_view path,
-                               absl::string_view problem) {
-  if (path.empty()) return absl::InvalidArgumentError(problem);
-  return absl::InvalidArgumentError(absl::StrCat(path, ": ", problem));
+void PathRef::AppendTo(std::string* out) const {
+  if (parent_ != nullptr) parent_->AppendTo(out);
+  switch (kind_) {
+    case Kind::kRoot:
+      absl::StrAppend(out, text_);
+      return;
+    case Kind::kField:
+      if (!out->empty()) out->push_back('.');
+      absl::StrAppend(out, text_);
+      return;
+    case Kind::kIndex:
+      absl::StrAppend(out, "[", index_, "]");
+      return;
+    case Kind::kKey:
+      absl::StrAppend(out, "[\"", absl::Utf8SafeCHexEscape(text_), "\"]");
+      return;
+  }
+}
+
+std::string PathRef::Render() const {
+  std::string out;
+  AppendTo(&out);
+  return out;
+}
+
+absl::Status InvalidArgumentAt(const PathRef& path, absl::string_view problem) {
+  const std::string rendered = path.Render();
+  if (rendered.empty()) return absl::InvalidArgumentError(problem);
+  return absl::InvalidArgumentError(absl::StrCat(rendered, ": ", problem));
 }
 
 std::optional<size_t> Utf16Length(absl::string_view s) {
@@ -182,13 +207,12 @@ absl::string_view TrimWhitespace(absl::string_view s) {
   return s.substr(begin, end - begin);
 }
 
-absl::Status CheckString(absl::string_view value, size_t min_length,
-                         size_t max_length, absl::string_view path) {
+absl::Status CheckString(absl::string_view value, size_t min_length, size_t max_length,
+                         const PathRef& path) {
   return CheckLength(value, min_length, max_length, path);
 }
 
-absl::Status CheckTrimmedString(std::string* value, size_t max_length,
-                                absl::string_view path) {
+absl::Status CheckTrimmedString(std::string* value, size_t max_length, const PathRef& path) {
   if (!Utf16Length(*value).has_value()) {
     return InvalidArgumentAt(path, "invalid UTF-8");
   }
@@ -197,25 +221,24 @@ absl::Status CheckTrimmedString(std::string* value, size_t max_length,
   return CheckLength(*value, 1, max_length, path);
 }
 
-absl::Status CheckIdentifier(std::string* value, absl::string_view path) {
+absl::Status CheckIdentifier(std::string* value, const PathRef& path) {
   return CheckTrimmedString(value, kMaxIdentifierLength, path);
 }
 
-absl::Status CheckOptionalIdentifier(std::string* value,
-                                     absl::string_view path) {
+absl::Status CheckOptionalIdentifier(std::string* value, const PathRef& path) {
   if (value->empty()) return absl::OkStatus();
   return CheckIdentifier(value, path);
 }
 
-absl::Status CheckPurpose(std::string* value, absl::string_view path) {
+absl::Status CheckPurpose(std::string* value, const PathRef& path) {
   return CheckTrimmedString(value, kMaxPurposeLength, path);
 }
 
-absl::Status CheckAction(std::string* value, absl::string_view path) {
+absl::Status CheckAction(std::string* value, const PathRef& path) {
   return CheckTrimmedString(value, kMaxActionLength, path);
 }
 
-absl::Status CheckPathSegment(absl::string_view value, absl::string_view path) {
+absl::Status CheckPathSegment(absl::string_view value, const PathRef& path) {
   RETURN_IF_ERROR(CheckLength(value, 1, kMaxPathSegmentLength, path));
   if (TrimWhitespace(value).size() != value.size()) {
     return InvalidArgumentAt(path, "leading or trailing whitespace");
@@ -237,7 +260,7 @@ absl::Status CheckPathSegment(absl::string_view value, absl::string_view path) {
   return absl::OkStatus();
 }
 
-absl::Status CheckToolName(absl::string_view value, absl::string_view path) {
+absl::Status CheckToolName(absl::string_view value, const PathRef& path) {
   RETURN_IF_ERROR(CheckLength(value, 1, kMaxToolNameLength, path));
   for (size_t i = 0; i < value.size(); ++i) {
     if (!IsToolNameChar(value[i])) {
@@ -249,8 +272,7 @@ absl::Status CheckToolName(absl::string_view value, absl::string_view path) {
   return absl::OkStatus();
 }
 
-absl::Status CheckProtocolVersion(absl::string_view value,
-                                  absl::string_view path) {
+absl::Status CheckProtocolVersion(absl::string_view value, const PathRef& path) {
   if (value != kProtocolVersion) {
     return InvalidArgumentAt(
         path, absl::StrCat("must be \"", kProtocolVersion, "\""));
@@ -258,7 +280,7 @@ absl::Status CheckProtocolVersion(absl::string_view value,
   return absl::OkStatus();
 }
 
-absl::Status CheckContentHash(absl::string_view value, absl::string_view path) {
+absl::Status CheckContentHash(absl::string_view value, const PathRef& path) {
   if (value.size() != kContentHashLength ||
       !std::all_of(value.begin(), value.end(), IsLowerHex)) {
     return InvalidArgumentAt(path, absl::StrCat("must be ", kContentHashLength,
@@ -267,8 +289,7 @@ absl::Status CheckContentHash(absl::string_view value, absl::string_view path) {
   return absl::OkStatus();
 }
 
-absl::Status CheckCount(size_t count, size_t min_count, size_t max_count,
-                        absl::string_view path) {
+absl::Status CheckCount(size_t count, size_t min_count, size_t max_count, const PathRef& path) {
   if (count == 0 && min_count > 0) return InvalidArgumentAt(path, "empty");
   if (count < min_count) {
     return InvalidArgumentAt(path, absl::StrCat("fewer than ", min_count));
@@ -279,8 +300,7 @@ absl::Status CheckCount(size_t count, size_t min_count, size_t max_count,
   return absl::OkStatus();
 }
 
-absl::Status CheckTimestamp(const google::protobuf::Timestamp& value,
-                            absl::string_view path) {
+absl::Status CheckTimestamp(const google::protobuf::Timestamp& value, const PathRef& path) {
   if (value.seconds() < kMinTimestampSeconds ||
       value.seconds() > kMaxTimestampSeconds) {
     return InvalidArgumentAt(path,
@@ -292,8 +312,7 @@ absl::Status CheckTimestamp(const google::protobuf::Timestamp& value,
   return absl::OkStatus();
 }
 
-absl::Status CheckJsonValue(const google::protobuf::Value& value,
-                            absl::string_view path) {
+absl::Status CheckJsonValue(const google::protobuf::Value& value, const PathRef& path) {
   switch (value.kind_case()) {
     case google::protobuf::Value::kNullValue:
     case google::protobuf::Value::kBoolValue:
@@ -313,7 +332,7 @@ absl::Status CheckJsonValue(const google::protobuf::Value& value,
     case google::protobuf::Value::kListValue: {
       const auto& values = value.list_value().values();
       for (int i = 0; i < values.size(); ++i) {
-        RETURN_IF_ERROR(CheckJsonValue(values[i], IndexPath(path, i)));
+        RETURN_IF_ERROR(CheckJsonValue(values[i], path.Index(i)));
       }
       return absl::OkStatus();
     }
@@ -323,15 +342,14 @@ absl::Status CheckJsonValue(const google::protobuf::Value& value,
   return InvalidArgumentAt(path, "no value set");
 }
 
-absl::Status CheckJsonObject(const google::protobuf::Struct& value,
-                             absl::string_view path) {
+absl::Status CheckJsonObject(const google::protobuf::Struct& value, const PathRef& path) {
   std::vector<const std::string*> keys;
   keys.reserve(value.fields().size());
   for (const auto& entry : value.fields()) keys.push_back(&entry.first);
   std::sort(keys.begin(), keys.end(),
             [](const std::string* a, const std::string* b) { return *a < *b; });
   for (const std::string* key : keys) {
-    const std::string child = KeyPath(path, *key);
+    const PathRef child = path.Key(*key);
     if (!Utf16Length(*key).has_value()) {
       return InvalidArgumentAt(child, "key is invalid UTF-8");
     }

@@ -25,6 +25,38 @@ namespace sharedos::common::validation {
 
 // ---- Field paths and errors ----
 
+// A field path built lazily: a chain of parts, each on its caller's stack, rendered as text
+// ("grant.capabilities[0].actions[2]") only when an error names it, so a check that passes
+// builds no strings. A part refers to its parent, so it must not outlive it: pass parts down
+// as arguments (temporaries live until the end of the full expression) or keep them as locals
+// of a callee. Implicit from text, so every check also takes a plain path string.
+class PathRef {
+ public:
+  PathRef(absl::string_view root) : text_(root) {}   // NOLINT: implicit by design.
+  PathRef(const char* root) : text_(root) {}         // NOLINT
+  PathRef(const std::string& root) : text_(root) {}  // NOLINT
+
+  // "<path>.<field>", or "<field>" when the path renders empty (FieldPath).
+  PathRef Field(absl::string_view field) const { return PathRef(this, Kind::kField, field, 0); }
+  // "<path>[<index>]" (IndexPath).
+  PathRef Index(size_t index) const { return PathRef(this, Kind::kIndex, {}, index); }
+  // "<path>[\"<key>\"]", the key C-escaped (KeyPath).
+  PathRef Key(absl::string_view key) const { return PathRef(this, Kind::kKey, key, 0); }
+
+  std::string Render() const;
+
+ private:
+  enum class Kind : unsigned char { kRoot, kField, kIndex, kKey };
+  PathRef(const PathRef* parent, Kind kind, absl::string_view text, size_t index)
+      : parent_(parent), kind_(kind), text_(text), index_(index) {}
+  void AppendTo(std::string* out) const;
+
+  const PathRef* parent_ = nullptr;
+  Kind kind_ = Kind::kRoot;
+  absl::string_view text_;
+  size_t index_ = 0;
+};
+
 // "<path>.<field>", or "<field>" when `path` is empty.
 std::string FieldPath(absl::string_view path, absl::string_view field);
 // "<path>[<index>]".
@@ -32,8 +64,7 @@ std::string IndexPath(absl::string_view path, size_t index);
 // "<path>[\"<key>\"]", the key C-escaped (UTF-8 kept).
 std::string KeyPath(absl::string_view path, absl::string_view key);
 // INVALID_ARGUMENT "<path>: <problem>" (just "<problem>" when `path` is empty).
-absl::Status InvalidArgumentAt(absl::string_view path,
-                               absl::string_view problem);
+absl::Status InvalidArgumentAt(const PathRef& path, absl::string_view problem);
 
 // ---- Text ----
 
@@ -57,55 +88,48 @@ absl::string_view TrimWhitespace(absl::string_view s);
 
 // Requires valid UTF-8 of min_length..max_length UTF-16 units, untrimmed
 // ("empty", "longer than N", "shorter than N", "invalid UTF-8").
-absl::Status CheckString(absl::string_view value, size_t min_length,
-                         size_t max_length, absl::string_view path);
+absl::Status CheckString(absl::string_view value, size_t min_length, size_t max_length,
+                         const PathRef& path);
 
 // Trims `*value` in place, then requires 1..max_length UTF-16 units.
-absl::Status CheckTrimmedString(std::string* value, size_t max_length,
-                                absl::string_view path);
+absl::Status CheckTrimmedString(std::string* value, size_t max_length, const PathRef& path);
 
 // Identifier: trimmed, 1..256.
-absl::Status CheckIdentifier(std::string* value, absl::string_view path);
+absl::Status CheckIdentifier(std::string* value, const PathRef& path);
 // An optional Identifier: an empty string means absent and is accepted;
 // anything else must be an Identifier (so "  " is rejected as empty, as the
 // reference rejects a present "  ").
-absl::Status CheckOptionalIdentifier(std::string* value,
-                                     absl::string_view path);
+absl::Status CheckOptionalIdentifier(std::string* value, const PathRef& path);
 // Purpose: trimmed, 1..512.
-absl::Status CheckPurpose(std::string* value, absl::string_view path);
+absl::Status CheckPurpose(std::string* value, const PathRef& path);
 // Action: trimmed, 1..128.
-absl::Status CheckAction(std::string* value, absl::string_view path);
+absl::Status CheckAction(std::string* value, const PathRef& path);
 
 // Path segment: 1..256, no leading/trailing whitespace (rejected, never
 // trimmed), not "." or
 // "..", no '/', '\\', U+0000..U+001F or U+007F.
-absl::Status CheckPathSegment(absl::string_view value, absl::string_view path);
+absl::Status CheckPathSegment(absl::string_view value, const PathRef& path);
 
 // Tool name: ^[A-Za-z0-9_.-]{1,128}$, never trimmed.
-absl::Status CheckToolName(absl::string_view value, absl::string_view path);
+absl::Status CheckToolName(absl::string_view value, const PathRef& path);
 
 // The literal "1" (`must be "1"`).
-absl::Status CheckProtocolVersion(absl::string_view value,
-                                  absl::string_view path);
+absl::Status CheckProtocolVersion(absl::string_view value, const PathRef& path);
 
 // 64 lowercase hex digits (a SHA-256 content hash).
-absl::Status CheckContentHash(absl::string_view value, absl::string_view path);
+absl::Status CheckContentHash(absl::string_view value, const PathRef& path);
 
 // A repeated field of min_count..max_count elements ("empty", "more than N").
-absl::Status CheckCount(size_t count, size_t min_count, size_t max_count,
-                        absl::string_view path);
+absl::Status CheckCount(size_t count, size_t min_count, size_t max_count, const PathRef& path);
 
 // seconds within 0001-01-01..9999-12-31, nanos within 0..999,999,999.
-absl::Status CheckTimestamp(const google::protobuf::Timestamp& value,
-                            absl::string_view path);
+absl::Status CheckTimestamp(const google::protobuf::Timestamp& value, const PathRef& path);
 
 // A JSON value: a kind is set, numbers are finite, strings and keys are valid
 // UTF-8, recursively. Struct entries are checked in key order, so the first
 // error is deterministic.
-absl::Status CheckJsonValue(const google::protobuf::Value& value,
-                            absl::string_view path);
-absl::Status CheckJsonObject(const google::protobuf::Struct& value,
-                             absl::string_view path);
+absl::Status CheckJsonValue(const google::protobuf::Value& value, const PathRef& path);
+absl::Status CheckJsonObject(const google::protobuf::Struct& value, const PathRef& path);
 
 }  // namespace sharedos::common::validation
 

@@ -201,7 +201,7 @@ TEST(CheckTrimmedStringTest, IdentifierBoundsAndTrimming) {
 
 TEST(CheckTrimmedStringTest, PurposeAndActionBounds) {
   const struct {
-    absl::Status (*check)(std::string*, absl::string_view);
+    absl::Status (*check)(std::string*, const PathRef&);
     size_t length;
     std::string error;
   } cases[] = {

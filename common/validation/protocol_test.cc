@@ -238,8 +238,7 @@ struct Case {
 };
 
 template <typename T>
-void RunCases(absl::string_view valid_text,
-              absl::Status (*validate)(T*, absl::string_view),
+void RunCases(absl::string_view valid_text, absl::Status (*validate)(T*, const PathRef&),
               absl::string_view path, const std::vector<Case<T>>& cases) {
   for (const Case<T>& c : cases) {
     SCOPED_TRACE(c.name);

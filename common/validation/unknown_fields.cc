@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -172,7 +173,17 @@ namespace {
 
 // The common case — nothing unknown anywhere — answered without building a single path:
 // only set fields are visited, and the path-naming walk runs only when something was found.
-bool AnyUnknownFields(const Message& message) {
+// ListFields' output, one vector per nesting depth, kept per thread: after the first message
+// of a given depth and size, the scan allocates nothing. A deque, so growing it for a deeper
+// level leaves the shallower levels' vectors (which callers are iterating) where they are.
+std::vector<const FieldDescriptor*>& FieldsScratch(size_t depth) {
+  thread_local std::deque<std::vector<const FieldDescriptor*>> scratch;
+  if (scratch.size() <= depth) scratch.resize(depth + 1);
+  scratch[depth].clear();
+  return scratch[depth];
+}
+
+bool AnyUnknownFields(const Message& message, size_t depth = 0) {
   const Reflection* reflection = message.GetReflection();
   if (!reflection->GetUnknownFields(message).empty()) return true;
   // A Struct's map read directly: through reflection, protobuf would first copy every entry,
@@ -181,20 +192,22 @@ bool AnyUnknownFields(const Message& message) {
   if (const auto* generated =
           google::protobuf::DynamicCastToGenerated<google::protobuf::Struct>(&message)) {
     for (const auto& [key, value] : generated->fields()) {
-      if (AnyUnknownFields(value)) return true;
+      if (AnyUnknownFields(value, depth + 1)) return true;
     }
     return false;
   }
-  std::vector<const FieldDescriptor*> fields;
+  std::vector<const FieldDescriptor*>& fields = FieldsScratch(depth);
   reflection->ListFields(message, &fields);
   for (const FieldDescriptor* field : fields) {
     if (field->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE) continue;
     if (field->is_repeated()) {
       const int size = reflection->FieldSize(message, field);
       for (int i = 0; i < size; ++i) {
-        if (AnyUnknownFields(reflection->GetRepeatedMessage(message, field, i))) return true;
+        if (AnyUnknownFields(reflection->GetRepeatedMessage(message, field, i), depth + 1)) {
+          return true;
+        }
       }
-    } else if (AnyUnknownFields(reflection->GetMessage(message, field))) {
+    } else if (AnyUnknownFields(reflection->GetMessage(message, field), depth + 1)) {
       return true;
     }
   }
@@ -203,10 +216,9 @@ bool AnyUnknownFields(const Message& message) {
 
 }  // namespace
 
-absl::Status RejectUnknownFields(const google::protobuf::Message& message,
-                                 absl::string_view path) {
+absl::Status RejectUnknownFields(const google::protobuf::Message& message, const PathRef& path) {
   if (!AnyUnknownFields(message)) return absl::OkStatus();
-  return Walk(message, path);
+  return Walk(message, path.Render());
 }
 
 }  // namespace sharedos::common::validation

@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "common/validation/bounds.h"
 #include "google/protobuf/message.h"
 
 namespace sharedos::common::validation {
@@ -25,8 +26,7 @@ namespace sharedos::common::validation {
 //
 // Protobuf itself discards unknown tags inside a map entry's key/value wrapper,
 // so those cannot be seen here; the map values' own contents are checked.
-absl::Status RejectUnknownFields(const google::protobuf::Message& message,
-                                 absl::string_view path);
+absl::Status RejectUnknownFields(const google::protobuf::Message& message, const PathRef& path);
 
 }  // namespace sharedos::common::validation
 

@@ -25,6 +25,8 @@
 //                process over the engine and AuthorizerCore called directly, no-op provider):
 //                every record kept in memory, then appended to the real SQLite log. The first
 //                is the least a mediated call can cost here, whatever the audit log does.
+// Each series also reports the calling thread's CPU per call and the allocations per call of the
+// whole process (client and servers, every thread: malloc, calloc, new blocks of realloc).
 // Then OpenTurn with the whole registry requested (lease, admission, resolution, Discover of
 // every tool, listing, reach), its catalogue-resolution share from the engine's own counters,
 // and --turns turns held open at once (opened from --threads callers, one call each, all
@@ -36,7 +38,9 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <string>
@@ -70,6 +74,32 @@
 #include "sharedos/authorizer/v1/authorizer.grpc.pb.h"
 #include "sharedos/envelope/v1/envelope.grpc.pb.h"
 #include "tests/testing/demo_world.h"
+
+// Every heap allocation of this process (malloc, calloc, realloc to a new block; operator new
+// goes through malloc), counted so each series reports allocations per call: this binary's
+// malloc family wraps glibc's and adds one relaxed increment.
+extern "C" {
+void* __libc_malloc(size_t size);
+void* __libc_calloc(size_t count, size_t size);
+void* __libc_realloc(void* pointer, size_t size);
+void __libc_free(void* pointer);
+}
+namespace {
+std::atomic<uint64_t> g_allocations{0};
+}  // namespace
+extern "C" void* malloc(size_t size) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  return __libc_malloc(size);
+}
+extern "C" void* calloc(size_t count, size_t size) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  return __libc_calloc(count, size);
+}
+extern "C" void* realloc(void* pointer, size_t size) {
+  if (pointer == nullptr) g_allocations.fetch_add(1, std::memory_order_relaxed);
+  return __libc_realloc(pointer, size);
+}
+extern "C" void free(void* pointer) { __libc_free(pointer); }
 
 ABSL_FLAG(int, rounds, 5, "Latency rounds (floor, authorize, invoke each).");
 ABSL_FLAG(int, calls, 2000, "Calls per series per round.");
@@ -504,6 +534,7 @@ int main(int argc, char** argv) {
     std::function<bool()>* call;
     std::vector<double> micros;
     double thread_cpu_micros = 0;  // the calling thread's CPU time over the measured calls
+    uint64_t allocations = 0;      // every thread's, client and servers, over the measured calls
   };
   std::vector<Series> series = {{"floor (health Check)", &floor_call, {}},
                                 {"Authorize (1 hop)", &authorize_call, {}},
@@ -529,6 +560,7 @@ int main(int argc, char** argv) {
   for (int round = 0; round < absl::GetFlag(FLAGS_rounds); ++round) {
     for (Series& s : series) {
       const double cpu_start = ThreadCpuMicros();
+      const uint64_t allocations_start = g_allocations.load();
       for (int i = 0; i < absl::GetFlag(FLAGS_calls); ++i) {
         const auto start = Clock::now();
         if (!(*s.call)()) {
@@ -537,6 +569,7 @@ int main(int argc, char** argv) {
         }
         s.micros.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
       }
+      s.allocations += g_allocations.load() - allocations_start;
       s.thread_cpu_micros += ThreadCpuMicros() - cpu_start;
     }
   }
@@ -544,14 +577,15 @@ int main(int argc, char** argv) {
   const double floor_p99 = Percentile(series[0].micros, 0.99);
   std::printf("envelope_bench: %d rounds x %d calls, one caller, loopback TCP, one process\n",
               absl::GetFlag(FLAGS_rounds), absl::GetFlag(FLAGS_calls));
-  std::printf("%-26s %9s %9s %9s %9s %9s\n", "series", "p50 us", "p99 us", "p50/floor",
-              "p99/floor", "cpu us");
+  std::printf("%-26s %9s %9s %9s %9s %9s %9s\n", "series", "p50 us", "p99 us", "p50/floor",
+              "p99/floor", "cpu us", "allocs");
   for (const Series& s : series) {
     const double p50 = Percentile(s.micros, 0.5);
     const double p99 = Percentile(s.micros, 0.99);
-    std::printf("%-26s %9.1f %9.1f %9.2f %9.2f %9.1f\n", s.name.c_str(), p50, p99,
+    std::printf("%-26s %9.1f %9.1f %9.2f %9.2f %9.1f %9.1f\n", s.name.c_str(), p50, p99,
                 p50 / floor_p50, p99 / floor_p99,
-                s.thread_cpu_micros / static_cast<double>(s.micros.size()));
+                s.thread_cpu_micros / static_cast<double>(s.micros.size()),
+                static_cast<double>(s.allocations) / static_cast<double>(s.micros.size()));
   }
   cancel(turn_id);
   {

@@ -31,7 +31,7 @@ bool Decode(absl::string_view bytes, bool json, google::protobuf::Message* messa
 // Decodes, validates twice and checks the second pass changes nothing.
 template <typename Message>
 void Run(absl::string_view bytes, bool json,
-         absl::Status (*validate)(Message*, absl::string_view)) {
+         absl::Status (*validate)(Message*, const validation::PathRef&)) {
   Message message;
   if (!Decode(bytes, json, &message)) return;
   if (!validate(&message, "m").ok()) return;
