@@ -111,11 +111,17 @@ fi
 
 echo "--- rotation: certificates reissued on disk are served without a restart"
 # The serial of the certificate a published listener serves.
+# Empty when no handshake completed; a failed handshake is retried, not fatal under `set -e`.
 serial() {
   openssl s_client -connect "127.0.0.1:$1" -CAfile "$SHAREDOS_CERTS_DIR/ca.crt" < /dev/null \
-    2> /dev/null | openssl x509 -noout -serial 2> /dev/null
+    2> /dev/null | openssl x509 -noout -serial 2> /dev/null || true
 }
-before="$(serial "$audit_port")"
+before=""
+for _ in $(seq 1 10); do
+  before="$(serial "$audit_port")"
+  [ -n "$before" ] && break
+  sleep 1
+done
 [ -n "$before" ] || fail "no certificate served on the audit log's port"
 "$root/deploy/gen-certs.sh" "$SHAREDOS_CERTS_DIR" > /dev/null
 want="serial=$(openssl x509 -noout -serial -in "$SHAREDOS_CERTS_DIR/audit/tls.crt" | cut -d= -f2)"
