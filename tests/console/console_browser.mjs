@@ -153,7 +153,13 @@ async function aliceDeniesWithANote(page) {
   await page.locator('#decided').waitFor();
   assert.match(await page.locator('#decided').innerText(),
     new RegExp(`${deniedEscalation} is denied`));
-  assert.equal(await page.locator('#note').innerText(), note, 'the result shows the note as sent');
+  // The text as sent, and its line breaks kept on screen (white-space: pre-wrap from the
+  // console's stylesheet, applied once it has loaded).
+  await page.waitForLoadState('load');
+  const shownNote = page.locator('#note');
+  assert.equal(await shownNote.textContent(), note, 'the result shows the note as sent');
+  assert.equal(await shownNote.evaluate((e) => getComputedStyle(e).whiteSpace), 'pre-wrap',
+    'the note keeps its line breaks on screen');
   assert.equal(await page.locator('#issued').count(), 0, 'a denial issues nothing');
   await page.screenshot({ path: path.join(outDir, 'denied.png'), fullPage: true });
   // Kept on the escalation (sharedosctl shows it), never in the audit log.
