@@ -203,7 +203,8 @@ absl::Status StartInternalTiers(Settings settings, Deployment& d) {
   ASSIGN_OR_RETURN(auto grantstore_audit, AuditWriter(d, "grantstore"));
   ASSIGN_OR_RETURN(d.grantstore,
                    grantstore::BuildGrantStoreServer(
-                       {std::move(grantstore_audit), *d.authenticator, clock}, grantstore_options));
+                       {std::move(grantstore_audit), *d.authenticator, clock, d.metrics.get()},
+                       grantstore_options));
   ASSIGN_OR_RETURN(d.tier_b, StartInternal(*d.grantstore, d));
 
   ASSIGN_OR_RETURN(std::string token,

@@ -208,10 +208,14 @@ Caller InProcessOperator(const std::string& name) {
 
 GrantStoreCore::GrantStoreCore(storage::GrantStore& store, audit::client::AuditWriter& audit,
                                const common::Clock& clock, Options options)
-    : store_(store), audit_(audit), clock_(clock), options_([&options] {
+    : store_(store),
+      audit_(audit),
+      clock_(clock),
+      options_([&options] {
         if (!options.new_id) options.new_id = [] { return common::NewUuidV4(); };
         return std::move(options);
-      }()) {}
+      }()),
+      escalation_metrics_(options_.metrics) {}
 
 GrantStoreCore::GrantStoreCore(storage::GrantStore& store, audit::client::AuditWriter& audit,
                                const common::Clock& clock)
@@ -542,6 +546,10 @@ absl::StatusOr<v1::ResolveEscalationResponse> GrantStoreCore::ResolveEscalation(
   RETURN_IF_ERROR(txn->ResolveEscalation(record, fingerprint));
   events.push_back(EscalationResolvedEvent(context, record));
   RETURN_IF_ERROR(AuditAndCommit(std::move(txn), std::move(events)));
+  // Counted once committed; a retry answering the first resolution (above) is not counted again.
+  escalation_metrics_.Resolved(record.status() == v1::ESCALATION_RECORD_STATUS_APPROVED
+                                   ? common::metrics::EscalationMetrics::Resolution::kApproved
+                                   : common::metrics::EscalationMetrics::Resolution::kDenied);
   *response.mutable_escalation() = std::move(record);
   return response;
 }

@@ -20,6 +20,7 @@
 
 #include "absl/status/statusor.h"
 #include "audit_svc/client/audit_writer.h"
+#include "common/metrics/sinks.h"
 #include "common/server/auth.h"
 #include "common/time/clock.h"
 #include "common/validation/limits.h"
@@ -45,6 +46,8 @@ class GrantStoreCore {
     // Mints ids the caller left empty (escalation ids "esc-<id>", approved grants
     // "grant-<id>"). Default: a random UUID.
     std::function<std::string()> new_id;
+    // Where sharedos_escalations_resolved_total is counted; null: nowhere. Borrowed.
+    common::metrics::Metrics* metrics = nullptr;
   };
 
   // Borrows every dependency; each must outlive the core.
@@ -190,6 +193,7 @@ class GrantStoreCore {
   audit::client::AuditWriter& audit_;
   const common::Clock& clock_;
   const Options options_;
+  common::metrics::EscalationMetrics escalation_metrics_;
 };
 
 }  // namespace sharedos::grantstore::core

@@ -8,6 +8,7 @@
 #include "absl/time/time.h"
 #include "audit_svc/client/fake_audit_writer.h"
 #include "audit_svc/core/control_plane_event.h"
+#include "common/metrics/metrics.h"
 #include "common/status/status_matchers.h"
 #include "common/time/clock.h"
 #include "common/validation/protocol.h"
@@ -1090,6 +1091,22 @@ TEST_F(GrantStoreCoreTest, AnApprovalMayCarryANoteAndNoNoteIsNotAudited) {
       core_->GetEscalation(Parse<v1::GetEscalationRequest>(R"pb(escalation_id: "esc-3")pb"));
   ASSERT_THAT(pending, IsOk());
   EXPECT_EQ(pending->escalation().status(), v1::ESCALATION_RECORD_STATUS_PENDING);
+}
+
+// sharedos_escalations_resolved_total counts each committed resolution once, by its outcome; a
+// retry answering the first resolution is not a second one.
+TEST_F(GrantStoreCoreTest, ResolutionsAreCountedOnceByOutcome) {
+  common::metrics::Metrics metrics;
+  GrantStoreCore::Options options;
+  options.new_id = [this] { return absl::StrCat("id-", ++ids_); };
+  options.metrics = &metrics;
+  GrantStoreCore core(*store_, audit_, clock_, options);
+  ASSERT_THAT(core.RecordEscalation(service_, EscalationRequest("esc-1")), IsOk());
+  ASSERT_THAT(core.ResolveEscalation(alice_, Resolve("ESCALATION_DECISION_APPROVE")), IsOk());
+  ASSERT_THAT(core.ResolveEscalation(alice_, Resolve("ESCALATION_DECISION_APPROVE")), IsOk());
+  const std::string text = metrics.Serialize();
+  EXPECT_THAT(text, HasSubstr("sharedos_escalations_resolved_total{resolution=\"approved\"} 1"));
+  EXPECT_THAT(text, HasSubstr("sharedos_escalations_resolved_total{resolution=\"denied\"} 0"));
 }
 
 TEST_F(GrantStoreCoreTest, AnEscalationIsResolvedOnlyOnce) {

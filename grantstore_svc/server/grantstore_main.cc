@@ -46,10 +46,10 @@ absl::StatusOr<std::unique_ptr<server::Servable>> Build(const server::ServiceFla
                                                                                 "grantstore"));
   ASSIGN_OR_RETURN(auto dependencies, sharedos::audit::client::AuditDependenciesFromFlags());
   dependencies.push_back(server::StoreDependency(options.store.path));
-  ASSIGN_OR_RETURN(
-      auto built,
-      grantstore::server::BuildGrantStoreServer(
-          {std::move(audit), *flags.authenticator, sharedos::common::RealClock()}, options));
+  ASSIGN_OR_RETURN(auto built, grantstore::server::BuildGrantStoreServer(
+                                   {std::move(audit), *flags.authenticator,
+                                    sharedos::common::RealClock(), flags.metrics.get()},
+                                   options));
   // --console_port: the reviewer console beside it (grantstore_console.h).
   ASSIGN_OR_RETURN(auto served,
                    grantstore::server::WithConsoleFromFlags(std::move(built), *flags.authenticator));

@@ -5,6 +5,15 @@
 #include "common/status/status_macros.h"
 
 namespace sharedos::grantstore::server {
+namespace {
+
+core::GrantStoreCore::Options CoreOptions(common::metrics::Metrics* metrics) {
+  core::GrantStoreCore::Options options;
+  options.metrics = metrics;
+  return options;
+}
+
+}  // namespace
 
 GrantStoreServer::GrantStoreServer(GrantStoreServerDeps deps,
                                    std::unique_ptr<storage::GrantStore> store)
@@ -12,7 +21,7 @@ GrantStoreServer::GrantStoreServer(GrantStoreServerDeps deps,
       authenticator_(deps.authenticator),
       store_(std::move(store)),
       credentials_(*store_),
-      core_(*store_, *audit_, deps.clock),
+      core_(*store_, *audit_, deps.clock, CoreOptions(deps.metrics)),
       service_(core_, authenticator_) {
   authenticator_.AttachSource(&credentials_);
 }

@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "audit_svc/client/audit_writer.h"
+#include "common/metrics/metrics.h"
 #include "common/server/auth.h"
 #include "common/server/service_main.h"
 #include "common/time/clock.h"
@@ -37,6 +38,8 @@ struct GrantStoreServerDeps {
   std::unique_ptr<audit::client::AuditWriter> audit;
   common::server::Authenticator& authenticator;
   const common::Clock& clock;
+  // sharedos_escalations_resolved_total goes here; null without --metrics_port. Borrowed.
+  common::metrics::Metrics* metrics = nullptr;
 };
 
 class GrantStoreServer final : public common::server::Servable {

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Issue 20's "Done when": scrapes /metrics of a running `sharedosd --demo --metrics_port=0`
 # before and after the quickstart turn (`sharedosctl turn`: the read allowed, the write refused
-# no_matching_grant, escalated) and finds each counter moved by exactly the expected amount, the
-# series bounded (no id, actor or path in any label), and the scraped text valid for
+# no_matching_grant, escalated) and its approval by the reviewer, and finds each counter moved by
+# exactly the expected amount, the series bounded (no id, actor or path in any label), and the scraped text valid for
 # `promtool check metrics`.
 set -euo pipefail
 root="$TEST_SRCDIR/sharedos"
@@ -29,6 +29,14 @@ curl -fsS "$url" > "$TEST_TMPDIR/before.txt"
   > "$TEST_TMPDIR/turn.out" 2>&1 || { cat "$TEST_TMPDIR/turn.out"; echo "turn failed"; exit 1; }
 cat "$TEST_TMPDIR/turn.out"
 grep -q '^turn: escalated$' "$TEST_TMPDIR/turn.out" || { echo "the turn did not escalate"; exit 1; }
+# The escalation's reviewer approves it (the README quickstart's credential step).
+esc="$(sed -n 's/^escalation: //p' "$TEST_TMPDIR/turn.out")"
+(cd "$TEST_TMPDIR" && umask 077 && "$root/tools/sharedosctl/sharedosctl" --target="$address" \
+  credentials issue --role=reviewer --principal=human:user-alice --namespace=world-demo |
+  sed -n 's/^secret: //p' > alice.token)
+(cd "$TEST_TMPDIR" && "$root/tools/sharedosctl/sharedosctl" --target="$address" \
+  --token_file=alice.token escalations approve --id="$esc") > "$TEST_TMPDIR/approve.out" 2>&1 ||
+  { cat "$TEST_TMPDIR/approve.out"; echo "approve failed"; exit 1; }
 curl -fsS "$url" > "$TEST_TMPDIR/after.txt"
 
 # The value of one exact series (name and labels as exposed), 0 when absent.
@@ -52,6 +60,8 @@ expect_moved "$d{fail_closed=\"false\",operation=\"authorize\",outcome=\"allowed
 expect_moved "$d{fail_closed=\"false\",operation=\"authorize\",outcome=\"denied\",reason_code=\"no_matching_grant\"}" 1
 expect_moved "$d{fail_closed=\"false\",operation=\"admit_turn\",outcome=\"allowed\",reason_code=\"allowed\"}" 1
 expect_moved 'sharedos_escalations_requested_total' 1
+expect_moved 'sharedos_escalations_resolved_total{resolution="approved"}' 1
+expect_moved 'sharedos_escalations_resolved_total{resolution="denied"}' 0
 expect_moved 'sharedos_turns_finished_total{status="escalated"}' 1
 expect_moved 'sharedos_turns_open' 0
 expect_moved "$d{fail_closed=\"true\",operation=\"authorize\",outcome=\"denied\",reason_code=\"audit_unavailable\"}" 0
