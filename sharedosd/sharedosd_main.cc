@@ -30,6 +30,7 @@
 #include "audit_svc/server/audit_server.h"
 #include "audit_svc/server/checkpoint_flags.h"
 #include "authorizer_svc/server/authorizer_server.h"
+#include "common/client/rpc_client_metrics.h"
 #include "common/logging/log.h"
 #include "common/metrics/metrics.h"
 #include "common/server/auth.h"
@@ -318,6 +319,8 @@ absl::Status SeedDemo(Deployment& d) {
 absl::Status Start(const char* argv0, const Settings& settings, Deployment& d) {
   if (absl::GetFlag(FLAGS_metrics_port) >= 0) {
     d.metrics = std::make_unique<sharedos::common::metrics::Metrics>();
+    // Channels to providers and transports are timed (sharedos_rpc_client_seconds).
+    sharedos::common::client::InstallClientMetrics(d.metrics.get());
     ASSIGN_OR_RETURN(d.metrics_exposer, sharedos::common::metrics::MetricsExposer::Start(
                                             *d.metrics, absl::GetFlag(FLAGS_metrics_host),
                                             absl::GetFlag(FLAGS_metrics_port)));

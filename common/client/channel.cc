@@ -1,11 +1,14 @@
 #include "common/client/channel.h"
 
+#include <memory>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "common/client/rpc_client_metrics.h"
 #include "common/client/trace_interceptor.h"
 #include "common/server/loopback.h"
 #include "common/server/secret_file.h"
@@ -66,6 +69,20 @@ std::shared_ptr<grpc::ChannelCredentials> TlsCredentials(const ChannelTls& tls) 
   return grpc::experimental::TlsCredentials(options);
 }
 
+// Every SharedOS channel: the caller's trace sent on (trace_interceptor.h), and its calls' latency
+// counted when the process installed metrics (rpc_client_metrics.h).
+std::shared_ptr<grpc::Channel> CreateChannel(
+    const std::string& target, const std::shared_ptr<grpc::ChannelCredentials>& credentials,
+    const grpc::ChannelArguments& arguments) {
+  std::vector<std::unique_ptr<grpc::experimental::ClientInterceptorFactoryInterface>> factories;
+  factories.push_back(std::make_unique<TraceInterceptorFactory>());
+  if (auto metrics = NewClientMetricsFactory(); metrics != nullptr) {
+    factories.push_back(std::move(metrics));
+  }
+  return grpc::experimental::CreateCustomChannelWithInterceptors(target, credentials, arguments,
+                                                                 std::move(factories));
+}
+
 }  // namespace
 
 bool IsLoopbackTarget(absl::string_view target) {
@@ -94,12 +111,11 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> NewChannel(const std::string& tar
       return absl::InvalidArgumentError(absl::StrCat(
           flag, ": plaintext is allowed only on loopback; give --tls_ca to reach ", target));
     }
-    return CreateTracedChannel(target, grpc::InsecureChannelCredentials(),
-                               grpc::ChannelArguments());
+    return CreateChannel(target, grpc::InsecureChannelCredentials(), grpc::ChannelArguments());
   }
   grpc::ChannelArguments arguments;
   if (!tls.server_name.empty()) arguments.SetSslTargetNameOverride(tls.server_name);
-  return CreateTracedChannel(target, TlsCredentials(tls), arguments);
+  return CreateChannel(target, TlsCredentials(tls), arguments);
 }
 
 }  // namespace sharedos::common::client

@@ -1,7 +1,8 @@
 // Every channel a SharedOS binary opens to another service (authorizer → grantstore_svc,
 // envelope → authorizer_svc and host providers, every audit writer, sharedosctl) comes from
 // NewChannel: TLS verified against a configured CA, or plaintext to a loopback target only.
-// Every such channel propagates the calling thread's W3C trace context (trace_interceptor.h).
+// Every such channel propagates the calling thread's W3C trace context (trace_interceptor.h) and,
+// when the process installed metrics, times its calls (rpc_client_metrics.h).
 // The flags that fill ChannelTls are in common/server/channel_flags.h (sharedosctl has its own).
 
 #ifndef SHAREDOS_COMMON_CLIENT_CHANNEL_H_

@@ -5,6 +5,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/status/status.h"
+#include "common/client/rpc_client_metrics.h"
 #include "common/logging/log.h"
 #include "common/server/channel_flags.h"
 #include "common/server/tls_flags.h"
@@ -55,6 +56,7 @@ absl::StatusOr<ServiceFlags> ReadServiceFlags() {
   if (absl::GetFlag(FLAGS_metrics_port) >= 0) {
     flags.metrics = std::make_unique<metrics::Metrics>();
     flags.server.metrics = flags.metrics.get();
+    client::InstallClientMetrics(flags.metrics.get());  // Before any channel is made.
   }
   return flags;
 }

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "grpcpp/grpcpp.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "httplib.h"
 #include "sharedos/envelope/v1/envelope.grpc.pb.h"
@@ -37,7 +38,10 @@ std::unique_ptr<grpc::ClientContext> As(const std::string& token) {
 class OutboxGaugesE2eTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const std::string dir = absl::StrCat(std::getenv("TEST_TMPDIR"), "/outbox");
+    // A directory of this test's own (each test starts its own deployment).
+    const std::string dir =
+        absl::StrCat(std::getenv("TEST_TMPDIR"), "/",
+                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
     ASSERT_EQ(mkdir(dir.c_str(), 0700), 0);
     testing::FourProcessDeployment::Options options;
     options.dir = dir;
@@ -123,6 +127,34 @@ TEST_F(OutboxGaugesE2eTest, RecordsWaitingForAuditSvcShowAndLeave) {
 
   ASSERT_TRUE(four_->Restart(Service::kAudit).ok());
   EXPECT_EQ(DepthUntil([](double d) { return d == 0; }), 0);
+}
+
+// The envelope's calls to its dependencies are timed by the method called
+// (sharedos_rpc_client_seconds, common/client/rpc_client_metrics.h): opening a turn calls the
+// authorizer.
+TEST_F(OutboxGaugesE2eTest, CallsToDependenciesAreTimedByMethod) {
+  auto grants = grantstore::v1::GrantStore::NewStub(
+      grpc::CreateChannel(four_->grantstore_address(), grpc::InsecureChannelCredentials()));
+  grantstore::v1::IssueGrantRequest issue;
+  *issue.mutable_grant() = testing::demo::Grant();
+  grantstore::v1::IssueGrantResponse issued;
+  grpc::Status status = grants->IssueGrant(As(four_->admin_token()).get(), issue, &issued);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  auto envelope = envelope::v1::Envelope::NewStub(
+      grpc::CreateChannel(four_->envelope_address(), grpc::InsecureChannelCredentials()));
+  envelope::v1::OpenTurnResponse opened;
+  status = envelope->OpenTurn(As(four_->host_token()).get(),
+                              testing::demo::TurnRequest("exec-client-1", "trace-client"), &opened);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+
+  httplib::Client client("127.0.0.1", metrics_port_);
+  httplib::Result result = client.Get("/metrics");
+  ASSERT_TRUE(result && result->status == 200);
+  EXPECT_THAT(result->body,
+              ::testing::HasSubstr(
+                  "sharedos_rpc_client_seconds_count{method=\"/sharedos.authorizer.v1.Authorizer/"));
+  // Bounded labels: a method, never the turn's ids.
+  EXPECT_THAT(result->body, ::testing::Not(::testing::HasSubstr("exec-client-1")));
 }
 
 }  // namespace
