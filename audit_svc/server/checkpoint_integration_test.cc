@@ -4,9 +4,7 @@
 // every later hash and the head recomputed, a truncated tail with the head moved back, an
 // emptied log) still verifies without a checkpoint, and is detected against an earlier one; a
 // forged checkpoint is refused; a key or checkpoint file inside the data directory stops start.
-#include <sys/wait.h>
 
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -65,14 +63,7 @@ AuditEvent Denied(int i) {
   return event;
 }
 
-std::string Quote(const std::string& arg) {
-  return absl::StrCat("'", absl::StrReplaceAll(arg, {{"'", "'\\''"}}), "'");
-}
-
-struct Result {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
+using Result = sharedos::testing::CommandResult;
 
 std::string Write(const std::string& path, const std::string& content) {
   std::ofstream(path, std::ios::trunc) << content;
@@ -139,21 +130,9 @@ class CheckpointIntegrationTest : public ::testing::Test {
   }
 
   // Runs sharedosctl against the running service to completion.
-  Result Ctl(const std::vector<std::string>& args) {
-    std::string command = Quote(sharedos::testing::RunfilePath("tools/sharedosctl/sharedosctl"));
-    absl::StrAppend(&command, " ", Quote("--target=" + audit_->address()), " ",
-                    Quote("--token_file=" + token_file_));
-    for (const std::string& arg : args) absl::StrAppend(&command, " ", Quote(arg));
-    absl::StrAppend(&command, " 2>&1");
-    Result result;
-    FILE* pipe = popen(command.c_str(), "r");
-    if (pipe == nullptr) return result;
-    char buffer[4096];
-    size_t n;
-    while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) result.output.append(buffer, n);
-    const int status = pclose(pipe);
-    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    return result;
+  Result Ctl(std::vector<std::string> args) {
+    args.insert(args.begin(), {"--target=" + audit_->address(), "--token_file=" + token_file_});
+    return sharedos::testing::RunToCompletion("tools/sharedosctl/sharedosctl", args);
   }
 
   // An orderly stop, once this test's channel is closed (an open one holds the server's shutdown

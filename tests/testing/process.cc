@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <thread>
@@ -15,6 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 
 extern char** environ;
 
@@ -146,6 +148,25 @@ void Process::Kill() {
   if (pid_ <= 0) return;
   kill(pid_, SIGKILL);
   Wait();
+}
+
+CommandResult RunToCompletion(const std::string& binary, const std::vector<std::string>& args) {
+  // One shell line, every word single-quoted (a quote inside becomes '\'').
+  auto quote = [](const std::string& word) {
+    return absl::StrCat("'", absl::StrReplaceAll(word, {{"'", "'\\''"}}), "'");
+  };
+  std::string line = quote(RunfilePath(binary));
+  for (const std::string& arg : args) absl::StrAppend(&line, " ", quote(arg));
+  absl::StrAppend(&line, " 2>&1");
+  CommandResult result;
+  FILE* pipe = popen(line.c_str(), "r");
+  if (pipe == nullptr) return result;
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) result.output.append(buffer, n);
+  const int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return result;
 }
 
 std::string TempPath(const std::string& name) {

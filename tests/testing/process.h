@@ -70,6 +70,17 @@ class Process {
   size_t consumed_ = 0;
 };
 
+// What a program run to completion printed (stdout and stderr together) and how it ended: its
+// exit code, 128 + the signal that killed it, or -1 when it could not be started.
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;
+};
+
+// Runs the runfile `binary` ("tools/sharedosctl/sharedosctl") with `args` to completion (each
+// argument passed as it is, whatever it holds).
+CommandResult RunToCompletion(const std::string& binary, const std::vector<std::string>& args);
+
 // "$TEST_TMPDIR/<name>".
 std::string TempPath(const std::string& name);
 // The first line of a file, whitespace trimmed ("" when unreadable).

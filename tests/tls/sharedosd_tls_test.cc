@@ -2,9 +2,7 @@
 // real sharedosctl with --tls_ca: a client trusting the CA is served; one without --tls_ca or
 // trusting another CA is refused; a certificate rotated on disk is picked up without restart;
 // the MCP front door serves HTTPS.
-#include <sys/wait.h>
 
-#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -25,22 +23,7 @@ using ::sharedos::testing::TestCertificateAuthority;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-struct Result {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
-
-std::string Quote(const std::string& arg) {
-  std::string quoted = "'";
-  for (char c : arg) {
-    if (c == '\'') {
-      quoted += "'\\''";
-    } else {
-      quoted += c;
-    }
-  }
-  return quoted + "'";
-}
+using Result = sharedos::testing::CommandResult;
 
 class SharedosdTlsTest : public ::testing::Test {
  protected:
@@ -79,23 +62,11 @@ class SharedosdTlsTest : public ::testing::Test {
 
   // Runs sharedosctl to completion against this daemon with `flags` before the command.
   Result Ctl(const std::vector<std::string>& flags, const std::vector<std::string>& command) {
-    const char* runfiles = std::getenv("TEST_SRCDIR");
-    std::string line =
-        Quote(absl::StrCat(runfiles ? runfiles : ".", "/sharedos/tools/sharedosctl/sharedosctl"));
-    absl::StrAppend(&line, " ", Quote("--target=" + target_), " ",
-                    Quote("--token_file=" + dir_ + "/admin.token"), " --timeout=5s");
-    for (const std::string& arg : flags) absl::StrAppend(&line, " ", Quote(arg));
-    for (const std::string& arg : command) absl::StrAppend(&line, " ", Quote(arg));
-    absl::StrAppend(&line, " 2>&1");
-    Result result;
-    FILE* pipe = popen(line.c_str(), "r");
-    if (pipe == nullptr) return result;
-    char buffer[4096];
-    size_t n;
-    while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) result.output.append(buffer, n);
-    const int status = pclose(pipe);
-    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    return result;
+    std::vector<std::string> args = {"--target=" + target_, "--token_file=" + dir_ + "/admin.token",
+                                     "--timeout=5s"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    args.insert(args.end(), command.begin(), command.end());
+    return sharedos::testing::RunToCompletion("tools/sharedosctl/sharedosctl", args);
   }
 
   std::string dir_, target_, mcp_url_;

@@ -1,9 +1,7 @@
 // The real sharedosctl binary against the real sharedosd, both as processes: an operator issues,
 // lists and revokes a grant, reads those mutations back from the audit log and verifies the
 // chain; a wrong token is refused with UNAUTHENTICATED.
-#include <sys/wait.h>
 
-#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <memory>
@@ -22,22 +20,7 @@ using ::sharedos::testing::Process;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-struct Result {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
-
-std::string Quote(const std::string& arg) {
-  std::string quoted = "'";
-  for (char c : arg) {
-    if (c == '\'') {
-      quoted += "'\\''";
-    } else {
-      quoted += c;
-    }
-  }
-  return quoted + "'";
-}
+using Result = sharedos::testing::CommandResult;
 
 class SharedosctlIntegrationTest : public ::testing::Test {
  protected:
@@ -60,23 +43,10 @@ class SharedosctlIntegrationTest : public ::testing::Test {
 
   // Runs sharedosctl to completion with the global flags for this daemon prepended.
   Result Ctl(std::vector<std::string> args, const std::string& token_file = "") {
-    const char* runfiles = std::getenv("TEST_SRCDIR");
-    std::string command = Quote(absl::StrCat(runfiles ? runfiles : ".",
-                                             "/sharedos/tools/sharedosctl/sharedosctl"));
-    absl::StrAppend(&command, " ", Quote("--target=" + address_), " ",
-                    Quote("--token_file=" +
-                          (token_file.empty() ? data_ + "/admin.token" : token_file)));
-    for (const std::string& arg : args) absl::StrAppend(&command, " ", Quote(arg));
-    absl::StrAppend(&command, " 2>&1");
-    Result result;
-    FILE* pipe = popen(command.c_str(), "r");
-    if (pipe == nullptr) return result;
-    char buffer[4096];
-    size_t n;
-    while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) result.output.append(buffer, n);
-    const int status = pclose(pipe);
-    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    return result;
+    args.insert(args.begin(),
+                {"--target=" + address_,
+                 "--token_file=" + (token_file.empty() ? data_ + "/admin.token" : token_file)});
+    return sharedos::testing::RunToCompletion("tools/sharedosctl/sharedosctl", args);
   }
 
   std::string WriteFile(const std::string& name, const std::string& content) {

@@ -1,7 +1,6 @@
 // `sharedosctl status`, the real binary against the real sharedosd (both processes): health,
 // version, the four services with their stores and dependencies, the audit head and the
 // outboxes; a store that cannot be read shows as NOT_SERVING (exit 1) and recovers.
-#include <sys/wait.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -22,10 +21,7 @@ using ::sharedos::testing::Process;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-struct Result {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
+using Result = sharedos::testing::CommandResult;
 
 class StatusIntegrationTest : public ::testing::Test {
  protected:
@@ -46,25 +42,12 @@ class StatusIntegrationTest : public ::testing::Test {
     }
   }
 
-  // Runs sharedosctl to completion with this daemon's target and admin token (the arguments
-  // carry no quote).
-  Result Ctl(const std::vector<std::string>& args, const std::string& token_file = "") {
-    const char* runfiles = std::getenv("TEST_SRCDIR");
-    std::string command = absl::StrCat(
-        "'", runfiles ? runfiles : ".",
-        "/sharedos/tools/sharedosctl/sharedosctl' '--target=", address_,
-        "' '--token_file=", token_file.empty() ? data_ + "/admin.token" : token_file, "'");
-    for (const std::string& arg : args) absl::StrAppend(&command, " '", arg, "'");
-    absl::StrAppend(&command, " 2>&1");
-    Result result;
-    FILE* pipe = popen(command.c_str(), "r");
-    if (pipe == nullptr) return result;
-    char buffer[4096];
-    size_t n;
-    while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) result.output.append(buffer, n);
-    const int status = pclose(pipe);
-    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    return result;
+  // Runs sharedosctl to completion with this daemon's target and admin token.
+  Result Ctl(std::vector<std::string> args, const std::string& token_file = "") {
+    args.insert(args.begin(),
+                {"--target=" + address_,
+                 "--token_file=" + (token_file.empty() ? data_ + "/admin.token" : token_file)});
+    return sharedos::testing::RunToCompletion("tools/sharedosctl/sharedosctl", args);
   }
 
   // `status` until its exit code is `code` or 10 s pass.
