@@ -1,10 +1,7 @@
-// The allow path allocates nothing beyond its result: counted with a replaced global
-// operator new (this binary only).
+// The allow path allocates nothing beyond its result: counted with the replaced global
+// operator new of tests/testing/allocation_counter (this binary only).
 
-#include <atomic>
-#include <cstdlib>
 #include <memory>
-#include <new>
 #include <string>
 
 #include "authorizer_svc/core/bench_world.h"
@@ -12,43 +9,17 @@
 #include "capability/test_builders.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-
-namespace {
-
-std::atomic<bool> counting{false};
-std::atomic<long> allocations{0};
-
-}  // namespace
-
-void* operator new(std::size_t size) {
-  if (counting.load(std::memory_order_relaxed)) allocations.fetch_add(1);
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t size) { return operator new(size); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+#include "tests/testing/allocation_counter.h"
 
 namespace sharedos::authorizer::core {
 namespace {
 
 using ::sharedos::capability::testing::At;
+using ::sharedos::testing::CountAllocations;
 using ::sharedos::capability::testing::MakeContext;
 using testing::BenchCeilings;
 using testing::BenchGrants;
 using testing::TargetRequirement;
-
-// Counts what `run` allocates.
-template <typename F>
-long Allocations(F run) {
-  allocations = 0;
-  counting = true;
-  run();
-  counting = false;
-  return allocations.load();
-}
 
 // A usage counter that allocates nothing itself, to isolate the decision path.
 class StaticUsage : public UsageCounter {
@@ -72,10 +43,10 @@ TEST(AllocationTest, AllowPathAllocatesNothingWithShortIds) {
   const CapabilityAuthorizer authorizer;
   const auto request = TargetRequirement();
   AuthorizationResult result;
-  EXPECT_EQ(Allocations([&] { result = authorizer.Authorize(*authority, request); }), 0);
+  EXPECT_EQ(CountAllocations([&] { result = authorizer.Authorize(*authority, request); }), 0);
   EXPECT_TRUE(result.allowed);
   EXPECT_EQ(result.matched_grant_id, "g255");
-  EXPECT_EQ(Allocations([&] {
+  EXPECT_EQ(CountAllocations([&] {
               result = authorizer.Authorize(*authority, request, {At(60), false});
             }),
             0);
@@ -99,7 +70,7 @@ TEST(AllocationTest, BoundedAllowAndCeilingAllocateNothing) {
   const CapabilityAuthorizer authorizer(options);
   const auto request = TargetRequirement();
   AuthorizationResult result;
-  EXPECT_EQ(Allocations([&] {
+  EXPECT_EQ(CountAllocations([&] {
               result = authorizer.Authorize(*resolution.authority(), request, {std::nullopt, true});
             }),
             0);
@@ -111,7 +82,7 @@ TEST(AllocationTest, LongGrantIdCostsExactlyTheResultString) {
   const CapabilityAuthorizer authorizer;
   const auto request = TargetRequirement();
   AuthorizationResult result;
-  EXPECT_EQ(Allocations([&] { result = authorizer.Authorize(*authority, request); }), 1);
+  EXPECT_EQ(CountAllocations([&] { result = authorizer.Authorize(*authority, request); }), 1);
   EXPECT_TRUE(result.allowed);
 }
 
@@ -120,7 +91,7 @@ TEST(AllocationTest, DiscoveryAllocatesNothing) {
   const CapabilityAuthorizer authorizer;
   const auto ceilings = BenchCeilings(200);
   int discoverable = 0;
-  EXPECT_EQ(Allocations([&] {
+  EXPECT_EQ(CountAllocations([&] {
               for (const auto& ceiling : ceilings) {
                 discoverable += authorizer.Discover(*authority, ceiling).allowed;
               }

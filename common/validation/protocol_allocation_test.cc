@@ -1,10 +1,7 @@
 // Checking valid input builds no field-path strings: paths are rendered only when an error
-// names one (bounds.h PathRef). Counted with a replaced global operator new (this binary only),
-// which is also what std::string uses.
+// names one (bounds.h PathRef). Counted with the replaced global operator new of
+// tests/testing/allocation_counter (this binary only), which is also what std::string uses.
 
-#include <atomic>
-#include <cstdlib>
-#include <new>
 #include <string>
 
 #include "common/validation/protocol.h"
@@ -12,39 +9,14 @@
 #include "gtest/gtest.h"
 #include "sharedos/protocol/v1/context.pb.h"
 #include "sharedos/protocol/v1/grant.pb.h"
-
-namespace {
-
-std::atomic<bool> counting{false};
-std::atomic<long> allocations{0};
-
-}  // namespace
-
-void* operator new(std::size_t size) {
-  if (counting.load(std::memory_order_relaxed)) allocations.fetch_add(1);
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t size) { return operator new(size); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+#include "tests/testing/allocation_counter.h"
 
 namespace sharedos::common::validation {
 namespace {
 
 namespace pb = ::sharedos::protocol::v1;
+using ::sharedos::testing::CountAllocations;
 using ::testing::HasSubstr;
-
-template <typename F>
-long Allocations(F run) {
-  allocations = 0;
-  counting = true;
-  run();
-  counting = false;
-  return allocations.load();
-}
 
 // A grant whose every field is set, long ids included (beyond the small-string buffer, so a
 // copied path or value would show as an allocation).
@@ -75,11 +47,18 @@ pb::CapabilityGrant FullGrant() {
   return grant;
 }
 
+// The zeros below mean something only if this binary counts: a string past the small-string
+// buffer is one allocation.
+TEST(ProtocolAllocationTest, TheCounterSeesAnAllocation) {
+  std::string text;
+  EXPECT_EQ(CountAllocations([&] { text.assign(64, 'x'); }), 1);
+}
+
 TEST(ProtocolAllocationTest, AValidGrantIsCheckedWithoutAllocating) {
   pb::CapabilityGrant grant = FullGrant();
   const PathRef root("grants");
   ASSERT_TRUE(ValidateCapabilityGrant(&grant, root.Index(255)).ok());  // Warms the scratch.
-  EXPECT_EQ(Allocations([&] {
+  EXPECT_EQ(CountAllocations([&] {
               const absl::Status status = ValidateCapabilityGrant(&grant, root.Index(255));
               EXPECT_TRUE(status.ok());
             }),
@@ -96,7 +75,7 @@ TEST(ProtocolAllocationTest, AValidContextIsCheckedWithoutAllocating) {
   context.set_trace_id("trace-identifier-longer-than-sixteen");
   context.mutable_now()->set_seconds(1767225600);
   ASSERT_TRUE(ValidateAccessContext(&context, "context").ok());
-  EXPECT_EQ(Allocations([&] { EXPECT_TRUE(ValidateAccessContext(&context, "context").ok()); }), 0);
+  EXPECT_EQ(CountAllocations([&] { EXPECT_TRUE(ValidateAccessContext(&context, "context").ok()); }), 0);
 }
 
 TEST(ProtocolAllocationTest, AFailureStillNamesTheWholePath) {
