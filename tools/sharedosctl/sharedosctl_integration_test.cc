@@ -12,52 +12,25 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/process.h"
+#include "tools/sharedosctl/sharedosd_fixture.h"
 
 namespace sharedos {
 namespace {
 
-using ::sharedos::testing::Process;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-using Result = sharedos::testing::CommandResult;
+using sharedosctl::testing::Result;
 
-class SharedosctlIntegrationTest : public ::testing::Test {
+class SharedosctlIntegrationTest : public sharedosctl::testing::SharedosdFixture {
  protected:
-  void SetUp() override {
-    data_ = sharedos::testing::TempPath("sharedosctl-data");
-    auto process = Process::Start("sharedosd/sharedosd", {"--port=0", "--data_dir=" + data_});
-    ASSERT_TRUE(process.ok()) << process.status();
-    daemon_ = std::make_unique<Process>(*std::move(process));
-    auto address = daemon_->WaitForLine("sharedosd listening on ", absl::Seconds(30));
-    ASSERT_TRUE(address.ok()) << address.status();
-    address_ = *address;
-  }
-
-  void TearDown() override {
-    // Every sharedosctl run has exited (and closed its channel) by now.
-    if (daemon_) {
-      EXPECT_EQ(daemon_->Terminate(), 0) << daemon_->output();
-    }
-  }
-
-  // Runs sharedosctl to completion with the global flags for this daemon prepended.
-  Result Ctl(std::vector<std::string> args, const std::string& token_file = "") {
-    args.insert(args.begin(),
-                {"--target=" + address_,
-                 "--token_file=" + (token_file.empty() ? data_ + "/admin.token" : token_file)});
-    return sharedos::testing::RunToCompletion("tools/sharedosctl/sharedosctl", args);
-  }
+  SharedosctlIntegrationTest() : SharedosdFixture("sharedosctl-data", {}) {}
 
   std::string WriteFile(const std::string& name, const std::string& content) {
     const std::string path = sharedos::testing::TempPath(name);
     std::ofstream(path) << content;
     return path;
   }
-
-  std::string data_;
-  std::string address_;
-  std::unique_ptr<Process> daemon_;
 };
 
 TEST_F(SharedosctlIntegrationTest, IssuesListsRevokesAndAuditsAGrant) {

@@ -13,42 +13,19 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/process.h"
+#include "tools/sharedosctl/sharedosd_fixture.h"
 
 namespace sharedos {
 namespace {
 
-using ::sharedos::testing::Process;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-using Result = sharedos::testing::CommandResult;
+using sharedosctl::testing::Result;
 
-class StatusIntegrationTest : public ::testing::Test {
+class StatusIntegrationTest : public sharedosctl::testing::SharedosdFixture {
  protected:
-  void SetUp() override {
-    data_ = sharedos::testing::TempPath("status-data");
-    auto process = Process::Start("sharedosd/sharedosd", {"--port=0", "--data_dir=" + data_,
-                                                          "--demo", "--health_interval=100ms"});
-    ASSERT_TRUE(process.ok()) << process.status();
-    daemon_ = std::make_unique<Process>(*std::move(process));
-    auto address = daemon_->WaitForLine("sharedosd listening on ", absl::Seconds(30));
-    ASSERT_TRUE(address.ok()) << address.status();
-    address_ = *address;
-  }
-
-  void TearDown() override {
-    if (daemon_) {
-      EXPECT_EQ(daemon_->Terminate(), 0) << daemon_->output();
-    }
-  }
-
-  // Runs sharedosctl to completion with this daemon's target and admin token.
-  Result Ctl(std::vector<std::string> args, const std::string& token_file = "") {
-    args.insert(args.begin(),
-                {"--target=" + address_,
-                 "--token_file=" + (token_file.empty() ? data_ + "/admin.token" : token_file)});
-    return sharedos::testing::RunToCompletion("tools/sharedosctl/sharedosctl", args);
-  }
+  StatusIntegrationTest() : SharedosdFixture("status-data", {"--demo", "--health_interval=100ms"}) {}
 
   // `status` until its exit code is `code` or 10 s pass.
   Result StatusUntil(int code) {
@@ -61,10 +38,6 @@ class StatusIntegrationTest : public ::testing::Test {
     } while (absl::Now() < deadline);
     return result;
   }
-
-  std::string data_;
-  std::string address_;
-  std::unique_ptr<Process> daemon_;
 };
 
 TEST_F(StatusIntegrationTest, ShowsEveryServiceItsStoreTheAuditHeadAndTheOutboxes) {
