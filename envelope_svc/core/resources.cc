@@ -58,8 +58,8 @@ bool ValidResult(const v1::ResourceResult& result, const std::string& operation_
 }  // namespace
 
 absl::Status ValidateResourceOperation(v1::InvokeResourceRequest* operation) {
-  RETURN_IF_ERROR(validation::CheckIdentifier(operation->mutable_operation_id(),
-                                              "request.operation_id"));
+  RETURN_IF_ERROR(
+      validation::CheckIdentifier(operation->mutable_operation_id(), "request.operation_id"));
   pb::CapabilityRequirement requirement;
   if (operation->has_resource()) *requirement.mutable_resource() = operation->resource();
   requirement.set_action(operation->action());
@@ -114,8 +114,8 @@ v1::ResourceResult KernelResourceResult(absl::string_view operation_id,
 
 ResourceInvoker::ResourceInvoker(authorizer::client::AuthorizerClient& authorizer,
                                  audit::client::AuditWriter& audit,
-                                 resources::ResourceProviders providers,
-                                 const common::Clock& clock, Options options)
+                                 resources::ResourceProviders providers, const common::Clock& clock,
+                                 Options options)
     : authorizer_(authorizer),
       audit_(audit),
       providers_(std::move(providers)),
@@ -136,9 +136,9 @@ v1::ResourceResult ResourceInvoker::Run(const ResourceScope& scope,
   request.set_action(operation.action());
   if (operation.has_input()) *request.mutable_input() = operation.input();
   *request.mutable_context() = tools::ProviderContextOf(*scope.context);
-  const absl::Time deadline =
-      options_.deadline_clock->Now() +
-      std::max(absl::ZeroDuration(), std::min(options_.provider_timeout, scope.turn_deadline - now));
+  const absl::Time deadline = options_.deadline_clock->Now() +
+                              std::max(absl::ZeroDuration(), std::min(options_.provider_timeout,
+                                                                      scope.turn_deadline - now));
   absl::StatusOr<v1::ResourceResult> result = provider->second->Invoke(request, deadline);
   if (!result.ok()) {
     return KernelResourceResult(operation.operation_id(), v1::RESOURCE_RESULT_STATUS_FAILED,
