@@ -134,8 +134,8 @@ absl::StatusOr<std::vector<std::pair<std::string, std::string>>> KeyedTargets(
   for (const std::string& value : values) {
     std::vector<std::string> parts = absl::StrSplit(value, absl::MaxSplits('=', 1));
     if (parts.size() != 2 || parts[0].empty() || parts[1].empty()) {
-      return absl::InvalidArgumentError(absl::StrCat("--", flag, ": \"", value, "\" is not <",
-                                                     key_name, ">=<host:port>"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", flag, ": \"", value, "\" is not <", key_name, ">=<host:port>"));
     }
     for (const auto& target : targets) {
       if (target.first == parts[0]) {
@@ -201,8 +201,7 @@ absl::StatusOr<env::EnvelopeServerOptions> Options(const RepeatedFlags& repeated
                                server::SecretPart::kFirstLine));
   }
   ASSIGN_OR_RETURN(options.providers, HostProviders(repeated.providers));
-  ASSIGN_OR_RETURN(options.resource_providers,
-                   HostResourceProviders(repeated.resource_providers));
+  ASSIGN_OR_RETURN(options.resource_providers, HostResourceProviders(repeated.resource_providers));
   options.engine.default_max_steps = absl::GetFlag(FLAGS_default_max_steps);
   options.engine.default_timeout_ms = absl::GetFlag(FLAGS_default_timeout_ms);
   options.engine.provider_timeout = absl::GetFlag(FLAGS_provider_timeout);

@@ -80,8 +80,8 @@ absl::Status EnvelopeServer::AttachResourceProviders(EnvelopeServerOptions& opti
   resources::ResourceProviders& attached = options.engine.resource_providers;
   for (const HostResourceProvider& host : options.resource_providers) {
     if (attached.count(host.resource_namespace) > 0) {
-      return absl::InvalidArgumentError(absl::StrCat("--resource_provider: \"",
-                                                     host.resource_namespace, "\" given twice"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--resource_provider: \"", host.resource_namespace, "\" given twice"));
     }
     resources::GrpcResourceProvider::Options provider_options;
     provider_options.prepare_context = ProviderCredential(options.provider_token);
