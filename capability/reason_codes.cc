@@ -74,6 +74,10 @@ absl::string_view CodeMessage(absl::string_view code) {
   if (code == kMessageReplyResolutionFailed)
     return "The reply to the message could not be resolved.";
   if (code == kInvalidMessageReply) return "The reply does not answer the message.";
+  if (code == kResourceProviderNotFound)
+    return "No resource provider serves the resource's namespace.";
+  if (code == kResourceExecutionFailed) return "The resource provider failed.";
+  if (code == kInvalidResourceResult) return "The resource provider answered a malformed result.";
   if (code == kMessageContextMismatch)
     return "The message's sender, trace or purpose does not match the context.";
   if (code == kAuthorityUnavailable) return "The authority of the turn could not be resolved.";

@@ -70,6 +70,11 @@ inline constexpr absl::string_view kMessageReplyResolutionFailed =
     "message_reply_resolution_failed";
 inline constexpr absl::string_view kInvalidMessageReply = "invalid_message_reply";
 
+// ---- Resources (semantics §6.3): Envelope.InvokeResource after its decision. ----
+inline constexpr absl::string_view kResourceProviderNotFound = "resource_provider_not_found";
+inline constexpr absl::string_view kResourceExecutionFailed = "resource_execution_failed";
+inline constexpr absl::string_view kInvalidResourceResult = "invalid_resource_result";
+
 // ---- Turns (semantics §6.5) and infrastructure (§3.5). ----
 inline constexpr absl::string_view kActorMismatch = "actor_mismatch";
 inline constexpr absl::string_view kReceiverMismatch = "receiver_mismatch";

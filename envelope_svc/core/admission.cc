@@ -14,6 +14,7 @@
 #include "common/time/proto_time.h"
 #include "common/validation/protocol.h"
 #include "common/validation/unknown_fields.h"
+#include "envelope_svc/tools/tool_provider.h"
 #include "envelope_svc/tools/tool_refusal.h"
 
 namespace sharedos::envelope::core {
@@ -30,16 +31,6 @@ using values::TimestampOf;
 
 // Leases live at most the turn bound (600 s) plus the authorizer's grace.
 constexpr absl::Duration kMaxLeaseTimeout = absl::Seconds(630);
-
-v1::ProviderContext ProviderContextOf(const pb::AccessContext& context) {
-  v1::ProviderContext provider;
-  provider.set_namespace_id(context.namespace_id());
-  *provider.mutable_actor() = context.actor();
-  *provider.mutable_owner() = context.owner();
-  provider.set_purpose(context.purpose());
-  provider.set_trace_id(context.trace_id());
-  return provider;
-}
 
 Settlement FailedByEnvelope(pb::ProtocolError error) {
   return Settlement::Failed(std::move(error), pb::ENDED_BY_ENVELOPE);
@@ -261,7 +252,7 @@ std::optional<Settlement> Admission::ResolveTools(Admitting& admitting) {
   const common::Clock& stopwatch = *options_.deadline_clock;
   const absl::Time resolve_start = stopwatch.Now();
   absl::StatusOr<tools::TurnTools> resolved =
-      tools::TurnTools::Resolve(registry_, providers_, ProviderContextOf(turn.context),
+      tools::TurnTools::Resolve(registry_, providers_, tools::ProviderContextOf(turn.context),
                                 options_.deadline_clock->Now() + options_.catalog_timeout);
   if (!resolved.ok()) return FailedByEnvelope(tools::RefusalError(resolved.status()));
   turn.tools.emplace(*std::move(resolved));

@@ -11,6 +11,7 @@
 #include "capability/reason_codes.h"
 #include "common/time/proto_time.h"
 #include "envelope_svc/tools/escalation_tool.h"
+#include "envelope_svc/tools/tool_provider.h"
 #include "envelope_svc/tools/tool_refusal.h"
 
 namespace sharedos::envelope::core {
@@ -66,16 +67,6 @@ std::optional<google::protobuf::Struct> AsStruct(const pb::CapabilityRequest& re
   google::protobuf::Struct out;
   if (!google::protobuf::util::JsonStringToMessage(json, &out).ok()) return std::nullopt;
   return out;
-}
-
-v1::ProviderContext ProviderContextOf(const pb::AccessContext& context) {
-  v1::ProviderContext provider;
-  provider.set_namespace_id(context.namespace_id());
-  *provider.mutable_actor() = context.actor();
-  *provider.mutable_owner() = context.owner();
-  provider.set_purpose(context.purpose());
-  provider.set_trace_id(context.trace_id());
-  return provider;
 }
 
 }  // namespace
@@ -329,7 +320,7 @@ MediationResult Mediator::InvokeProvider(const Call& c, const std::string& grant
       std::max(absl::ZeroDuration(),
                std::min(options_.provider_timeout, c.scope.turn_deadline - c.now));
   absl::StatusOr<pb::ToolResult> result =
-      c.scope.tools->Invoke(c.call, c.requirement, ProviderContextOf(c.context), deadline);
+      c.scope.tools->Invoke(c.call, c.requirement, tools::ProviderContextOf(c.context), deadline);
   if (!result.ok()) return RefuseWith(std::move(out), c.call, result.status(), c.now);
   out.result = *std::move(result);
   if (out.result.has_error()) out.facts.reason = out.result.error().code();

@@ -53,6 +53,14 @@ Messenger::Options MessengerOptions(const TurnEngine::Options& options) {
   return messenger;
 }
 
+ResourceInvoker::Options ResourceOptions(const TurnEngine::Options& options) {
+  ResourceInvoker::Options resources;
+  resources.authorizer_timeout = options.authorizer_timeout;
+  resources.provider_timeout = options.provider_timeout;
+  resources.deadline_clock = options.deadline_clock;
+  return resources;
+}
+
 tools::AttachedProviders WithMessaging(tools::AttachedProviders providers,
                                        const TurnEngine::Options& options) {
   providers.messages_request = options.message_transport != nullptr;
@@ -70,6 +78,7 @@ TurnEngine::TurnEngine(authorizer::client::AuthorizerClient& authorizer,
       providers_(WithMessaging(std::move(providers), options)),
       runtime_{options.runtime_id, options.mcp_runtime_id, options.runtime_version},
       messenger_(authorizer, audit, options.message_transport, clock, MessengerOptions(options)),
+      resources_(authorizer, audit, options.resource_providers, clock, ResourceOptions(options)),
       mediator_(authorizer, audit, clock,
                 Mediator::Options{options.authorizer_timeout, options.provider_timeout,
                                   options.deadline_clock, &messenger_}),
@@ -113,6 +122,29 @@ absl::StatusOr<v1::SendMessageResponse> TurnEngine::SendMessage(
   messaging.turn_deadline = turn->deadline;
   v1::SendMessageResponse response;
   *response.mutable_receipt() = messenger_.Send(messaging, message, clock_.Now());
+  return response;
+}
+
+absl::StatusOr<v1::InvokeResourceResponse> TurnEngine::InvokeResource(
+    const v1::InvokeResourceRequest& request, const common::server::HostScope& scope) {
+  RETURN_IF_ERROR(validation::RejectUnknownFields(request, "request"));
+  RETURN_IF_ERROR(CheckTurnId(request.turn_id()));
+  v1::InvokeResourceRequest operation = request;
+  RETURN_IF_ERROR(ValidateResourceOperation(&operation));
+  ASSIGN_OR_RETURN(const std::shared_ptr<Turn> turn, table_.Find(request.turn_id(), scope));
+  settler_.EnforceDeadline(*turn);
+  {
+    absl::MutexLock lock(&turn->mu);
+    if (turn->phase != Phase::kRunning) {
+      return absl::FailedPreconditionError("the turn has ended");
+    }
+  }
+  ResourceScope resource_scope;
+  resource_scope.context = &turn->context;
+  resource_scope.lease_id = turn->lease_id;
+  resource_scope.turn_deadline = turn->deadline;
+  v1::InvokeResourceResponse response;
+  *response.mutable_result() = resources_.Invoke(resource_scope, operation, clock_.Now());
   return response;
 }
 

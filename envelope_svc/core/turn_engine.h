@@ -44,12 +44,14 @@
 #include "envelope_svc/core/invocation.h"
 #include "envelope_svc/core/mediator.h"
 #include "envelope_svc/core/messaging.h"
+#include "envelope_svc/core/resources.h"
 #include "envelope_svc/core/settlement.h"
 #include "envelope_svc/core/turn.h"
 #include "envelope_svc/core/turn_journal.h"
 #include "envelope_svc/core/turn_table.h"
 #include "envelope_svc/mcp/execution_token.h"
 #include "envelope_svc/messaging/message_transport.h"
+#include "envelope_svc/resources/resource_provider.h"
 #include "envelope_svc/tools/tool_registry.h"
 #include "envelope_svc/tools/turn_tools.h"
 #include "sharedos/envelope/v1/envelope.pb.h"
@@ -108,6 +110,10 @@ class TurnEngine {
     absl::Duration transport_timeout = absl::Seconds(30);
     // Mints messages.request's message ids (default: a random UUID).
     std::function<std::string()> mint_message_id;
+    // The resource providers (envelope_svc/resources), by the resource namespace each serves:
+    // InvokeResource runs an authorized operation through its namespace's provider, and fails
+    // resource_provider_not_found after its decision without one. Borrowed.
+    resources::ResourceProviders resource_providers;
   };
 
   // Borrows every dependency; each must outlive the engine. `providers` are the providers
@@ -187,6 +193,15 @@ class TurnEngine {
   absl::StatusOr<v1::SendMessageResponse> SendMessage(const v1::SendMessageRequest& request,
                                                       const common::server::HostScope& scope);
 
+  // Invokes a resource operation for an open turn's actor (Envelope.InvokeResource;
+  // resources.h): every outcome is a ResourceResult, audited as resource.invoked.
+  // Errors: INVALID_ARGUMENT naming the field (unknown fields, empty turn_id, operation_id not
+  // an Identifier, a malformed resource or action, input not a JSON value); NOT_FOUND (unknown
+  // turn); PERMISSION_DENIED (outside `scope`); FAILED_PRECONDITION (the turn has ended or is
+  // ending).
+  absl::StatusOr<v1::InvokeResourceResponse> InvokeResource(
+      const v1::InvokeResourceRequest& request, const common::server::HostScope& scope);
+
   // The turn's tool namespaces, and an update of them (tool_namespaces.h).
   // Errors: INVALID_ARGUMENT naming the field; NOT_FOUND; PERMISSION_DENIED; FAILED_PRECONDITION
   // (the turn has ended).
@@ -252,6 +267,7 @@ class TurnEngine {
   const tools::AttachedProviders providers_;
   const RuntimeManifest runtime_;
   Messenger messenger_;
+  ResourceInvoker resources_;
   Mediator mediator_;
   TurnTable table_;
   Settler settler_;

@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/flags/declare.h"
@@ -41,6 +42,11 @@ ABSL_FLAG(std::vector<std::string>, provider, {},
           "Host ToolProvider services as <provider id>=<host:port>, comma-separated or repeated "
           "(e.g. --provider=notion-mcp=127.0.0.1:1234); verified with --tls_ca like every "
           "channel (plaintext only to loopback).");
+ABSL_FLAG(std::vector<std::string>, resource_provider, {},
+          "Host ResourceProvider services as <resource namespace>=<host:port>, comma-separated or "
+          "repeated (e.g. --resource_provider=calendar=127.0.0.1:1235), called like --provider "
+          "(--provider_token_file, --tls_ca). With --files_root, namespace files is served "
+          "built in unless named here.");
 ABSL_FLAG(std::string, provider_token_file, "",
           "File with the token envelope_svc presents to host ToolProviders (first line).");
 ABSL_FLAG(int, default_max_steps, 16, "maxSteps of a turn whose request sets none.");
@@ -104,6 +110,7 @@ std::unique_ptr<server::CredentialSource> control_plane_credentials;
 struct RepeatedFlags {
   std::vector<std::string> registries;
   std::vector<std::string> providers;
+  std::vector<std::string> resource_providers;
 };
 
 // Every value of list flag `name` given repeatedly, each occurrence split on commas.
@@ -120,24 +127,42 @@ std::vector<std::string> Repeated(int argc, char** argv, absl::string_view name)
   return values;
 }
 
-// --provider values as <id>=<host:port>, each id once.
-absl::StatusOr<std::vector<env::HostProvider>> HostProviders(
-    const std::vector<std::string>& values) {
-  std::vector<env::HostProvider> hosts;
+// Values of list flag `flag` as <key>=<host:port>, each key once.
+absl::StatusOr<std::vector<std::pair<std::string, std::string>>> KeyedTargets(
+    absl::string_view flag, absl::string_view key_name, const std::vector<std::string>& values) {
+  std::vector<std::pair<std::string, std::string>> targets;
   for (const std::string& value : values) {
     std::vector<std::string> parts = absl::StrSplit(value, absl::MaxSplits('=', 1));
     if (parts.size() != 2 || parts[0].empty() || parts[1].empty()) {
       return absl::InvalidArgumentError(
-          absl::StrCat("--provider: \"", value, "\" is not <id>=<host:port>"));
+          absl::StrCat("--", flag, ": \"", value, "\" is not <", key_name, ">=<host:port>"));
     }
-    for (const env::HostProvider& host : hosts) {
-      if (host.id == parts[0]) {
+    for (const auto& target : targets) {
+      if (target.first == parts[0]) {
         return absl::InvalidArgumentError(
-            absl::StrCat("--provider: \"", parts[0], "\" given twice"));
+            absl::StrCat("--", flag, ": \"", parts[0], "\" given twice"));
       }
     }
-    hosts.push_back({parts[0], parts[1]});
+    targets.emplace_back(parts[0], parts[1]);
   }
+  return targets;
+}
+
+// --provider values as <id>=<host:port>, each id once.
+absl::StatusOr<std::vector<env::HostProvider>> HostProviders(
+    const std::vector<std::string>& values) {
+  ASSIGN_OR_RETURN(auto targets, KeyedTargets("provider", "id", values));
+  std::vector<env::HostProvider> hosts;
+  for (auto& [id, target] : targets) hosts.push_back({id, target});
+  return hosts;
+}
+
+// --resource_provider values as <resource namespace>=<host:port>, each namespace once.
+absl::StatusOr<std::vector<env::HostResourceProvider>> HostResourceProviders(
+    const std::vector<std::string>& values) {
+  ASSIGN_OR_RETURN(auto targets, KeyedTargets("resource_provider", "resource namespace", values));
+  std::vector<env::HostResourceProvider> hosts;
+  for (auto& [resource_namespace, target] : targets) hosts.push_back({resource_namespace, target});
   return hosts;
 }
 
@@ -176,6 +201,7 @@ absl::StatusOr<env::EnvelopeServerOptions> Options(const RepeatedFlags& repeated
                                server::SecretPart::kFirstLine));
   }
   ASSIGN_OR_RETURN(options.providers, HostProviders(repeated.providers));
+  ASSIGN_OR_RETURN(options.resource_providers, HostResourceProviders(repeated.resource_providers));
   options.engine.default_max_steps = absl::GetFlag(FLAGS_default_max_steps);
   options.engine.default_timeout_ms = absl::GetFlag(FLAGS_default_timeout_ms);
   options.engine.provider_timeout = absl::GetFlag(FLAGS_provider_timeout);
@@ -222,7 +248,8 @@ absl::StatusOr<std::unique_ptr<server::Servable>> Build(const server::ServiceFla
 }  // namespace
 
 int main(int argc, char** argv) {
-  const RepeatedFlags repeated{Repeated(argc, argv, "registry"), Repeated(argc, argv, "provider")};
+  const RepeatedFlags repeated{Repeated(argc, argv, "registry"), Repeated(argc, argv, "provider"),
+                               Repeated(argc, argv, "resource_provider")};
   const server::ServiceBinary binary{
       "envelope_svc",
       "envelope_svc: SharedOS turn execution (the Envelope service).",

@@ -1,6 +1,8 @@
 #include "envelope_svc/server/envelope_server.h"
 
 #include <cstdio>
+#include <functional>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
@@ -9,6 +11,18 @@
 #include "grpcpp/security/credentials.h"
 
 namespace sharedos::envelope::server {
+namespace {
+
+// What every call to a host's provider or transport carries: "authorization: Bearer <token>"
+// (nothing without a token).
+std::function<void(grpc::ClientContext&)> ProviderCredential(const std::string& token) {
+  if (token.empty()) return nullptr;
+  return [header = absl::StrCat("Bearer ", token)](grpc::ClientContext& context) {
+    context.AddMetadata("authorization", header);
+  };
+}
+
+}  // namespace
 
 absl::Status CheckTurnOptions(const core::TurnEngine::Options& options) {
   if (options.drain_grace < absl::ZeroDuration() || options.drain_grace > absl::Seconds(600)) {
@@ -32,6 +46,7 @@ absl::StatusOr<std::unique_ptr<EnvelopeServer>> EnvelopeServer::Build(
   RETURN_IF_ERROR(server->BindFrontDoor(options));
   RETURN_IF_ERROR(server->OpenJournal(options));
   RETURN_IF_ERROR(server->AttachMessaging(options));
+  RETURN_IF_ERROR(server->AttachResourceProviders(options));
   RETURN_IF_ERROR(server->StartEngine(std::move(options.engine)));
   return server;
 }
@@ -50,18 +65,36 @@ absl::Status EnvelopeServer::AttachMessaging(EnvelopeServerOptions& options) {
   }
   if (!options.message_transport.empty()) {
     messaging::GrpcMessageTransport::Options transport_options;
-    if (!options.provider_token.empty()) {
-      transport_options.prepare_context =
-          [header = absl::StrCat("Bearer ", options.provider_token)](grpc::ClientContext& context) {
-            context.AddMetadata("authorization", header);
-          };
-    }
+    transport_options.prepare_context = ProviderCredential(options.provider_token);
     absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = common::client::NewChannel(
         options.message_transport, options.provider_tls, "--message_transport");
     if (!channel.ok()) return channel.status();
     host_transport_ = std::make_unique<messaging::GrpcMessageTransport>(
         v1::MessageTransport::NewStub(*std::move(channel)), std::move(transport_options));
     options.engine.message_transport = host_transport_.get();
+  }
+  return absl::OkStatus();
+}
+
+absl::Status EnvelopeServer::AttachResourceProviders(EnvelopeServerOptions& options) {
+  resources::ResourceProviders& attached = options.engine.resource_providers;
+  for (const HostResourceProvider& host : options.resource_providers) {
+    if (attached.count(host.resource_namespace) > 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--resource_provider: \"", host.resource_namespace, "\" given twice"));
+    }
+    resources::GrpcResourceProvider::Options provider_options;
+    provider_options.prepare_context = ProviderCredential(options.provider_token);
+    absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
+        common::client::NewChannel(host.target, options.provider_tls, "--resource_provider");
+    if (!channel.ok()) return channel.status();
+    resource_hosts_.push_back(std::make_unique<resources::GrpcResourceProvider>(
+        v1::ResourceProvider::NewStub(*std::move(channel)), std::move(provider_options)));
+    attached[host.resource_namespace] = resource_hosts_.back().get();
+  }
+  if (files_ != nullptr && attached.count("files") == 0) {
+    file_resources_ = std::make_unique<resources::FilesResourceProvider>(*files_);
+    attached["files"] = file_resources_.get();
   }
   return absl::OkStatus();
 }
@@ -119,12 +152,7 @@ absl::Status EnvelopeServer::AttachProviders(const EnvelopeServerOptions& option
   }
   for (const HostProvider& host : options.providers) {
     providers::GrpcToolProvider::Options provider_options;
-    if (!options.provider_token.empty()) {
-      provider_options.prepare_context =
-          [header = absl::StrCat("Bearer ", options.provider_token)](grpc::ClientContext& context) {
-            context.AddMetadata("authorization", header);
-          };
-    }
+    provider_options.prepare_context = ProviderCredential(options.provider_token);
     absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
         common::client::NewChannel(host.target, options.provider_tls, "--provider");
     if (!channel.ok()) return channel.status();

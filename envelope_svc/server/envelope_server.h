@@ -31,6 +31,8 @@
 #include "envelope_svc/messaging/local_transport.h"
 #include "envelope_svc/providers/files/files_provider.h"
 #include "envelope_svc/providers/grpc/grpc_tool_provider.h"
+#include "envelope_svc/resources/files_resources.h"
+#include "envelope_svc/resources/grpc_resource_provider.h"
 #include "envelope_svc/server/envelope_service.h"
 #include "envelope_svc/server/routes_service.h"
 #include "envelope_svc/tools/tool_registry.h"
@@ -40,6 +42,12 @@ namespace sharedos::envelope::server {
 // A host ToolProvider service: the provider id registry entries name, and its address.
 struct HostProvider {
   std::string id;
+  std::string target;
+};
+
+// A host ResourceProvider service: the resource namespace it serves, and its address.
+struct HostResourceProvider {
+  std::string resource_namespace;
   std::string target;
 };
 
@@ -84,6 +92,11 @@ struct EnvelopeServerOptions {
   // A host's MessageTransport service ("host:port"), called like the host ToolProviders (with
   // provider_token, verified by provider_tls). Exclusive with builtin_messaging.
   std::string message_transport;
+  // Host ResourceProviders (Envelope.InvokeResource), each namespace once, called like the host
+  // ToolProviders (provider_token, provider_tls). With files_root, resource namespace `files` is
+  // served by the built-in files resource provider (resources/files_resources.h) unless a host
+  // provider is named for it.
+  std::vector<HostResourceProvider> resource_providers;
 };
 
 // What the server is given: `authorizer` and `audit` it owns; the others it borrows, and each
@@ -144,6 +157,9 @@ class EnvelopeServer final : public common::server::Servable {
   absl::Status OpenJournal(const EnvelopeServerOptions& options);
   // The built-in transport or a host's; sets the engine's message_transport.
   absl::Status AttachMessaging(EnvelopeServerOptions& options);
+  // The built-in files resources and the host ResourceProviders; sets the engine's
+  // resource_providers.
+  absl::Status AttachResourceProviders(EnvelopeServerOptions& options);
   // Builds the engine, ends the turns the journal holds, then serves.
   absl::Status StartEngine(core::TurnEngine::Options engine_options);
 
@@ -166,6 +182,9 @@ class EnvelopeServer final : public common::server::Servable {
   std::unique_ptr<messaging::MessageRoutesService> routes_service_;
   // With message_transport.
   std::unique_ptr<messaging::GrpcMessageTransport> host_transport_;
+  // Resource providers: the built-in files resources (with files_root), the hosts'.
+  std::unique_ptr<resources::FilesResourceProvider> file_resources_;
+  std::vector<std::unique_ptr<resources::GrpcResourceProvider>> resource_hosts_;
   // Every running turn past its deadline ends cancelled, checked every 100 ms until `stopping_`.
   absl::Notification stopping_;
   std::thread deadlines_;

@@ -21,6 +21,7 @@ class EnvelopeService final : public common::server::CoreAdapter<v1::Envelope, c
   SHAREDOS_UNARY_RPC(CancelTurn, kHost, core_.CancelTurn(*request, caller.scope));
   SHAREDOS_UNARY_RPC(GetTurn, kHost, core_.GetTurn(*request, caller.scope));
   SHAREDOS_UNARY_RPC(SendMessage, kHost, core_.SendMessage(*request, caller.scope));
+  SHAREDOS_UNARY_RPC(InvokeResource, kHost, core_.InvokeResource(*request, caller.scope));
   SHAREDOS_UNARY_RPC(ListToolNamespaces, kHost, core_.ListToolNamespaces(*request, caller.scope));
   SHAREDOS_UNARY_RPC(UpdateToolNamespaces, kHost,
                      core_.UpdateToolNamespaces(*request, caller.scope));

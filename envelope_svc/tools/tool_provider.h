@@ -12,9 +12,22 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "sharedos/envelope/v1/envelope.pb.h"
+#include "sharedos/protocol/v1/context.pb.h"
 #include "sharedos/protocol/v1/tool.pb.h"
 
 namespace sharedos::envelope::tools {
+
+// The part of a trusted context a provider (tool or resource) may see: no authority, no enabled
+// tool namespaces.
+inline v1::ProviderContext ProviderContextOf(const protocol::v1::AccessContext& context) {
+  v1::ProviderContext provider;
+  provider.set_namespace_id(context.namespace_id());
+  *provider.mutable_actor() = context.actor();
+  *provider.mutable_owner() = context.owner();
+  provider.set_purpose(context.purpose());
+  provider.set_trace_id(context.trace_id());
+  return provider;
+}
 
 class ToolProviderInterface {
  public:

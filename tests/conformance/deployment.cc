@@ -23,6 +23,7 @@
 #include "envelope_svc/core/turn_engine.h"
 #include "envelope_svc/messaging/local_transport.h"
 #include "envelope_svc/providers/files/files_provider.h"
+#include "envelope_svc/resources/files_resources.h"
 #include "envelope_svc/tools/tool_registry.h"
 #include "grantstore_svc/client/grpc_grant_store_client.h"
 #include "grantstore_svc/core/grant_store_core.h"
@@ -265,6 +266,14 @@ class DirectHost final : public HostApi {
       const ev1::UpdateToolNamespacesRequest& request) override {
     return engine_.UpdateToolNamespaces(request, scope_);
   }
+  absl::StatusOr<ev1::SendMessageResponse> SendMessage(
+      const ev1::SendMessageRequest& request) override {
+    return engine_.SendMessage(request, scope_);
+  }
+  absl::StatusOr<ev1::InvokeResourceResponse> InvokeResource(
+      const ev1::InvokeResourceRequest& request) override {
+    return engine_.InvokeResource(request, scope_);
+  }
 
  private:
   env::core::TurnEngine& engine_;
@@ -366,6 +375,9 @@ class KernelDeployment final : public Deployment {
     messages_unattached_ = std::make_unique<env::messaging::LocalMessageTransport>(clock_);
     env::core::TurnEngine::Options engine_options;
     engine_options.message_transport = messages_.get();
+    // The files plane's workspaces as resources, as envelope_svc serves them with --files_root.
+    file_resources_ = std::make_unique<env::resources::FilesResourceProvider>(*files_);
+    engine_options.resource_providers["files"] = file_resources_.get();
     engine_ = std::make_unique<env::core::TurnEngine>(*authorizer_client_, *registry_, with_broker,
                                                       *envelope_audit_, clock_, engine_options);
     engine_options.message_transport = messages_unattached_.get();
@@ -432,6 +444,7 @@ class KernelDeployment final : public Deployment {
   std::unique_ptr<DirectAuthorizerClient> authorizer_client_;
   std::unique_ptr<env::tools::ToolRegistry> registry_;
   std::unique_ptr<env::files::FilesProvider> files_;
+  std::unique_ptr<env::resources::FilesResourceProvider> file_resources_;
   std::unique_ptr<NotionFixture> notion_;
   std::unique_ptr<env::core::TurnEngine> engine_, engine_unattached_;
   std::unique_ptr<DirectHost> host_, host_unattached_;
@@ -483,6 +496,18 @@ class GrpcHost final : public HostApi {
     ev1::UpdateToolNamespacesResponse response;
     RETURN_IF_ERROR(
         FromGrpc(stub_->UpdateToolNamespaces(As(kHostToken).get(), request, &response)));
+    return response;
+  }
+  absl::StatusOr<ev1::SendMessageResponse> SendMessage(
+      const ev1::SendMessageRequest& request) override {
+    ev1::SendMessageResponse response;
+    RETURN_IF_ERROR(FromGrpc(stub_->SendMessage(As(kHostToken).get(), request, &response)));
+    return response;
+  }
+  absl::StatusOr<ev1::InvokeResourceResponse> InvokeResource(
+      const ev1::InvokeResourceRequest& request) override {
+    ev1::InvokeResourceResponse response;
+    RETURN_IF_ERROR(FromGrpc(stub_->InvokeResource(As(kHostToken).get(), request, &response)));
     return response;
   }
 

@@ -56,6 +56,12 @@ class HostApi {
   // The host's transport (the envelope's built-in one): revokes a route lease.
   virtual absl::StatusOr<envelope::v1::RevokeRouteResponse> RevokeRoute(
       const envelope::v1::RevokeRouteRequest& request) = 0;
+  // A host sends a message for a turn's actor (Envelope.SendMessage).
+  virtual absl::StatusOr<envelope::v1::SendMessageResponse> SendMessage(
+      const envelope::v1::SendMessageRequest& request) = 0;
+  // A host invokes a resource operation for a turn's actor (Envelope.InvokeResource).
+  virtual absl::StatusOr<envelope::v1::InvokeResourceResponse> InvokeResource(
+      const envelope::v1::InvokeResourceRequest& request) = 0;
   // Turns tool namespaces of a running turn on or off (the availability plane).
   virtual absl::StatusOr<envelope::v1::UpdateToolNamespacesResponse> UpdateToolNamespaces(
       const envelope::v1::UpdateToolNamespacesRequest& request) = 0;

@@ -63,16 +63,17 @@ TEST_F(NegativeControlTest, AnAllowEverythingAuthorizerFailsTheKernelRows) {
   std::map<int, std::string> broken = Grades(*declarations_, Run("allow-everything", options));
   // Kernel refusals (no_matching_grant, delegation_chain_invalid, grant_exhausted,
   // host_policy_denied) now let the attack through.
-  for (int row : {1, 3, 4, 5, 6, 7, 8, 9, 11, 19, 21, 24, 30, 31, 39}) {
+  for (int row : {1, 3, 4, 5, 6, 7, 8, 9, 11, 19, 21, 24, 30, 31, 39, 42}) {
     EXPECT_EQ(broken[row], "fail") << "row " << row << " (baseline " << (*baseline_)[row] << ")";
   }
   // Row 33 needs the denial it escalates: with none, its approval cannot be exercised.
   EXPECT_EQ((*baseline_)[33], "pass");
   EXPECT_EQ(broken[33], "not exercised");
   // Refusals made without the decision keep their grade: the envelope's catalogue and budgets
-  // (2, 16, 17, 22), and its own owner check, which refuses another owner's resource
-  // invalid_request whatever the decision said (10, defence in depth).
-  for (int row : {2, 10, 16, 17, 22}) {
+  // (2, 16, 17, 22), its own owner check, which refuses another owner's resource
+  // invalid_request whatever the decision said (10, defence in depth), and a message whose
+  // sender is not the turn's actor, refused before any decision (40).
+  for (int row : {2, 10, 16, 17, 22, 40}) {
     EXPECT_EQ(broken[row], (*baseline_)[row]) << "row " << row;
   }
   // A route lease is not authority, nor does authority replace it (ADR 0025): a revoked lease
@@ -86,9 +87,9 @@ TEST_F(NegativeControlTest, TurnsEndingAtAdmissionNeverPassVacuously) {
   options.broker_listing_fails = true;
   std::map<int, std::string> broken = Grades(*declarations_, Run("listing-fails", options));
   // 13: its turn is declared to end at admission (authority_unavailable, before the listing);
-  // 22: the envelope without the broker; 32, 37: not run on this column; 40–42: declared not
+  // 22: the envelope without the broker; 32, 37: not run on this column; 41: declared not
   // implemented.
-  const std::set<int> unaffected = {13, 22, 32, 37, 40, 41, 42};
+  const std::set<int> unaffected = {13, 22, 32, 37, 41};
   for (const auto& [row, grade] : broken) {
     if (unaffected.count(row)) {
       EXPECT_EQ(grade, (*baseline_)[row]) << "row " << row;

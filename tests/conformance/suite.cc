@@ -521,6 +521,8 @@ class RowRunner {
     if (what == "revoke") return world_.Revoke(Str(step, "grant"));
     if (what == "revoke-route") return RevokeRoute(run, step);
     if (what == "namespaces") return UpdateNamespaces(run, step);
+    if (what == "resource") return Resource(run, step);
+    if (what == "send") return Send(run, step);
     if (what == "expire") {
       std::optional<absl::Time> expiry = world_.ExpiryOf(Str(step, "grant"));
       if (!expiry) return absl::InvalidArgumentError("expire: the grant has no expiry");
@@ -543,6 +545,87 @@ class RowRunner {
     *request.mutable_sender() = AddressOf(d_.world[Str(step, "sender")]);
     *request.mutable_receiver() = AddressOf(d_.world[Str(step, "receiver")]);
     return deployment_.host(broker_[step.value("turn", 1)]).RevokeRoute(request).status();
+  }
+
+  // The running turn a host step acts on, or null (the attempt is then not exercised).
+  Turn* RunningTurn(RowRun& run, const Attempt& attempt) {
+    auto it = run.turns.find(attempt.turn);
+    if (it == run.turns.end() || !it->second.opened || it->second.ended_at_open) return nullptr;
+    return &it->second;
+  }
+
+  // The host invokes a resource operation for the turn's actor (Envelope.InvokeResource):
+  // `resource` {namespace, path, owner?}, `action`, `input`; the operation id is the attempt's.
+  absl::Status Resource(RowRun& run, const json& step) {
+    Attempt& attempt = NewAttempt(run, step);
+    Turn* turn = RunningTurn(run, attempt);
+    if (turn == nullptr) return absl::OkStatus();
+    ev1::InvokeResourceRequest request;
+    request.set_turn_id(turn->turn_id);
+    request.set_operation_id(attempt.id);
+    const json resource = Substitute(step.value("resource", json::object()), run);
+    request.mutable_resource()->set_namespace_(Str(resource, "namespace"));
+    for (const json& segment : resource.value("path", json::array())) {
+      request.mutable_resource()->add_path(segment.get<std::string>());
+    }
+    if (resource.contains("owner")) {
+      *request.mutable_resource()->mutable_owner() = AddressOf(d_.world[Str(resource, "owner")]);
+    }
+    request.set_action(Str(step, "action"));
+    if (step.contains("input")) {
+      auto input = common::JsonToProtoValue(Substitute(step["input"], run));
+      if (!input.ok()) return input.status();
+      *request.mutable_input() = *input;
+    }
+    absl::StatusOr<ev1::InvokeResourceResponse> response =
+        deployment_.host(broker_[attempt.turn]).InvokeResource(request);
+    attempt.issued = true;
+    if (!response.ok()) {
+      attempt.status = absl::StrCat("rpc:", absl::StatusCodeToString(response.status().code()));
+      attempt.message = std::string(response.status().message());
+      return absl::OkStatus();
+    }
+    const ev1::ResourceResult& result = response->result();
+    turn->serialized += response->SerializeAsString();
+    attempt.status = Word(result.status(), "RESOURCE_RESULT_STATUS_");
+    if (result.has_error()) attempt.code = result.error().code();
+    if (result.has_output()) attempt.output = ValueToJson(result.output());
+    return absl::OkStatus();
+  }
+
+  // The host sends a message for the turn's actor (Envelope.SendMessage): `sender` and
+  // `receiver` name world.json principals, the message id is the attempt's, purpose and trace
+  // the turn's.
+  absl::Status Send(RowRun& run, const json& step) {
+    Attempt& attempt = NewAttempt(run, step);
+    Turn* turn = RunningTurn(run, attempt);
+    if (turn == nullptr) return absl::OkStatus();
+    ev1::SendMessageRequest request;
+    request.set_turn_id(turn->turn_id);
+    pb::MessageEnvelope* message = request.mutable_message();
+    message->set_version("1");
+    message->set_id(attempt.id);
+    *message->mutable_sender() = AddressOf(d_.world[Str(step, "sender", "agent")]);
+    *message->mutable_receiver() = AddressOf(d_.world[Str(step, "receiver")]);
+    message->set_purpose(d_.world["purpose"]);
+    message->set_trace_id(turn->trace_id);
+    auto payload = common::JsonToProtoValue(Substitute(step.value("payload", json("")), run));
+    if (!payload.ok()) return payload.status();
+    *message->mutable_payload() = *payload;
+    *message->mutable_created_at() = Stamp(deployment_.Now());
+    absl::StatusOr<ev1::SendMessageResponse> response =
+        deployment_.host(broker_[attempt.turn]).SendMessage(request);
+    attempt.issued = true;
+    if (!response.ok()) {
+      attempt.status = absl::StrCat("rpc:", absl::StatusCodeToString(response.status().code()));
+      attempt.message = std::string(response.status().message());
+      return absl::OkStatus();
+    }
+    const ev1::MessageDeliveryResult& receipt = response->receipt();
+    turn->serialized += response->SerializeAsString();
+    attempt.status = Word(receipt.status(), "MESSAGE_DELIVERY_STATUS_");
+    if (receipt.has_error()) attempt.code = receipt.error().code();
+    return absl::OkStatus();
   }
 
   // The host turns tool namespaces of the step's running turn on or off (`enable`, `disable`).
@@ -1224,11 +1307,20 @@ bool ExpectationMet(const Attempt& attempt, std::string* why) {
 // tool_unavailable family, fail_closed where declared, and the authority hash where declared.
 // `invoked`: the tool.invoked records attributed to the attempt (by operation id on the gRPC
 // seat; by order on the MCP seat, whose call ids the front door mints).
+//
+// A host step's operation (`resource`, `send`) is held to the same facts on its own record —
+// resource.invoked by operation id, message.sent by message id (semantics §5.2) — which
+// carries no authorityHash.
 void CheckCallRecord(const Attempt& attempt, const std::vector<const pb::AuditEvent*>& invoked,
                      const std::vector<pb::AuditEvent>& events, bool completeness,
                      const std::string& grant_prefix, std::vector<std::string>* gaps,
                      std::set<std::string>* refused_by) {
   const json& step = attempt.declared;
+  const std::string kind = Str(step, "do");
+  const bool tool_record = kind != "resource" && kind != "send";
+  const std::string record_name = kind == "resource" ? "resource.invoked"
+                                  : kind == "send"   ? "message.sent"
+                                                     : "tool.invoked";
   const pb::AuditEvent* checked = nullptr;
   for (const pb::AuditEvent& event : events) {
     if (!invoked.empty() && event.operation_id() == invoked[0]->operation_id() &&
@@ -1252,7 +1344,7 @@ void CheckCallRecord(const Attempt& attempt, const std::vector<const pb::AuditEv
     return;
   }
   if (invoked.size() != 1) {
-    gaps->push_back(absl::StrCat(attempt.id, ": ", invoked.size(), " tool.invoked records"));
+    gaps->push_back(absl::StrCat(attempt.id, ": ", invoked.size(), " ", record_name, " records"));
     return;
   }
   const pb::AuditEvent& event = *invoked[0];
@@ -1316,10 +1408,13 @@ void CheckCallRecord(const Attempt& attempt, const std::vector<const pb::AuditEv
   if (!grant.empty() && (checked == nullptr || checked->grant_id() != grant_prefix + grant)) {
     gaps->push_back(absl::StrCat(attempt.id, ": the decision does not name grant ", grant));
   }
-  if (event.authority_hash().empty()) gaps->push_back(attempt.id + ": no authorityHash");
+  if (tool_record && event.authority_hash().empty()) {
+    gaps->push_back(attempt.id + ": no authorityHash");
+  }
   // Record completeness (row 30): the decision behind a kernel refusal is in the record too,
   // under the same authority.
-  if (completeness && SourceName(event) == "kernel" && attempt.status != "succeeded" &&
+  if (completeness && tool_record && SourceName(event) == "kernel" &&
+      attempt.status != "succeeded" &&
       (checked == nullptr || checked->authority_hash() != event.authority_hash())) {
     gaps->push_back(attempt.id + ": no authorization.checked under the same authorityHash");
   }
@@ -1343,9 +1438,18 @@ Cell Grade(const RowRun& run, Deployment& deployment, const std::string& column,
                             turn.result.status() == pb::EXECUTION_STATUS_ESCALATED);
   }
   std::map<std::string, std::vector<const pb::AuditEvent*>> invoked_of;
+  // The host steps' own records: resource.invoked by operation id, a SendMessage's message.sent
+  // (no call id) by message id.
+  std::map<std::string, std::vector<const pb::AuditEvent*>> host_operation_of;
   for (const auto& [n, events] : records) {
     std::vector<const pb::AuditEvent*> in_order;
     for (const pb::AuditEvent& event : events) {
+      if (event.type() == pb::AUDIT_EVENT_TYPE_RESOURCE_INVOKED) {
+        host_operation_of["resource:" + event.operation_id()].push_back(&event);
+      }
+      if (event.type() == pb::AUDIT_EVENT_TYPE_MESSAGE_SENT && event.operation_id().empty()) {
+        host_operation_of["send:" + event.message_id()].push_back(&event);
+      }
       if (event.type() != pb::AUDIT_EVENT_TYPE_TOOL_INVOKED) continue;
       if (!mcp) {
         invoked_of[event.operation_id()].push_back(&event);
@@ -1391,6 +1495,16 @@ Cell Grade(const RowRun& run, Deployment& deployment, const std::string& column,
       if (record != records.end()) {
         CheckCallRecord(attempt, invoked_of[attempt.id], record->second, completeness, grant_prefix,
                         &gaps, &cell.refused_by);
+      } else {
+        gaps.push_back(attempt.id + ": no record of its turn");
+      }
+      for (std::string& gap : gaps) cell.record_gaps.push_back(std::move(gap));
+    } else if (what == "resource" || what == "send") {
+      auto record = records.find(attempt.turn);
+      std::vector<std::string> gaps;
+      if (record != records.end()) {
+        CheckCallRecord(attempt, host_operation_of[what + ":" + attempt.id], record->second,
+                        completeness, grant_prefix, &gaps, &cell.refused_by);
       } else {
         gaps.push_back(attempt.id + ": no record of its turn");
       }
