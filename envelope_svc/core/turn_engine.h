@@ -108,6 +108,10 @@ class TurnEngine {
     absl::Duration transport_timeout = absl::Seconds(30);
     // Mints messages.request's message ids (default: a random UUID).
     std::function<std::string()> mint_message_id;
+    // This envelope's replica name (ADR 0011: [a-z0-9-], at most 32; envelope_svc/server checks
+    // it). Set, every turn id names it — "turn-<name>.<uuid>" — so any replica can tell the
+    // turn's owner; empty (one replica): "turn-<uuid>".
+    std::string replica_name;
   };
 
   // Borrows every dependency; each must outlive the engine. `providers` are the providers
@@ -245,6 +249,9 @@ class TurnEngine {
   // Turns held (running and retained), and running ones.
   size_t held_turns() const;
   size_t running_turns() const;
+  // A draining replica (ADR 0011): from now on OpenTurn answers UNAVAILABLE "envelope
+  // draining"; the open turns are served until they end. Idempotent.
+  void StopAdmitting();
 
  private:
   const common::Clock& clock_;
