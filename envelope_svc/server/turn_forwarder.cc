@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <nlohmann/json.hpp>
 
@@ -19,6 +20,10 @@ namespace {
 namespace logging = ::sharedos::common::logging;
 
 constexpr absl::string_view kTurnPrefix = "turn-";
+// How long a forwarded call waits for an unconnected owner's channel, and how far apart the
+// channel's attempts to reach a peer that was down may grow.
+constexpr std::chrono::milliseconds kConnectWait(1500);
+constexpr absl::Duration kMaxReconnectBackoff = absl::Seconds(1);
 
 // The request headers an MCP request keeps on its way to the owner (the Origin was checked
 // here; the owner checks the token again).
@@ -90,10 +95,11 @@ absl::StatusOr<std::unique_ptr<TurnForwarder>> TurnForwarder::Create(ReplicaOpti
   }
   std::unique_ptr<TurnForwarder> forwarder(new TurnForwarder(std::move(options)));
   for (const auto& [name, target] : forwarder->options_.peers) {
-    absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
-        common::client::NewChannel(target, forwarder->options_.tls, "--replica_peers");
+    absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = common::client::NewChannel(
+        target, forwarder->options_.tls, "--replica_peers", kMaxReconnectBackoff);
     if (!channel.ok()) return channel.status();
-    forwarder->stubs_[name] = v1::Envelope::NewStub(*std::move(channel));
+    forwarder->stubs_[name] = v1::Envelope::NewStub(*channel);
+    forwarder->channels_[name] = *std::move(channel);
   }
   return forwarder;
 }
@@ -114,7 +120,13 @@ absl::Status TurnForwarder::NotHeld(absl::string_view turn_id) {
   return absl::NotFoundError(absl::StrCat("turn \"", turn_id, "\" not found"));
 }
 
-void TurnForwarder::Prepare(const grpc::ServerContext& context, grpc::ClientContext& client) const {
+void TurnForwarder::Prepare(const std::string& owner, const grpc::ServerContext& context,
+                            grpc::ClientContext& client) const {
+  const std::shared_ptr<grpc::Channel>& channel = channels_.at(owner);
+  if (channel->GetState(/*try_to_connect=*/true) != GRPC_CHANNEL_READY) {
+    channel->WaitForConnected(
+        std::min(context.deadline(), std::chrono::system_clock::now() + kConnectWait));
+  }
   // The caller's credential goes with the call: the owner authenticates and scopes it again.
   // The trace goes by the channel's interceptor (the thread serves the traced call).
   const auto& metadata = context.client_metadata();
@@ -141,7 +153,7 @@ grpc::Status TurnForwarder::RelayWatch(const grpc::ServerContext& context,
                                        grpc::ServerWriter<v1::WatchTurnResponse>& writer) const {
   const std::string owner = TurnOwner(request.turn_id());
   grpc::ClientContext client;
-  Prepare(context, client);
+  Prepare(owner, context, client);
   std::unique_ptr<grpc::ClientReader<v1::WatchTurnResponse>> reader =
       peer(owner).WatchTurn(&client, request);
   v1::WatchTurnResponse event;

@@ -105,7 +105,7 @@ class TurnForwarder {
     }
     const std::string owner = TurnOwner(request.turn_id());
     grpc::ClientContext client;
-    forwarder->Prepare(context, client);
+    forwarder->Prepare(owner, context, client);
     Response response;
     const grpc::Status status = (forwarder->peer(owner).*method)(&client, request, &response);
     if (!status.ok()) return forwarder->Failed(owner, status);
@@ -131,14 +131,19 @@ class TurnForwarder {
   explicit TurnForwarder(ReplicaOptions options) : options_(std::move(options)) {}
 
   static absl::Status NotHeld(absl::string_view turn_id);
-  // The caller's credential and deadline, the marker.
-  void Prepare(const grpc::ServerContext& context, grpc::ClientContext& client) const;
+  // The caller's credential and deadline, the marker; first gives the owner's channel, when it
+  // is not connected (the owner just restarted, or is down), up to kConnectWait (within the
+  // caller's deadline) to connect: a returning owner is reached at once, one still down fails
+  // fast after that.
+  void Prepare(const std::string& owner, const grpc::ServerContext& context,
+               grpc::ClientContext& client) const;
   // A forwarded call's failure: the owner's own answer as it is, UNAVAILABLE when it cannot be
   // reached (logged, without the request).
   absl::Status Failed(const std::string& owner, const grpc::Status& status) const;
   v1::Envelope::Stub& peer(const std::string& owner) const { return *stubs_.at(owner); }
 
   const ReplicaOptions options_;
+  std::map<std::string, std::shared_ptr<grpc::Channel>> channels_;
   std::map<std::string, std::unique_ptr<v1::Envelope::Stub>> stubs_;
 };
 
