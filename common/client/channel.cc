@@ -1,5 +1,6 @@
 #include "common/client/channel.h"
 
+#include <algorithm>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -103,17 +104,24 @@ bool IsLoopbackTarget(absl::string_view target) {
 
 absl::StatusOr<std::shared_ptr<grpc::Channel>> NewChannel(const std::string& target,
                                                           const ChannelTls& tls,
-                                                          absl::string_view flag) {
+                                                          absl::string_view flag,
+                                                          absl::Duration max_reconnect_backoff) {
   if (target.empty()) return absl::InvalidArgumentError(absl::StrCat(flag, ": required"));
   if (absl::Status files = CheckFiles(tls); !files.ok()) return files;
+  grpc::ChannelArguments arguments;
+  if (max_reconnect_backoff > absl::ZeroDuration()) {
+    const int millis = static_cast<int>(absl::ToInt64Milliseconds(max_reconnect_backoff));
+    arguments.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, std::min(millis, 1000));
+    arguments.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, std::min(millis, 1000));
+    arguments.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, millis);
+  }
   if (!tls.enabled()) {
     if (!IsLoopbackTarget(target)) {
       return absl::InvalidArgumentError(absl::StrCat(
           flag, ": plaintext is allowed only on loopback; give --tls_ca to reach ", target));
     }
-    return CreateChannel(target, grpc::InsecureChannelCredentials(), grpc::ChannelArguments());
+    return CreateChannel(target, grpc::InsecureChannelCredentials(), arguments);
   }
-  grpc::ChannelArguments arguments;
   if (!tls.server_name.empty()) arguments.SetSslTargetNameOverride(tls.server_name);
   return CreateChannel(target, TlsCredentials(tls), arguments);
 }

@@ -44,9 +44,12 @@ bool IsLoopbackTarget(absl::string_view target);
 // on loopback; give --tls_ca to reach <target>"; "--tls_client_cert: ..." (half a pair, a pair
 // without --tls_ca); FAILED_PRECONDITION "--tls_ca: cannot read <path>" and the like (files are
 // read once here so that a bad one is a refused start-up, then watched).
-absl::StatusOr<std::shared_ptr<grpc::Channel>> NewChannel(const std::string& target,
-                                                          const ChannelTls& tls,
-                                                          absl::string_view flag);
+// `max_reconnect_backoff` above zero bounds how long the channel waits between attempts to reach
+// a server that was down (gRPC's own default, up to 120 s, otherwise): for peers that must be
+// found again soon after they restart (envelope replicas).
+absl::StatusOr<std::shared_ptr<grpc::Channel>> NewChannel(
+    const std::string& target, const ChannelTls& tls, absl::string_view flag,
+    absl::Duration max_reconnect_backoff = absl::ZeroDuration());
 
 }  // namespace sharedos::common::client
 

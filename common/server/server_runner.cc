@@ -101,10 +101,16 @@ std::vector<std::pair<std::string, bool>> ServerRunner::dependencies() {
   return readiness_->dependencies();
 }
 
-void ServerRunner::Shutdown() {
-  // grpc::Server::Shutdown is itself thread-safe and idempotent; so is Readiness::Stop.
+void ServerRunner::MarkNotServing() {
+  // Readiness::Stop is idempotent and leaves the status as set; the health service's setter is
+  // thread-safe.
   if (readiness_ != nullptr) readiness_->Stop();
   server_->GetHealthCheckService()->SetServingStatus(false);
+}
+
+void ServerRunner::Shutdown() {
+  // grpc::Server::Shutdown is itself thread-safe and idempotent; so is Readiness::Stop.
+  MarkNotServing();
   server_->Shutdown(std::chrono::system_clock::now() + absl::ToChronoSeconds(grace_));
 }
 

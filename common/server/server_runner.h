@@ -73,6 +73,9 @@ class ServerRunner {
 
   // Marks every service NOT_SERVING, lets in-flight calls finish within the grace, then stops.
   void Shutdown();
+  // Marks every service NOT_SERVING (dependency probes stop) and keeps serving: a load balancer
+  // sends no new work while what is in hand finishes. Shutdown follows. Idempotent.
+  void MarkNotServing();
   // Blocks until the server has shut down.
   void Wait();
 

@@ -32,6 +32,7 @@ class WithDependenciesServable : public Servable {
     return servable_->side_listeners();
   }
   void StopSideListeners() override { servable_->StopSideListeners(); }
+  void Drain() override { servable_->Drain(); }
   std::vector<DependencyCheck> dependencies() override {
     std::vector<DependencyCheck> all = servable_->dependencies();
     all.insert(all.end(), dependencies_.begin(), dependencies_.end());
@@ -127,6 +128,8 @@ int ServeUntilTerminated(absl::string_view name, const ServerOptions& options, S
     ReportListening(absl::StrCat(name, " ", label), address);
   }
   TerminationSignals::Wait();
+  (*runner)->MarkNotServing();
+  servable.Drain();
   servable.StopSideListeners();
   (*runner)->Shutdown();
   (*runner)->Wait();

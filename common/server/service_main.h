@@ -85,6 +85,10 @@ class Servable {
   virtual std::vector<std::pair<std::string, std::string>> side_listeners() const { return {}; }
   // Stops them; called on termination before the gRPC server shuts down.
   virtual void StopSideListeners() {}
+  // Called on termination first, while the gRPC server and side listeners still serve and its
+  // health already answers NOT_SERVING: a service that holds work in memory (an envelope
+  // replica's open turns, ADR 0011) finishes it here, bounded by its own deadline.
+  virtual void Drain() {}
   // What it needs to answer: the gRPC server reports NOT_SERVING while one is down
   // (common/server/readiness.h). Called once, before the server starts.
   virtual std::vector<DependencyCheck> dependencies() { return {}; }
@@ -102,9 +106,10 @@ std::unique_ptr<Servable> WithDependencies(std::unique_ptr<Servable> servable,
 // The rest of every service's main: starts `servable`'s services on `options` (its
 // dependencies() deciding health; with `authenticator`, sharedos.status.v1.Status beside them,
 // for operators), reports
-// "<name> listening on <address>" (then its side listeners), waits for SIGTERM or SIGINT, stops
-// the side listeners, shuts the server down (in-flight calls get the grace) and returns 0.
-// A server that cannot start is refused like any start-up error (Fail: exit code 2).
+// "<name> listening on <address>" (then its side listeners), waits for SIGTERM or SIGINT, marks
+// it NOT_SERVING and lets the servable drain (Servable::Drain), stops the side listeners, shuts the
+// server down (in-flight calls get the grace) and returns 0. A server that cannot start is refused
+// like any start-up error (Fail: exit code 2).
 int ServeUntilTerminated(absl::string_view name, const ServerOptions& options, Servable& servable,
                          const Authenticator* authenticator = nullptr);
 

@@ -101,8 +101,13 @@ absl::StatusOr<std::shared_ptr<Turn>> Admission::NewTurn(
         "execution_request.context: namespace or owner outside the caller's scope");
   }
 
+  if (admitting_closed_.load()) {
+    return absl::UnavailableError("envelope draining: open the turn at another replica");
+  }
   auto turn = std::make_shared<Turn>();
-  turn->id = absl::StrCat("turn-", common::NewUuidV4());
+  turn->id = options_.replica_name.empty()
+                 ? absl::StrCat("turn-", common::NewUuidV4())
+                 : absl::StrCat("turn-", options_.replica_name, ".", common::NewUuidV4());
   turn->runtime = request.runtime();
   turn->started_at = clock_.Now();
   turn->context = execution.context();

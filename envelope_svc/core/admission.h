@@ -16,6 +16,7 @@
 #ifndef SHAREDOS_ENVELOPE_SVC_CORE_ADMISSION_H_
 #define SHAREDOS_ENVELOPE_SVC_CORE_ADMISSION_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -76,6 +77,8 @@ class Admission {
     const mcp::ExecutionTokenCodec* mcp_tokens = nullptr;
     // The journal of open turns (ADR 0009); borrowed; nullptr: none.
     TurnJournal* journal = nullptr;
+    // This envelope's replica name (ADR 0011); set, every turn id is "turn-<name>.<uuid>".
+    std::string replica_name;
   };
 
   Admission(authorizer::client::AuthorizerClient& authorizer, const tools::ToolRegistry& registry,
@@ -99,6 +102,9 @@ class Admission {
                                                 const common::server::HostScope& scope);
 
   AdmissionStats stats() const ABSL_LOCKS_EXCLUDED(stats_mu_);
+  // From now on OpenTurn answers UNAVAILABLE (a replica draining, ADR 0011); the turns already
+  // open are served as before. Idempotent.
+  void StopAdmitting() { admitting_closed_.store(true); }
 
  private:
   // The state one admission carries from step to step.
@@ -144,6 +150,7 @@ class Admission {
   const Options options_;
   CatalogHasher catalog_hasher_;
 
+  std::atomic<bool> admitting_closed_{false};
   mutable absl::Mutex stats_mu_;
   AdmissionStats stats_ ABSL_GUARDED_BY(stats_mu_);
 };

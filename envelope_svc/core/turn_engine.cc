@@ -33,6 +33,7 @@ Admission::Options AdmissionOptions(const TurnEngine::Options& options) {
   admission.mcp_url = options.mcp_url;
   admission.mcp_tokens = options.mcp_tokens;
   admission.journal = options.journal;
+  admission.replica_name = options.replica_name;
   return admission;
 }
 
@@ -184,6 +185,8 @@ TurnEngine::Stats TurnEngine::stats() const { return admission_.stats(); }
 size_t TurnEngine::held_turns() const { return table_.held(); }
 
 size_t TurnEngine::running_turns() const { return table_.running(); }
+
+void TurnEngine::StopAdmitting() { admission_.StopAdmitting(); }
 
 // ---------------------------------------------------------------------------------------------
 // GetTurn, WatchTurn: reading a turn

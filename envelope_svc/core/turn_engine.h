@@ -114,6 +114,10 @@ class TurnEngine {
     // InvokeResource runs an authorized operation through its namespace's provider, and fails
     // resource_provider_not_found after its decision without one. Borrowed.
     resources::ResourceProviders resource_providers;
+    // This envelope's replica name (ADR 0011: [a-z0-9-], at most 32; envelope_svc/server checks
+    // it). Set, every turn id names it — "turn-<name>.<uuid>" — so any replica can tell the
+    // turn's owner; empty (one replica): "turn-<uuid>".
+    std::string replica_name;
   };
 
   // Borrows every dependency; each must outlive the engine. `providers` are the providers
@@ -260,6 +264,9 @@ class TurnEngine {
   // Turns held (running and retained), and running ones.
   size_t held_turns() const;
   size_t running_turns() const;
+  // A draining replica (ADR 0011): from now on OpenTurn answers UNAVAILABLE "envelope
+  // draining"; the open turns are served until they end. Idempotent.
+  void StopAdmitting();
 
  private:
   const common::Clock& clock_;

@@ -486,6 +486,12 @@ bool McpServer::Authenticate(Exchange& exchange) const {
   }
   absl::StatusOr<ExecutionTokenClaims> claims =
       tokens_->Verify(absl::StripAsciiWhitespace(bearer.substr(7)), clock_->Now());
+  // A turn another replica owns is answered there (the token is verified here first, so nothing
+  // unauthenticated is forwarded).
+  if (claims.ok() && options_.forward &&
+      options_.forward(claims->turn_id, exchange.request, exchange.response)) {
+    return false;
+  }
   absl::StatusOr<core::TurnEngine::McpTurn> turn =
       claims.ok() ? engine_->FindMcpTurn(*claims) : claims.status();
   if (!turn.ok()) {

@@ -32,6 +32,7 @@
 #define SHAREDOS_ENVELOPE_SVC_MCP_MCP_SERVER_H_
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -100,6 +101,13 @@ class McpServer {
     std::string server_version = "1.0.0";
     // Requests by method and status (common/metrics/sinks.h); null: none. Borrowed.
     common::metrics::Metrics* metrics = nullptr;
+    // Envelope replicas (ADR 0011): called with the turn of every verified execution token
+    // before the turn is looked up here; answering true means it answered the request itself
+    // (proxied to the turn's owner replica: envelope_svc/server/turn_forwarder.h). Unset: every
+    // turn is looked up here.
+    std::function<bool(const std::string& turn_id, const httplib::Request& request,
+                       httplib::Response& response)>
+        forward;
   };
 
   // Binds the listener; url() is known from here on, so the engine can be told it before serving.

@@ -91,6 +91,19 @@ ABSL_FLAG(std::string, grantstore_token_file, "",
 ABSL_FLAG(std::string, message_transport, "",
           "A host's sharedos.envelope.v1.MessageTransport (host:port), called with "
           "--provider_token_file; needs --builtin_messaging=false.");
+ABSL_FLAG(std::string, replica_name, "",
+          "This envelope's name among its replicas behind one address (ADR 0011; [a-z0-9-], at "
+          "most 32). Set: every turn id names it and a call of a turn another replica owns is "
+          "forwarded there (--replica_peers, --replica_mcp_peers). Empty: one replica.");
+ABSL_FLAG(std::vector<std::string>, replica_peers, {},
+          "The other replicas' gRPC addresses as <name>=<host:port>, comma-separated (an entry "
+          "naming this replica is ignored); reached with the client TLS flags (--tls_ca, ...).");
+ABSL_FLAG(std::vector<std::string>, replica_mcp_peers, {},
+          "The other replicas' MCP front doors as <name>=<url> (e.g. "
+          "r2=https://10.0.0.2:7443/mcp), comma-separated; https verified with --tls_ca.");
+ABSL_FLAG(absl::Duration, replica_drain_timeout, absl::Seconds(30),
+          "On SIGTERM a replica reports NOT_SERVING, opens no new turn and serves its open ones "
+          "until they end or this long has passed (0s..600s), then exits.");
 ABSL_FLAG(bool, builtin_messaging, true,
           "Serve the built-in in-process message transport: messages.request in every turn, "
           "Envelope.SendMessage, and sharedos.envelope.v1.MessageRoutes (route leases).");
@@ -208,6 +221,13 @@ absl::StatusOr<env::EnvelopeServerOptions> Options(const RepeatedFlags& repeated
   options.engine.ended_turn_retention = absl::GetFlag(FLAGS_ended_turn_retention);
   options.engine.drain_grace = absl::GetFlag(FLAGS_drain_grace);
   ASSIGN_OR_RETURN(options.mcp, FrontDoor());
+  options.replica.name = absl::GetFlag(FLAGS_replica_name);
+  ASSIGN_OR_RETURN(options.replica.peers,
+                   env::ParseReplicaPeers(absl::GetFlag(FLAGS_replica_peers), "--replica_peers"));
+  ASSIGN_OR_RETURN(
+      options.replica.mcp_peers,
+      env::ParseReplicaPeers(absl::GetFlag(FLAGS_replica_mcp_peers), "--replica_mcp_peers"));
+  options.drain_timeout = absl::GetFlag(FLAGS_replica_drain_timeout);
   options.turn_journal = TurnJournalPath();
   // The journal is as durable as the outbox beside it.
   ASSIGN_OR_RETURN(options.turn_journal_fsync,
@@ -228,6 +248,7 @@ absl::StatusOr<std::unique_ptr<server::Servable>> Build(const server::ServiceFla
                            absl::GetFlag(FLAGS_authorizer_token_file), flags.channel_tls));
   ASSIGN_OR_RETURN(env::EnvelopeServerOptions options, Options(repeated));
   options.provider_tls = flags.channel_tls;
+  options.replica.tls = flags.channel_tls;
   if (options.mcp.has_value()) options.mcp->server.tls = flags.server.tls;
   options.engine.metrics = flags.metrics.get();
   if (options.mcp.has_value()) options.mcp->server.metrics = flags.metrics.get();

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/status/status_macros.h"
 #include "grpcpp/create_channel.h"
@@ -43,6 +44,7 @@ absl::StatusOr<std::unique_ptr<EnvelopeServer>> EnvelopeServer::Build(
   std::unique_ptr<EnvelopeServer> server(new EnvelopeServer(std::move(deps)));
   RETURN_IF_ERROR(server->LoadTools(options));
   RETURN_IF_ERROR(server->AttachProviders(options));
+  RETURN_IF_ERROR(server->JoinReplicas(options));
   RETURN_IF_ERROR(server->BindFrontDoor(options));
   RETURN_IF_ERROR(server->OpenJournal(options));
   RETURN_IF_ERROR(server->AttachMessaging(options));
@@ -163,6 +165,44 @@ absl::Status EnvelopeServer::AttachProviders(const EnvelopeServerOptions& option
   return absl::OkStatus();
 }
 
+absl::Status EnvelopeServer::JoinReplicas(EnvelopeServerOptions& options) {
+  drain_timeout_ = options.drain_timeout;
+  if (options.replica.name.empty()) {
+    if (!options.replica.peers.empty() || !options.replica.mcp_peers.empty()) {
+      return absl::InvalidArgumentError("--replica_peers: needs --replica_name");
+    }
+    return absl::OkStatus();
+  }
+  if (options.drain_timeout < absl::ZeroDuration() || options.drain_timeout > absl::Seconds(600)) {
+    return absl::InvalidArgumentError("--replica_drain_timeout: must be 0s..600s");
+  }
+  absl::StatusOr<std::unique_ptr<TurnForwarder>> forwarder = TurnForwarder::Create(options.replica);
+  if (!forwarder.ok()) return forwarder.status();
+  forwarder_ = *std::move(forwarder);
+  options.engine.replica_name = forwarder_->name();
+  if (options.mcp.has_value()) {
+    options.mcp->server.forward = [forwarder = forwarder_.get()](const std::string& turn_id,
+                                                                 const httplib::Request& request,
+                                                                 httplib::Response& response) {
+      return forwarder->ProxyMcp(turn_id, request, response);
+    };
+  }
+  return absl::OkStatus();
+}
+
+void EnvelopeServer::Drain() {
+  if (forwarder_ == nullptr || engine_ == nullptr) return;
+  engine_->StopAdmitting();
+  const absl::Time give_up = absl::Now() + drain_timeout_;
+  size_t running = engine_->running_turns();
+  std::fprintf(stderr, "envelope: draining %zu open turn(s)\n", running);
+  while (running > 0 && absl::Now() < give_up) {
+    absl::SleepFor(absl::Milliseconds(50));
+    running = engine_->running_turns();
+  }
+  std::fprintf(stderr, "envelope: drained (%zu turn(s) still open)\n", running);
+}
+
 absl::Status EnvelopeServer::BindFrontDoor(const EnvelopeServerOptions& options) {
   if (!options.mcp.has_value()) return absl::OkStatus();
   if (options.mcp->secret.size() < mcp::ExecutionTokenCodec::kMinSecretBytes) {
@@ -206,7 +246,7 @@ absl::Status EnvelopeServer::StartEngine(core::TurnEngine::Options engine_option
                  *recovered);
   }
   if (mcp_ != nullptr) mcp_->Start(*engine_, *mcp_tokens_, clock_);
-  service_ = std::make_unique<EnvelopeService>(*engine_, authenticator_);
+  service_ = std::make_unique<EnvelopeService>(*engine_, authenticator_, forwarder_.get());
   deadlines_ = std::thread([this] {
     while (!stopping_.WaitForNotificationWithTimeout(absl::Milliseconds(100))) {
       engine_->CancelExpired();

@@ -35,6 +35,7 @@
 #include "envelope_svc/resources/grpc_resource_provider.h"
 #include "envelope_svc/server/envelope_service.h"
 #include "envelope_svc/server/routes_service.h"
+#include "envelope_svc/server/turn_forwarder.h"
 #include "envelope_svc/tools/tool_registry.h"
 
 namespace sharedos::envelope::server {
@@ -97,6 +98,12 @@ struct EnvelopeServerOptions {
   // served by the built-in files resource provider (resources/files_resources.h) unless a host
   // provider is named for it.
   std::vector<HostResourceProvider> resource_providers;
+  // Envelope replicas (ADR 0011, turn_forwarder.h): with a name, turn ids name this replica and
+  // a call of a turn another replica owns is forwarded there. Empty name: one replica.
+  ReplicaOptions replica;
+  // On SIGTERM (Drain) a replica admits no new turn and serves its open ones until they end or
+  // this long has passed.
+  absl::Duration drain_timeout = absl::Seconds(30);
 };
 
 // What the server is given: `authorizer` and `audit` it owns; the others it borrows, and each
@@ -132,10 +139,13 @@ class EnvelopeServer final : public common::server::Servable {
   // {"mcp", its URL} when the front door is open.
   std::vector<std::pair<std::string, std::string>> side_listeners() const override;
   void StopSideListeners() override;
+  // Admits no new turn (OpenTurn UNAVAILABLE "envelope draining"), then waits until no turn runs
+  // or the drain timeout has passed.
+  void Drain() override;
 
   // Another adapter over the same engine, for a second server (sharedosd's public listener).
   std::unique_ptr<grpc::Service> NewService() {
-    return std::make_unique<EnvelopeService>(*engine_, authenticator_);
+    return std::make_unique<EnvelopeService>(*engine_, authenticator_, forwarder_.get());
   }
 
   // Another MessageRoutes adapter over the built-in transport; null without one.
@@ -152,6 +162,8 @@ class EnvelopeServer final : public common::server::Servable {
   // The steps of Build, in order.
   absl::Status LoadTools(const EnvelopeServerOptions& options);
   absl::Status AttachProviders(const EnvelopeServerOptions& options);
+  // The forwarder of a replica (none for one replica).
+  absl::Status JoinReplicas(EnvelopeServerOptions& options);
   // Binds the front door before the engine exists, so RUNTIME_MCP turns can be told its URL.
   absl::Status BindFrontDoor(const EnvelopeServerOptions& options);
   absl::Status OpenJournal(const EnvelopeServerOptions& options);
@@ -171,6 +183,8 @@ class EnvelopeServer final : public common::server::Servable {
   std::unique_ptr<files::FilesProvider> files_;
   std::vector<std::unique_ptr<providers::GrpcToolProvider>> hosts_;
   tools::AttachedProviders attached_;
+  std::unique_ptr<TurnForwarder> forwarder_;
+  absl::Duration drain_timeout_;
   std::unique_ptr<mcp::ExecutionTokenCodec> mcp_tokens_;
   std::unique_ptr<mcp::McpServer> mcp_;
   std::unique_ptr<core::TurnJournal> journal_;

@@ -1,5 +1,7 @@
 #include "envelope_svc/server/envelope_service.h"
 
+#include "absl/strings/str_cat.h"
+
 namespace sharedos::envelope::server {
 
 using ::sharedos::common::server::Principal;
@@ -9,6 +11,17 @@ grpc::Status EnvelopeService::WatchTurn(grpc::ServerContext* context,
                                         grpc::ServerWriter<v1::WatchTurnResponse>* writer) {
   absl::StatusOr<Principal> caller = rpc_.Caller(*context, {common::server::Role::kHost});
   if (!caller.ok()) return common::ToGrpcStatus(caller.status());
+  if (forwarder_ != nullptr) {
+    switch (forwarder_->RouteOf(request->turn_id(), TurnForwarder::Forwarded(*context))) {
+      case TurnForwarder::Route::kLocal:
+        break;
+      case TurnForwarder::Route::kForward:
+        return forwarder_->RelayWatch(*context, *request, *writer);
+      case TurnForwarder::Route::kNotFound:
+        return grpc::Status(grpc::StatusCode::NOT_FOUND,
+                            absl::StrCat("turn \"", request->turn_id(), "\" not found"));
+    }
+  }
   return common::ToGrpcStatus(core_.WatchTurn(
       *request, caller->scope,
       [&](const protocol::v1::ExecutionEvent& event) {

@@ -1,6 +1,8 @@
 // The gRPC adapter of sharedos.envelope.v1.Envelope: authenticate the caller (a host
 // credential only: none is UNAUTHENTICATED, one of another role PERMISSION_DENIED), hand its scope
-// to the TurnEngine, convert the status. Thread-safe (both dependencies are).
+// to the TurnEngine, convert the status. With a TurnForwarder (envelope replicas, ADR 0011), a
+// per-turn call of a turn another replica owns goes there instead (turn_forwarder.h). Thread-safe
+// (every dependency is).
 
 #ifndef SHAREDOS_ENVELOPE_SVC_SERVER_ENVELOPE_SERVICE_H_
 #define SHAREDOS_ENVELOPE_SVC_SERVER_ENVELOPE_SERVICE_H_
@@ -8,7 +10,21 @@
 #include "common/server/auth.h"
 #include "common/server/rpc_adapter.h"
 #include "envelope_svc/core/turn_engine.h"
+#include "envelope_svc/server/turn_forwarder.h"
 #include "sharedos/envelope/v1/envelope.grpc.pb.h"
+
+// A per-turn unary RPC of the Envelope service (callers of Role::kHost): `__VA_ARGS__` on this
+// replica's engine when it owns the turn, else forwarded (TurnForwarder::Serve).
+#define SHAREDOS_TURN_RPC(Method, ...)                                                  \
+  grpc::Status Method(grpc::ServerContext* context, const v1::Method##Request* request, \
+                      v1::Method##Response* response) override {                        \
+    return rpc_.Unary(*context, {::sharedos::common::server::Role::kHost}, response,    \
+                      [&](const ::sharedos::common::server::Principal& caller) {        \
+                        return TurnForwarder::Serve(forwarder_, *context, *request,     \
+                                                    &v1::Envelope::Stub::Method,        \
+                                                    [&] { return __VA_ARGS__; });       \
+                      });                                                               \
+  }
 
 namespace sharedos::envelope::server {
 
@@ -16,20 +32,24 @@ class EnvelopeService final : public common::server::CoreAdapter<v1::Envelope, c
  public:
   // Each within the scope of the host's credential.
   SHAREDOS_UNARY_RPC(OpenTurn, kHost, core_.OpenTurn(*request, caller.scope));
-  SHAREDOS_UNARY_RPC(InvokeTool, kHost, core_.InvokeTool(*request, caller.scope));
-  SHAREDOS_UNARY_RPC(FinishTurn, kHost, core_.FinishTurn(*request, caller.scope));
-  SHAREDOS_UNARY_RPC(CancelTurn, kHost, core_.CancelTurn(*request, caller.scope));
-  SHAREDOS_UNARY_RPC(GetTurn, kHost, core_.GetTurn(*request, caller.scope));
-  SHAREDOS_UNARY_RPC(SendMessage, kHost, core_.SendMessage(*request, caller.scope));
-  SHAREDOS_UNARY_RPC(InvokeResource, kHost, core_.InvokeResource(*request, caller.scope));
-  SHAREDOS_UNARY_RPC(ListToolNamespaces, kHost, core_.ListToolNamespaces(*request, caller.scope));
-  SHAREDOS_UNARY_RPC(UpdateToolNamespaces, kHost,
-                     core_.UpdateToolNamespaces(*request, caller.scope));
+  SHAREDOS_TURN_RPC(InvokeTool, core_.InvokeTool(*request, caller.scope));
+  SHAREDOS_TURN_RPC(FinishTurn, core_.FinishTurn(*request, caller.scope));
+  SHAREDOS_TURN_RPC(CancelTurn, core_.CancelTurn(*request, caller.scope));
+  SHAREDOS_TURN_RPC(GetTurn, core_.GetTurn(*request, caller.scope));
+  SHAREDOS_TURN_RPC(SendMessage, core_.SendMessage(*request, caller.scope));
+  SHAREDOS_TURN_RPC(InvokeResource, core_.InvokeResource(*request, caller.scope));
+  SHAREDOS_TURN_RPC(ListToolNamespaces, core_.ListToolNamespaces(*request, caller.scope));
+  SHAREDOS_TURN_RPC(UpdateToolNamespaces, core_.UpdateToolNamespaces(*request, caller.scope));
   grpc::Status WatchTurn(grpc::ServerContext* context, const v1::WatchTurnRequest* request,
                          grpc::ServerWriter<v1::WatchTurnResponse>* writer) override;
 
-  // CoreAdapter(core, authenticator): both borrowed.
-  using CoreAdapter::CoreAdapter;
+  // All borrowed; `forwarder` null: one replica, every turn served here.
+  EnvelopeService(core::TurnEngine& core, const common::server::Authenticator& authenticator,
+                  const TurnForwarder* forwarder = nullptr)
+      : CoreAdapter(core, authenticator), forwarder_(forwarder) {}
+
+ private:
+  const TurnForwarder* const forwarder_;
 };
 
 }  // namespace sharedos::envelope::server

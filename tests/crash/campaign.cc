@@ -246,6 +246,31 @@ void CheckAfterCampaign(const Targets& targets, const std::string& admin,
               static_cast<long long>(verified.checked()));
 }
 
+int InterruptedTurnEndedCount(const std::string& audit_address, const std::string& admin,
+                              const std::string& execution, int want) {
+  auto audit = audit::v1::AuditLog::NewStub(Connect(audit_address));
+  const absl::Time give_up = absl::Now() + absl::Seconds(30);
+  int count = 0;
+  for (;;) {
+    audit::v1::QueryRequest query;
+    query.mutable_filter()->set_execution_id(execution);
+    query.mutable_filter()->set_type(pb::AUDIT_EVENT_TYPE_TURN_ENDED);
+    query.set_limit(100);
+    audit::v1::QueryResponse page;
+    grpc::Status status = audit->Query(As(admin, absl::Seconds(10)).get(), query, &page);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    count = page.records_size();
+    for (const auto& record : page.records()) {
+      EXPECT_EQ(record.event().outcome(), pb::AUDIT_OUTCOME_INTERRUPTED);
+      EXPECT_EQ(record.event().reason(), "operation_aborted");
+      EXPECT_TRUE(record.event().fail_closed());
+      EXPECT_EQ(record.event().ended_by(), pb::ENDED_BY_ENVELOPE);
+    }
+    if (count >= want || absl::Now() > give_up) return count;
+    absl::SleepFor(absl::Milliseconds(200));
+  }
+}
+
 pb::CapabilityGrant BoundedDemoGrant() {
   pb::CapabilityGrant grant = demo::Grant();
   grant.mutable_constraints()->set_max_uses(kMaxUses);

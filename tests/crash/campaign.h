@@ -85,6 +85,13 @@ class Clients {
   std::shared_ptr<grantstore::v1::GrantStore::Stub> grants_ ABSL_GUARDED_BY(mu_);
 };
 
+// The turn.ended records of `execution` in the audit log at `audit_address` (read as `admin`),
+// once `want` are in or 30 s pass (an envelope's outbox delivers them); each must be the ending
+// of an interrupted turn (outcome interrupted, operation_aborted, fail closed, ended by the
+// envelope: ADR 0009). gtest assertions.
+int InterruptedTurnEndedCount(const std::string& audit_address, const std::string& admin,
+                              const std::string& execution, int want);
+
 // The demo grant with constraints.max_uses = kMaxUses.
 protocol::v1::CapabilityGrant BoundedDemoGrant();
 // Issues BoundedDemoGrant as `admin` (gtest assertions).

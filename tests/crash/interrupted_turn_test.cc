@@ -61,33 +61,6 @@ void ExpectInterrupted(const std::string& envelope, const std::string& host,
   EXPECT_TRUE(got.result().has_completed_at());
 }
 
-// The turn.ended records of `execution`, once `want` are in or 30 s pass (the envelope's outbox
-// delivers them); checks the interrupted one.
-int TurnEndedCount(const std::string& audit_address, const std::string& admin,
-                   const std::string& execution, int want) {
-  auto audit = audit::v1::AuditLog::NewStub(Connect(audit_address));
-  const absl::Time give_up = absl::Now() + absl::Seconds(30);
-  int count = 0;
-  for (;;) {
-    audit::v1::QueryRequest query;
-    query.mutable_filter()->set_execution_id(execution);
-    query.mutable_filter()->set_type(pb::AUDIT_EVENT_TYPE_TURN_ENDED);
-    query.set_limit(100);
-    audit::v1::QueryResponse page;
-    grpc::Status status = audit->Query(As(admin, absl::Seconds(10)).get(), query, &page);
-    EXPECT_TRUE(status.ok()) << status.error_message();
-    count = page.records_size();
-    for (const auto& record : page.records()) {
-      EXPECT_EQ(record.event().outcome(), pb::AUDIT_OUTCOME_INTERRUPTED);
-      EXPECT_EQ(record.event().reason(), "operation_aborted");
-      EXPECT_TRUE(record.event().fail_closed());
-      EXPECT_EQ(record.event().ended_by(), pb::ENDED_BY_ENVELOPE);
-    }
-    if (count >= want || absl::Now() > give_up) return count;
-    absl::SleepFor(absl::Milliseconds(200));
-  }
-}
-
 TEST(InterruptedTurnTest, AnEnvelopeKilledWithATurnRunningEndsItOnRestartOnce) {
   const std::string dir = MakeDir("four");
   const std::string files = dir + "/files";
@@ -111,14 +84,14 @@ TEST(InterruptedTurnTest, AnEnvelopeKilledWithATurnRunningEndsItOnRestartOnce) {
   absl::Status restarted = four.Restart(Service::kEnvelope);
   ASSERT_TRUE(restarted.ok()) << restarted;
   ExpectInterrupted(four.envelope_address(), four.host_token(), turn_id, execution);
-  EXPECT_EQ(TurnEndedCount(four.audit_address(), four.admin_token(), execution, 1), 1);
+  EXPECT_EQ(InterruptedTurnEndedCount(four.audit_address(), four.admin_token(), execution, 1), 1);
 
   // Killed again and restarted: nothing is ended twice.
   ASSERT_TRUE(four.Kill(Service::kEnvelope).ok());
   restarted = four.Restart(Service::kEnvelope);
   ASSERT_TRUE(restarted.ok()) << restarted;
   absl::SleepFor(absl::Seconds(3));  // time for a second record to be delivered, were there one
-  EXPECT_EQ(TurnEndedCount(four.audit_address(), four.admin_token(), execution, 1), 1);
+  EXPECT_EQ(InterruptedTurnEndedCount(four.audit_address(), four.admin_token(), execution, 1), 1);
   EXPECT_TRUE(four.StopAll().ok());
 }
 
@@ -148,14 +121,14 @@ TEST(InterruptedTurnTest, SharedosdKilledWithATurnRunningEndsItOnRestartOnce) {
   sharedosd = start();
   ASSERT_NE(sharedosd, nullptr);
   ExpectInterrupted(sharedosd->address(), host, turn_id, execution);
-  EXPECT_EQ(TurnEndedCount(sharedosd->address(), admin, execution, 1), 1);
+  EXPECT_EQ(InterruptedTurnEndedCount(sharedosd->address(), admin, execution, 1), 1);
 
   ASSERT_EQ(kill(sharedosd->pid(), SIGKILL), 0);
   sharedosd.reset();
   sharedosd = start();
   ASSERT_NE(sharedosd, nullptr);
   absl::SleepFor(absl::Seconds(3));
-  EXPECT_EQ(TurnEndedCount(sharedosd->address(), admin, execution, 1), 1);
+  EXPECT_EQ(InterruptedTurnEndedCount(sharedosd->address(), admin, execution, 1), 1);
   EXPECT_TRUE(sharedosd->Stop().ok());
 }
 

@@ -1,5 +1,10 @@
 #include "tests/testing/deployment.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/server/auth.h"
@@ -8,7 +13,7 @@
 namespace sharedos::testing {
 namespace {
 
-constexpr int kServices = 5;
+constexpr int kServices = 6;
 
 // The exit of an orderly stop: OK on 0, else INTERNAL naming the process, with its output.
 absl::Status Stopped(const std::string& name, Process& process) {
@@ -16,6 +21,22 @@ absl::Status Stopped(const std::string& name, Process& process) {
   if (code == 0) return absl::OkStatus();
   return absl::InternalError(
       absl::StrCat(name, " exited with ", code, " on SIGTERM; output:\n", process.output()));
+}
+
+// A port free on 127.0.0.1 now (bound to port 0, then released): for processes that must know
+// each other's ports before either starts.
+absl::StatusOr<int> FreeLoopbackPort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return absl::InternalError("socket() failed");
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof(address);
+  const bool bound = bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
+                     getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0;
+  close(fd);
+  if (!bound) return absl::InternalError("no free loopback port");
+  return static_cast<int>(ntohs(address.sin_port));
 }
 
 // `args` with --port=0 replaced by the port `address` ends with.
@@ -116,6 +137,17 @@ absl::StatusOr<std::unique_ptr<FourProcessDeployment>> FourProcessDeployment::St
   for (const std::string& flag : d.AuditFlags("authorizer")) args.push_back(flag);
   RETURN_IF_ERROR(d.StartMember(Service::kAuthorizer, "authorizer_svc/server/authorizer_svc",
                                 "authorizer_svc", std::move(args)));
+  if (d.options_.replicas) {
+    for (int i = 0; i < 2; ++i) {
+      ASSIGN_OR_RETURN(d.replica_ports_[i], FreeLoopbackPort());
+      ASSIGN_OR_RETURN(d.replica_mcp_ports_[i], FreeLoopbackPort());
+    }
+    RETURN_IF_ERROR(d.StartMember(Service::kEnvelope, "envelope_svc/server/envelope_svc",
+                                  "envelope_svc", d.ReplicaArgs(0)));
+    RETURN_IF_ERROR(d.StartMember(Service::kEnvelopeReplica, "envelope_svc/server/envelope_svc",
+                                  "envelope_svc", d.ReplicaArgs(1)));
+    return deployment;
+  }
   RETURN_IF_ERROR(d.StartMember(Service::kEnvelope, "envelope_svc/server/envelope_svc",
                                 "envelope_svc", d.EnvelopeArgs("envelope", /*attached=*/true)));
   if (d.options_.unattached_envelope) {
@@ -187,6 +219,26 @@ std::vector<std::string> FourProcessDeployment::EnvelopeArgs(const std::string& 
   return args;
 }
 
+std::vector<std::string> FourProcessDeployment::ReplicaArgs(int self) const {
+  const char* names[] = {"r1", "r2"};
+  std::vector<std::string> args =
+      EnvelopeArgs(self == 0 ? "envelope" : "envelope-r2", /*attached=*/true);
+  const std::string scheme = options_.tls.ca_file.empty() ? "http" : "https";
+  for (std::string& arg : args) {
+    if (arg == "--port=0") arg = absl::StrCat("--port=", replica_ports_[self]);
+    if (arg == "--mcp_port=0") arg = absl::StrCat("--mcp_port=", replica_mcp_ports_[self]);
+  }
+  const int peer = 1 - self;
+  args.push_back(absl::StrCat("--replica_name=", names[self]));
+  args.push_back(
+      absl::StrCat("--replica_peers=", names[peer], "=127.0.0.1:", replica_ports_[peer]));
+  if (options_.mcp) {
+    args.push_back(absl::StrCat("--replica_mcp_peers=", names[peer], "=", scheme,
+                                "://127.0.0.1:", replica_mcp_ports_[peer], "/mcp"));
+  }
+  return args;
+}
+
 std::vector<std::string> FourProcessDeployment::TlsFlags() const {
   const Options::Tls& tls = options_.tls;
   if (tls.ca_file.empty()) return {};
@@ -248,6 +300,11 @@ bool FourProcessDeployment::running(Service service) const {
 std::string FourProcessDeployment::output(Service service) const {
   const Member& m = member(service);
   return m.process == nullptr ? "" : m.process->output();
+}
+
+pid_t FourProcessDeployment::pid(Service service) const {
+  const Member& m = member(service);
+  return m.process == nullptr ? 0 : m.process->pid();
 }
 
 std::vector<pid_t> FourProcessDeployment::pids() const {

@@ -6,8 +6,9 @@
 //   FourProcessDeployment  audit_svc, grantstore_svc, authorizer_svc and envelope_svc as
 //                          separate processes (SQLite files, service credentials, writers with
 //                          outboxes), optionally a second envelope_svc without the host
-//                          providers; audit_svc and grantstore_svc can be stopped and started
-//                          again on the same port and database.
+//                          providers, or two envelope_svc replicas of one service (ADR 0011);
+//                          every service can be stopped (or killed) and started again on the
+//                          same port and database.
 //
 // Both start with Start() (every process reported listening, never a sleep) and stop what still
 // runs on destruction. Neither is thread-safe: one owner drives one deployment.
@@ -101,7 +102,15 @@ struct DeploymentCredentials {
 // audit_svc, grantstore_svc, authorizer_svc and envelope_svc, each its own process.
 class FourProcessDeployment {
  public:
-  enum class Service { kAudit, kGrantstore, kAuthorizer, kEnvelope, kUnattachedEnvelope };
+  enum class Service {
+    kAudit,
+    kGrantstore,
+    kAuthorizer,
+    kEnvelope,
+    kUnattachedEnvelope,
+    // The second replica (Options::replicas).
+    kEnvelopeReplica
+  };
 
   struct Options {
     // An existing writable directory: credentials.json, service.token, lease.secret,
@@ -126,6 +135,11 @@ class FourProcessDeployment {
     bool provider_token = false;
     // A second envelope_svc ("envelope-unattached"), the same but without `providers`.
     bool unattached_envelope = false;
+    // Two replicas of the envelope (ADR 0011): kEnvelope is --replica_name=r1, kEnvelopeReplica
+    // r2 (the same flags, its own outbox and journal), each the other's peer over gRPC and, with
+    // `mcp`, over MCP; their ports are chosen before they start, so a restarted replica is
+    // found where its peer expects it.
+    bool replicas = false;
     // Each envelope serves the MCP front door (--mcp_secret_file, --mcp_port=0); Start waits
     // for its MCP line.
     bool mcp = false;
@@ -170,6 +184,8 @@ class FourProcessDeployment {
   bool running(Service service) const;
   // What `service` has printed so far, stdout and stderr ("" when it is not running).
   std::string output(Service service) const;
+  // The process of `service` (0 when it is not running), e.g. to signal it without waiting.
+  pid_t pid(Service service) const;
   // The processes running now, in the order they started (e.g. to read their CPU time).
   std::vector<pid_t> pids() const;
   const DeploymentCredentials& credentials() const { return options_.credentials; }
@@ -214,13 +230,18 @@ class FourProcessDeployment {
   // What dependents dial for `service` (Options::dial).
   std::string Dialed(Service service) const;
   std::vector<std::string> EnvelopeArgs(const std::string& writer, bool attached) const;
+  // --replica_name and the peers of replica `self` (0: r1, 1: r2) on the chosen ports.
+  std::vector<std::string> ReplicaArgs(int self) const;
   std::vector<std::string> TlsFlags() const;
   Member& member(Service service) { return members_[static_cast<int>(service)]; }
   const Member& member(Service service) const { return members_[static_cast<int>(service)]; }
 
   const Options options_;
   std::string credentials_flag_;
-  Member members_[5];
+  // Options::replicas: each replica's gRPC and MCP port.
+  int replica_ports_[2] = {0, 0};
+  int replica_mcp_ports_[2] = {0, 0};
+  Member members_[6];
 };
 
 // The credentials.json of `credentials` (admin "ops", service "services", the host's own).
