@@ -622,6 +622,8 @@ absl::StatusOr<v1::RecordEscalationResponse> AuthorizerCore::RecordEscalation(
   std::string reason = request.reason();
   RETURN_IF_ERROR(
       validation::CheckTrimmedString(&reason, validation::kMaxEscalationReasonLength, "reason"));
+  std::string requested_event_id = request.requested_event_id();
+  RETURN_IF_ERROR(validation::CheckOptionalIdentifier(&requested_event_id, "requested_event_id"));
   ASSIGN_OR_RETURN(const std::optional<absl::Time> instant,
                    OperationInstant(request.has_operation_instant(), request.operation_instant()));
   ASSIGN_OR_RETURN(const std::shared_ptr<const Lease> lease, FindLease(request.lease_id()));
@@ -667,8 +669,11 @@ absl::StatusOr<v1::RecordEscalationResponse> AuthorizerCore::RecordEscalation(
   metrics_.EscalationRequested();
 
   // Post-effect: the escalation is stored; an audit outage delays the record, never the answer.
-  (void)audit_.RecordPostEffect(
-      EscalationRequestedEvent(context, escalation, execution_id, stored->escalation_id()));
+  // Under the caller's id when it gave one: a retry of the same escalation is the same record.
+  pb::AuditEvent requested =
+      EscalationRequestedEvent(context, escalation, execution_id, stored->escalation_id());
+  if (!requested_event_id.empty()) requested.set_id(requested_event_id);
+  (void)audit_.RecordPostEffect(std::move(requested));
 
   v1::RecordEscalationResponse response;
   *response.mutable_escalation() = std::move(escalation);

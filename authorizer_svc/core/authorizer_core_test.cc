@@ -909,6 +909,37 @@ TEST_F(AuthorizerCoreTest, TheDenialToEscalationHopKeepsTheRequestId) {
   EXPECT_THAT(store_.escalations(), SizeIs(1));
 }
 
+TEST_F(AuthorizerCoreTest, ARequestedEventIdIsTheEscalationRecordsIdOnEveryRetry) {
+  const v1::OpenTurnAuthorityResponse lease = Open();
+  v1::RecordEscalationRequest request;
+  request.set_lease_id(lease.lease_id());
+  request.set_execution_id("exec-1");
+  request.set_reason("asked before the envelope stopped");
+  *request.mutable_operation_instant() = Ts(clock_.Now());
+  request.set_requested_event_id("9b6c0c52-0d2f-4c55-9a39-3d1f0f0b6f11");
+  auto first = authorizer_->RecordEscalation(request);
+  ASSERT_THAT(first, IsOk());
+  auto second = authorizer_->RecordEscalation(request);
+  ASSERT_THAT(second, IsOk());
+  EXPECT_EQ(second->escalation_id(), first->escalation_id());
+  EXPECT_THAT(store_.escalations(), SizeIs(1));
+  // Both writes carry the caller's id (audit_svc keeps one record under it).
+  std::vector<pb::AuditEvent> requested;
+  for (const auto& recorded : audit_.recorded()) {
+    if (recorded.event.type() == pb::AUDIT_EVENT_TYPE_ESCALATION_REQUESTED) {
+      requested.push_back(recorded.event);
+    }
+  }
+  ASSERT_THAT(requested, SizeIs(2));
+  EXPECT_EQ(requested[0].id(), "9b6c0c52-0d2f-4c55-9a39-3d1f0f0b6f11");
+  EXPECT_EQ(requested[1].id(), requested[0].id());
+
+  request.set_requested_event_id("   ");
+  auto refused = authorizer_->RecordEscalation(request);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(refused.status().message(), HasSubstr("requested_event_id"));
+}
+
 TEST_F(AuthorizerCoreTest, EscalationIdentityIsMintedFromTheLeaseNotTheCaller) {
   const v1::OpenTurnAuthorityResponse lease = Open();
   // A request minted for somebody else: only its ask travels (AuthorityAsk has no identity).

@@ -6,6 +6,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "capability/reason_codes.h"
+#include "common/crypto/random.h"
+#include "common/crypto/sha256.h"
 #include "common/json/protocol_json.h"
 #include "common/logging/log.h"
 #include "common/status/status_macros.h"
@@ -334,12 +336,15 @@ Settlement Settler::UnrecordedAsk(const Snapshot& snapshot) {
 }
 
 absl::StatusOr<Settlement> Settler::RecordEscalation(Turn& turn, const std::string& reason,
-                                                     const pb::CapabilityRequest* requested) {
+                                                     const pb::CapabilityRequest* requested,
+                                                     std::optional<absl::Time> at,
+                                                     const std::string& requested_event_id) {
   az::RecordEscalationRequest record;
   record.set_lease_id(turn.lease_id);
   record.set_execution_id(turn.request.execution_id());
   record.set_reason(reason);
-  *record.mutable_operation_instant() = TimestampOf(clock_.Now());
+  *record.mutable_operation_instant() = TimestampOf(at.value_or(clock_.Now()));
+  record.set_requested_event_id(requested_event_id);
   if (requested != nullptr) {
     az::AuthorityAsk* ask = record.mutable_requested_authority_ask();
     *ask->mutable_capabilities() = requested->capabilities();
@@ -468,10 +473,12 @@ void Settler::Finalize(Turn& turn, Settlement settlement, std::optional<absl::Ti
     if (settlement.ended_by.has_value()) ended.set_ended_by(*settlement.ended_by);
   }
   // Only once turn.ended is in the outbox may the journal forget the turn (ADR 0009).
-  if (audit_.RecordPostEffect(std::move(ended)).ok() && options_.journal != nullptr) {
-    (void)options_.journal->Remove(turn.id);
-  }
-  if (!turn.lease_id.empty()) {
+  const bool ended_recorded = audit_.RecordPostEffect(std::move(ended)).ok();
+  if (ended_recorded && options_.journal != nullptr) (void)options_.journal->Remove(turn.id);
+  // A turn whose ending is not in the outbox stays journaled, and its lease open: the next start
+  // ends it the same way under it (a latched turn records its ask again, the same request); the
+  // lease expires on its own.
+  if (!turn.lease_id.empty() && (ended_recorded || options_.journal == nullptr)) {
     az::CloseTurnAuthorityRequest close;
     close.set_lease_id(turn.lease_id);
     // A lease that cannot be closed expires on its own.
@@ -484,6 +491,51 @@ void Settler::Finalize(Turn& turn, Settlement settlement, std::optional<absl::Ti
                         {"execution_id", result.execution_id()},
                         {"status", pb::ExecutionStatus_Name(result.status())},
                         {"reason_code", result.error().code()}});
+}
+
+void Settler::JournalLatch(const Turn& turn, const std::string& reason, absl::Time at) {
+  if (options_.journal == nullptr) return;
+  TurnJournal::Entry::Latch latch;
+  latch.asked_at = at;
+  latch.reason_sha256 = common::Sha256Hex(reason);
+  latch.reason_length = static_cast<int64_t>(reason.size());
+  latch.requested_event_id = common::NewUuidV4();
+  if (absl::Status journaled = options_.journal->MarkLatched(turn.id, latch); !journaled.ok()) {
+    common::logging::Log(
+        common::logging::Level::kWarning, "turn.latch_not_journaled", turn.context.trace_id(),
+        {{"turn_id", turn.id}, {"code", absl::StatusCodeToString(journaled.code())}});
+  }
+}
+
+Settlement Settler::RecoverLatched(Turn& turn, const TurnJournal::Entry::Latch& latch) {
+  Struct harness;
+  auto& fields = *harness.mutable_fields();
+  fields["harnessOutcome"] = Str("interrupted");
+  fields["escalationAsked"] =
+      Object({{"tool", Str(tools::kEscalationToolName)},
+              {"reason", Str(kRecoveredEscalationReason)},
+              {"reasonSha256", Str(latch.reason_sha256)},
+              {"reasonLength", Num(static_cast<double>(latch.reason_length))}});
+  {
+    absl::MutexLock lock(&turn.mu);
+    turn.phase = Phase::kEnding;
+  }
+  absl::StatusOr<Settlement> recorded =
+      RecordEscalation(turn, std::string(kRecoveredEscalationReason), nullptr, latch.asked_at,
+                       latch.requested_event_id);
+  Settlement settlement;
+  if (recorded.ok()) {
+    settlement = *std::move(recorded);
+  } else {
+    // Nothing is granted by an ask that is not recorded: the turn ends as any interrupted one,
+    // the ask visible.
+    settlement = Settlement::Interrupted();
+    fields["escalationRecorded"].set_bool_value(false);
+  }
+  for (const auto& [key, value] : harness.fields()) {
+    (*settlement.metadata.mutable_fields())[key] = value;
+  }
+  return settlement;
 }
 
 absl::StatusOr<int> Settler::RecoverInterrupted() {
@@ -506,7 +558,10 @@ absl::StatusOr<int> Settler::RecoverInterrupted() {
     // A turn whose execution is held already (it cannot be: the table is new) is left journaled.
     if (!table_.Reserve(*turn).ok()) continue;
     table_.PublishRunning(turn);
-    Finalize(*turn, Settlement::Interrupted(), at);
+    Finalize(
+        *turn,
+        entry.latch.has_value() ? RecoverLatched(*turn, *entry.latch) : Settlement::Interrupted(),
+        at);
     ++ended;
   }
   return ended;

@@ -61,6 +61,12 @@ struct Settlement {
   static Settlement Interrupted();
 };
 
+// The reason a recovered latched turn's escalation is recorded with (ADR 0009, "A latched
+// escalation"): the harness's own text is never journaled, so a recovery cannot repeat it.
+inline constexpr absl::string_view kRecoveredEscalationReason =
+    "The harness asked for a human before its envelope stopped; the reason it gave was not kept "
+    "across the restart (its SHA-256 and length are in the turn's metadata.escalationAsked).";
+
 // The terminal outcome of an MCP harness that exited (envelope.proto HarnessExitedOutcome):
 // with a latched escalation → escalated (the caller records it); output with outcome
 // "completed" → succeeded; otherwise failed with error_code, or
@@ -130,9 +136,22 @@ class Settler {
   void Finalize(Turn& turn, Settlement settlement,
                 std::optional<absl::Time> completed_at = std::nullopt);
 
+  // The MCP latch of `turn` engaged at `at` with `reason` (StepEscalationLatch): journals it
+  // (ADR 0009) — the instant, the reason's SHA-256 and length, a fresh id for the recovered
+  // escalation.requested — fsynced before the ask is answered. A journal that cannot take it
+  // leaves the latch in memory only (logged, no reason text): the turn still ends escalated
+  // unless the process dies first. No journal: nothing.
+  void JournalLatch(const Turn& turn, const std::string& reason, absl::Time at);
+
   // Ends every turn the journal holds (open when the envelope last stopped): each is published,
-  // then ended Interrupted() at the instant first fixed for it, so a repeated recovery writes
-  // the same turn.ended under the same id (audit_svc keeps one). Answers how many it ended.
+  // then ended at the instant first fixed for it, so a repeated recovery writes the same
+  // turn.ended under the same id (audit_svc keeps one). A turn without a latch ends
+  // Interrupted(); a latched one ends escalated exactly as a latched ending does (the ask
+  // recorded at the authorizer, requested_at = the latch's instant, reason
+  // kRecoveredEscalationReason, escalation.requested under the journaled id, so a repeat stores
+  // and writes nothing twice; metadata harnessOutcome "interrupted" and escalationAsked with the
+  // reason's hash and length) — or, when the authorizer does not record it, Interrupted() with
+  // that metadata and escalationRecorded false. Answers how many it ended.
   // Errors: those of the journal (the envelope must not serve then).
   absl::StatusOr<int> RecoverInterrupted();
 
@@ -171,10 +190,16 @@ class Settler {
   // cancelled, the ask kept visible in metadata.
   static Settlement UnrecordedAsk(const Snapshot& snapshot);
 
-  // Records the escalation at the authorizer and answers the escalated settlement.
+  // The ending of a journaled latched turn at recovery (RecoverInterrupted).
+  Settlement RecoverLatched(Turn& turn, const TurnJournal::Entry::Latch& latch);
+
+  // Records the escalation at the authorizer and answers the escalated settlement; requested_at
+  // is `at` (absent: now), escalation.requested written under `requested_event_id` when set.
   // Errors: UNAVAILABLE (the authorizer did not record it; `turn` is running again).
   absl::StatusOr<Settlement> RecordEscalation(Turn& turn, const std::string& reason,
-                                              const protocol::v1::CapabilityRequest* requested);
+                                              const protocol::v1::CapabilityRequest* requested,
+                                              std::optional<absl::Time> at = std::nullopt,
+                                              const std::string& requested_event_id = "");
   // The terminal result of `turn` ended with `settlement` at `completed_at`.
   protocol::v1::ExecutionResult TerminalResult(const Turn& turn, Settlement& settlement,
                                                absl::Time completed_at) const

@@ -280,16 +280,20 @@ absl::StatusOr<TurnEngine::LatchStep> TurnEngine::StepEscalationLatch(
   if (turn == nullptr) {
     return absl::NotFoundError(absl::StrCat("turn \"", turn_id, "\" not found"));
   }
-  absl::MutexLock lock(&turn->mu);
-  if (turn->escalation_asked.has_value()) {
-    ++turn->calls_after_escalation;
-    return LatchStep::kPending;
-  }
-  if (ask_reason.has_value() && turn->phase == Phase::kRunning) {
+  {
+    absl::MutexLock lock(&turn->mu);
+    if (turn->escalation_asked.has_value()) {
+      ++turn->calls_after_escalation;
+      return LatchStep::kPending;
+    }
+    if (!ask_reason.has_value() || turn->phase != Phase::kRunning) return LatchStep::kPassThrough;
     turn->escalation_asked = *ask_reason;
-    return LatchStep::kAsked;
   }
-  return LatchStep::kPassThrough;
+  // Durable before the ask is answered (ADR 0009): a crash from here on ends the turn escalated.
+  // Outside the turn's lock: later calls are answered pending meanwhile, and an ending that
+  // removed the row first makes this write nothing.
+  settler_.JournalLatch(*turn, *ask_reason, clock_.Now());
+  return LatchStep::kAsked;
 }
 
 }  // namespace sharedos::envelope::core

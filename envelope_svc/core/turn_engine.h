@@ -237,7 +237,9 @@ class TurnEngine {
   // One step of a turn's escalation latch (seed ADR 0018), atomic per turn. Once the turn has
   // asked, every call is kPending and counted in callsAfterEscalation. Otherwise `ask_reason`
   // (a call naming sharedos.escalate on a turn that offers it) latches a running turn (kAsked:
-  // the first ask wins; nothing is recorded until FinishTurn); anything else is kPassThrough —
+  // the first ask wins; nothing is recorded at the authorizer until the turn ends, but the latch
+  // is in the journal, fsynced, before kAsked is answered — Settler::JournalLatch, ADR 0009 — so
+  // a turn latched at a crash ends escalated on restart); anything else is kPassThrough —
   // so is an ask on a turn already ending or ended (InvokeTool then refuses it).
   // Every ending of a latched turn (FinishTurn, CancelTurn, the deadline) ends it escalated.
   // Errors: NOT_FOUND (unknown turn).
@@ -252,8 +254,10 @@ class TurnEngine {
 
   // Ends every turn the journal holds — turns open when this envelope's process last stopped —
   // failed operation_aborted (fail closed; turn.ended outcome interrupted, written once under the
-  // id minted when the turn opened), their leases closed when the authorizer answers; GetTurn
-  // answers them for the ended-turn retention. Call before serving. Returns how many it ended.
+  // id minted when the turn opened), or escalated when its MCP latch had engaged (the ask
+  // recorded at the authorizer once; Settler::RecoverInterrupted), their leases closed when the
+  // authorizer answers; GetTurn answers them for the ended-turn retention. Call before serving.
+  // Returns how many it ended.
   // Errors: those of the journal (do not serve then: fail closed).
   absl::StatusOr<int> RecoverInterrupted();
 

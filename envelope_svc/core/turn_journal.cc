@@ -24,6 +24,13 @@ const common::sqlite::Migration kMigrations[] = {
         ended_event_id TEXT NOT NULL,
         interrupted_at_us INTEGER);
     )sql"},
+    // The MCP escalation latch (ADR 0009, "A latched escalation"): NULL until the turn asked.
+    {2, R"sql(
+      ALTER TABLE open_turns ADD COLUMN latched_at_us INTEGER;
+      ALTER TABLE open_turns ADD COLUMN latch_reason_sha256 TEXT;
+      ALTER TABLE open_turns ADD COLUMN latch_reason_length INTEGER;
+      ALTER TABLE open_turns ADD COLUMN latch_event_id TEXT;
+    )sql"},
 };
 
 }  // namespace
@@ -76,6 +83,25 @@ absl::Status TurnJournal::Remove(const std::string& turn_id) {
   return remove.Step().status();
 }
 
+absl::Status TurnJournal::MarkLatched(const std::string& turn_id, const Entry::Latch& latch) {
+  if (turn_id.empty()) return absl::InvalidArgumentError("turn journal: empty turn id");
+  if (latch.requested_event_id.empty()) {
+    return absl::InvalidArgumentError("turn journal: empty requested event id");
+  }
+  absl::MutexLock lock(&mu_);
+  ASSIGN_OR_RETURN(
+      Statement mark,
+      db_->Cached("UPDATE open_turns SET latched_at_us = ?2, latch_reason_sha256 = ?3, "
+                  "latch_reason_length = ?4, latch_event_id = ?5 "
+                  "WHERE turn_id = ?1 AND latched_at_us IS NULL"));
+  RETURN_IF_ERROR(mark.BindText(1, turn_id));
+  RETURN_IF_ERROR(mark.BindInt64(2, absl::ToUnixMicros(latch.asked_at)));
+  RETURN_IF_ERROR(mark.BindText(3, latch.reason_sha256));
+  RETURN_IF_ERROR(mark.BindInt64(4, latch.reason_length));
+  RETURN_IF_ERROR(mark.BindText(5, latch.requested_event_id));
+  return mark.Step().status();
+}
+
 absl::StatusOr<absl::Time> TurnJournal::MarkInterrupted(const std::string& turn_id, absl::Time at) {
   absl::MutexLock lock(&mu_);
   {
@@ -98,8 +124,9 @@ absl::StatusOr<std::vector<TurnJournal::Entry>> TurnJournal::List() const {
   absl::MutexLock lock(&mu_);
   ASSIGN_OR_RETURN(Statement select,
                    db_->Cached("SELECT turn_id, execution_id, runtime, context, lease_id, "
-                               "started_at_us, ended_event_id, interrupted_at_us "
-                               "FROM open_turns ORDER BY turn_id"));
+                               "started_at_us, ended_event_id, interrupted_at_us, "
+                               "latched_at_us, latch_reason_sha256, latch_reason_length, "
+                               "latch_event_id FROM open_turns ORDER BY turn_id"));
   std::vector<Entry> entries;
   while (true) {
     ASSIGN_OR_RETURN(bool row, select.Step());
@@ -117,6 +144,15 @@ absl::StatusOr<std::vector<TurnJournal::Entry>> TurnJournal::List() const {
     entry.started_at = absl::FromUnixMicros(select.ColumnInt64(5));
     entry.ended_event_id = std::string(select.ColumnText(6));
     if (!select.ColumnIsNull(7)) entry.interrupted_at = absl::FromUnixMicros(select.ColumnInt64(7));
+    if (!select.ColumnIsNull(8)) {
+      if (select.ColumnIsNull(11)) return absl::DataLossError("turn journal: a row cannot be read");
+      Entry::Latch latch;
+      latch.asked_at = absl::FromUnixMicros(select.ColumnInt64(8));
+      latch.reason_sha256 = std::string(select.ColumnText(9));
+      latch.reason_length = select.ColumnInt64(10);
+      latch.requested_event_id = std::string(select.ColumnText(11));
+      entry.latch = std::move(latch);
+    }
     entries.push_back(std::move(entry));
   }
   return entries;

@@ -2,8 +2,10 @@
 // when the turn is admitted and removed once its turn.ended is in the audit outbox, so that a
 // restart after a crash ends every turn the crash left open (TurnEngine::RecoverInterrupted).
 // A row holds only what turn.ended and GetTurn need — ids, the context, the runtime, the lease
-// id, the start instant and the id the turn's turn.ended is written under — never arguments,
-// results, payloads or secrets. Each envelope has its own file. Thread-safe.
+// id, the start instant and the id the turn's turn.ended is written under — and, once an MCP
+// turn asked for a human, the latch (its instant, the reason's hash and length, the id of the
+// escalation.requested a recovery writes); never arguments, results, payloads, the reason's
+// text or secrets. Each envelope has its own file. Thread-safe.
 
 #ifndef SHAREDOS_ENVELOPE_SVC_CORE_TURN_JOURNAL_H_
 #define SHAREDOS_ENVELOPE_SVC_CORE_TURN_JOURNAL_H_
@@ -41,6 +43,19 @@ class TurnJournal {
     // Set once recovery began ending the turn: the instant its turn.ended carries, so a crash
     // during recovery writes the same record again (a duplicate, not a second record).
     std::optional<absl::Time> interrupted_at;
+    // Set once the turn's MCP escalation latch engaged (seed ADR 0018; schema 2). Never the
+    // harness's reason text: only its SHA-256 and length, so that a recovered escalation can be
+    // matched with the harness's transcript by whoever holds it.
+    struct Latch {
+      // When the harness asked (the recovered escalation's requested_at).
+      absl::Time asked_at;
+      // Lowercase hex SHA-256 of the reason the ask was answered with, and its length in bytes.
+      std::string reason_sha256;
+      int64_t reason_length = 0;
+      // The id the recovered escalation.requested is written under (minted at the latch).
+      std::string requested_event_id;
+    };
+    std::optional<Latch> latch;
   };
 
   // Opens (or creates) the journal at `path`. With `fsync` (the default, the audit outbox's
@@ -56,6 +71,11 @@ class TurnJournal {
   absl::Status Put(const Entry& entry) ABSL_LOCKS_EXCLUDED(mu_);
   // The turn has ended and its turn.ended is in the outbox. Removing an absent row is OK.
   absl::Status Remove(const std::string& turn_id) ABSL_LOCKS_EXCLUDED(mu_);
+  // The turn's escalation latch engaged: recorded once (a latch already recorded is kept, an
+  // absent row is OK — the turn has ended), fsynced like Put. Errors: UNAVAILABLE (not written);
+  // INVALID_ARGUMENT (empty turn id or event id).
+  absl::Status MarkLatched(const std::string& turn_id, const Entry::Latch& latch)
+      ABSL_LOCKS_EXCLUDED(mu_);
   // Recovery fixes the instant it ends `turn_id` at, once (an instant already set is kept).
   // Answers the instant in force.
   absl::StatusOr<absl::Time> MarkInterrupted(const std::string& turn_id, absl::Time at)
@@ -69,7 +89,7 @@ class TurnJournal {
       : db_(std::move(db)), remover_(std::move(remover)) {}
 
   mutable absl::Mutex mu_;
-  // synchronous=FULL: Put, MarkInterrupted, List.
+  // synchronous=FULL: Put, MarkLatched, MarkInterrupted, List.
   const std::unique_ptr<common::sqlite::Database> db_ ABSL_GUARDED_BY(mu_);
   // synchronous=NORMAL: Remove.
   const std::unique_ptr<common::sqlite::Database> remover_ ABSL_GUARDED_BY(mu_);

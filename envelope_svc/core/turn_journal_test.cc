@@ -6,6 +6,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/sqlite/database.h"
 #include "common/status/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -87,6 +88,85 @@ TEST(TurnJournalTest, RefusesRowsWithoutIds) {
   EXPECT_EQ(journal->Put(Entry("")).code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(journal->MarkInterrupted("absent", absl::Now()).status().code(),
             absl::StatusCode::kNotFound);
+}
+
+TurnJournal::Entry::Latch Latch(absl::Time at, const std::string& event_id) {
+  TurnJournal::Entry::Latch latch;
+  latch.asked_at = at;
+  latch.reason_sha256 = "5d41402abc4b2a76b9719d911017c592";
+  latch.reason_length = 42;
+  latch.requested_event_id = event_id;
+  return latch;
+}
+
+TEST(TurnJournalTest, ALatchIsWrittenOnceAndSurvivesReopening) {
+  const std::string path = JournalPath("latch.db");
+  const absl::Time asked = absl::FromUnixMicros(1800000000654321);
+  {
+    auto journal = Open(path);
+    ASSERT_OK(journal->Put(Entry("t1")));
+    ASSERT_OK(journal->Put(Entry("t2")));
+    ASSERT_OK(journal->MarkLatched("t1", Latch(asked, "requested-1")));
+    // A second ask of the same turn changes nothing: the first latch is kept.
+    ASSERT_OK(journal->MarkLatched("t1", Latch(asked + absl::Seconds(9), "requested-2")));
+    // A turn that has ended (its row removed) is no error, and no row comes back.
+    ASSERT_OK(journal->MarkLatched("gone", Latch(asked, "requested-3")));
+  }
+  auto journal = Open(path);
+  absl::StatusOr<std::vector<TurnJournal::Entry>> listed = journal->List();
+  ASSERT_OK(listed.status());
+  ASSERT_THAT(*listed, SizeIs(2));
+  const TurnJournal::Entry& latched = (*listed)[0];
+  ASSERT_TRUE(latched.latch.has_value());
+  EXPECT_EQ(latched.latch->asked_at, asked);
+  EXPECT_EQ(latched.latch->reason_sha256, "5d41402abc4b2a76b9719d911017c592");
+  EXPECT_EQ(latched.latch->reason_length, 42);
+  EXPECT_EQ(latched.latch->requested_event_id, "requested-1");
+  EXPECT_FALSE((*listed)[1].latch.has_value());
+  EXPECT_EQ(journal->MarkLatched("t2", Latch(asked, "")).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(journal->MarkLatched("", Latch(asked, "requested-4")).code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(TurnJournalTest, AVersionOneJournalIsMigratedWithItsRows) {
+  const std::string path = JournalPath("v1.db");
+  {
+    // The schema as version 1 wrote it, with a row.
+    auto db = common::sqlite::Database::Open(path);
+    ASSERT_OK(db.status());
+    ASSERT_OK((*db)->Exec(
+        "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT);"
+        "INSERT INTO schema_migrations VALUES (1, '2026-12-01T00:00:00Z');"
+        "CREATE TABLE open_turns (turn_id TEXT PRIMARY KEY, execution_id TEXT NOT NULL, "
+        "runtime INTEGER NOT NULL, context BLOB NOT NULL, lease_id TEXT NOT NULL, "
+        "started_at_us INTEGER NOT NULL, ended_event_id TEXT NOT NULL, interrupted_at_us INTEGER);"
+        "INSERT INTO open_turns VALUES ('t1', 'exec-t1', 1, x'', 'lease-t1', 5, 'event-t1', "
+        "NULL);"));
+  }
+  auto journal = Open(path);
+  ASSERT_NE(journal, nullptr);
+  absl::StatusOr<std::vector<TurnJournal::Entry>> listed = journal->List();
+  ASSERT_OK(listed.status());
+  ASSERT_THAT(*listed, SizeIs(1));
+  EXPECT_EQ((*listed)[0].ended_event_id, "event-t1");
+  EXPECT_FALSE((*listed)[0].latch.has_value());
+  ASSERT_OK(journal->MarkLatched("t1", Latch(absl::FromUnixSeconds(7), "requested-1")));
+  listed = journal->List();
+  ASSERT_OK(listed.status());
+  ASSERT_TRUE((*listed)[0].latch.has_value());
+}
+
+TEST(TurnJournalTest, ANewerSchemaIsRefused) {
+  const std::string path = JournalPath("newer.db");
+  { ASSERT_NE(Open(path), nullptr); }
+  {
+    auto db = common::sqlite::Database::Open(path);
+    ASSERT_OK(db.status());
+    ASSERT_OK((*db)->Exec("INSERT INTO schema_migrations VALUES (3, '2027-01-01T00:00:00Z');"));
+  }
+  absl::StatusOr<std::unique_ptr<TurnJournal>> journal = TurnJournal::Open(path);
+  EXPECT_EQ(journal.status().code(), absl::StatusCode::kUnavailable);
 }
 
 }  // namespace

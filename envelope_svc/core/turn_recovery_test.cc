@@ -4,23 +4,30 @@
 // closed, readable through GetTurn — and a turn that ends normally leaves no row behind.
 
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "common/crypto/sha256.h"
 #include "common/sqlite/database.h"
 #include "common/status/status_matchers.h"
 #include "envelope_svc/core/turn_engine_fixture.h"
 #include "envelope_svc/core/turn_journal.h"
 #include "gmock/gmock.h"
+#include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 
 namespace sharedos::envelope::core::testing {
 namespace {
 
 namespace pb = ::sharedos::protocol::v1;
+using ::sharedos::authorizer::client::FakeAuthorizerClient;
 using ::testing::Contains;
+using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 using ::testing::SizeIs;
 
 class TurnRecoveryTest : public TurnEngineTest {
@@ -126,6 +133,123 @@ TEST_F(TurnRecoveryTest, ARecoveryThatCouldNotWriteIsRepeatedWithTheSameRecord) 
   EXPECT_EQ(ended.at().seconds(), absl::ToUnixSeconds(fixed));
   EXPECT_EQ(Get(turn_id).result().error().code(), "operation_aborted");
   EXPECT_THAT(Rows(), IsEmpty());
+}
+
+// The latch engaged on `turn_id` with `reason` (as the MCP seat's EscalationLatch steps it).
+void Latch(TurnEngine& engine, const std::string& turn_id, const std::string& reason) {
+  absl::StatusOr<TurnEngine::LatchStep> step = engine.StepEscalationLatch(turn_id, reason);
+  ASSERT_OK(step.status());
+  ASSERT_EQ(*step, TurnEngine::LatchStep::kAsked);
+}
+
+std::string FileBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+TEST_F(TurnRecoveryTest, ATurnLatchedAtACrashEndsEscalatedOnRestart) {
+  const std::string turn_id = OpenRunning();
+  const std::string reason = "The summary needs a write to Scratch; please approve.";
+  const absl::Time asked_at = clock_.Now();
+  Latch(*engine_, turn_id, reason);
+  // Journaled before the ask was answered: the latch, never the reason's text.
+  const TurnJournal::Entry row = Rows().at(0);
+  ASSERT_TRUE(row.latch.has_value());
+  EXPECT_EQ(row.latch->asked_at, asked_at);
+  EXPECT_EQ(row.latch->reason_sha256, common::Sha256Hex(reason));
+  EXPECT_EQ(row.latch->reason_length, static_cast<int64_t>(reason.size()));
+  EXPECT_FALSE(row.latch->requested_event_id.empty());
+  EXPECT_THAT(FileBytes(path_) + FileBytes(path_ + "-wal"), Not(HasSubstr("please approve")));
+
+  audit_.Clear();
+  clock_.AdvanceTime(absl::Minutes(1));
+  Restart();
+  EXPECT_EQ(Recover(), 1);
+  const v1::GetTurnResponse got = Get(turn_id);
+  EXPECT_EQ(got.result().status(), pb::EXECUTION_STATUS_ESCALATED);
+  EXPECT_FALSE(got.result().has_error());
+  EXPECT_EQ(got.result().escalation().reason(), kRecoveredEscalationReason);
+  EXPECT_EQ(got.result().escalation().status(), pb::ESCALATION_STATUS_PENDING);
+  EXPECT_FALSE(got.escalation_id().empty());
+  EXPECT_THAT(EventTypes(got.result()), Contains("turn.escalated"));
+  const auto& metadata = got.result().metadata().fields();
+  EXPECT_EQ(metadata.at("harnessOutcome").string_value(), "interrupted");
+  const auto& asked = metadata.at("escalationAsked").struct_value().fields();
+  EXPECT_EQ(asked.at("tool").string_value(), "sharedos.escalate");
+  EXPECT_EQ(asked.at("reasonSha256").string_value(), common::Sha256Hex(reason));
+  EXPECT_EQ(asked.at("reasonLength").number_value(), static_cast<double>(reason.size()));
+  EXPECT_FALSE(metadata.contains("escalationRecorded"));
+
+  // Recorded at the authorizer as a latched ending records it: at the ask's instant, the
+  // escalation.requested under the journaled id.
+  const auto requests = authorizer_.escalation_requests();
+  ASSERT_THAT(requests, SizeIs(1));
+  EXPECT_EQ(requests[0].lease_id(), row.lease_id);
+  EXPECT_EQ(requests[0].execution_id(), "exec-1");
+  EXPECT_EQ(requests[0].reason(), kRecoveredEscalationReason);
+  EXPECT_EQ(requests[0].operation_instant().seconds(), absl::ToUnixSeconds(asked_at));
+  EXPECT_EQ(requests[0].requested_event_id(), row.latch->requested_event_id);
+
+  const pb::AuditEvent ended = TurnEnded();
+  EXPECT_EQ(ended.id(), row.ended_event_id);
+  EXPECT_EQ(ended.outcome(), pb::AUDIT_OUTCOME_ESCALATED);
+  EXPECT_THAT(authorizer_.closed_leases(), Contains(row.lease_id));
+  EXPECT_THAT(Rows(), IsEmpty());
+  Restart();
+  EXPECT_EQ(Recover(), 0);
+  EXPECT_THAT(authorizer_.escalation_requests(), SizeIs(1));
+}
+
+TEST_F(TurnRecoveryTest, ARepeatedRecoveryOfALatchedTurnAsksTheSameWay) {
+  const std::string turn_id = OpenRunning();
+  Latch(*engine_, turn_id, "need a human");
+  Restart();
+  audit_.Clear();
+  audit_.FailPostEffect(true);
+  EXPECT_EQ(Recover(), 1);
+  ASSERT_THAT(Rows(), SizeIs(1));  // turn.ended not in the outbox: ended again next start
+
+  clock_.AdvanceTime(absl::Minutes(3));
+  audit_.FailPostEffect(false);
+  Restart();
+  EXPECT_EQ(Recover(), 1);
+  const auto requests = authorizer_.escalation_requests();
+  ASSERT_THAT(requests, SizeIs(2));
+  // The same request: the authorizer derives the same escalation id and writes the same record
+  // under the same event id (stored once, kept once).
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(requests[0], requests[1]));
+  EXPECT_EQ(Get(turn_id).result().status(), pb::EXECUTION_STATUS_ESCALATED);
+  EXPECT_THAT(Rows(), IsEmpty());
+}
+
+TEST_F(TurnRecoveryTest, ALatchedTurnWhoseAskIsNotRecordedEndsInterruptedWithTheAskVisible) {
+  const std::string turn_id = OpenRunning();
+  Latch(*engine_, turn_id, "need a human");
+  Restart();
+  authorizer_.FailMethod(FakeAuthorizerClient::Method::kRecordEscalation,
+                         absl::UnavailableError("down"));
+  EXPECT_EQ(Recover(), 1);
+  const v1::GetTurnResponse got = Get(turn_id);
+  EXPECT_EQ(got.result().status(), pb::EXECUTION_STATUS_FAILED);
+  EXPECT_EQ(got.result().error().code(), "operation_aborted");
+  const auto& metadata = got.result().metadata().fields();
+  EXPECT_FALSE(metadata.at("escalationRecorded").bool_value());
+  EXPECT_EQ(metadata.at("harnessOutcome").string_value(), "interrupted");
+  EXPECT_TRUE(metadata.contains("escalationAsked"));
+  EXPECT_EQ(TurnEnded().outcome(), pb::AUDIT_OUTCOME_INTERRUPTED);
+  EXPECT_THAT(Rows(), IsEmpty());
+}
+
+TEST_F(TurnRecoveryTest, ALatchedTurnThatEndsNormallyLeavesNoRow) {
+  const std::string turn_id = OpenRunning();
+  Latch(*engine_, turn_id, "need a human");
+  const pb::ExecutionResult result =
+      Finish(turn_id, R"pb(complete { output { bool_value: true } })pb");
+  EXPECT_EQ(result.status(), pb::EXECUTION_STATUS_ESCALATED);
+  EXPECT_EQ(result.escalation().reason(), "need a human");
+  EXPECT_THAT(Rows(), IsEmpty());
+  ASSERT_THAT(authorizer_.escalation_requests(), SizeIs(1));
+  EXPECT_TRUE(authorizer_.escalation_requests()[0].requested_event_id().empty());
 }
 
 TEST_F(TurnRecoveryTest, ATurnThatCannotBeJournaledDoesNotRun) {
