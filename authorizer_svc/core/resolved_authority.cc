@@ -1,8 +1,11 @@
 #include "authorizer_svc/core/resolved_authority.h"
 
+#include <algorithm>
+#include <memory>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "capability/address.h"
 #include "capability/matching.h"
 #include "capability/reason_codes.h"
@@ -22,7 +25,70 @@ using ::sharedos::protocol::v1::CapabilityGrant;
 using ::sharedos::protocol::v1::SCOPE_DESCENDANTS;
 using ::sharedos::protocol::v1::SCOPE_EXACT;
 
-uint32_t Intern(absl::flat_hash_map<std::string, uint32_t>& table, const std::string& value) {
+// Grants this process has already checked strictly and rendered for authorityHash, keyed by
+// their exact serialized bytes as the grant source returned them. Checking
+// (ValidateCapabilityGrant) and rendering (GrantHashTextOf) are functions of the grant alone,
+// and equal bytes parse to equal grants, so an entry is what checking and rendering those bytes
+// again would give; different bytes (a changed value, an unknown field) are a different key.
+// Only grants that passed both are kept. Bounded: emptied when full.
+class GrantMemo {
+ public:
+  struct Entry {
+    CapabilityGrant checked;  // As validated (trimmed).
+    bool trimmed = false;     // `checked` differs from the grant the key was serialized from.
+    common::GrantHashText text;
+  };
+
+  static GrantMemo& Instance() {
+    static GrantMemo* const memo = new GrantMemo();
+    return *memo;
+  }
+
+  // (*found)[i] = the entry of keys[i], or null.
+  void Find(const std::vector<std::string>& keys,
+            std::vector<std::shared_ptr<const Entry>>* found) {
+    found->assign(keys.size(), nullptr);
+    absl::MutexLock lock(&mu_);
+    for (size_t i = 0; i < keys.size(); ++i) {
+      const auto it = entries_.find(keys[i]);
+      if (it != entries_.end()) (*found)[i] = it->second;
+    }
+  }
+
+  void Insert(std::vector<std::pair<std::string, std::shared_ptr<const Entry>>> added) {
+    absl::MutexLock lock(&mu_);
+    for (auto& [key, entry] : added) {
+      const size_t bytes = key.size() + entry->text.canonical.size() + entry->text.quoted.size() +
+                           entry->checked.SpaceUsedLong();
+      if (entries_.size() >= kMaxEntries || bytes_ + bytes > kMaxBytes) {
+        entries_.clear();
+        bytes_ = 0;
+      }
+      if (entries_.try_emplace(std::move(key), std::move(entry)).second) bytes_ += bytes;
+    }
+  }
+
+  size_t size() {
+    absl::MutexLock lock(&mu_);
+    return entries_.size();
+  }
+
+  void Clear() {
+    absl::MutexLock lock(&mu_);
+    entries_.clear();
+    bytes_ = 0;
+  }
+
+ private:
+  static constexpr size_t kMaxEntries = 16384;
+  static constexpr size_t kMaxBytes = size_t{64} << 20;
+
+  absl::Mutex mu_;
+  absl::flat_hash_map<std::string, std::shared_ptr<const Entry>> entries_ ABSL_GUARDED_BY(mu_);
+  size_t bytes_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+uint32_t Intern(absl::flat_hash_map<absl::string_view, uint32_t>& table, absl::string_view value) {
   return table.try_emplace(value, static_cast<uint32_t>(table.size())).first->second;
 }
 
@@ -37,7 +103,8 @@ std::optional<capability::RejectionReason> ScopeRejection(const CapabilityGrant&
   return std::nullopt;
 }
 
-// Interns and indexes every capability that could ever match a request of this context.
+// Interns and indexes every capability that could ever match a request of this context. The
+// tables view the strings of `grants`, which must outlive the result unchanged.
 internal::CompiledAuthority Compile(const AccessContext& context, bool context_usable,
                                     const std::vector<CapabilityGrant>& grants,
                                     const HostPolicyState& host_policy) {
@@ -99,6 +166,11 @@ internal::CompiledAuthority Compile(const AccessContext& context, bool context_u
 
 }  // namespace
 
+namespace internal {
+size_t GrantMemoSizeForTesting() { return GrantMemo::Instance().size(); }
+void ClearGrantMemoForTesting() { GrantMemo::Instance().Clear(); }
+}  // namespace internal
+
 AuthorityResolution AuthorityResolution::Unavailable(capability::AuthorityCode code,
                                                      std::string detail) {
   AuthorityResolution resolution;
@@ -115,8 +187,18 @@ AuthorityResolution AuthorityResolution::Resolve(const AccessContext& context,
         capability::AuthorityCode::kGrantLimitExceeded,
         absl::StrCat(grants.size(), " grants, more than ", validation::kMaxResolvedGrants));
   }
+  // Strict validation of each grant, unless these exact bytes already passed it here.
+  GrantMemo& memo = GrantMemo::Instance();
+  std::vector<std::string> keys(grants.size());
+  for (size_t i = 0; i < grants.size(); ++i) grants[i].SerializeToString(&keys[i]);
+  std::vector<std::shared_ptr<const GrantMemo::Entry>> known;
+  memo.Find(keys, &known);
   const validation::PathRef grants_path("grants");
   for (size_t i = 0; i < grants.size(); ++i) {
+    if (known[i] != nullptr) {
+      if (known[i]->trimmed) grants[i] = known[i]->checked;
+      continue;
+    }
     absl::Status status = validation::ValidateCapabilityGrant(&grants[i], grants_path.Index(i));
     if (!status.ok()) {
       return Unavailable(capability::AuthorityCode::kInvalidGrantMaterial,
@@ -139,15 +221,43 @@ AuthorityResolution AuthorityResolution::Resolve(const AccessContext& context,
   }
 
   AuthoritySnapshot& snapshot = authority->snapshot_;
-  absl::StatusOr<std::string> hash = common::AuthorityHash(grants);
-  if (!hash.ok()) {
-    return Unavailable(capability::AuthorityCode::kInvalidGrantMaterial,
-                       std::string(hash.status().message()));
+  // authorityHash from each grant's kept part; the others are rendered (in order, so the first
+  // failing grant is named) and kept.
+  std::vector<const common::GrantHashText*> texts(grants.size());
+  std::vector<std::pair<std::string, std::shared_ptr<const GrantMemo::Entry>>> added;
+  for (size_t i = 0; i < grants.size(); ++i) {
+    if (known[i] != nullptr) {
+      texts[i] = &known[i]->text;
+      continue;
+    }
+    absl::StatusOr<common::GrantHashText> text = common::GrantHashTextOf(grants[i]);
+    if (!text.ok()) {
+      return Unavailable(capability::AuthorityCode::kInvalidGrantMaterial,
+                         std::string(text.status().message()));
+    }
+    auto entry = std::make_shared<GrantMemo::Entry>();
+    entry->text = *std::move(text);
+    std::string checked_bytes;
+    grants[i].SerializeToString(&checked_bytes);
+    entry->trimmed = checked_bytes != keys[i];
+    if (entry->trimmed) entry->checked = grants[i];
+    texts[i] = &entry->text;
+    known[i] = entry;
+    added.emplace_back(std::move(keys[i]), std::move(entry));
   }
-  snapshot.hash = *std::move(hash);
+  snapshot.hash = common::AuthorityHashOfTexts(std::move(texts));
+  if (!added.empty()) memo.Insert(std::move(added));
   snapshot.grant_ids.reserve(grants.size());
   for (const CapabilityGrant& grant : grants) snapshot.grant_ids.push_back(grant.id());
-  common::SortByCodeUnits(&snapshot.grant_ids);
+  bool ascii_ids = true;
+  for (const std::string& id : snapshot.grant_ids) {
+    for (const char c : id) ascii_ids = ascii_ids && static_cast<unsigned char>(c) < 0x80;
+  }
+  if (ascii_ids) {
+    std::sort(snapshot.grant_ids.begin(), snapshot.grant_ids.end());  // Code-unit order.
+  } else {
+    common::SortByCodeUnits(&snapshot.grant_ids);
+  }
   snapshot.grant_count = static_cast<int>(grants.size());
   snapshot.loaded_at = authority->context_.now();
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/string_view.h"
 #include "authorizer_svc/core/host_policy.h"
 #include "capability/eligibility.h"
 #include "capability/reason_codes.h"
@@ -65,9 +66,10 @@ struct CompiledAuthority {
   std::vector<CompiledGrant> grants;
   std::vector<CompiledCapability> capabilities;
   std::vector<uint32_t> segments;
-  absl::flat_hash_map<std::string, uint32_t> namespace_ids;
-  absl::flat_hash_map<std::string, uint32_t> action_ids;
-  absl::flat_hash_map<std::string, uint32_t> segment_ids;
+  // Keys view the strings of ResolvedAuthority::grants(), which never change after compiling.
+  absl::flat_hash_map<absl::string_view, uint32_t> namespace_ids;
+  absl::flat_hash_map<absl::string_view, uint32_t> action_ids;
+  absl::flat_hash_map<absl::string_view, uint32_t> segment_ids;
   // (namespace id << 32 | action id) → capabilities listing that action but not "*",
   // ascending (that is, in grant order, then capability order).
   absl::flat_hash_map<uint64_t, std::vector<uint32_t>> by_action;
@@ -76,6 +78,11 @@ struct CompiledAuthority {
   // Rules of the loaded policy that apply to the context's actor and purpose, in order.
   std::vector<const HostPolicyRule*> rules;
 };
+
+// The process-wide memo of grants already checked and rendered (resolved_authority.cc): its
+// size, and emptying it (benches measuring the first resolution of a grant set).
+size_t GrantMemoSizeForTesting();
+void ClearGrantMemoForTesting();
 
 }  // namespace internal
 

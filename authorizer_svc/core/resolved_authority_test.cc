@@ -105,6 +105,74 @@ TEST(ResolveAuthorityTest, SnapshotOfTheValidatedGrants) {
   EXPECT_EQ(reordered.authority()->snapshot().hash, snapshot.hash);
 }
 
+// The memo of checked grants (keyed by exact serialized bytes): a hit gives what checking and
+// rendering again would, and nothing it has not checked gets past it.
+TEST(GrantMemoTest, ASecondResolutionReusesTheCheckedGrants) {
+  internal::ClearGrantMemoForTesting();
+  std::vector<CapabilityGrant> grants = {Grant("m1"), Grant("m2")};
+  grants[0].mutable_capabilities(0)->set_actions(0, " read ");
+  const AuthorityResolution first = Resolve(grants);
+  ASSERT_TRUE(first.resolved());
+  EXPECT_EQ(internal::GrantMemoSizeForTesting(), 2u);
+  const AuthorityResolution second = Resolve(grants);
+  ASSERT_TRUE(second.resolved());
+  EXPECT_EQ(internal::GrantMemoSizeForTesting(), 2u);  // Both found, none added.
+  EXPECT_EQ(second.authority()->grants()[0].capabilities(0).actions(0), "read");  // Trimmed.
+  EXPECT_EQ(second.authority()->snapshot().hash, first.authority()->snapshot().hash);
+  EXPECT_EQ(second.authority()->snapshot().hash,
+            *common::AuthorityHash(second.authority()->grants()));
+  internal::ClearGrantMemoForTesting();
+  EXPECT_EQ(Resolve(grants).authority()->snapshot().hash, first.authority()->snapshot().hash);
+}
+
+TEST(GrantMemoTest, OnlyTheExactBytesAreReused) {
+  internal::ClearGrantMemoForTesting();
+  const CapabilityGrant grant = Grant("m3");
+  const AuthorityResolution kept = Resolve({grant});
+  ASSERT_TRUE(kept.resolved());
+
+  CapabilityGrant unknown_field = grant;
+  unknown_field.GetReflection()->MutableUnknownFields(&unknown_field)->AddVarint(999, 1);
+  const AuthorityResolution refused = Resolve({unknown_field});
+  ASSERT_FALSE(refused.resolved());
+  EXPECT_EQ(refused.code(), capability::AuthorityCode::kInvalidGrantMaterial);
+
+  CapabilityGrant empty_action = grant;
+  empty_action.mutable_capabilities(0)->set_actions(0, "");
+  EXPECT_EQ(Resolve({empty_action}).code(), capability::AuthorityCode::kInvalidGrantMaterial);
+
+  CapabilityGrant other_action = grant;
+  other_action.mutable_capabilities(0)->set_actions(0, "write");
+  const AuthorityResolution other = Resolve({other_action});
+  ASSERT_TRUE(other.resolved());
+  EXPECT_NE(other.authority()->snapshot().hash, kept.authority()->snapshot().hash);
+  EXPECT_EQ(other.authority()->snapshot().hash, *common::AuthorityHash({other_action}));
+}
+
+TEST(GrantMemoTest, RefusedGrantsAreNotKept) {
+  internal::ClearGrantMemoForTesting();
+  std::vector<CapabilityGrant> grants = Grants(3);
+  grants[1].clear_capabilities();
+  const AuthorityResolution first = Resolve(grants);
+  const AuthorityResolution second = Resolve(grants);
+  ASSERT_FALSE(second.resolved());
+  EXPECT_EQ(second.code(), capability::AuthorityCode::kInvalidGrantMaterial);
+  EXPECT_EQ(second.detail(), first.detail());
+  EXPECT_THAT(second.detail(), HasSubstr("grants[1]"));
+  EXPECT_EQ(internal::GrantMemoSizeForTesting(), 0u);
+}
+
+TEST(GrantMemoTest, Bounded) {
+  internal::ClearGrantMemoForTesting();
+  for (int batch = 0; batch < 65; ++batch) {
+    std::vector<CapabilityGrant> grants;
+    for (int i = 0; i < 256; ++i) grants.push_back(Grant(absl::StrCat("b", batch, "-", i)));
+    ASSERT_TRUE(Resolve(std::move(grants)).resolved());
+  }
+  EXPECT_LE(internal::GrantMemoSizeForTesting(), 16384u);
+  EXPECT_GT(internal::GrantMemoSizeForTesting(), 0u);
+}
+
 TEST(ResolveAuthorityTest, EmptyAuthorityResolves) {
   const AuthorityResolution resolution = Resolve({});
   ASSERT_TRUE(resolution.resolved());

@@ -40,6 +40,33 @@ std::string Sha256Hex(absl::string_view data) {
   return absl::BytesToHexString(Sha256(data));  // Lowercase.
 }
 
+Sha256Hasher::Sha256Hasher() : context_(EVP_MD_CTX_new()) {
+  if (context_ == nullptr ||
+      EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(context_), EVP_sha256(), nullptr) != 1) {
+    DieOnOpenSslFailure("EVP_DigestInit_ex(SHA-256)");
+  }
+}
+
+Sha256Hasher::~Sha256Hasher() { EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(context_)); }
+
+void Sha256Hasher::Update(absl::string_view data) {
+  if (data.empty()) return;
+  if (EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(context_), data.data(), data.size()) != 1) {
+    DieOnOpenSslFailure("EVP_DigestUpdate(SHA-256)");
+  }
+}
+
+std::string Sha256Hasher::HexDigest() {
+  std::string digest(kSha256Size, '\0');
+  unsigned int size = 0;
+  if (EVP_DigestFinal_ex(static_cast<EVP_MD_CTX*>(context_),
+                         reinterpret_cast<unsigned char*>(digest.data()), &size) != 1 ||
+      size != kSha256Size) {
+    DieOnOpenSslFailure("EVP_DigestFinal_ex(SHA-256)");
+  }
+  return absl::BytesToHexString(digest);
+}
+
 std::string HmacSha256(absl::string_view key, absl::string_view data) {
   // A null key pointer means "reuse the previous key" to some OpenSSL HMAC
   // entry points; always pass a real pointer, even for an empty key.

@@ -20,6 +20,23 @@ std::string Sha256(absl::string_view data);
 // semantics' `sha256Hex`).
 std::string Sha256Hex(absl::string_view data);
 
+// SHA-256 fed in pieces: Sha256HexOf the concatenation without building it. One object per
+// digest, used by one thread at a time; Update after HexDigest is not allowed.
+class Sha256Hasher {
+ public:
+  Sha256Hasher();
+  ~Sha256Hasher();
+  Sha256Hasher(const Sha256Hasher&) = delete;
+  Sha256Hasher& operator=(const Sha256Hasher&) = delete;
+
+  void Update(absl::string_view data);
+  // 64 lowercase hex characters, as Sha256Hex of everything given to Update.
+  std::string HexDigest();
+
+ private:
+  void* context_;  // EVP_MD_CTX.
+};
+
 // Returns the 32-byte HMAC-SHA-256 of `data` under `key` (any key length,
 // including 0).
 std::string HmacSha256(absl::string_view key, absl::string_view data);

@@ -30,6 +30,26 @@ TEST(Sha256Test, HashesEmbeddedNulBytes) {
             "6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d");
 }
 
+TEST(Sha256HasherTest, PiecesHashAsTheirConcatenation) {
+  Sha256Hasher empty;
+  EXPECT_EQ(empty.HexDigest(), Sha256Hex(""));
+
+  std::string whole;
+  Sha256Hasher hasher;
+  for (int i = 0; i < 1000; ++i) {
+    const std::string piece(static_cast<size_t>(i % 97), static_cast<char>('a' + i % 26));
+    whole += piece;
+    hasher.Update(piece);
+  }
+  EXPECT_EQ(hasher.HexDigest(), Sha256Hex(whole));
+
+  Sha256Hasher split;
+  split.Update("abcdbcdecdefdefgefghfghighijhijk");
+  split.Update("");
+  split.Update("ijkljklmklmnlmnomnopnopq");
+  EXPECT_EQ(split.HexDigest(), "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+}
+
 struct HmacCase {
   std::string key;
   std::string data;

@@ -27,33 +27,49 @@ bool IsAscii(absl::string_view text) {
 
 }  // namespace
 
-absl::StatusOr<std::string> AuthorityHash(absl::Span<const protocol::v1::CapabilityGrant> grants) {
-  std::vector<std::string> texts;
-  texts.reserve(grants.size());
+absl::StatusOr<GrantHashText> GrantHashTextOf(const protocol::v1::CapabilityGrant& grant) {
+  GrantHashText text;
+  ASSIGN_OR_RETURN(text.canonical, CanonicalCapabilityGrantJson(grant));
+  text.ascii = IsAscii(text.canonical);
+  text.quoted.reserve(text.canonical.size() + text.canonical.size() / 4 + 2);
+  AppendJsonStringTo(text.canonical, &text.quoted);
+  return text;
+}
+
+std::string AuthorityHashOfTexts(std::vector<const GrantHashText*> texts) {
   bool ascii = true;
-  size_t size = 2;
-  for (const auto& grant : grants) {
-    ASSIGN_OR_RETURN(std::string text, CanonicalCapabilityGrantJson(grant));
-    ascii = ascii && IsAscii(text);
-    size += text.size() + text.size() / 8 + 3;
-    texts.push_back(std::move(text));
-  }
+  for (const GrantHashText* text : texts) ascii = ascii && text->ascii;
   // On ASCII, byte order is code-unit order (and equal texts are interchangeable).
   if (ascii) {
-    std::sort(texts.begin(), texts.end());
+    std::sort(texts.begin(), texts.end(), [](const GrantHashText* a, const GrantHashText* b) {
+      return a->canonical < b->canonical;
+    });
   } else {
-    SortByCodeUnits(&texts);
+    SortByCodeUnits(
+        &texts, [](const GrantHashText* text) -> const std::string& { return text->canonical; });
   }
-  // canonicalJson of the array of strings, written directly.
-  std::string array;
-  array.reserve(size);
-  array.push_back('[');
+  // canonicalJson of the array of strings, fed to SHA-256 piece by piece.
+  Sha256Hasher hasher;
+  hasher.Update("[");
   for (size_t i = 0; i < texts.size(); ++i) {
-    if (i > 0) array.push_back(',');
-    AppendJsonStringTo(texts[i], &array);
+    if (i > 0) hasher.Update(",");
+    hasher.Update(texts[i]->quoted);
   }
-  array.push_back(']');
-  return Sha256Hex(array);
+  hasher.Update("]");
+  return hasher.HexDigest();
+}
+
+absl::StatusOr<std::string> AuthorityHash(absl::Span<const protocol::v1::CapabilityGrant> grants) {
+  std::vector<GrantHashText> texts;
+  texts.reserve(grants.size());
+  for (const auto& grant : grants) {
+    ASSIGN_OR_RETURN(GrantHashText text, GrantHashTextOf(grant));
+    texts.push_back(std::move(text));
+  }
+  std::vector<const GrantHashText*> parts;
+  parts.reserve(texts.size());
+  for (const GrantHashText& text : texts) parts.push_back(&text);
+  return AuthorityHashOfTexts(std::move(parts));
 }
 
 absl::StatusOr<std::string> CatalogHash(

@@ -6,6 +6,7 @@
 #define SHAREDOS_COMMON_JSON_HASHES_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -21,6 +22,22 @@ inline constexpr absl::string_view kCapabilityRequestIdPrefix = "capreq-";
 // by code unit over each grant's canonical text, so the hash does not depend on grant order.
 // Errors: INVALID_ARGUMENT when a grant cannot be rendered (CapabilityGrantToJson).
 absl::StatusOr<std::string> AuthorityHash(absl::Span<const protocol::v1::CapabilityGrant> grants);
+
+// One grant's part of authorityHash: its canonical text (what the grants are sorted by) and
+// that text written as a JSON string (what the hashed array holds). A grant's part depends on
+// the grant alone, so a caller may compute it once and keep it with an unchanged grant.
+struct GrantHashText {
+  std::string canonical;
+  std::string quoted;
+  bool ascii = true;  // `canonical` is ASCII: byte order is code-unit order.
+};
+
+// Errors: INVALID_ARGUMENT as AuthorityHash's for this grant.
+absl::StatusOr<GrantHashText> GrantHashTextOf(const protocol::v1::CapabilityGrant& grant);
+
+// authorityHash from each grant's GrantHashTextOf, given in any order: AuthorityHash's value.
+// The array is streamed into SHA-256, never built.
+std::string AuthorityHashOfTexts(std::vector<const GrantHashText*> texts);
 
 // catalogHash (§10.4): sha256Hex(canonicalJson(tools sorted by name, code-unit order)); the
 // empty catalogue hashes "[]".

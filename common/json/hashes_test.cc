@@ -106,6 +106,22 @@ TEST(AuthorityHashTest, GoldenValue) {
               IsOkAndHolds(Eq("d860414bfbcf1c362207ede5163426e8c65c1b13a38a6b1aded50be67d890a1c")));
 }
 
+TEST(AuthorityHashTest, FromKeptTextsIsTheSameValueInAnyOrder) {
+  CapabilityGrant accented = GrantA();
+  accented.set_id("grant-\xc3\xa9t\xc3\xa9");  // Not ASCII: sorted by code units.
+  const GrantHashText a = *GrantHashTextOf(GrantA());
+  const GrantHashText b = *GrantHashTextOf(GrantB());
+  const GrantHashText c = *GrantHashTextOf(accented);
+  EXPECT_TRUE(a.ascii);
+  EXPECT_FALSE(c.ascii);
+  EXPECT_EQ(AuthorityHashOfTexts({&b, &a}),
+            "d860414bfbcf1c362207ede5163426e8c65c1b13a38a6b1aded50be67d890a1c");
+  EXPECT_EQ(AuthorityHashOfTexts({&c, &b, &a}),
+            *AuthorityHash(std::vector<CapabilityGrant>{GrantA(), GrantB(), accented}));
+  EXPECT_EQ(AuthorityHashOfTexts({&a, &c, &b}), AuthorityHashOfTexts({&c, &b, &a}));
+  EXPECT_EQ(AuthorityHashOfTexts({}), kEmptyArrayHash);
+}
+
 TEST(AuthorityHashTest, IndependentOfGrantOrder) {
   const std::vector<CapabilityGrant> forward = {GrantA(), GrantB()};
   const std::vector<CapabilityGrant> backward = {GrantB(), GrantA()};
