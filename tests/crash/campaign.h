@@ -97,6 +97,10 @@ protocol::v1::CapabilityGrant BoundedDemoGrant();
 // Issues BoundedDemoGrant as `admin` (gtest assertions).
 void IssueBoundedGrant(const std::string& grantstore, const std::string& admin);
 
+// The audit log's chain verifies (audit Verify as `admin`); answers the records checked. gtest
+// assertions.
+int64_t ExpectAuditVerified(const std::string& audit_address, const std::string& admin);
+
 // Once every service is back: every acknowledged grant stored; the bounded grant counted between
 // the acknowledged reads and kMaxUses; every acknowledged escalation stored once; every
 // acknowledged read with exactly one tool.invoked (waiting up to 60 s for the writers' outboxes);

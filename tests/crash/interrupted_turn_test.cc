@@ -3,19 +3,26 @@
 // GetTurn answers that result, and the audit log holds exactly one turn.ended for its execution
 // (outcome interrupted) — also after the envelope is killed and restarted again. Run against the
 // four services as processes (the envelope killed alone) and against one sharedosd (killed,
-// started again on the same data directory).
+// started again on the same data directory). An MCP turn whose harness had called
+// sharedos.escalate (the latch answered) when its envelope was killed ends escalated on restart:
+// the escalation pending for its reviewer at the grant store, one escalation.requested and one
+// turn.ended in the log — also after a second kill and restart — and the chain verified.
+#include <httplib.h>
 #include <signal.h>
 
 #include <cstdio>
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "sharedos/audit/v1/audit.grpc.pb.h"
 #include "sharedos/envelope/v1/envelope.grpc.pb.h"
+#include "sharedos/grantstore/v1/grantstore.grpc.pb.h"
 #include "tests/crash/campaign.h"
 #include "tests/testing/demo_world.h"
 #include "tests/testing/deployment.h"
@@ -92,6 +99,139 @@ TEST(InterruptedTurnTest, AnEnvelopeKilledWithATurnRunningEndsItOnRestartOnce) {
   ASSERT_TRUE(restarted.ok()) << restarted;
   absl::SleepFor(absl::Seconds(3));  // time for a second record to be delivered, were there one
   EXPECT_EQ(InterruptedTurnEndedCount(four.audit_address(), four.admin_token(), execution, 1), 1);
+  EXPECT_TRUE(four.StopAll().ok());
+}
+
+// The records of `type` for `execution`, once `want` are in or 30 s pass.
+std::vector<pb::AuditEvent> Records(const std::string& audit_address, const std::string& admin,
+                                    const std::string& execution, pb::AuditEventType type,
+                                    int want) {
+  auto audit = audit::v1::AuditLog::NewStub(Connect(audit_address));
+  const absl::Time give_up = absl::Now() + absl::Seconds(30);
+  std::vector<pb::AuditEvent> events;
+  for (;;) {
+    audit::v1::QueryRequest query;
+    query.mutable_filter()->set_execution_id(execution);
+    query.mutable_filter()->set_type(type);
+    query.set_limit(100);
+    audit::v1::QueryResponse page;
+    grpc::Status status = audit->Query(As(admin, absl::Seconds(10)).get(), query, &page);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    events.clear();
+    for (const auto& record : page.records()) events.push_back(record.event());
+    if (static_cast<int>(events.size()) >= want || absl::Now() > give_up) return events;
+    absl::SleepFor(absl::Milliseconds(200));
+  }
+}
+
+// The harness's tools/call of sharedos.escalate on the turn's MCP endpoint (raw Streamable HTTP,
+// as envelope_svc/mcp's transport test speaks it): answered succeeded by the latch.
+void AskForAHuman(const std::string& url, const std::string& token, const std::string& reason) {
+  const size_t path = url.find('/', url.find("://") + 3);
+  ASSERT_NE(path, std::string::npos) << url;
+  httplib::Client http(url.substr(0, path));
+  http.set_read_timeout(20, 0);
+  const httplib::Headers headers = {{"Authorization", "Bearer " + token},
+                                    {"Accept", "application/json, text/event-stream"},
+                                    {"MCP-Protocol-Version", "2025-11-25"}};
+  const nlohmann::json body = {
+      {"jsonrpc", "2.0"},
+      {"id", 1},
+      {"method", "tools/call"},
+      {"params", {{"name", "sharedos.escalate"}, {"arguments", {{"reason", reason}}}}}};
+  auto answered = http.Post(url.substr(path), headers, body.dump(), "application/json");
+  ASSERT_TRUE(answered) << httplib::to_string(answered.error());
+  ASSERT_EQ(answered->status, 200) << answered->body;
+  const nlohmann::json answer = nlohmann::json::parse(answered->body, nullptr, false);
+  ASSERT_TRUE(answer.is_object() && answer.contains("result")) << answered->body;
+  const nlohmann::json& result = answer.at("result");
+  EXPECT_FALSE(result.value("isError", true)) << answered->body;
+  // The latch's output {escalated, reason, note}, as the text content a harness reads.
+  const nlohmann::json content = result.value("content", nlohmann::json::array());
+  ASSERT_TRUE(content.is_array() && !content.empty()) << answered->body;
+  const nlohmann::json output =
+      nlohmann::json::parse(content[0].value("text", std::string()), nullptr, false);
+  EXPECT_TRUE(output.is_object() && output.value("escalated", false)) << answered->body;
+}
+
+TEST(InterruptedTurnTest, AnEnvelopeKilledAfterTheLatchAnsweredEndsTheTurnEscalatedOnce) {
+  const std::string dir = MakeDir("latched");
+  const std::string files = dir + "/files";
+  ASSERT_TRUE(demo::WriteWorkspace(files).ok());
+  ASSERT_TRUE(sharedos::testing::WriteFile(dir + "/registry.textproto", demo::RegistryText()).ok());
+  FourProcessDeployment::Options options;
+  options.dir = dir;
+  options.registry = dir + "/registry.textproto";
+  options.files_root = files;
+  options.mcp = true;
+  auto started = FourProcessDeployment::Start(std::move(options));
+  ASSERT_TRUE(started.ok()) << started.status();
+  FourProcessDeployment& four = **started;
+  IssueBoundedGrant(four.grantstore_address(), four.admin_token());
+  ASSERT_FALSE(::testing::Test::HasFatalFailure());
+
+  const std::string execution = "exec-crash-latched";
+  auto envelope = envelope::v1::Envelope::NewStub(Connect(four.envelope_address()));
+  envelope::v1::OpenTurnResponse opened;
+  grpc::Status status = envelope->OpenTurn(
+      As(four.host_token(), absl::Seconds(20)).get(),
+      demo::TurnRequest(execution, "trace-latched", envelope::v1::RUNTIME_MCP), &opened);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_FALSE(opened.has_result()) << opened.result().DebugString();
+  ASSERT_FALSE(opened.mcp().url().empty());
+  AskForAHuman(opened.mcp().url(), opened.mcp().token(), "Please approve writing the summary.");
+  ASSERT_FALSE(::testing::Test::HasFatalFailure());
+
+  // Killed once the ask was answered, and again after it was recovered.
+  std::string escalation_id;
+  for (int restart = 0; restart < 2; ++restart) {
+    ASSERT_TRUE(four.Kill(Service::kEnvelope).ok());
+    absl::Status restarted = four.Restart(Service::kEnvelope);
+    ASSERT_TRUE(restarted.ok()) << restarted;
+    envelope = envelope::v1::Envelope::NewStub(Connect(four.envelope_address()));
+    envelope::v1::GetTurnRequest get;
+    get.set_turn_id(opened.turn_id());
+    envelope::v1::GetTurnResponse got;
+    status = envelope->GetTurn(As(four.host_token(), absl::Seconds(10)).get(), get, &got);
+    if (restart == 0) {
+      ASSERT_TRUE(status.ok()) << status.error_message();
+      EXPECT_EQ(got.result().status(), pb::EXECUTION_STATUS_ESCALATED)
+          << got.result().DebugString();
+      EXPECT_EQ(got.result().metadata().fields().at("harnessOutcome").string_value(),
+                "interrupted");
+      EXPECT_EQ(got.result().escalation().reviewer().human_user_id(), demo::kOwner);
+      escalation_id = got.escalation_id();
+      ASSERT_FALSE(escalation_id.empty());
+    } else {
+      absl::SleepFor(absl::Seconds(3));  // time for a second record to arrive, were there one
+    }
+  }
+
+  // Pending for its reviewer, once.
+  auto grants = grantstore::v1::GrantStore::NewStub(Connect(four.grantstore_address()));
+  grantstore::v1::ListEscalationsRequest list;
+  list.set_namespace_id(demo::kNamespace);
+  grantstore::v1::ListEscalationsResponse listed;
+  status = grants->ListEscalations(As(four.admin_token(), absl::Seconds(10)).get(), list, &listed);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  int of_turn = 0;
+  for (const auto& record : listed.escalations()) {
+    if (record.execution_id() != execution) continue;
+    ++of_turn;
+    EXPECT_EQ(record.escalation_id(), escalation_id);
+    EXPECT_EQ(record.status(), grantstore::v1::ESCALATION_RECORD_STATUS_PENDING);
+    EXPECT_EQ(record.escalation().reviewer().human_user_id(), demo::kOwner);
+  }
+  EXPECT_EQ(of_turn, 1);
+
+  const auto requested = Records(four.audit_address(), four.admin_token(), execution,
+                                 pb::AUDIT_EVENT_TYPE_ESCALATION_REQUESTED, 1);
+  EXPECT_EQ(requested.size(), 1u);
+  const auto ended = Records(four.audit_address(), four.admin_token(), execution,
+                             pb::AUDIT_EVENT_TYPE_TURN_ENDED, 1);
+  ASSERT_EQ(ended.size(), 1u);
+  EXPECT_EQ(ended[0].outcome(), pb::AUDIT_OUTCOME_ESCALATED);
+  ExpectAuditVerified(four.audit_address(), four.admin_token());
   EXPECT_TRUE(four.StopAll().ok());
 }
 
