@@ -68,7 +68,8 @@ TEST(ServiceMainTest, AnUpstreamOffLoopbackNeedsTls) {
                        "--tls_ca to reach grantstore.internal:50052"));
 }
 
-// Serves nothing over gRPC; one side listener; records that it was stopped.
+// Serves nothing over gRPC; one side listener; records that it was drained (and whether its side
+// listener was still up then) and stopped.
 class FakeServable : public Servable {
  public:
   std::vector<grpc::Service*> services() override {
@@ -79,9 +80,11 @@ class FakeServable : public Servable {
     return {{"side", "http://127.0.0.1:9/side"}};
   }
   void StopSideListeners() override { stopped = true; }
+  void Drain() override { drained_before_stop = !stopped; }
 
   absl::Notification started;
   bool stopped = false;
+  bool drained_before_stop = false;
 };
 
 TEST(ServiceMainTest, ServesReportsAndStopsOnATerminationSignal) {
@@ -97,6 +100,7 @@ TEST(ServiceMainTest, ServesReportsAndStopsOnATerminationSignal) {
   const std::string out = ::testing::internal::GetCapturedStdout();
   EXPECT_EQ(code, 0);
   EXPECT_TRUE(servable.stopped);
+  EXPECT_TRUE(servable.drained_before_stop) << "Drain runs first, while the listeners serve";
   EXPECT_THAT(out, HasSubstr("probe_svc listening on 127.0.0.1:"));
   EXPECT_THAT(out, HasSubstr("probe_svc side listening on http://127.0.0.1:9/side\n"));
 }

@@ -139,7 +139,7 @@ class TurnEngine {
   // Errors: INVALID_ARGUMENT naming the field (unknown fields, version ≠ "1", bounds, runtime
   // unspecified); PERMISSION_DENIED (namespace or owner outside `scope`); FAILED_PRECONDITION
   // (execution_id already used by a held turn; RUNTIME_MCP not configured); RESOURCE_EXHAUSTED
-  // (max_turns held).
+  // (max_turns held); UNAVAILABLE "envelope draining" (after StopAdmitting).
   absl::StatusOr<v1::OpenTurnResponse> OpenTurn(const v1::OpenTurnRequest& request,
                                                 const common::server::HostScope& scope);
 

@@ -142,6 +142,27 @@ TEST_F(EnvelopeServerTest, OptionsAreCheckedNamingTheFlag) {
   options.engine.drain_grace = absl::Seconds(601);
   EXPECT_THAT(BuildEnvelopeServer(Deps(), options),
               StatusIs(absl::StatusCode::kInvalidArgument, "--drain_grace: must be 0s..600s"));
+  options = Options();
+  options.replica.peers = {{"r2", "127.0.0.1:1"}};
+  EXPECT_THAT(
+      BuildEnvelopeServer(Deps(), options),
+      StatusIs(absl::StatusCode::kInvalidArgument, "--replica_peers: needs --replica_name"));
+  options = Options();
+  options.replica.name = "R1";
+  EXPECT_THAT(BuildEnvelopeServer(Deps(), options),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("--replica_name: ")));
+  options = Options();
+  options.replica.name = "r1";
+  options.replica.peers = {{"r2", "10.1.2.3:1"}};
+  EXPECT_THAT(BuildEnvelopeServer(Deps(), options),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("--replica_peers: plaintext is allowed only on loopback")));
+  options = Options();
+  options.replica.name = "r1";
+  options.drain_timeout = absl::Seconds(601);
+  EXPECT_THAT(
+      BuildEnvelopeServer(Deps(), options),
+      StatusIs(absl::StatusCode::kInvalidArgument, "--replica_drain_timeout: must be 0s..600s"));
 }
 
 TEST(CheckTurnOptionsTest, NamesEachFlagOutOfBounds) {
