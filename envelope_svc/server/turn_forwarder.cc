@@ -12,6 +12,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "capability/reason_codes.h"
+#include "common/json/json_nesting.h"
 #include "common/logging/log.h"
 
 namespace sharedos::envelope::server {
@@ -206,8 +207,11 @@ bool TurnForwarder::ProxyMcp(const std::string& turn_id, const httplib::Request&
     LogUnreachable(owner, "mcp", httplib::to_string(answered.error()));
     // Fail closed, and say so in the reference's words: nothing was done at the owner.
     nlohmann::json id = nullptr;
-    const nlohmann::json body = nlohmann::json::parse(request.body, nullptr, false);
-    if (body.is_object() && body.contains("id")) id = body["id"];
+    // The body has not been parsed yet here: bounded before the recursive parser sees it.
+    if (common::CheckJsonNesting(request.body, "body").ok()) {
+      const nlohmann::json body = nlohmann::json::parse(request.body, nullptr, false);
+      if (body.is_object() && body.contains("id")) id = body["id"];
+    }
     const nlohmann::json error = {
         {"jsonrpc", "2.0"},
         {"id", id},
