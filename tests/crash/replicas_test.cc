@@ -146,6 +146,10 @@ class ReplicasTest : public ::testing::Test {
 
   // One JSON-RPC request to the MCP front door of `replica` with the turn's execution token.
   HttpAnswer Mcp(Service replica, const std::string& token, const Json& message) {
+    return McpBody(replica, token, message.dump());
+  }
+
+  HttpAnswer McpBody(Service replica, const std::string& token, const std::string& body) {
     const std::string& url = four_->mcp_url(replica);
     const size_t path = url.find('/', url.find("://") + 3);
     httplib::Client client(url.substr(0, path));
@@ -153,7 +157,7 @@ class ReplicasTest : public ::testing::Test {
     httplib::Headers headers = {{"Authorization", "Bearer " + token},
                                 {"Accept", "application/json, text/event-stream"},
                                 {"MCP-Protocol-Version", "2025-06-18"}};
-    auto answered = client.Post(url.substr(path), headers, message.dump(), "application/json");
+    auto answered = client.Post(url.substr(path), headers, body, "application/json");
     HttpAnswer answer;
     if (!answered) {
       ADD_FAILURE() << "no answer from " << url << ": " << httplib::to_string(answered.error());
@@ -306,6 +310,14 @@ TEST_F(ReplicasTest, AKilledOwnerIsUnavailableFailClosedAndEndsItsTurnsWhenItRet
   EXPECT_EQ(called.body["error"]["data"].value("code", ""), "authority_unavailable");
   EXPECT_TRUE(called.body["error"]["data"].value("failClosed", false));
   EXPECT_FALSE(called.body.contains("result"));
+  // A body nested 100,000 levels deep (well under the body limit) reaches the unreachable-owner
+  // answer before the front door's own parse: it is answered 503 too, and the replica lives on.
+  const std::string deep = absl::StrCat(
+      R"({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"files.read","arguments":)",
+      std::string(100000, '['), std::string(100000, ']'), "}}");
+  HttpAnswer deep_called = McpBody(Service::kEnvelopeReplica, mcp.mcp().token(), deep);
+  EXPECT_EQ(deep_called.status, 503);
+  EXPECT_EQ(deep_called.body["error"]["data"].value("code", ""), "authority_unavailable");
 
   // The owner back (same ports): it ended its turns before serving; the peer now forwards again.
   absl::Status restarted = four_->Restart(Service::kEnvelope);
