@@ -262,6 +262,16 @@ class DirectHost final : public HostApi {
         transport_.RevokeRoute(request.namespace_id(), request.sender(), request.receiver()));
     return response;
   }
+  absl::StatusOr<ev1::ReceiveResponse> Receive(const ev1::ReceiveRequest& request) override {
+    ev1::ReceiveResponse response;
+    const absl::Time deadline = absl::Now() + absl::Seconds(request.wait().seconds()) +
+                                absl::Nanoseconds(request.wait().nanos());
+    for (auto& message : transport_.Receive(request.namespace_id(), request.receiver(),
+                                            static_cast<size_t>(request.max()), deadline)) {
+      *response.add_messages() = std::move(message);
+    }
+    return response;
+  }
   absl::StatusOr<ev1::UpdateToolNamespacesResponse> UpdateToolNamespaces(
       const ev1::UpdateToolNamespacesRequest& request) override {
     return engine_.UpdateToolNamespaces(request, scope_);
@@ -489,6 +499,11 @@ class GrpcHost final : public HostApi {
       const ev1::RevokeRouteRequest& request) override {
     ev1::RevokeRouteResponse response;
     RETURN_IF_ERROR(FromGrpc(routes_->RevokeRoute(As(kHostToken).get(), request, &response)));
+    return response;
+  }
+  absl::StatusOr<ev1::ReceiveResponse> Receive(const ev1::ReceiveRequest& request) override {
+    ev1::ReceiveResponse response;
+    RETURN_IF_ERROR(FromGrpc(routes_->Receive(As(kHostToken).get(), request, &response)));
     return response;
   }
   absl::StatusOr<ev1::UpdateToolNamespacesResponse> UpdateToolNamespaces(

@@ -56,6 +56,9 @@ class HostApi {
   // The host's transport (the envelope's built-in one): revokes a route lease.
   virtual absl::StatusOr<envelope::v1::RevokeRouteResponse> RevokeRoute(
       const envelope::v1::RevokeRouteRequest& request) = 0;
+  // The host's transport: takes messages from a receiver's inbox (MessageRoutes.Receive).
+  virtual absl::StatusOr<envelope::v1::ReceiveResponse> Receive(
+      const envelope::v1::ReceiveRequest& request) = 0;
   // A host sends a message for a turn's actor (Envelope.SendMessage).
   virtual absl::StatusOr<envelope::v1::SendMessageResponse> SendMessage(
       const envelope::v1::SendMessageRequest& request) = 0;

@@ -71,9 +71,10 @@ TEST_F(NegativeControlTest, AnAllowEverythingAuthorizerFailsTheKernelRows) {
   EXPECT_EQ(broken[33], "not exercised");
   // Refusals made without the decision keep their grade: the envelope's catalogue and budgets
   // (2, 16, 17, 22), its own owner check, which refuses another owner's resource
-  // invalid_request whatever the decision said (10, defence in depth), and a message whose
-  // sender is not the turn's actor, refused before any decision (40).
-  for (int row : {2, 10, 16, 17, 22, 40}) {
+  // invalid_request whatever the decision said (10, defence in depth), a message whose sender
+  // is not the turn's actor, refused before any decision (40), and a reply on another trace
+  // than its request's, refused by the kernel's reply check after the decision (41).
+  for (int row : {2, 10, 16, 17, 22, 40, 41}) {
     EXPECT_EQ(broken[row], (*baseline_)[row]) << "row " << row;
   }
   // A route lease is not authority, nor does authority replace it (ADR 0025): a revoked lease
@@ -87,9 +88,8 @@ TEST_F(NegativeControlTest, TurnsEndingAtAdmissionNeverPassVacuously) {
   options.broker_listing_fails = true;
   std::map<int, std::string> broken = Grades(*declarations_, Run("listing-fails", options));
   // 13: its turn is declared to end at admission (authority_unavailable, before the listing);
-  // 22: the envelope without the broker; 32, 37: not run on this column; 41: declared not
-  // implemented.
-  const std::set<int> unaffected = {13, 22, 32, 37, 41};
+  // 22: the envelope without the broker; 32, 37: not run on this column.
+  const std::set<int> unaffected = {13, 22, 32, 37};
   for (const auto& [row, grade] : broken) {
     if (unaffected.count(row)) {
       EXPECT_EQ(grade, (*baseline_)[row]) << "row " << row;

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <optional>
 #include <sstream>
+#include <thread>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -20,6 +21,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "capability/address.h"
 #include "common/json/canonical_json.h"
@@ -449,6 +451,12 @@ class RowRunner {
         run.harness_errors.push_back(std::string(status.message()));
       }
     }
+    if (answerer_.joinable()) answerer_.join();
+    {
+      absl::MutexLock lock(&answer_mu_);
+      for (std::string& error : answer_errors_) run.harness_errors.push_back(std::move(error));
+      answer_errors_.clear();
+    }
     // A turn the script left open would leave no turn.ended: close it (never a pass).
     for (auto& [n, turn] : run.turns) {
       if (turn.opened && !turn.finished && !turn.ended_at_open) {
@@ -460,6 +468,11 @@ class RowRunner {
   }
 
  private:
+  // Row 41's answering receiver, joined when the row ends, and what it could not do.
+  std::thread answerer_;
+  absl::Mutex answer_mu_;
+  std::vector<std::string> answer_errors_ ABSL_GUARDED_BY(answer_mu_);
+
   std::string ExecutionId(int row, int turn) const {
     return absl::StrCat("exec-r", Pad(row), "-t", turn);
   }
@@ -523,6 +536,7 @@ class RowRunner {
     if (what == "namespaces") return UpdateNamespaces(run, step);
     if (what == "resource") return Resource(run, step);
     if (what == "send") return Send(run, step);
+    if (what == "answer") return Answer(run, step);
     if (what == "expire") {
       std::optional<absl::Time> expiry = world_.ExpiryOf(Str(step, "grant"));
       if (!expiry) return absl::InvalidArgumentError("expire: the grant has no expiry");
@@ -625,6 +639,90 @@ class RowRunner {
     turn->serialized += response->SerializeAsString();
     attempt.status = Word(receipt.status(), "MESSAGE_DELIVERY_STATUS_");
     if (receipt.has_error()) attempt.code = receipt.error().code();
+    return absl::OkStatus();
+  }
+
+  // An answering receiver (row 41): a thread takes the first message for `as` (a world.json
+  // principal) from its inbox (MessageRoutes.Receive, waiting up to 10 s), opens that
+  // principal's own turn under another trace than the request's, and replies on that turn
+  // (Envelope.SendMessage, reply_to = the message's id, payload an object), then finishes it.
+  // The thread is joined when the row ends; what it could not do is a harness error.
+  absl::Status Answer(RowRun& run, const json& step) {
+    if (answerer_.joinable()) return absl::FailedPreconditionError("answer: one per row");
+    const int row = run.row["row"];
+    const int number = step.value("turn", 1);
+    HostApi* host = &deployment_.host(broker_.count(number) ? broker_[number] : true);
+    const json world = d_.world;
+    const std::string as = Str(step, "as");
+    const std::string execution_id = absl::StrCat(ExecutionId(row, number), "-answer");
+    const std::string trace = absl::StrCat(TraceId(row, number), "-answer");
+    const google::protobuf::Timestamp now = Stamp(deployment_.Now());
+    answerer_ = std::thread([this, host, world, as, execution_id, trace, now] {
+      auto fail = [this](absl::string_view what, const absl::Status& status) {
+        absl::MutexLock lock(&answer_mu_);
+        answer_errors_.push_back(absl::StrCat("answer: ", what, ": ", status.ToString()));
+      };
+      ev1::ReceiveRequest receive;
+      receive.set_namespace_id(world["namespace"]);
+      *receive.mutable_receiver() = AddressOf(world[as]);
+      receive.set_max(1);
+      receive.mutable_wait()->set_seconds(10);
+      absl::StatusOr<ev1::ReceiveResponse> received = host->Receive(receive);
+      if (!received.ok()) return fail("receive", received.status());
+      if (received->messages().empty()) return fail("receive", absl::DeadlineExceededError("none"));
+      const pb::MessageEnvelope request = received->messages(0);
+
+      ev1::OpenTurnRequest open;
+      open.set_runtime(ev1::RUNTIME_DRIVER);
+      pb::ExecutionRequest* execution = open.mutable_execution_request();
+      execution->set_version("1");
+      execution->set_execution_id(execution_id);
+      *execution->mutable_agent() = AddressOf(world[as]);
+      pb::AccessContext* context = execution->mutable_context();
+      context->set_namespace_id(world["namespace"]);
+      *context->mutable_actor() = AddressOf(world[as]);
+      *context->mutable_authority() = AddressOf(world["owner"]);
+      *context->mutable_owner() = AddressOf(world["owner"]);
+      context->set_purpose(world["purpose"]);
+      context->set_trace_id(trace);
+      *context->mutable_now() = now;
+      pb::MessageEnvelope* message = execution->mutable_message();
+      message->set_version("1");
+      message->set_id(absl::StrCat(execution_id, "-msg"));
+      *message->mutable_sender() = AddressOf(world["owner"]);
+      *message->mutable_receiver() = AddressOf(world[as]);
+      message->set_purpose(world["purpose"]);
+      message->mutable_payload()->set_string_value("Answer the request.");
+      message->set_trace_id(trace);
+      *message->mutable_created_at() = now;
+      absl::StatusOr<ev1::OpenTurnResponse> opened = host->OpenTurn(open);
+      if (!opened.ok()) return fail("open", opened.status());
+      if (opened->has_result()) return fail("open", absl::FailedPreconditionError("ended at open"));
+
+      ev1::SendMessageRequest send;
+      send.set_turn_id(opened->turn_id());
+      pb::MessageEnvelope* reply = send.mutable_message();
+      reply->set_version("1");
+      reply->set_id(absl::StrCat(execution_id, "-reply"));
+      reply->set_reply_to(request.id());
+      *reply->mutable_sender() = AddressOf(world[as]);
+      *reply->mutable_receiver() = request.sender();
+      reply->set_purpose(request.purpose());
+      // The answering turn's own trace, not the request's.
+      reply->set_trace_id(trace);
+      (*reply->mutable_payload()->mutable_struct_value()->mutable_fields())["answer"]
+          .set_string_value("approved");
+      *reply->mutable_created_at() = now;
+      absl::StatusOr<ev1::SendMessageResponse> sent = host->SendMessage(send);
+      if (!sent.ok()) fail("send", sent.status());
+
+      ev1::FinishTurnRequest finish;
+      finish.set_turn_id(opened->turn_id());
+      finish.mutable_complete()->mutable_output()->set_string_value("answered");
+      if (auto finished = host->FinishTurn(finish); !finished.ok()) {
+        fail("finish", finished.status());
+      }
+    });
     return absl::OkStatus();
   }
 
