@@ -26,8 +26,11 @@ debian_packages=(
   # Images and the compose deployment (deploy/README.md, //tests/deploy:compose_test): podman
   # with runc (crun fails in these machines' cgroup mode), its storage and network parts,
   # podman-compose, debootstrap for the Debian 12 base image; python3-yaml reads the manifests
-  # (//tests/deploy:manifests_test).
+  # (//tests/deploy:manifests_test). The CNI dnsname plugin lets the compose services find each
+  # other by service name on the project network (without it, `audit` does not resolve and
+  # grantstore never becomes healthy); podman does not pull it in.
   podman runc fuse-overlayfs slirp4netns uidmap podman-compose debootstrap python3-yaml
+  golang-github-containernetworking-plugin-dnsname
 )
 
 as_root() {
