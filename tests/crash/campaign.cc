@@ -44,6 +44,22 @@ std::string MakeDir(const std::string& name) {
   return dir;
 }
 
+absl::StatusOr<::sharedos::testing::FourProcessDeployment::Options> DemoFourProcessOptions(
+    const std::string& dir) {
+  ::sharedos::testing::FourProcessDeployment::Options options;
+  options.dir = dir;
+  options.registry = dir + "/registry.textproto";
+  options.files_root = dir + "/files";
+  if (absl::Status written = demo::WriteWorkspace(options.files_root); !written.ok()) {
+    return written;
+  }
+  if (absl::Status written = ::sharedos::testing::WriteFile(options.registry, demo::RegistryText());
+      !written.ok()) {
+    return written;
+  }
+  return options;
+}
+
 void Clients::Aim(const Targets& targets) {
   absl::MutexLock lock(&mu_);
   envelope_ = envelope::v1::Envelope::NewStub(Connect(targets.envelope));

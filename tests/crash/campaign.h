@@ -15,12 +15,14 @@
 #include <thread>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "grpcpp/grpcpp.h"
 #include "sharedos/envelope/v1/envelope.grpc.pb.h"
 #include "sharedos/grantstore/v1/grantstore.grpc.pb.h"
 #include "sharedos/protocol/v1/grant.pb.h"
+#include "tests/testing/deployment.h"
 
 namespace sharedos::crash {
 
@@ -35,6 +37,10 @@ std::unique_ptr<grpc::ClientContext> As(const std::string& token, absl::Duration
 std::shared_ptr<grpc::Channel> Connect(const std::string& address);
 // "$TEST_TMPDIR/<name>", created.
 std::string MakeDir(const std::string& name);
+// The demo world written under `dir` (the files workspace `dir`/files and the tool registry),
+// and the options of a four-process deployment in `dir` that serves it.
+absl::StatusOr<::sharedos::testing::FourProcessDeployment::Options> DemoFourProcessOptions(
+    const std::string& dir);
 
 // The addresses the clients call; they change when sharedosd restarts on a new port.
 struct Targets {

@@ -69,15 +69,9 @@ void ExpectInterrupted(const std::string& envelope, const std::string& host,
 }
 
 TEST(InterruptedTurnTest, AnEnvelopeKilledWithATurnRunningEndsItOnRestartOnce) {
-  const std::string dir = MakeDir("four");
-  const std::string files = dir + "/files";
-  ASSERT_TRUE(demo::WriteWorkspace(files).ok());
-  ASSERT_TRUE(sharedos::testing::WriteFile(dir + "/registry.textproto", demo::RegistryText()).ok());
-  FourProcessDeployment::Options options;
-  options.dir = dir;
-  options.registry = dir + "/registry.textproto";
-  options.files_root = files;
-  auto started = FourProcessDeployment::Start(std::move(options));
+  auto options = DemoFourProcessOptions(MakeDir("four"));
+  ASSERT_TRUE(options.ok()) << options.status();
+  auto started = FourProcessDeployment::Start(*std::move(options));
   ASSERT_TRUE(started.ok()) << started.status();
   FourProcessDeployment& four = **started;
   IssueBoundedGrant(four.grantstore_address(), four.admin_token());
@@ -155,16 +149,10 @@ void AskForAHuman(const std::string& url, const std::string& token, const std::s
 }
 
 TEST(InterruptedTurnTest, AnEnvelopeKilledAfterTheLatchAnsweredEndsTheTurnEscalatedOnce) {
-  const std::string dir = MakeDir("latched");
-  const std::string files = dir + "/files";
-  ASSERT_TRUE(demo::WriteWorkspace(files).ok());
-  ASSERT_TRUE(sharedos::testing::WriteFile(dir + "/registry.textproto", demo::RegistryText()).ok());
-  FourProcessDeployment::Options options;
-  options.dir = dir;
-  options.registry = dir + "/registry.textproto";
-  options.files_root = files;
-  options.mcp = true;
-  auto started = FourProcessDeployment::Start(std::move(options));
+  auto options = DemoFourProcessOptions(MakeDir("latched"));
+  ASSERT_TRUE(options.ok()) << options.status();
+  options->mcp = true;
+  auto started = FourProcessDeployment::Start(*std::move(options));
   ASSERT_TRUE(started.ok()) << started.status();
   FourProcessDeployment& four = **started;
   IssueBoundedGrant(four.grantstore_address(), four.admin_token());

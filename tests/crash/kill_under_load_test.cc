@@ -41,15 +41,9 @@ TEST(KillUnderLoadTest, EachOfTheFourServicesKilledAndRestartedLosesNothingAckno
   std::printf("seed %d, %d kills\n", seed, rounds);
   std::mt19937 random(seed);
 
-  const std::string dir = MakeDir("four");
-  const std::string files = dir + "/files";
-  ASSERT_TRUE(demo::WriteWorkspace(files).ok());
-  ASSERT_TRUE(sharedos::testing::WriteFile(dir + "/registry.textproto", demo::RegistryText()).ok());
-  FourProcessDeployment::Options options;
-  options.dir = dir;
-  options.registry = dir + "/registry.textproto";
-  options.files_root = files;
-  auto started = FourProcessDeployment::Start(std::move(options));
+  auto options = DemoFourProcessOptions(MakeDir("four"));
+  ASSERT_TRUE(options.ok()) << options.status();
+  auto started = FourProcessDeployment::Start(*std::move(options));
   ASSERT_TRUE(started.ok()) << started.status();
   FourProcessDeployment& four = **started;
   const Targets targets{four.envelope_address(), four.grantstore_address(), four.audit_address()};

@@ -51,18 +51,12 @@ class ReplicasTest : public ::testing::Test {
   void SetUp() override {
     const std::string dir = MakeDir(
         absl::StrCat("replicas-", ::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    const std::string files = dir + "/files";
-    ASSERT_TRUE(demo::WriteWorkspace(files).ok());
-    ASSERT_TRUE(
-        sharedos::testing::WriteFile(dir + "/registry.textproto", demo::RegistryText()).ok());
-    FourProcessDeployment::Options options;
-    options.dir = dir;
-    options.registry = dir + "/registry.textproto";
-    options.files_root = files;
-    options.mcp = true;
-    options.replicas = true;
-    options.envelope_args = {"--replica_drain_timeout=20s"};
-    auto started = FourProcessDeployment::Start(std::move(options));
+    auto options = DemoFourProcessOptions(dir);
+    ASSERT_TRUE(options.ok()) << options.status();
+    options->mcp = true;
+    options->replicas = true;
+    options->envelope_args = {"--replica_drain_timeout=20s"};
+    auto started = FourProcessDeployment::Start(*std::move(options));
     ASSERT_TRUE(started.ok()) << started.status();
     four_ = *std::move(started);
     IssueGrants();
