@@ -53,6 +53,16 @@ std::vector<FakeAuditWriter::Recorded> FakeAuditWriter::recorded() const {
   return recorded_;
 }
 
+std::vector<FakeAuditWriter::Recorded> FakeAuditWriter::recorded(
+    sharedos::protocol::v1::AuditEventType type) const {
+  absl::MutexLock lock(&mu_);
+  std::vector<Recorded> out;
+  for (const Recorded& r : recorded_) {
+    if (r.event.type() == type) out.push_back(r);
+  }
+  return out;
+}
+
 std::vector<sharedos::protocol::v1::AuditEvent> FakeAuditWriter::events() const {
   absl::MutexLock lock(&mu_);
   std::vector<sharedos::protocol::v1::AuditEvent> out;

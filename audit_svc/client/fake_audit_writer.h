@@ -31,6 +31,9 @@ class FakeAuditWriter : public AuditWriter {
     bool pre_effect = false;
   };
   std::vector<Recorded> recorded() const ABSL_LOCKS_EXCLUDED(mu_);
+  // The recorded events of one type, in order.
+  std::vector<Recorded> recorded(sharedos::protocol::v1::AuditEventType type) const
+      ABSL_LOCKS_EXCLUDED(mu_);
   std::vector<sharedos::protocol::v1::AuditEvent> events() const ABSL_LOCKS_EXCLUDED(mu_);
   std::vector<sharedos::audit::v1::ControlPlaneEvent> control_plane_events() const
       ABSL_LOCKS_EXCLUDED(mu_);

@@ -271,8 +271,7 @@ TEST_F(InvocationTest, CallOnAnEndedTurnIsRefusedAndRecorded) {
   EXPECT_EQ(authorizer_.calls(Method::kAuthorize), 0);
 
   std::vector<pb::AuditEvent> invoked;
-  for (const auto& recorded : audit_.recorded()) {
-    if (recorded.event.type() != pb::AUDIT_EVENT_TYPE_TOOL_INVOKED) continue;
+  for (const auto& recorded : audit_.recorded(pb::AUDIT_EVENT_TYPE_TOOL_INVOKED)) {
     EXPECT_FALSE(recorded.pre_effect);
     invoked.push_back(recorded.event);
   }

@@ -120,8 +120,7 @@ class MessagingTest : public ::testing::Test {
   // The one message.sent recorded (post-effect).
   pb::AuditEvent Sent() {
     std::vector<pb::AuditEvent> sent;
-    for (const auto& recorded : audit_.recorded()) {
-      if (recorded.event.type() != pb::AUDIT_EVENT_TYPE_MESSAGE_SENT) continue;
+    for (const auto& recorded : audit_.recorded(pb::AUDIT_EVENT_TYPE_MESSAGE_SENT)) {
       EXPECT_FALSE(recorded.pre_effect);
       sent.push_back(recorded.event);
     }

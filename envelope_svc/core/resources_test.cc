@@ -77,8 +77,7 @@ class ResourcesTest : public ::testing::Test {
   // The one resource.invoked recorded (post-effect).
   pb::AuditEvent Invoked() {
     std::vector<pb::AuditEvent> invoked;
-    for (const auto& recorded : audit_.recorded()) {
-      if (recorded.event.type() != pb::AUDIT_EVENT_TYPE_RESOURCE_INVOKED) continue;
+    for (const auto& recorded : audit_.recorded(pb::AUDIT_EVENT_TYPE_RESOURCE_INVOKED)) {
       EXPECT_FALSE(recorded.pre_effect);
       invoked.push_back(recorded.event);
     }
