@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/client/rpc_client_metrics.h"
 #include "common/client/trace_interceptor.h"
@@ -88,9 +89,19 @@ std::shared_ptr<grpc::Channel> CreateChannel(
 
 bool IsLoopbackTarget(absl::string_view target) {
   if (absl::StartsWith(target, "unix:") || absl::StartsWith(target, "unix-abstract:")) return true;
-  for (absl::string_view scheme : {"dns:///", "ipv4:", "ipv6:"}) {
-    if (absl::ConsumePrefix(&target, scheme)) break;
+  // A list of addresses ("ipv4:127.0.0.1:1,127.0.0.1:2"): loopback only if every one is.
+  for (absl::string_view scheme : {"ipv4:", "ipv6:"}) {
+    if (!absl::ConsumePrefix(&target, scheme)) continue;
+    if (target.empty()) return false;
+    for (absl::string_view address : absl::StrSplit(target, ',')) {
+      if (address.empty() || absl::StrContains(address, "://") ||
+          !IsLoopbackTarget(address)) {
+        return false;
+      }
+    }
+    return true;
   }
+  absl::ConsumePrefix(&target, "dns:///");
   absl::string_view host = target;
   if (absl::StartsWith(target, "[")) {
     const size_t close = target.find(']');
@@ -109,6 +120,9 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> NewChannel(const std::string& tar
   if (target.empty()) return absl::InvalidArgumentError(absl::StrCat(flag, ": required"));
   if (absl::Status files = CheckFiles(tls); !files.ok()) return files;
   grpc::ChannelArguments arguments;
+  // Every address the target names takes calls in turn (replicas behind one name or a list);
+  // one that is down is skipped until it is back.
+  arguments.SetLoadBalancingPolicyName("round_robin");
   if (max_reconnect_backoff > absl::ZeroDuration()) {
     const int millis = static_cast<int>(absl::ToInt64Milliseconds(max_reconnect_backoff));
     arguments.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, std::min(millis, 1000));

@@ -36,10 +36,14 @@ struct ChannelTls {
 };
 
 // Whether `target` ("host:port", "[::1]:port", "dns:///host:port", "ipv4:…", "unix:…") is on
-// this machine's loopback interface.
+// this machine's loopback interface; a list ("ipv4:127.0.0.1:1,127.0.0.1:2") only when every
+// address in it is.
 bool IsLoopbackTarget(absl::string_view target);
 
-// A channel to `target`. `flag` names the target's flag in errors ("--audit_target").
+// A channel to `target`. A target that names several servers — a list ("ipv4:10.0.0.1:50053,
+// 10.0.0.2:50053") or a DNS name with several addresses (a headless Kubernetes Service, a
+// network alias shared by replicas) — spreads its calls over every server that is up
+// (round_robin), so replicas of a service are reached through one flag. `flag` names the target's flag in errors ("--audit_target").
 // Errors: INVALID_ARGUMENT "<flag>: required" (empty target); "<flag>: plaintext is allowed only
 // on loopback; give --tls_ca to reach <target>"; "--tls_client_cert: ..." (half a pair, a pair
 // without --tls_ca); FAILED_PRECONDITION "--tls_ca: cannot read <path>" and the like (files are

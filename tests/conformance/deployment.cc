@@ -15,6 +15,7 @@
 #include "audit_svc/server/audit_service.h"
 #include "audit_svc/storage/sqlite_audit_store.h"
 #include "authorizer_svc/core/authorizer_core.h"
+#include "common/client/channel.h"
 #include "common/server/auth.h"
 #include "common/server/server_runner.h"
 #include "common/status/status_macros.h"
@@ -28,12 +29,14 @@
 #include "grantstore_svc/client/grpc_grant_store_client.h"
 #include "grantstore_svc/core/grant_store_core.h"
 #include "grantstore_svc/server/grantstore_service.h"
+#include "grantstore_svc/storage/open_grant_store.h"
 #include "grantstore_svc/storage/sqlite_grant_store.h"
 #include "grpcpp/grpcpp.h"
 #include "sharedos/authorizer/v1/authorizer.grpc.pb.h"
 #include "sharedos/envelope/v1/envelope.grpc.pb.h"
 #include "sharedos/envelope/v1/messaging.grpc.pb.h"
 #include "tests/testing/deployment.h"
+#include "tests/testing/postgres_cluster.h"
 #include "tests/testing/process.h"
 
 namespace sharedos::conformance {
@@ -468,11 +471,8 @@ class KernelDeployment final : public Deployment {
 
 class GrpcHost final : public HostApi {
  public:
-  explicit GrpcHost(const std::string& address)
-      : stub_(ev1::Envelope::NewStub(
-            grpc::CreateChannel(address, grpc::InsecureChannelCredentials()))),
-        routes_(ev1::MessageRoutes::NewStub(
-            grpc::CreateChannel(address, grpc::InsecureChannelCredentials()))) {}
+  explicit GrpcHost(const std::shared_ptr<grpc::Channel>& channel)
+      : stub_(ev1::Envelope::NewStub(channel)), routes_(ev1::MessageRoutes::NewStub(channel)) {}
   absl::StatusOr<ev1::OpenTurnResponse> OpenTurn(const ev1::OpenTurnRequest& request) override {
     ev1::OpenTurnResponse response;
     RETURN_IF_ERROR(FromGrpc(stub_->OpenTurn(As(kHostToken).get(), request, &response)));
@@ -540,6 +540,7 @@ class ProcessDeployment final : public Deployment {
   ~ProcessDeployment() override {
     processes_.reset();
     if (notion_runner_) notion_runner_->Shutdown();
+    cluster_.reset();
   }
 
   absl::Status Start() {
@@ -560,6 +561,12 @@ class ProcessDeployment final : public Deployment {
     options.provider_token = true;
     options.unattached_envelope = true;
     options.mcp = options_.mcp;
+    if (options_.replicated) {
+      // Two replicas of every service on one PostgreSQL database (issue 18).
+      ASSIGN_OR_RETURN(cluster_, testing::PostgresCluster::Create());
+      ASSIGN_OR_RETURN(options.database, cluster_->CreateDatabase("conformance"));
+      options.replicate_all = true;
+    }
     absl::StatusOr<std::unique_ptr<testing::FourProcessDeployment>> started =
         testing::FourProcessDeployment::Start(std::move(options));
     if (!started.ok()) {
@@ -574,19 +581,23 @@ class ProcessDeployment final : public Deployment {
     }
     processes_ = *std::move(started);
 
-    host_ = std::make_unique<GrpcHost>(processes_->envelope_address());
-    host_unattached_ =
-        std::make_unique<GrpcHost>(processes_->address(Service::kUnattachedEnvelope));
-    grants_stub_ = gv1::GrantStore::NewStub(
-        grpc::CreateChannel(processes_->grantstore_address(), grpc::InsecureChannelCredentials()));
-    audit_stub_ = audit::v1::AuditLog::NewStub(
-        grpc::CreateChannel(processes_->audit_address(), grpc::InsecureChannelCredentials()));
-    authorizer_stub_ = av1::Authorizer::NewStub(
-        grpc::CreateChannel(processes_->authorizer_address(), grpc::InsecureChannelCredentials()));
+    // Replicated: every call goes round-robin over a service's replicas (a turn's calls reach
+    // the envelope that does not own it half of the time, and are forwarded).
+    ASSIGN_OR_RETURN(auto envelope, Channel(processes_->target(Service::kEnvelope)));
+    host_ = std::make_unique<GrpcHost>(envelope);
+    ASSIGN_OR_RETURN(auto unattached,
+                     Channel(processes_->address(Service::kUnattachedEnvelope)));
+    host_unattached_ = std::make_unique<GrpcHost>(unattached);
+    ASSIGN_OR_RETURN(auto grants, Channel(processes_->target(Service::kGrantstore)));
+    grants_stub_ = gv1::GrantStore::NewStub(grants);
+    ASSIGN_OR_RETURN(auto audit, Channel(processes_->target(Service::kAudit)));
+    audit_stub_ = audit::v1::AuditLog::NewStub(audit);
+    ASSIGN_OR_RETURN(auto authorizer, Channel(processes_->target(Service::kAuthorizer)));
+    authorizer_stub_ = av1::Authorizer::NewStub(authorizer);
     return absl::OkStatus();
   }
 
-  std::string column() const override { return "grpc"; }
+  std::string column() const override { return options_.replicated ? "grpc-replicated" : "grpc"; }
   HostApi& host(bool broker) override { return broker ? *host_ : *host_unattached_; }
   gv1::GrantStore::StubInterface& grants() override { return *grants_stub_; }
   audit::v1::AuditLog::StubInterface& audit() override { return *audit_stub_; }
@@ -607,22 +618,23 @@ class ProcessDeployment final : public Deployment {
     if (what != "usage" && what != "grantstore") {
       return absl::InvalidArgumentError(absl::StrCat("outage: unknown \"", what, "\""));
     }
-    // Usage counting lives in grantstore_svc: either outage stops the process (however it
-    // exits: the row grades what the others recorded).
-    if (processes_->running(Service::kGrantstore)) {
-      processes_->Stop(Service::kGrantstore).IgnoreError();
+    // Usage counting lives in grantstore_svc: either outage stops the process — every replica
+    // of it — however it exits (the row grades what the others recorded).
+    for (Service grantstore : GrantStores()) {
+      if (processes_->running(grantstore)) processes_->Stop(grantstore).IgnoreError();
     }
     return absl::OkStatus();
   }
   absl::Status Recover() override {
-    if (processes_->running(Service::kGrantstore)) return absl::OkStatus();
-    return processes_->Restart(Service::kGrantstore);
+    for (Service grantstore : GrantStores()) {
+      if (!processes_->running(grantstore)) RETURN_IF_ERROR(processes_->Restart(grantstore));
+    }
+    return absl::OkStatus();
   }
   NotionFixture& notion() override { return *notion_; }
   absl::Status PlantGrant(const protocol::v1::CapabilityGrant& grant) override {
-    grantstore::storage::SqliteGrantStore::Options store_options;
-    store_options.path = processes_->grantstore_db();
-    ASSIGN_OR_RETURN(auto store, grantstore::storage::SqliteGrantStore::Open(store_options));
+    // The grant store's SQLite file, or the PostgreSQL database its replicas share.
+    ASSIGN_OR_RETURN(auto store, grantstore::storage::OpenGrantStore(processes_->grantstore_db()));
     return Plant(*store, grant);
   }
   std::vector<Surface> Surfaces(const std::string& token) override {
@@ -645,7 +657,17 @@ class ProcessDeployment final : public Deployment {
  private:
   using Service = testing::FourProcessDeployment::Service;
 
+  std::vector<Service> GrantStores() const {
+    if (!options_.replicated) return {Service::kGrantstore};
+    return {Service::kGrantstore, Service::kGrantstoreReplica};
+  }
+  // A channel spreading calls over every address `target` names (common/client/channel.h).
+  static absl::StatusOr<std::shared_ptr<grpc::Channel>> Channel(const std::string& target) {
+    return common::client::NewChannel(target, common::client::ChannelTls{}, "target");
+  }
+
   const DeploymentOptions options_;
+  std::unique_ptr<testing::PostgresCluster> cluster_;
   std::unique_ptr<NotionFixture> notion_;
   std::unique_ptr<common::server::ServerRunner> notion_runner_;
   std::unique_ptr<testing::FourProcessDeployment> processes_;

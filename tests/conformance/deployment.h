@@ -12,6 +12,11 @@
 //            Envelope.OpenTurn / InvokeTool / FinishTurn on loopback. World clock: the real one
 //            (the processes run on it); the world's instants are relative to each row's arming.
 //            The MCP columns use the same deployment (the host opens RUNTIME_MCP turns).
+//   grpc-replicated  the same, with two replicas of every service on one PostgreSQL database
+//            (DeploymentOptions::replicated; a cluster of the test's own, started with initdb): the
+//            host, the control plane and every service reach a service's replicas through one
+//            round-robin target, so a turn's calls alternate between the envelope that owns it
+//            and the one that forwards them (ADR 0011). Outages stop both grant store replicas.
 //
 // Conditions: Outage("usage") makes usage counting unreachable, Outage("grantstore") the whole
 // grant store (kernel: a fault-injecting GrantStoreClient in front of the authorizer; grpc: the
@@ -96,6 +101,9 @@ struct DeploymentOptions {
   // Processes: serve the MCP front door (envelope_svc --mcp_secret_file, --mcp_port=0). When the
   // envelope has none, the deployment fails UNIMPLEMENTED naming it.
   bool mcp = false;
+  // Processes: two replicas of every service on one PostgreSQL database the deployment starts
+  // (column grpc-replicated).
+  bool replicated = false;
 };
 
 class Deployment {

@@ -27,6 +27,7 @@ std::map<std::string, std::vector<Cell>> RunSuite(const Declarations& declaratio
     deployment_options.broker_listing_fails = options.broker_listing_fails && column == "kernel";
     const bool mcp = column == "mcp-legacy" || column == "mcp-modern";
     deployment_options.mcp = mcp;
+    deployment_options.replicated = column == "grpc-replicated";
     std::unique_ptr<McpClient> client;
     if (mcp) {
       absl::StatusOr<std::unique_ptr<McpClient>> started =

@@ -32,6 +32,8 @@ std::unique_ptr<grpc::ClientContext> As(const std::string& token, absl::Duration
 
 std::shared_ptr<grpc::Channel> Connect(const std::string& address) {
   grpc::ChannelArguments args;
+  // A list of replicas ("ipv4:<a>,<b>") takes calls in turn, as the services' own channels do.
+  args.SetLoadBalancingPolicyName("round_robin");
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 50);
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 50);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 200);
@@ -117,6 +119,13 @@ void Clients::RunTurns(int runner) {
     if (!status.ok() || opened.has_result()) {
       Note(status.ok() ? opened.result().error().code() : status.error_message());
       continue;
+    }
+    {
+      // A replica's turn ids start "turn-<replica>." (ADR 0011); one envelope's have no owner.
+      const std::string& id = opened.turn_id();
+      const size_t dot = id.find('.');
+      absl::MutexLock lock(&ledger_.mu);
+      ++ledger_.opened_by[dot == std::string::npos ? "" : id.substr(0, dot)];
     }
     const std::string call_id = absl::StrCat("call-", execution);
     Read(*envelope, opened.turn_id(), call_id);

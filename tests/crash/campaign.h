@@ -33,7 +33,8 @@ inline constexpr int64_t kMaxUses = 120;
 int EnvInt(const char* name, int fallback);
 // A context with "authorization: Bearer <token>" and a deadline `timeout` from now.
 std::unique_ptr<grpc::ClientContext> As(const std::string& token, absl::Duration timeout);
-// A channel that reconnects quickly to a restarted service.
+// A channel that reconnects quickly to a restarted service; a list of replicas
+// ("ipv4:<a>,<b>") takes calls in turn (round_robin).
 std::shared_ptr<grpc::Channel> Connect(const std::string& address);
 // "$TEST_TMPDIR/<name>", created.
 std::string MakeDir(const std::string& name);
@@ -55,6 +56,9 @@ struct Ledger {
   std::set<std::string> escalated_executions ABSL_GUARDED_BY(mu);
   // A refusal's reason code or transport error text (cut to 120 characters), counted.
   std::map<std::string, int> refusals ABSL_GUARDED_BY(mu);
+  // Turns opened, by the part of the turn id before its first '.' (an envelope replica's id
+  // names the replica that owns the turn, ADR 0011).
+  std::map<std::string, int> opened_by ABSL_GUARDED_BY(mu);
   std::atomic<int64_t> attempts{0};
 };
 

@@ -7,7 +7,11 @@
 //   - every acknowledged escalation is stored exactly once;
 //   - every acknowledged allowed call has exactly one tool.invoked record, no event id appears
 //     twice, and the chain verifies.
-// Run against the four services as processes (each killed in turn) and against one sharedosd.
+// Run against the four services as processes (each killed in turn), against one sharedosd, and
+// against two replicas of each of the four services on one PostgreSQL database (issue 18: one
+// replica of each service killed in every group of four kills, while the clients' calls go
+// round-robin over the replicas, so a turn's calls alternate between the envelope that owns it
+// and the one that forwards them).
 // SHAREDOS_KILL_SEED and SHAREDOS_KILL_ROUNDS override the seed and the number of kills (the
 // long variant: docs/reliability.md); the test prints both, and what it counted.
 #include <signal.h>
@@ -25,6 +29,7 @@
 #include "tests/crash/campaign.h"
 #include "tests/testing/demo_world.h"
 #include "tests/testing/deployment.h"
+#include "tests/testing/postgres_cluster.h"
 #include "tests/testing/process.h"
 
 namespace sharedos::crash {
@@ -32,6 +37,7 @@ namespace {
 
 namespace demo = ::sharedos::testing::demo;
 using ::sharedos::testing::FourProcessDeployment;
+using ::sharedos::testing::PostgresCluster;
 using ::sharedos::testing::SharedosdDeployment;
 using Service = FourProcessDeployment::Service;
 
@@ -67,6 +73,67 @@ TEST(KillUnderLoadTest, EachOfTheFourServicesKilledAndRestartedLosesNothingAckno
   }
   absl::SleepFor(absl::Milliseconds(300));
   clients.Stop();
+  CheckAfterCampaign(targets, four.admin_token(), four.credentials().service_token, ledger);
+  EXPECT_TRUE(four.StopAll().ok());
+}
+
+TEST(KillUnderLoadTest, OneReplicaOfEachServiceKilledOnPostgresLosesNothingAcknowledged) {
+  const int seed = EnvInt("SHAREDOS_KILL_SEED", 22) + 2;
+  const int rounds = std::max(4, EnvInt("SHAREDOS_KILL_ROUNDS", 8));
+  std::printf("seed %d, %d kills\n", seed, rounds);
+  std::mt19937 random(seed);
+
+  auto cluster = PostgresCluster::Create();
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  auto database = (*cluster)->CreateDatabase("replicas");
+  ASSERT_TRUE(database.ok()) << database.status();
+  auto options = DemoFourProcessOptions(MakeDir("replicas"));
+  ASSERT_TRUE(options.ok()) << options.status();
+  options->database = *database;
+  options->replicate_all = true;
+  auto started = FourProcessDeployment::Start(*std::move(options));
+  ASSERT_TRUE(started.ok()) << started.status();
+  FourProcessDeployment& four = **started;
+  // The clients, like the services, reach each service through one target naming both replicas.
+  const Targets targets{four.target(Service::kEnvelope), four.target(Service::kGrantstore),
+                        four.target(Service::kAudit)};
+  IssueBoundedGrant(targets.grantstore, four.admin_token());
+  ASSERT_FALSE(::testing::Test::HasFatalFailure());
+
+  Ledger ledger;
+  Clients clients(four.admin_token(), four.host_token(), ledger);
+  clients.Aim(targets);
+  clients.Start(/*turn_runners=*/3);
+  // Each group of four kills takes one replica of every service, in a seeded order, the replica
+  // chosen at random.
+  const std::vector<std::pair<Service, Service>> pairs = {
+      {Service::kGrantstore, Service::kGrantstoreReplica},
+      {Service::kAuthorizer, Service::kAuthorizerReplica},
+      {Service::kEnvelope, Service::kEnvelopeReplica},
+      {Service::kAudit, Service::kAuditReplica}};
+  std::vector<int> order = {0, 1, 2, 3};
+  for (int round = 0; round < rounds; ++round) {
+    if (round % 4 == 0) std::shuffle(order.begin(), order.end(), random);
+    const auto& pair = pairs[order[round % 4]];
+    const Service victim = random() % 2 == 0 ? pair.first : pair.second;
+    absl::SleepFor(absl::Milliseconds(150 + random() % 450));
+    ASSERT_TRUE(four.Kill(victim).ok());
+    absl::SleepFor(absl::Milliseconds(random() % 200));
+    absl::Status restarted = four.Restart(victim);
+    ASSERT_TRUE(restarted.ok()) << restarted;
+    std::printf("round %d: killed and restarted service %d\n", round, static_cast<int>(victim));
+  }
+  absl::SleepFor(absl::Milliseconds(300));
+  clients.Stop();
+  {
+    // OpenTurn went round-robin: both envelope replicas own turns of the campaign.
+    absl::MutexLock lock(&ledger.mu);
+    for (const auto& [owner, count] : ledger.opened_by) {
+      std::printf("turns opened by %s: %d\n", owner.c_str(), count);
+    }
+    EXPECT_GT(ledger.opened_by["turn-r1"], 0);
+    EXPECT_GT(ledger.opened_by["turn-r2"], 0);
+  }
   CheckAfterCampaign(targets, four.admin_token(), four.credentials().service_token, ledger);
   EXPECT_TRUE(four.StopAll().ok());
 }

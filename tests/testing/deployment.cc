@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/server/auth.h"
@@ -13,7 +14,13 @@
 namespace sharedos::testing {
 namespace {
 
-constexpr int kServices = 6;
+using Service = FourProcessDeployment::Service;
+
+// The order processes are stopped in: every dependent before what it depends on.
+constexpr Service kStopOrder[] = {
+    Service::kEnvelopeReplica,    Service::kUnattachedEnvelope, Service::kEnvelope,
+    Service::kAuthorizerReplica,  Service::kAuthorizer,         Service::kGrantstoreReplica,
+    Service::kGrantstore,         Service::kAuditReplica,       Service::kAudit};
 
 // The exit of an orderly stop: OK on 0, else INTERNAL naming the process, with its output.
 absl::Status Stopped(const std::string& name, Process& process) {
@@ -120,24 +127,48 @@ absl::StatusOr<std::unique_ptr<FourProcessDeployment>> FourProcessDeployment::St
   auto deployment =
       std::unique_ptr<FourProcessDeployment>(new FourProcessDeployment(std::move(options)));
   FourProcessDeployment& d = *deployment;
+  if (d.options_.replicate_all && d.options_.database.empty()) {
+    return absl::InvalidArgumentError(
+        "replicate_all: needs a PostgreSQL `database` for the replicas to share");
+  }
   RETURN_IF_ERROR(d.WriteFiles());
   const std::string& dir = d.options_.dir;
+  const int copies = d.options_.replicate_all ? 2 : 1;
+  // The second replica's outbox is "<writer>-r2.outbox".
+  auto writer = [](const char* name, int copy) {
+    return copy == 0 ? std::string(name) : absl::StrCat(name, "-r2");
+  };
 
-  RETURN_IF_ERROR(
-      d.StartMember(Service::kAudit, "audit_svc/server/audit_svc", "audit_svc",
-                    {"--port=0", "--db=" + dir + "/audit.db",
-                     "--durability=" + d.options_.audit_durability, d.credentials_flag_}));
-  std::vector<std::string> args = {"--port=0", "--db=" + d.grantstore_db(), d.credentials_flag_};
-  for (const std::string& flag : d.AuditFlags("grantstore")) args.push_back(flag);
-  RETURN_IF_ERROR(d.StartMember(Service::kGrantstore, "grantstore_svc/server/grantstore_svc",
-                                "grantstore_svc", std::move(args)));
-  args = {"--port=0", d.credentials_flag_, "--grantstore_target=" + d.Dialed(Service::kGrantstore),
-          "--grantstore_token_file=" + d.service_token_file(),
-          "--lease_secret_file=" + dir + "/lease.secret"};
-  for (const std::string& flag : d.AuditFlags("authorizer")) args.push_back(flag);
-  RETURN_IF_ERROR(d.StartMember(Service::kAuthorizer, "authorizer_svc/server/authorizer_svc",
-                                "authorizer_svc", std::move(args)));
-  if (d.options_.replicas) {
+  for (int copy = 0; copy < copies; ++copy) {
+    RETURN_IF_ERROR(d.StartMember(
+        copy == 0 ? Service::kAudit : Service::kAuditReplica, "audit_svc/server/audit_svc",
+        "audit_svc",
+        {"--port=0", "--db=" + d.audit_db(), "--durability=" + d.options_.audit_durability,
+         d.credentials_flag_}));
+  }
+  for (int copy = 0; copy < copies; ++copy) {
+    std::vector<std::string> args = {"--port=0", "--db=" + d.grantstore_db(),
+                                     d.credentials_flag_};
+    for (const std::string& flag : d.AuditFlags(writer("grantstore", copy))) {
+      args.push_back(flag);
+    }
+    RETURN_IF_ERROR(
+        d.StartMember(copy == 0 ? Service::kGrantstore : Service::kGrantstoreReplica,
+                      "grantstore_svc/server/grantstore_svc", "grantstore_svc", std::move(args)));
+  }
+  for (int copy = 0; copy < copies; ++copy) {
+    std::vector<std::string> args = {"--port=0", d.credentials_flag_,
+                                     "--grantstore_target=" + d.Dialed(Service::kGrantstore),
+                                     "--grantstore_token_file=" + d.service_token_file(),
+                                     "--lease_secret_file=" + dir + "/lease.secret"};
+    for (const std::string& flag : d.AuditFlags(writer("authorizer", copy))) {
+      args.push_back(flag);
+    }
+    RETURN_IF_ERROR(
+        d.StartMember(copy == 0 ? Service::kAuthorizer : Service::kAuthorizerReplica,
+                      "authorizer_svc/server/authorizer_svc", "authorizer_svc", std::move(args)));
+  }
+  if (d.options_.replicas || d.options_.replicate_all) {
     for (int i = 0; i < 2; ++i) {
       ASSIGN_OR_RETURN(d.replica_ports_[i], FreeLoopbackPort());
       ASSIGN_OR_RETURN(d.replica_mcp_ports_[i], FreeLoopbackPort());
@@ -146,10 +177,10 @@ absl::StatusOr<std::unique_ptr<FourProcessDeployment>> FourProcessDeployment::St
                                   "envelope_svc", d.ReplicaArgs(0)));
     RETURN_IF_ERROR(d.StartMember(Service::kEnvelopeReplica, "envelope_svc/server/envelope_svc",
                                   "envelope_svc", d.ReplicaArgs(1)));
-    return deployment;
+  } else {
+    RETURN_IF_ERROR(d.StartMember(Service::kEnvelope, "envelope_svc/server/envelope_svc",
+                                  "envelope_svc", d.EnvelopeArgs("envelope", /*attached=*/true)));
   }
-  RETURN_IF_ERROR(d.StartMember(Service::kEnvelope, "envelope_svc/server/envelope_svc",
-                                "envelope_svc", d.EnvelopeArgs("envelope", /*attached=*/true)));
   if (d.options_.unattached_envelope) {
     RETURN_IF_ERROR(d.StartMember(Service::kUnattachedEnvelope, "envelope_svc/server/envelope_svc",
                                   "envelope_svc",
@@ -159,8 +190,8 @@ absl::StatusOr<std::unique_ptr<FourProcessDeployment>> FourProcessDeployment::St
 }
 
 FourProcessDeployment::~FourProcessDeployment() {
-  for (int i = kServices - 1; i >= 0; --i) {
-    if (members_[i].process) members_[i].process->Terminate();
+  for (Service service : kStopOrder) {
+    if (member(service).process) member(service).process->Terminate();
   }
 }
 
@@ -176,7 +207,42 @@ absl::Status FourProcessDeployment::WriteFiles() {
   return absl::OkStatus();
 }
 
+FourProcessDeployment::Service FourProcessDeployment::ReplicaOf(Service service) {
+  switch (service) {
+    case Service::kAudit:
+      return Service::kAuditReplica;
+    case Service::kGrantstore:
+      return Service::kGrantstoreReplica;
+    case Service::kAuthorizer:
+      return Service::kAuthorizerReplica;
+    case Service::kEnvelope:
+      return Service::kEnvelopeReplica;
+    default:
+      return service;
+  }
+}
+
+std::string FourProcessDeployment::target(Service service) const {
+  const bool replicated = service == Service::kEnvelope
+                              ? options_.replicas || options_.replicate_all
+                              : options_.replicate_all && ReplicaOf(service) != service;
+  if (!replicated) return address(service);
+  if (service == Service::kEnvelope) {
+    return absl::StrCat("ipv4:127.0.0.1:", replica_ports_[0], ",127.0.0.1:", replica_ports_[1]);
+  }
+  // Both replicas listen on the ports they first took (Restart keeps them).
+  auto port = [this](Service of) {
+    const std::vector<std::string>& args = member(of).former_args;
+    for (const std::string& arg : args) {
+      if (absl::StartsWith(arg, "--port=")) return arg.substr(7);
+    }
+    return std::string("0");
+  };
+  return absl::StrCat("ipv4:127.0.0.1:", port(service), ",127.0.0.1:", port(ReplicaOf(service)));
+}
+
 std::string FourProcessDeployment::Dialed(Service service) const {
+  if (options_.replicate_all) return target(service);
   const std::string& own = address(service);
   return options_.dial ? options_.dial(service, own) : own;
 }
@@ -355,9 +421,9 @@ absl::Status FourProcessDeployment::Restart(Service service) {
 
 absl::Status FourProcessDeployment::StopAll() {
   std::vector<std::string> failures;
-  for (int i = kServices - 1; i >= 0; --i) {
-    if (!members_[i].process) continue;
-    absl::Status stopped = Stop(static_cast<Service>(i));
+  for (Service service : kStopOrder) {
+    if (!member(service).process) continue;
+    absl::Status stopped = Stop(service);
     if (!stopped.ok()) failures.push_back(std::string(stopped.message()));
   }
   if (failures.empty()) return absl::OkStatus();

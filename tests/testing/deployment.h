@@ -8,7 +8,9 @@
 //                          outboxes), optionally a second envelope_svc without the host
 //                          providers, or two envelope_svc replicas of one service (ADR 0011);
 //                          every service can be stopped (or killed) and started again on the
-//                          same port and database.
+//                          same port and database. With Options::replicate_all, two replicas of
+//                          every service on one PostgreSQL database (issue 18): each dependent
+//                          reaches a service's two replicas through one target.
 //
 // Both start with Start() (every process reported listening, never a sleep) and stop what still
 // runs on destruction. Neither is thread-safe: one owner drives one deployment.
@@ -109,7 +111,11 @@ class FourProcessDeployment {
     kEnvelope,
     kUnattachedEnvelope,
     // The second replica (Options::replicas).
-    kEnvelopeReplica
+    kEnvelopeReplica,
+    // The second replica of each of the others (Options::replicate_all).
+    kAuditReplica,
+    kGrantstoreReplica,
+    kAuthorizerReplica
   };
 
   struct Options {
@@ -140,6 +146,15 @@ class FourProcessDeployment {
     // `mcp`, over MCP; their ports are chosen before they start, so a restarted replica is
     // found where its peer expects it.
     bool replicas = false;
+    // grantstore_svc's and audit_svc's --db: empty, SQLite files in `dir`; otherwise a PostgreSQL
+    // URI both use (docs/postgres.md), e.g. tests/testing/postgres_cluster.h's.
+    std::string database;
+    // Two replicas of every service (implies `replicas`; needs `database`, since replicas of
+    // grantstore_svc and audit_svc share one): kAuditReplica, kGrantstoreReplica and
+    // kAuthorizerReplica run with the same flags as the first (each writer its own outbox), and
+    // every dependent dials both replicas of a service as one target ("ipv4:<a>,<b>", spread
+    // round-robin by common/client/channel.h), never one replica by name. `dial` is not used.
+    bool replicate_all = false;
     // Each envelope serves the MCP front door (--mcp_secret_file, --mcp_port=0); Start waits
     // for its MCP line.
     bool mcp = false;
@@ -179,6 +194,10 @@ class FourProcessDeployment {
   const std::string& grantstore_address() const { return address(Service::kGrantstore); }
   const std::string& authorizer_address() const { return address(Service::kAuthorizer); }
   const std::string& envelope_address() const { return address(Service::kEnvelope); }
+  // The one target that reaches `service` (kAudit, kGrantstore, kAuthorizer or kEnvelope) as its
+  // dependents and hosts dial it: with replicas, both ("ipv4:127.0.0.1:<a>,127.0.0.1:<b>",
+  // whether running or not); otherwise its address.
+  std::string target(Service service) const;
   // An envelope's MCP front door URL (Options::mcp).
   const std::string& mcp_url(Service envelope = Service::kEnvelope) const;
   bool running(Service service) const;
@@ -192,8 +211,13 @@ class FourProcessDeployment {
   const std::string& admin_token() const { return options_.credentials.admin_token; }
   const std::string& host_token() const { return options_.credentials.host_token; }
   // The files the deployment keeps (e.g. to open a database behind a service's back).
-  std::string grantstore_db() const { return options_.dir + "/grantstore.db"; }
-  std::string audit_db() const { return options_.dir + "/audit.db"; }
+  // SQLite: the files; with Options::database, that URI (both stores share it).
+  std::string grantstore_db() const {
+    return options_.database.empty() ? options_.dir + "/grantstore.db" : options_.database;
+  }
+  std::string audit_db() const {
+    return options_.database.empty() ? options_.dir + "/audit.db" : options_.database;
+  }
   std::string service_token_file() const { return options_.dir + "/service.token"; }
 
   // SIGTERM and wait: the service becomes unreachable (audit_svc: pre-effect writes fail,
@@ -227,8 +251,10 @@ class FourProcessDeployment {
                            std::vector<std::string> args);
   absl::Status Launch(Member& member, const std::vector<std::string>& args);
   std::vector<std::string> AuditFlags(const std::string& writer) const;
-  // What dependents dial for `service` (Options::dial).
+  // What dependents dial for `service` (Options::dial; with replicate_all, target()).
   std::string Dialed(Service service) const;
+  // The replica of `service` (kAudit → kAuditReplica, …); `service` itself when it has none.
+  static Service ReplicaOf(Service service);
   std::vector<std::string> EnvelopeArgs(const std::string& writer, bool attached) const;
   // --replica_name and the peers of replica `self` (0: r1, 1: r2) on the chosen ports.
   std::vector<std::string> ReplicaArgs(int self) const;
@@ -241,7 +267,7 @@ class FourProcessDeployment {
   // Options::replicas: each replica's gRPC and MCP port.
   int replica_ports_[2] = {0, 0};
   int replica_mcp_ports_[2] = {0, 0};
-  Member members_[6];
+  Member members_[9];
 };
 
 // The credentials.json of `credentials` (admin "ops", service "services", the host's own).
