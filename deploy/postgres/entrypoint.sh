@@ -62,4 +62,4 @@ unset password
 exec "$bin/postgres" -D "$data" -c listen_addresses='*' -c port=5432 \
   -c unix_socket_directories= -c hba_file="$hba" -c password_encryption=scram-sha-256 \
   -c ssl=on -c ssl_cert_file="$tls/tls.crt" -c ssl_key_file="$tls/tls.key" \
-  -c ssl_min_protocol_version=TLSv1.2 -c log_connections=on -c log_destination=stderr
+  -c ssl_min_protocol_version=TLSv1.2 -c log_destination=stderr
