@@ -11,8 +11,9 @@
 #     replicas agreeing on one chain; the audit log read through audit-2 holds both replicas'
 #     turns;
 #   - one replica of each service killed (podman kill audit-1, grantstore-1, authorizer-1,
-#     envelope-1): the next turn through envelope-2 still succeeds, its records written through
-#     audit-2; audit-1 started again reads them (a record written through one replica, read
+#     envelope-1): the next turn through envelope-2 still succeeds (tried up to six times 5 s
+#     apart: while callers reconnect to the surviving replicas a turn is refused at admission,
+#     fail closed, e.g. `failed audit_unavailable`), its records written through audit-2; audit-1 started again reads them (a record written through one replica, read
 #     through the other) and the chain verifies.
 # Needs root, podman, podman-compose and debootstrap (tools/setup.sh); fails, never skips.
 set -euo pipefail
