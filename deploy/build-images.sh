@@ -2,10 +2,13 @@
 # Builds the SharedOS images from the Bazel outputs: one per service plus sharedosd
 # (deploy/images.txt), each on a Debian 12 base holding only the runtime libraries the binaries
 # link (deploy/runtime-packages.txt), running as uid 10001, data on the volume /var/lib/sharedos,
-# HEALTHCHECK through the gRPC health service (tools/health_probe).
+# HEALTHCHECK through the gRPC health service (tools/health_probe). And the PostgreSQL variant's
+# database, localhost/sharedos-postgres: Debian's postgresql-15 on its own base
+# (deploy/postgres/packages.txt), the same user and volume, deploy/postgres/entrypoint.sh.
 #
 #   deploy/build-images.sh                  bazel build, then build every image
 #   deploy/build-images.sh --bin_dir=DIR    use binaries already built, laid out as bazel-bin
+#   deploy/build-images.sh --postgres_only  only localhost/sharedos-postgres (no Bazel)
 #
 # No image registry is needed: the base is `debootstrap --variant=minbase bookworm` from Debian's
 # package mirror (SHAREDOS_DEBIAN_MIRROR; default debootstrap's own), imported into podman. It is
@@ -17,10 +20,12 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 root="$(cd "$SHAREDOS_DEPLOY_DIR/.." && pwd)"
 
 bin_dir=""
+postgres_only=0
 for arg in "$@"; do
   case "$arg" in
     --bin_dir=*) bin_dir="${arg#--bin_dir=}" ;;
-    *) echo "build-images: unknown argument ${arg:0:64} (usage: build-images.sh [--bin_dir=DIR])" >&2; exit 2 ;;
+    --postgres_only) postgres_only=1 ;;
+    *) echo "build-images: unknown argument ${arg:0:64} (usage: build-images.sh [--bin_dir=DIR] [--postgres_only])" >&2; exit 2 ;;
   esac
 done
 cache="${SHAREDOS_IMAGE_CACHE:-${HOME:-/root}/.cache/sharedos}"
@@ -43,13 +48,30 @@ build_binaries() {
 # The base rootfs as a tarball in the cache (made once per package list), imported as
 # localhost/sharedos-base:<key>. Prints the image name.
 base_image() {
-  local packages key image dir
-  packages="$(sharedos_runtime_packages)"
+  cached_base sharedos-base "$(sharedos_runtime_packages)"
+}
+
+# The PostgreSQL image's base: Debian's postgresql-15, without the cluster its package makes
+# (the entrypoint makes its own on the volume) and without the snakeoil key of ssl-cert.
+postgres_base_image() {
+  cached_base sharedos-postgres-base "$(grep -vE '^\s*(#|$)' "$SHAREDOS_DEPLOY_DIR/postgres/packages.txt" |
+    paste -sd, -)" postgres
+}
+
+# cached_base NAME PACKAGES [postgres]: debootstrap minbase with PACKAGES, add_user, cached as a
+# tarball keyed by the packages and layout, imported as localhost/NAME:<key>.
+cached_base() {
+  local name="$1" packages="$2" flavour="${3:-}" key image dir
   # The key: the packages and what add_user lays out (bump the layout when add_user changes).
-  key="$(printf '%s\nuid=%s\nlayout=2\n' "$packages" "$SHAREDOS_UID" | sha256sum | cut -c1-16)"
-  image="localhost/sharedos-base:$key"
+  if [ -z "$flavour" ]; then
+    key="$(printf '%s\nuid=%s\nlayout=2\n' "$packages" "$SHAREDOS_UID" | sha256sum | cut -c1-16)"
+  else
+    key="$(printf '%s\nuid=%s\nlayout=2\n%s=1\n' "$packages" "$SHAREDOS_UID" "$flavour" |
+      sha256sum | cut -c1-16)"
+  fi
+  image="localhost/$name:$key"
   if sharedos_podman image exists "$image"; then echo "$image"; return; fi
-  dir="$cache/base-$key"
+  dir="$cache/${name#sharedos-}-$key"
   if [ ! -f "$dir/rootfs.tar" ]; then
     echo "build-images: debootstrap minbase bookworm with $packages (once per package list)" >&2
     rm -rf "$dir" && mkdir -p "$dir"
@@ -57,6 +79,12 @@ base_image() {
       ${SHAREDOS_DEBIAN_MIRROR:+"$SHAREDOS_DEBIAN_MIRROR"} > "$dir/debootstrap.log" 2>&1 ||
       { tail -n 20 "$dir/debootstrap.log" >&2; echo "build-images: debootstrap failed" >&2; exit 1; }
     add_user "$dir/rootfs"
+    if [ "$flavour" = postgres ]; then
+      rm -rf "$dir/rootfs/etc/postgresql/"* "$dir/rootfs/var/lib/postgresql/"* \
+        "$dir/rootfs/etc/ssl/private/ssl-cert-snakeoil.key" "$dir/rootfs/etc/ssl/certs/ssl-cert-snakeoil.pem"
+      [ -x "$dir/rootfs/usr/lib/postgresql/15/bin/postgres" ] ||
+        { echo "build-images: the PostgreSQL base has no postgres 15 binary" >&2; exit 1; }
+    fi
     rm -rf "$dir/rootfs/var/cache/apt/archives/"*.deb "$dir/rootfs/var/lib/apt/lists/"*
     tar -C "$dir/rootfs" --numeric-owner -cf "$dir/rootfs.tar.partial" .
     mv "$dir/rootfs.tar.partial" "$dir/rootfs.tar"
@@ -128,7 +156,37 @@ ENTRYPOINT ["/usr/local/bin/$binary"]
 CONTAINERFILE
 }
 
+# The PostgreSQL image (deploy/postgres/): Debian's server, the entrypoint, pg_hba.conf, the
+# HEALTHCHECK (pg_isready); runs as uid 10001 with the cluster on the volume.
+postgres_image() {
+  local base="$1" context="$cache/context-postgres"
+  rm -rf "$context" && mkdir -p "$context"
+  cp "$SHAREDOS_DEPLOY_DIR/postgres/entrypoint.sh" "$context/sharedos-postgres"
+  cp "$SHAREDOS_DEPLOY_DIR/postgres/healthcheck.sh" "$context/sharedos-healthcheck"
+  cp "$SHAREDOS_DEPLOY_DIR/postgres/pg_hba.conf" "$context/pg_hba.conf"
+  chmod 0755 "$context/sharedos-postgres" "$context/sharedos-healthcheck"
+  chmod 0644 "$context/pg_hba.conf"
+  cat > "$context/Containerfile" <<CONTAINERFILE
+FROM $base
+COPY sharedos-postgres sharedos-healthcheck /usr/local/bin/
+COPY pg_hba.conf /usr/local/share/sharedos-postgres/pg_hba.conf
+LABEL io.sharedos.image=$SHAREDOS_LABEL
+ENV PGDATA=/var/lib/sharedos/pgdata
+USER $SHAREDOS_UID:$SHAREDOS_UID
+WORKDIR /var/lib/sharedos
+VOLUME /var/lib/sharedos
+EXPOSE 5432
+STOPSIGNAL SIGINT
+HEALTHCHECK --interval=10s --timeout=6s --start-period=20s --retries=3 CMD ["/usr/local/bin/sharedos-healthcheck"]
+ENTRYPOINT ["/usr/local/bin/sharedos-postgres"]
+CONTAINERFILE
+  sharedos_podman build --quiet --format docker --layers -f "$context/Containerfile" \
+    -t "localhost/sharedos-postgres:$SHAREDOS_TAG" "$context" > /dev/null
+  echo "built localhost/sharedos-postgres:$SHAREDOS_TAG"
+}
+
 main() {
+  if [ "$postgres_only" = 1 ]; then postgres_image "$(postgres_base_image)"; return; fi
   [ -n "$bin_dir" ] || build_binaries
   local base context image path port
   base="$(base_image)"
@@ -141,6 +199,7 @@ main() {
       -f "$context/Containerfile.$image" -t "localhost/$image:$SHAREDOS_TAG" "$context" > /dev/null
     echo "built localhost/$image:$SHAREDOS_TAG"
   done < <(sharedos_images)
+  postgres_image "$(postgres_base_image)"
   # A rebuild leaves the former images untagged: remove those (ours only, by label).
   sharedos_podman image prune -f --filter "label=io.sharedos.image=$SHAREDOS_LABEL" > /dev/null
 }

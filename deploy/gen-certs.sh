@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Makes a deployment's certificate authority and one certificate per service with OpenSSL:
 #
-#   deploy/gen-certs.sh DIR [--namespace=NS] [--uid=UID]
+#   deploy/gen-certs.sh DIR [--namespace=NS] [--replicas=N] [--uid=UID]
 #
 #   DIR/ca.crt, DIR/ca.key          the CA (EC P-256, 825 days); ca.key never goes into a container
 #   DIR/<service>/tls.crt, tls.key  the service's certificate (serverAuth and clientAuth, so mTLS
@@ -9,21 +9,30 @@
 #                                   authorizer, envelope and sharedosd
 #   DIR/operator/…                  a client certificate for sharedosctl under mTLS
 #
+#   DIR/postgres/…                  the PostgreSQL image's server certificate (the PostgreSQL
+#                                   variant, deploy/README.md "PostgreSQL and replicas")
+#
 # Each service certificate names DNS:<service>, DNS:<service>.<NS>.svc,
 # DNS:<service>.<NS>.svc.cluster.local (Kubernetes; NS default "sharedos"), DNS:localhost and
-# IP:127.0.0.1 (compose on host networking). The file names are those of a Kubernetes TLS Secret.
+# IP:127.0.0.1 (compose on host networking); and each replica's own name, which its peers dial:
+# DNS:<service>-1 … DNS:<service>-<N> (compose's replica services, N from --replicas, default 2)
+# and DNS:*.<service>-peers.<NS>.svc[.cluster.local] (a StatefulSet's pods behind the headless
+# Service <service>-peers, e.g. envelope-0.envelope-peers.sharedos.svc). The file names are
+# those of a Kubernetes TLS Secret.
 # An existing CA in DIR is kept (certificates are reissued under it: rotation); keys are 0600 and
 # owned by UID (default 10001, the images' user) when run as root.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-dir="${1:?usage: gen-certs.sh DIR [--namespace=NS] [--uid=UID]}"
+dir="${1:?usage: gen-certs.sh DIR [--namespace=NS] [--replicas=N] [--uid=UID]}"
 shift
 namespace=sharedos
+replicas=2
 uid="$SHAREDOS_UID"
 for arg in "$@"; do
   case "$arg" in
     --namespace=*) namespace="${arg#--namespace=}" ;;
+    --replicas=*) replicas="${arg#--replicas=}" ;;
     --uid=*) uid="${arg#--uid=}" ;;
     *) echo "gen-certs: unknown argument ${arg:0:64}" >&2; exit 2 ;;
   esac
@@ -31,6 +40,7 @@ done
 [[ "$namespace" =~ ^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$ ]] ||
   { echo "gen-certs: --namespace: not a Kubernetes namespace name" >&2; exit 2; }
 [[ "$uid" =~ ^[0-9]{1,9}$ ]] || { echo "gen-certs: --uid: not a number" >&2; exit 2; }
+[[ "$replicas" =~ ^[1-9][0-9]?$ ]] || { echo "gen-certs: --replicas: 1 to 99" >&2; exit 2; }
 
 mkdir -p "$dir"
 umask 077
@@ -64,10 +74,18 @@ issue() {
   chmod 0755 "$out"
 }
 
-for service in audit grantstore authorizer envelope sharedosd; do
-  issue "$service" "DNS:$service,DNS:$service.$namespace.svc,DNS:$service.$namespace.svc.cluster.local,DNS:localhost,IP:127.0.0.1"
+# sans SERVICE: the names above.
+sans() {
+  local service="$1" i out
+  out="DNS:$service,DNS:$service.$namespace.svc,DNS:$service.$namespace.svc.cluster.local"
+  for i in $(seq 1 "$replicas"); do out="$out,DNS:$service-$i"; done
+  out="$out,DNS:*.$service-peers.$namespace.svc,DNS:*.$service-peers.$namespace.svc.cluster.local"
+  echo "$out,DNS:localhost,IP:127.0.0.1"
+}
+for service in audit grantstore authorizer envelope sharedosd postgres; do
+  issue "$service" "$(sans "$service")"
 done
 issue operator "URI:spiffe://sharedos/operator"
 chmod 0755 "$dir"
 chmod 0644 "$dir/ca.crt"
-echo "gen-certs: CA $dir/ca.crt; certificates for audit grantstore authorizer envelope sharedosd operator"
+echo "gen-certs: CA $dir/ca.crt; certificates for audit grantstore authorizer envelope sharedosd postgres operator"

@@ -12,6 +12,10 @@
 #                                        services they call
 #   DIR/lease/lease.secret               authorizer: signs decision leases
 #   DIR/mcp/mcp.secret                   envelope: signs MCP execution tokens
+#   DIR/postgres/postgres.password       the PostgreSQL variant: the password of the database role
+#                                        "sharedos" (the PostgreSQL image sets it at each start)
+#   DIR/postgres/pgpass                  the same password as a libpq password file, for audit
+#                                        and grantstore (PGPASSFILE): never in a --db URI
 #
 # Existing files are kept (run it again to add what is missing; delete a file to rotate it).
 # Secrets are 0600, owned by UID (default 10001, the images' user) when run as root. More
@@ -41,7 +45,7 @@ list_re='^[A-Za-z0-9:._-]{1,128}(,[A-Za-z0-9:._-]{1,128}){0,63}$'
 [[ "$uid" =~ ^[0-9]{1,9}$ ]] || { echo "gen-secrets: --uid: not a number" >&2; exit 2; }
 
 umask 077
-mkdir -p "$dir/credentials" "$dir/service-token" "$dir/lease" "$dir/mcp"
+mkdir -p "$dir/credentials" "$dir/service-token" "$dir/lease" "$dir/mcp" "$dir/postgres"
 
 # new FILE: a random secret into FILE unless it exists.
 new() {
@@ -52,6 +56,12 @@ new "$dir/host.token"
 new "$dir/service-token/service.token"
 [ -s "$dir/lease/lease.secret" ] || openssl rand -hex 32 | tr -d '\n' > "$dir/lease/lease.secret"
 [ -s "$dir/mcp/mcp.secret" ] || openssl rand -hex 32 | tr -d '\n' > "$dir/mcp/mcp.secret"
+# Hex: nothing to escape in the password file's host:port:database:user:password line.
+[ -s "$dir/postgres/postgres.password" ] ||
+  openssl rand -hex 32 > "$dir/postgres/postgres.password"
+printf '*:*:sharedos:sharedos:%s\n' "$(head -n 1 "$dir/postgres/postgres.password")" \
+  > "$dir/postgres/pgpass.new"
+mv "$dir/postgres/pgpass.new" "$dir/postgres/pgpass"
 
 digest() { head -n 1 "$1" | tr -d '[:space:]' | sha256sum | cut -d' ' -f1; }
 json_list() { printf '"%s"' "$1" | sed 's/,/", "/g'; }
@@ -66,8 +76,9 @@ JSON
 mv "$dir/credentials/credentials.json.new" "$dir/credentials/credentials.json"
 
 if [ "$(id -u)" -eq 0 ]; then
-  chown -R "$uid:$uid" "$dir/credentials" "$dir/service-token" "$dir/lease" "$dir/mcp"
+  chown -R "$uid:$uid" "$dir/credentials" "$dir/service-token" "$dir/lease" "$dir/mcp" \
+    "$dir/postgres"
 fi
-chmod 0755 "$dir" "$dir/credentials" "$dir/service-token" "$dir/lease" "$dir/mcp"
+chmod 0755 "$dir" "$dir/credentials" "$dir/service-token" "$dir/lease" "$dir/mcp" "$dir/postgres"
 echo "gen-secrets: admin.token and host.token in $dir; service secrets in credentials/," \
-  "service-token/, lease/, mcp/"
+  "service-token/, lease/, mcp/, postgres/"

@@ -5,11 +5,13 @@
 #   deploy/k8s-secrets.sh CERTS_DIR SECRETS_DIR [--namespace=NS] | kubectl apply -f -
 #
 #   sharedos-tls-<service>   kubernetes.io/tls: tls.crt, tls.key, ca.crt (audit, grantstore,
-#                            authorizer, envelope)
+#                            authorizer, envelope, postgres)
 #   sharedos-credentials     credentials.json (SHA-256 digests only)
 #   sharedos-service-token   service.token
 #   sharedos-lease-secret    lease.secret (authorizer)
 #   sharedos-mcp-secret      mcp.secret (envelope)
+#   sharedos-postgres        postgres.password (the PostgreSQL variant: the postgres StatefulSet,
+#                            and audit and grantstore as PGPASSWORD); sharedos-tls-postgres too
 #
 # The operators' admin.token and the product backend's host.token are not among them. The output
 # holds secrets: pipe it, do not keep it.
@@ -41,7 +43,7 @@ secret() {
   done
 }
 
-for service in audit grantstore authorizer envelope; do
+for service in audit grantstore authorizer envelope postgres; do
   secret "sharedos-tls-$service" kubernetes.io/tls "tls.crt=$certs/$service/tls.crt" \
     "tls.key=$certs/$service/tls.key" "ca.crt=$certs/$service/ca.crt"
 done
@@ -49,3 +51,4 @@ secret sharedos-credentials Opaque "credentials.json=$secrets/credentials/creden
 secret sharedos-service-token Opaque "service.token=$secrets/service-token/service.token"
 secret sharedos-lease-secret Opaque "lease.secret=$secrets/lease/lease.secret"
 secret sharedos-mcp-secret Opaque "mcp.secret=$secrets/mcp/mcp.secret"
+secret sharedos-postgres Opaque "postgres.password=$secrets/postgres/postgres.password"

@@ -25,15 +25,17 @@ sharedos_podman() {
   podman "${SHAREDOS_PODMAN_GLOBAL[@]}" "$@"
 }
 
-# podman-compose with the same options (global, and for each container it runs).
+# podman-compose with the same options (global, and for each container it runs), plus
+# SHAREDOS_COMPOSE_RUN_EXTRA when set (compose.sh: a replica group's network alias).
 sharedos_compose() {
   podman-compose --podman-args="${SHAREDOS_PODMAN_GLOBAL[*]}" \
-    --podman-run-args="${SHAREDOS_PODMAN_RUN[*]}" "$@"
+    --podman-run-args="${SHAREDOS_PODMAN_RUN[*]}${SHAREDOS_COMPOSE_RUN_EXTRA:+ $SHAREDOS_COMPOSE_RUN_EXTRA}" "$@"
 }
 
-# The images, from images.txt: prints "image binary port" lines.
+# The images of SharedOS binaries, from images.txt: prints "image binary port" lines (not the
+# PostgreSQL image, whose binary is "-": build-images.sh builds it apart).
 sharedos_images() {
-  grep -vE '^\s*(#|$)' "$SHAREDOS_DEPLOY_DIR/images.txt"
+  grep -vE '^\s*(#|$)' "$SHAREDOS_DEPLOY_DIR/images.txt" | awk '$2 != "-"'
 }
 
 # The base image's Debian packages, from runtime-packages.txt, comma-separated.

@@ -16,7 +16,20 @@ exists; every absolute path a flag names lies on a mount (a Secret's key, the da
 shipped in the image; every <peer>_target names a Service (compose: a service) at the port that
 peer listens on. The same for the compose file (bind mounts resolved against gen-certs.sh's and
 gen-secrets.sh's directories).
+
+The PostgreSQL variant (deploy/k8s/postgres, compose.postgres.yaml) adds: the PostgreSQL image
+(images.txt's binary "-") takes no flags, listens on its images.txt port and mounts its TLS
+pair and password file; a --db=postgresql:// URI carries no password (userinfo or query), names
+a Service (compose: a service) at the PostgreSQL port, and its container gets the password from
+a libpq password file on a mount (PGPASSFILE) or from a Secret's key (PGPASSWORD via
+secretKeyRef, never a literal), with PGSSLMODE=verify-full and PGSSLROOTCERT on a mount; the
+generated password appears in no file; several envelope replicas each name themselves
+(--replica_name) and every replica as a peer (--replica_peers, --replica_mcp_peers) at the
+address and port it listens on — on Kubernetes a StatefulSet (stable pod names, $(POD_NAME)) with
+a headless Service — and keep their data volume to themselves; PostgreSQL is reachable only from
+the audit and grant-store pods (NetworkPolicy), and replicated envelopes from each other.
 """
+import urllib.parse
 import copy
 import json
 import os
@@ -28,6 +41,11 @@ import yaml
 
 SHIPPED = {"/etc/sharedos/standard_tools.textproto"}
 PROBE = "/usr/local/bin/health_probe"
+# The PostgreSQL image (deploy/postgres/): its probe, and the files its entrypoint reads.
+POSTGRES_PROBE = ["/usr/local/bin/sharedos-healthcheck"]
+POSTGRES_FILES = {"SHAREDOS_POSTGRES_PASSWORD_FILE": "/etc/sharedos/postgres/postgres.password",
+                  "SHAREDOS_POSTGRES_TLS_DIR": "/etc/sharedos/tls"}
+ENVELOPE = "envelope_svc"
 
 
 def load_yaml(paths):
@@ -70,6 +88,84 @@ class Checker:
         self.probe = opts["probe"]
         self.certs = opts["certs"]
         self.secrets = opts["secrets"]
+        self.postgres_port = next((port for binary, port in self.images.values() if binary == "-"), None)
+        with open(os.path.join(self.secrets, "postgres", "postgres.password")) as f:
+            self.password = f.readline().strip()
+        if len(self.password) < 16:
+            raise SystemExit("the generated PostgreSQL password is missing or short")
+
+    def check_no_password(self, paths):
+        """The generated PostgreSQL password appears in no manifest or compose file."""
+        for path in paths:
+            with open(path) as f:
+                if self.password in f.read():
+                    self.fail(os.path.basename(path), "holds the PostgreSQL password")
+
+    def check_db(self, where, values, env, mounts, ports_of, secrets=None):
+        """A --db=postgres(ql):// URI: no password in it; the password, TLS mode and CA from the
+        container's environment (env: {name: value or ("secret", name, key)})."""
+        db = values.get("db", "")
+        if not re.match(r"postgres(ql)?://", db):
+            return
+        uri = urllib.parse.urlsplit(db)
+        if uri.password is not None or ":" in (uri.netloc.rpartition("@")[0]):
+            self.fail(where, "--db carries a password: libpq reads it from PGPASSFILE or PGPASSWORD")
+        query = urllib.parse.parse_qs(uri.query)
+        if any(k.lower() in ("password", "passfile") for k in query):
+            self.fail(where, "--db carries a password option: libpq reads it from PGPASSFILE or PGPASSWORD")
+        if not uri.username:
+            self.fail(where, "--db names no role (postgresql://<role>@host:port/db)")
+        host = (uri.hostname or "").split(".")[0]
+        if ports_of.get(host) != self.postgres_port or str(uri.port) != str(self.postgres_port):
+            self.fail(where, f"--db host {uri.hostname}:{uri.port} is not the PostgreSQL service at {self.postgres_port}")
+        password = env.get("PGPASSWORD")
+        passfile = env.get("PGPASSFILE")
+        if isinstance(password, str):
+            self.fail(where, "PGPASSWORD is a literal value: take it from a Secret (secretKeyRef) or use PGPASSFILE")
+        elif isinstance(password, tuple):
+            _, secret, key = password
+            if secrets is None or key not in secrets.get(secret, set()):
+                self.fail(where, f"PGPASSWORD from Secret {secret} key {key}, which k8s-secrets.sh does not make")
+        elif passfile is None:
+            self.fail(where, "a PostgreSQL --db without PGPASSFILE or PGPASSWORD: the password has no source")
+        if passfile is not None:
+            self.check_paths(where, {"PGPASSFILE": passfile}, mounts)
+        if env.get("PGSSLMODE") != "verify-full":
+            self.fail(where, f"PGSSLMODE={env.get('PGSSLMODE')}: the database is reached with TLS verify-full")
+        if not isinstance(env.get("PGSSLROOTCERT"), str):
+            self.fail(where, "no PGSSLROOTCERT: the CA verifying the database")
+        else:
+            self.check_paths(where, {"PGSSLROOTCERT": env["PGSSLROOTCERT"]}, mounts)
+
+    def check_postgres(self, where, args, env, mounts):
+        if args:
+            self.fail(where, f"the PostgreSQL image takes no arguments: {args!r}")
+        files = {name: env.get(name) if isinstance(env.get(name), str) else default
+                 for name, default in POSTGRES_FILES.items()}
+        tls = files.pop("SHAREDOS_POSTGRES_TLS_DIR")
+        files["tls.crt"] = tls.rstrip("/") + "/tls.crt"
+        files["tls.key"] = tls.rstrip("/") + "/tls.key"
+        self.check_paths(where, files, mounts)
+
+    def check_replicas(self, where, replicas, expected):
+        """replicas: [(where, values)] of every envelope replica; expected(name) -> (grpc, mcp)
+        addresses its peers must use."""
+        names = [values.get("replica_name") for _, values in replicas]
+        for (w, values), name in zip(replicas, names):
+            if not name:
+                self.fail(w, f"one of {len(replicas)} envelope replicas without --replica_name: a turn's calls cannot reach its owner (ADR 0011)")
+                continue
+            for flag, index in (("replica_peers", 0), ("replica_mcp_peers", 1)):
+                entries = [e for e in values.get(flag, "").split(",") if e]
+                peers = dict(e.split("=", 1) for e in entries if "=" in e)
+                if len(peers) != len(entries):
+                    self.fail(w, f"--{flag}: entries are <name>=<address>")
+                if set(peers) != set(names):
+                    self.fail(w, f"--{flag} names {sorted(peers)}, the replicas are {sorted(n for n in names if n)}")
+                for peer, address in peers.items():
+                    want = expected(peer)
+                    if want is None or address not in want[index]:
+                        self.fail(w, f"--{flag}: {peer}={address}, but {peer} is reached at {want[index] if want else 'no address'}")
 
     def fail(self, where, message):
         self.problems.append(f"{where}: {message}")
@@ -153,13 +249,68 @@ class Checker:
         claims = set(by_kind.get("PersistentVolumeClaim", {}))
         service_ports = {}
         for name, svc in by_kind.get("Service", {}).items():
-            grpc = [p for p in svc["spec"]["ports"] if p.get("name") == "grpc"]
+            grpc = [p for p in svc["spec"]["ports"] if p.get("name") in ("grpc", "postgres")]
             service_ports[name] = str(grpc[0]["port"]) if grpc else None
         workloads = list(by_kind.get("Deployment", {}).values()) + list(by_kind.get("StatefulSet", {}).values())
         if not workloads:
             self.fail("k8s", "no Deployment or StatefulSet")
         for w in workloads:
             self.check_workload(w, secrets, claims, service_ports, by_kind.get("Service", {}))
+        self.check_policies(workloads, list(by_kind.get("NetworkPolicy", {}).values()))
+
+    def app(self, w):
+        return w["spec"]["template"]["metadata"].get("labels", {}).get("app.kubernetes.io/name")
+
+    def check_policies(self, workloads, policies):
+        """PostgreSQL only from the audit and grant-store pods; replicated envelopes from each
+        other; ingress denied by default."""
+        apps = {self.app(w): w for w in workloads}
+        def selects(policy, app):
+            match = policy["spec"].get("podSelector", {}).get("matchLabels", {})
+            return match.get("app.kubernetes.io/name") == app
+        def from_apps(entry):
+            sel = entry.get("podSelector")
+            if sel is None or set(entry) != {"podSelector"}:
+                return None  # a namespace or an address range: not only pods of this namespace
+            if "matchLabels" in sel:
+                return {sel["matchLabels"].get("app.kubernetes.io/name")}
+            names = set()
+            for e in sel.get("matchExpressions", []):
+                if e.get("key") == "app.kubernetes.io/name" and e.get("operator") == "In":
+                    names |= set(e.get("values", []))
+            return names
+        if not any(p["spec"].get("podSelector") == {} and not p["spec"].get("ingress") for p in policies):
+            self.fail("networkpolicy", "no default-deny ingress policy")
+        if "postgres" in apps:
+            mine = [p for p in policies if selects(p, "postgres")]
+            if not mine:
+                self.fail("networkpolicy", "no policy lets audit and grantstore reach postgres")
+            for p in mine:
+                for rule in p["spec"].get("ingress", []):
+                    for entry in rule.get("from", [{}]):
+                        names = from_apps(entry)
+                        if names is None or not names <= {"audit", "grantstore"}:
+                            self.fail(f"networkpolicy {p['metadata']['name']}", f"postgres reachable from {entry}: only audit and grantstore may")
+        envelope = apps.get("envelope")
+        if envelope is not None and envelope["spec"].get("replicas", 1) > 1:
+            ok = any(selects(p, "envelope") and
+                     {50051, 50055} <= {port.get("port") for port in r.get("ports", [])} and
+                     any("envelope" in (from_apps(e) or set()) for e in r.get("from", []))
+                     for p in policies for r in p["spec"].get("ingress", []))
+            if not ok:
+                self.fail("networkpolicy", "the envelope replicas cannot reach each other (forwarding, ADR 0011)")
+
+    def env_of(self, c):
+        env = {}
+        for e in c.get("env", []):
+            if "value" in e:
+                env[e["name"]] = str(e["value"])
+            elif "secretKeyRef" in e.get("valueFrom", {}):
+                ref = e["valueFrom"]["secretKeyRef"]
+                env[e["name"]] = ("secret", ref.get("name"), ref.get("key"))
+            elif "fieldRef" in e.get("valueFrom", {}):
+                env[e["name"]] = ("field", e["valueFrom"]["fieldRef"].get("fieldPath"))
+        return env
 
     def check_workload(self, w, secrets, claims, service_ports, services):
         name = w["metadata"]["name"]
@@ -180,12 +331,16 @@ class Checker:
             binary, image_port = self.image_of(where, c.get("image"))
             if binary is None:
                 continue
-            values = self.check_flags(where, binary, c.get("args", []))
-            port = values.get("port")
-            self.check_own_port(where, image_port, values)
+            env = self.env_of(c)
+            if binary == "-":
+                values, port, port_name = {}, image_port, "postgres"
+            else:
+                values = self.check_flags(where, binary, c.get("args", []))
+                port, port_name = values.get("port"), "grpc"
+                self.check_own_port(where, image_port, values)
             named = {p.get("name"): str(p["containerPort"]) for p in c.get("ports", [])}
-            if named.get("grpc") != port:
-                self.fail(where, f"containerPort grpc {named.get('grpc')} is not --port {port}")
+            if named.get(port_name) != port:
+                self.fail(where, f"containerPort {port_name} {named.get(port_name)} is not the port {port} it listens on")
             if "mcp_port" in values and named.get("mcp") != values["mcp_port"]:
                 self.fail(where, f"containerPort mcp {named.get('mcp')} is not --mcp_port {values['mcp_port']}")
             svc = services.get(name)
@@ -203,9 +358,12 @@ class Checker:
                 probe = c.get(kind)
                 if probe is None or "exec" not in probe:
                     self.fail(where, f"no exec {kind}")
+                elif binary == "-":
+                    if probe["exec"].get("command") != POSTGRES_PROBE:
+                        self.fail(f"{where} {kind}", f"the PostgreSQL image's probe is {POSTGRES_PROBE}")
                 else:
                     self.check_probe(f"{where} {kind}", probe["exec"].get("command"), port)
-            if "--mode=live" not in (c.get("livenessProbe") or {}).get("exec", {}).get("command", []):
+            if binary != "-" and "--mode=live" not in (c.get("livenessProbe") or {}).get("exec", {}).get("command", []):
                 self.fail(where, "the liveness probe must pass while a dependency is down (--mode=live)")
             if not (c.get("resources") or {}).get("requests"):
                 self.fail(where, "no resource requests")
@@ -216,8 +374,40 @@ class Checker:
                     continue
                 v = volumes.get(m["name"], {})
                 mounts[m["mountPath"]] = secrets.get(v["secret"]["secretName"]) if "secret" in v else None
+            if binary == "-":
+                self.check_postgres(where, c.get("args", []) + c.get("command", []), env, mounts)
+                continue
             self.check_paths(where, values, mounts)
             self.check_peers(where, values, service_ports)
+            self.check_db(where, values, env, mounts, service_ports, secrets)
+            if binary == ENVELOPE and w["spec"].get("replicas", 1) > 1:
+                self.check_k8s_replicas(where, w, c, values, env, services)
+
+    def check_k8s_replicas(self, where, w, c, values, env, services):
+        """A replicated envelope: a StatefulSet (stable pod names) naming itself $(POD_NAME), its
+        pods reached through its headless Service at <pod>.<service>.<namespace>.svc."""
+        name, count = w["metadata"]["name"], w["spec"].get("replicas", 1)
+        if w["kind"] != "StatefulSet":
+            self.fail(where, f"{count} envelope replicas in a {w['kind']}: their names are not stable, so a turn's calls cannot reach its owner (ADR 0011); use a StatefulSet")
+            return
+        if values.get("replica_name") != "$(POD_NAME)" or env.get("POD_NAME") != ("field", "metadata.name"):
+            self.fail(where, "--replica_name must be $(POD_NAME), the env POD_NAME from metadata.name")
+        headless = services.get(w["spec"].get("serviceName"))
+        if headless is None or headless["spec"].get("clusterIP") != "None":
+            self.fail(where, f"serviceName {w['spec'].get('serviceName')} is not a headless Service")
+            return
+        namespace = w["metadata"].get("namespace", "default")
+        pods = [f"{name}-{i}" for i in range(count)]
+        def expected(pod):
+            if pod not in pods:
+                return None
+            host = f"{pod}.{headless['metadata']['name']}.{namespace}.svc"
+            hosts = [host, host + ".cluster.local"]
+            return ([f"{h}:{values.get('port')}" for h in hosts],
+                    [f"https://{h}:{values.get('mcp_port')}/mcp" for h in hosts])
+        # Every pod runs the same arguments: the replicas are the pods' names.
+        replicas = [(f"{where} (pod {p})", dict(values, replica_name=p)) for p in pods]
+        self.check_replicas(where, replicas, expected)
 
     # ------------------------------------------------------------------ compose
 
@@ -232,20 +422,35 @@ class Checker:
             compose = yaml.safe_load(f)
         services = compose["services"]
         declared = set((compose.get("volumes") or {}).keys())
-        ports_of = {}
+        file = os.path.basename(path)
+        ports_of, groups = {}, {}
         for name, s in services.items():
             values, _ = flag_values(s.get("command", []))
-            ports_of[name] = values.get("port")
+            m = re.fullmatch(r"localhost/([a-z0-9-]+):dev", s.get("image") or "")
+            is_postgres = m is not None and self.images.get(m.group(1), ("", ""))[0] == "-"
+            ports_of[name] = self.postgres_port if is_postgres else values.get("port")
+            # Replicas <group>-<n> are reached together under the alias <group> (compose.sh).
+            g = re.fullmatch(r"([a-z]+)-[0-9]+", name)
+            if g:
+                groups.setdefault(g.group(1), set()).add(ports_of[name])
+        for group, ports in groups.items():
+            if group not in ports_of:
+                ports_of[group] = ports.pop() if len(ports) == 1 else None
+        envelopes, data_volumes = [], {}
         for name, s in services.items():
-            where = f"compose.yaml: {name}"
+            where = f"{file}: {name}"
             binary, image_port = self.image_of(where, s.get("image"))
             if binary is None:
                 continue
-            values = self.check_flags(where, binary, s.get("command", []))
-            self.check_own_port(where, image_port, values)
+            env = dict(str(e).split("=", 1) for e in s.get("environment", []) if "=" in str(e))
+            if binary == "-":
+                values = {}
+            else:
+                values = self.check_flags(where, binary, s.get("command", []))
+                self.check_own_port(where, image_port, values)
             published = set()
             for p in s.get("ports", []):
-                m = re.fullmatch(r"127\.0\.0\.1:\$\{[A-Z_]+:-[0-9]+\}:([0-9]+)", str(p))
+                m = re.fullmatch(r"127\.0\.0\.1:\$\{[A-Z][A-Z0-9_]*:-[0-9]+\}:([0-9]+)", str(p))
                 if not m:
                     self.fail(where, f"port {p!r} is not published on loopback as 127.0.0.1:${{VAR:-N}}:N")
                     continue
@@ -259,17 +464,35 @@ class Checker:
                     if source not in declared:
                         self.fail(where, f"volume {source} is not declared")
                     mounts[target] = None
+                    if target == "/var/lib/sharedos":
+                        other = data_volumes.setdefault(source, name)
+                        if other != name:
+                            self.fail(where, f"shares its data volume {source} with {other}: outboxes and turn journals are a replica's own")
                     continue
                 directory = source
                 if not os.path.isdir(directory):
                     self.fail(where, f"bind mount {source} is not a directory gen-certs.sh or gen-secrets.sh makes")
                     continue
                 mounts[target] = set(os.listdir(directory))
-            self.check_paths(where, values, mounts)
-            self.check_peers(where, values, ports_of)
             for dep in s.get("depends_on", []):
                 if dep not in services:
                     self.fail(where, f"depends_on {dep}, which is not a service")
+            if binary == "-":
+                self.check_postgres(where, s.get("command", []) + s.get("entrypoint", []), env, mounts)
+                continue
+            self.check_paths(where, values, mounts)
+            self.check_peers(where, values, ports_of)
+            self.check_db(where, values, env, mounts, ports_of)
+            if binary == ENVELOPE:
+                envelopes.append((where, name, values))
+        if len(envelopes) > 1:
+            by_name = {values.get("replica_name"): (service, values) for _, service, values in envelopes}
+            def expected(replica):
+                if replica not in by_name:
+                    return None
+                service, values = by_name[replica]
+                return ([f"{service}:{values.get('port')}"], [f"https://{service}:{values.get('mcp_port')}/mcp"])
+            self.check_replicas(file, [(w, values) for w, _, values in envelopes], expected)
 
 
 def broken(src, out):
@@ -304,6 +527,7 @@ def main(argv):
     checker = Checker(opts)
     checker.check_k8s(load_yaml(files))
     checker.check_compose(opts["compose"])
+    checker.check_no_password(files + [opts["compose"]])
     for p in checker.problems:
         print("FAIL: " + p)
     if not checker.problems:

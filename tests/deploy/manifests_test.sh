@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# deploy/k8s and deploy/compose checked offline (no cluster, no API server): every Kubernetes
-# object of deploy/k8s/*.yaml and of deploy/k8s-secrets.sh's output is validated against the
-# Kubernetes schemas with kubernetes-models (validate_k8s.js); the manifests and the compose file
-# are checked against the binaries (manifests_check.py: flags, images, ports, probes, volumes,
-# secrets, peers). And the checks are shown to bite: broken copies of a manifest (a wrong field
-# type, missing required fields) are rejected by the schemas, and manifests with an unknown flag,
-# a probe on another port, an undeclared volume or a peer at a wrong port are rejected by the
-# consistency check.
+# deploy/k8s and deploy/compose checked offline (no cluster, no API server), both variants: SQLite
+# (deploy/k8s/*.yaml, compose/compose.yaml) and PostgreSQL with replicas (deploy/k8s/postgres/,
+# compose/compose.postgres.yaml). Every Kubernetes object of a variant and of
+# deploy/k8s-secrets.sh's output is validated against the Kubernetes schemas with
+# kubernetes-models (validate_k8s.js); the manifests and the compose file are checked against the
+# binaries (manifests_check.py: flags, images, ports, probes, volumes, secrets, peers, the
+# database URI and its password's source, the envelope replicas' names and peers, who reaches
+# PostgreSQL). And the checks are shown to bite: broken copies of a manifest (a wrong field type,
+# missing required fields) are rejected by the schemas, and manifests with an unknown flag, a
+# probe on another port, an undeclared volume, a peer at a wrong port, an envelope replica
+# without peers, a password in a --db URI, … are rejected by the consistency check.
 set -euo pipefail
 export PATH="$PATH:/usr/local/bin"
 root="$TEST_SRCDIR/sharedos"
@@ -24,58 +27,71 @@ export NODE_PATH="$workspace/node_modules"
 validate() { node "$root/tests/deploy/validate_k8s.js" "$@"; }
 check_py() { python3 "$root/tests/deploy/manifests_check.py" "$@"; }
 
-# Every binary's flags, from its --helpfull.
+# Every binary's flags, from its --helpfull (not the PostgreSQL image's: binary "-").
 flags="$tmp/flags"
 mkdir -p "$flags"
 while read -r image binary port; do
+  [ "$binary" != "-" ] || continue
   name="$(basename "$binary")"
   "$root/$binary" --helpfull > "$tmp/$name.help" 2>&1 || true
   sed -n 's/^ *--\([a-z0-9_]*\) (.*/\1/p' "$tmp/$name.help" | sort -u > "$flags/$name.flags"
   grep -qx port "$flags/$name.flags" || { cat "$tmp/$name.help"; fail "$binary --helpfull lists no --port"; }
 done < <(grep -vE '^\s*(#|$)' "$root/deploy/images.txt")
+grep -qx replica_peers "$flags/envelope_svc.flags" || fail "envelope_svc --helpfull lists no --replica_peers"
 
 # The Secrets, made from a CA, certificates and secrets generated now.
 "$root/deploy/gen-certs.sh" "$tmp/certs" > /dev/null
 "$root/deploy/gen-secrets.sh" "$tmp/secrets" > /dev/null
 "$root/deploy/k8s-secrets.sh" "$tmp/certs" "$tmp/secrets" > "$tmp/secrets.yaml"
 
-manifests=("$root"/deploy/k8s/*.yaml)
-[ "${#manifests[@]}" -ge 6 ] || fail "deploy/k8s holds ${#manifests[@]} manifests"
-check_py to_json "$tmp/objects.json" "${manifests[@]}" "$tmp/secrets.yaml"
-validate "$tmp/objects.json" || fail "an object does not validate against the Kubernetes schemas"
-kinds="$(node -e 'console.log([...new Set(require(process.argv[1]).map(o => o.kind))].sort().join(" "))' "$tmp/objects.json")"
-echo "kinds: $kinds"
-[ "$kinds" = "Deployment Namespace NetworkPolicy PersistentVolumeClaim Secret Service StatefulSet" ] ||
-  fail "unexpected kinds: $kinds"
-
 consistency=(--images="$root/deploy/images.txt" --flags_dir="$flags"
   --probe="$root/tools/health_probe/health_probe" --certs="$tmp/certs" --secrets="$tmp/secrets")
-check_py check "${consistency[@]}" --compose="$root/deploy/compose/compose.yaml" \
-  "${manifests[@]}" "$tmp/secrets.yaml" || fail "the manifests disagree with the binaries"
+kinds_want="Deployment Namespace NetworkPolicy PersistentVolumeClaim Secret Service StatefulSet"
 
-echo "--- the schemas reject broken copies"
-check_py broken "$tmp/objects.json" "$tmp/broken.json"
-validate --expect_invalid "$tmp/broken.json" || fail "a broken object passed the schemas"
+# variant NAME COMPOSE MANIFEST...: schemas, kinds, the consistency check and the broken copies
+# the schemas must reject. Sets manifests and compose for mutate.
+variant() {
+  local name="$1" kinds
+  compose="$2"
+  shift 2
+  manifests=("$@")
+  echo "=== $name: ${#manifests[@]} manifests, $(basename "$compose")"
+  check_py to_json "$tmp/objects-$name.json" "${manifests[@]}" "$tmp/secrets.yaml"
+  validate "$tmp/objects-$name.json" || fail "$name: an object does not validate against the Kubernetes schemas"
+  kinds="$(node -e 'console.log([...new Set(require(process.argv[1]).map(o => o.kind))].sort().join(" "))' "$tmp/objects-$name.json")"
+  echo "kinds: $kinds"
+  [ "$kinds" = "$kinds_want" ] || fail "$name: unexpected kinds: $kinds"
+  check_py check "${consistency[@]}" --compose="$compose" "${manifests[@]}" "$tmp/secrets.yaml" ||
+    fail "$name: the manifests disagree with the binaries"
+  echo "--- $name: the schemas reject broken copies"
+  check_py broken "$tmp/objects-$name.json" "$tmp/broken-$name.json"
+  validate --expect_invalid "$tmp/broken-$name.json" || fail "$name: a broken object passed the schemas"
+  echo "--- $name: the consistency check rejects broken copies"
+}
 
-echo "--- the consistency check rejects broken copies"
 # mutate NAME SED FILE: a copy of FILE (a manifest or the compose file) changed by SED must fail.
 mutate() {
-  local name="$1" expr="$2" file="$3" copy="$tmp/mutated-$1" compose k8s=()
+  local name="$1" expr="$2" file="$3" copy="$tmp/mutated-$1" mutated_compose="$compose" k8s=()
   mkdir -p "$copy"
-  compose="$root/deploy/compose/compose.yaml"
   for m in "${manifests[@]}"; do
     if [ "$m" = "$file" ]; then sed -e "$expr" "$m" > "$copy/$(basename "$m")"; k8s+=("$copy/$(basename "$m")")
     else k8s+=("$m"); fi
   done
-  if [ "$file" = "$compose" ]; then sed -e "$expr" "$compose" > "$copy/compose.yaml"; compose="$copy/compose.yaml"; fi
+  if [ "$file" = "$compose" ]; then
+    sed -e "$expr" "$compose" > "$copy/$(basename "$compose")"; mutated_compose="$copy/$(basename "$compose")"
+  fi
   cmp -s "$file" "$copy/$(basename "$file")" && fail "mutation $name changed nothing"
-  if check_py check "${consistency[@]}" --compose="$compose" "${k8s[@]}" "$tmp/secrets.yaml" \
+  if check_py check "${consistency[@]}" --compose="$mutated_compose" "${k8s[@]}" "$tmp/secrets.yaml" \
       > "$copy/out" 2>&1; then
     cat "$copy/out"; fail "mutation $name was accepted"
   fi
   echo "rejected as expected: $name: $(grep -m1 FAIL "$copy/out")"
 }
+
 k8s="$root/deploy/k8s"
+sqlite_manifests=("$k8s"/*.yaml)
+[ "${#sqlite_manifests[@]}" -ge 6 ] || fail "deploy/k8s holds ${#sqlite_manifests[@]} manifests"
+variant sqlite "$root/deploy/compose/compose.yaml" "${sqlite_manifests[@]}"
 mutate unknown-flag 's/--durability=full/--durabilty=full/' "$k8s/audit.yaml"
 mutate probe-port '0,/--target=127.0.0.1:50052/s//--target=127.0.0.1:50099/' "$k8s/authorizer.yaml"
 mutate container-port 's/containerPort: 50054/containerPort: 50055/' "$k8s/grantstore.yaml"
@@ -83,8 +99,57 @@ mutate peer-port 's/--authorizer_target=authorizer:50052/--authorizer_target=aut
 mutate undeclared-volume '0,/- name: lease$/s//- name: leases/' "$k8s/authorizer.yaml"
 mutate missing-secret 's/secretName: sharedos-mcp-secret/secretName: sharedos-mcp/' "$k8s/envelope.yaml"
 mutate path-off-volume 's|--db=/var/lib/sharedos/audit.db|--db=/srv/audit.db|' "$k8s/audit.yaml"
-mutate single-replica 's/replicas: 2/replicas: 1/' "$k8s/envelope.yaml"
-mutate compose-flag 's/--lease_secret_file=/--lease_file=/' "$root/deploy/compose/compose.yaml"
-mutate compose-peer 's/--audit_target=audit:50053/--audit_target=audit:50054/' "$root/deploy/compose/compose.yaml"
-mutate compose-secret-key 's|/etc/sharedos/mcp/mcp.secret|/etc/sharedos/mcp/mcp.key|' "$root/deploy/compose/compose.yaml"
+mutate single-replica 's/replicas: 2/replicas: 1/' "$k8s/authorizer.yaml"
+mutate envelope-deployment 's/^kind: StatefulSet/kind: Deployment/' "$k8s/envelope.yaml"
+mutate envelope-no-peers '/--replica_peers=/d' "$k8s/envelope.yaml"
+mutate envelope-three 's/replicas: 2/replicas: 3/' "$k8s/envelope.yaml"
+mutate envelope-fixed-name 's/--replica_name=$(POD_NAME)/--replica_name=envelope-0/' "$k8s/envelope.yaml"
+mutate envelope-peers-blocked '/name: envelope-from-hosts/,/^---/s/^\( *\)port: 50055/\1port: 50056/' "$k8s/networkpolicy.yaml"
+mutate compose-flag 's/--lease_secret_file=/--lease_file=/' "$compose"
+mutate compose-peer 's/--audit_target=audit:50053/--audit_target=audit:50054/' "$compose"
+mutate compose-secret-key 's|/etc/sharedos/mcp/mcp.secret|/etc/sharedos/mcp/mcp.key|' "$compose"
+
+pg="$k8s/postgres"
+pg_manifests=("$pg"/*.yaml)
+[ "${#pg_manifests[@]}" -ge 7 ] || fail "deploy/k8s/postgres holds ${#pg_manifests[@]} manifests"
+variant postgres "$root/deploy/compose/compose.postgres.yaml" "${pg_manifests[@]}"
+for file in postgres.yaml audit.yaml grantstore.yaml envelope.yaml; do
+  grep -q . "$pg/$file" || fail "deploy/k8s/postgres/$file is missing"
+done
+mutate pg-db-password 's|--db=postgresql://sharedos@|--db=postgresql://sharedos:hunter2hunter2@|' "$pg/audit.yaml"
+mutate pg-db-password-query 's|svc:5432/sharedos$|svc:5432/sharedos?password=hunter2hunter2|' "$pg/grantstore.yaml"
+mutate pg-literal-password '/- name: PGPASSWORD/{n;s/valueFrom:/value: hunter2hunter2/;n;N;N;d}' "$pg/audit.yaml"
+mutate pg-no-password '/name: PGPASSWORD/,/key: postgres.password/d' "$pg/grantstore.yaml"
+mutate pg-wrong-secret-key 's/key: postgres.password/key: password/' "$pg/audit.yaml"
+mutate pg-sslmode 's/value: verify-full/value: require/' "$pg/grantstore.yaml"
+mutate pg-db-port 's|@postgres.sharedos.svc:5432/|@postgres.sharedos.svc:5433/|' "$pg/audit.yaml"
+mutate pg-args 's|^          imagePullPolicy: IfNotPresent|          args: [--port=5433]\n&|' "$pg/postgres.yaml"
+mutate pg-no-tls-secret 's/secretName: sharedos-tls-postgres/secretName: sharedos-tls-db/' "$pg/postgres.yaml"
+mutate pg-password-mount 's|mountPath: /etc/sharedos/postgres$|mountPath: /etc/sharedos/pg|' "$pg/postgres.yaml"
+mutate pg-open-to-envelope '/^  name: postgres-from-stores/,$s/^\( *\)- grantstore$/&\n\1- envelope/' "$pg/networkpolicy.yaml"
+mutate pg-open-to-namespaces '/^  name: postgres-from-stores/,$s/^    - from:$/&\n        - namespaceSelector: {}/' "$pg/networkpolicy.yaml"
+mutate pg-envelope-no-peers '/--replica_mcp_peers=/d' "$pg/envelope.yaml"
+mutate pg-compose-db-password 's|--db=postgresql://sharedos@|--db=postgresql://sharedos:hunter2hunter2@|' "$compose"
+mutate pg-compose-no-passfile '0,/- PGPASSFILE=.*/s///' "$compose"
+mutate pg-compose-passfile-key 's|PGPASSFILE=/etc/sharedos/postgres/pgpass|PGPASSFILE=/etc/sharedos/postgres/.pgpass|' "$compose"
+mutate pg-compose-literal-password 's|- PGSSLMODE=verify-full|- PGPASSWORD=hunter2hunter2\n      &|' "$compose"
+mutate pg-compose-envelope-no-peers '0,/--replica_peers=/{/--replica_peers=/d}' "$compose"
+mutate pg-compose-envelope-one-peer 's/--replica_peers=envelope-1=envelope-1:50051,envelope-2=envelope-2:50051/--replica_peers=envelope-1=envelope-1:50051/' "$compose"
+mutate pg-compose-envelope-mcp-port 's|https://envelope-2:50055/mcp|https://envelope-2:50051/mcp|' "$compose"
+mutate pg-compose-envelope-no-name '0,/--replica_name=envelope-1/{/--replica_name=envelope-1/d}' "$compose"
+mutate pg-compose-shared-outbox 's|envelope-2-data:/var/lib/sharedos|envelope-1-data:/var/lib/sharedos|' "$compose"
+mutate pg-compose-db-host 's|@postgres:5432/|@audit:5432/|' "$compose"
+mutate pg-compose-no-tls '/^  postgres:/,/^$/{/:\/etc\/sharedos\/tls:ro/d}' "$compose"
+
+echo "--- the generated password is in no file"
+copy="$tmp/mutated-password"
+mkdir -p "$copy"
+sed -e "s|value: verify-full|value: verify-full\n            - name: X\n              value: \"$(cat "$tmp/secrets/postgres/postgres.password")\"|" \
+  "$pg/audit.yaml" > "$copy/audit.yaml"
+others=()
+for m in "${pg_manifests[@]}"; do [ "$m" = "$pg/audit.yaml" ] || others+=("$m"); done
+check_py check "${consistency[@]}" --compose="$compose" "$copy/audit.yaml" "${others[@]}" \
+  "$tmp/secrets.yaml" > "$copy/out" 2>&1 && fail "the password in a manifest was accepted"
+grep -q 'holds the PostgreSQL password' "$copy/out" || { cat "$copy/out"; fail "the password in a manifest was not named"; }
+echo "rejected as expected: password-in-manifest"
 echo ok
