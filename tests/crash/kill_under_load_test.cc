@@ -41,6 +41,17 @@ using ::sharedos::testing::PostgresCluster;
 using ::sharedos::testing::SharedosdDeployment;
 using Service = FourProcessDeployment::Service;
 
+// One round: a random pause, `victim` killed with SIGKILL, a random pause, started again on its
+// port and files. gtest assertions.
+void KillAndRestart(FourProcessDeployment& four, Service victim, int round, std::mt19937& random) {
+  absl::SleepFor(absl::Milliseconds(150 + random() % 450));
+  ASSERT_TRUE(four.Kill(victim).ok());
+  absl::SleepFor(absl::Milliseconds(random() % 200));
+  absl::Status restarted = four.Restart(victim);
+  ASSERT_TRUE(restarted.ok()) << restarted;
+  std::printf("round %d: killed and restarted service %d\n", round, static_cast<int>(victim));
+}
+
 TEST(KillUnderLoadTest, EachOfTheFourServicesKilledAndRestartedLosesNothingAcknowledged) {
   const int seed = EnvInt("SHAREDOS_KILL_SEED", 22);
   const int rounds = EnvInt("SHAREDOS_KILL_ROUNDS", 8);
@@ -64,12 +75,8 @@ TEST(KillUnderLoadTest, EachOfTheFourServicesKilledAndRestartedLosesNothingAckno
                                          Service::kEnvelope, Service::kAudit};
   for (int round = 0; round < rounds; ++round) {
     const Service victim = services[random() % services.size()];
-    absl::SleepFor(absl::Milliseconds(150 + random() % 450));
-    ASSERT_TRUE(four.Kill(victim).ok());
-    absl::SleepFor(absl::Milliseconds(random() % 200));
-    absl::Status restarted = four.Restart(victim);
-    ASSERT_TRUE(restarted.ok()) << restarted;
-    std::printf("round %d: killed and restarted service %d\n", round, static_cast<int>(victim));
+    KillAndRestart(four, victim, round, random);
+    ASSERT_FALSE(::testing::Test::HasFatalFailure());
   }
   absl::SleepFor(absl::Milliseconds(300));
   clients.Stop();
@@ -116,12 +123,8 @@ TEST(KillUnderLoadTest, OneReplicaOfEachServiceKilledOnPostgresLosesNothingAckno
     if (round % 4 == 0) std::shuffle(order.begin(), order.end(), random);
     const auto& pair = pairs[order[round % 4]];
     const Service victim = random() % 2 == 0 ? pair.first : pair.second;
-    absl::SleepFor(absl::Milliseconds(150 + random() % 450));
-    ASSERT_TRUE(four.Kill(victim).ok());
-    absl::SleepFor(absl::Milliseconds(random() % 200));
-    absl::Status restarted = four.Restart(victim);
-    ASSERT_TRUE(restarted.ok()) << restarted;
-    std::printf("round %d: killed and restarted service %d\n", round, static_cast<int>(victim));
+    KillAndRestart(four, victim, round, random);
+    ASSERT_FALSE(::testing::Test::HasFatalFailure());
   }
   absl::SleepFor(absl::Milliseconds(300));
   clients.Stop();

@@ -17,20 +17,8 @@
 #     through the other) and the chain verifies.
 # Needs root, podman, podman-compose and debootstrap (tools/setup.sh); fails, never skips.
 set -euo pipefail
-export PATH="/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-root="$TEST_SRCDIR/sharedos"
-readme="$root/deploy/README.md"
-out="$TEST_TMPDIR/quickstart.out"
-
-fail() { echo "FAIL: $*"; exit 1; }
-[ "$(id -u)" -eq 0 ] || fail "the compose test runs podman as root (run as root, as CI does)"
-for tool in podman podman-compose debootstrap runc openssl python3; do
-  command -v "$tool" > /dev/null || fail "$tool is not installed; run tools/setup.sh"
-done
-
-block="$(sed -n '/^<!-- compose-postgres-quickstart:begin -->$/,/^<!-- compose-postgres-quickstart:end -->$/p' "$readme" |
-  sed -e '1,/^```sh$/d' -e '/^```$/,$d')"
-[ -n "$block" ] || fail "deploy/README.md: no sh block between the compose-postgres-quickstart markers"
+source "$TEST_SRCDIR/sharedos/tests/deploy/compose_lib.sh"
+block="$(readme_block compose-postgres-quickstart)"
 
 read -r p_env p_mcp p_env2 p_mcp2 p_gs p_gs2 p_audit p_audit2 < <(python3 -c '
 import socket

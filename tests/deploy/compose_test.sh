@@ -12,20 +12,8 @@
 # Needs root, podman, podman-compose and debootstrap (tools/setup.sh); fails, never skips,
 # without them.
 set -euo pipefail
-export PATH="/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-root="$TEST_SRCDIR/sharedos"
-readme="$root/deploy/README.md"
-out="$TEST_TMPDIR/quickstart.out"
-
-fail() { echo "FAIL: $*"; exit 1; }
-[ "$(id -u)" -eq 0 ] || fail "the compose test runs podman as root (run as root, as CI does)"
-for tool in podman podman-compose debootstrap runc openssl python3; do
-  command -v "$tool" > /dev/null || fail "$tool is not installed; run tools/setup.sh"
-done
-
-block="$(sed -n '/^<!-- compose-quickstart:begin -->$/,/^<!-- compose-quickstart:end -->$/p' "$readme" |
-  sed -e '1,/^```sh$/d' -e '/^```$/,$d')"
-[ -n "$block" ] || fail "deploy/README.md: no sh block between the compose-quickstart markers"
+source "$TEST_SRCDIR/sharedos/tests/deploy/compose_lib.sh"
+block="$(readme_block compose-quickstart)"
 
 # Free loopback ports for what the deployment publishes, and a project of its own.
 read -r envelope_port mcp_port grantstore_port audit_port < <(python3 -c '
