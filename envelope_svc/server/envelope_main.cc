@@ -101,6 +101,10 @@ ABSL_FLAG(std::vector<std::string>, replica_peers, {},
 ABSL_FLAG(std::vector<std::string>, replica_mcp_peers, {},
           "The other replicas' MCP front doors as <name>=<url> (e.g. "
           "r2=https://10.0.0.2:7443/mcp), comma-separated; https verified with --tls_ca.");
+ABSL_FLAG(std::string, replica_token_file, "",
+          "File with the service credential (first line) this replica presents to its peers' "
+          "sharedos.envelope.v1.MessageTransport: with --replica_peers and the built-in "
+          "messaging, each world's messages live at one replica (ADR 0013). Required then.");
 ABSL_FLAG(absl::Duration, replica_drain_timeout, absl::Seconds(30),
           "On SIGTERM a replica reports NOT_SERVING, opens no new turn and serves its open ones "
           "until they end or this long has passed (0s..600s), then exits.");
@@ -227,6 +231,11 @@ absl::StatusOr<env::EnvelopeServerOptions> Options(const RepeatedFlags& repeated
   ASSIGN_OR_RETURN(
       options.replica.mcp_peers,
       env::ParseReplicaPeers(absl::GetFlag(FLAGS_replica_mcp_peers), "--replica_mcp_peers"));
+  if (!absl::GetFlag(FLAGS_replica_token_file).empty()) {
+    ASSIGN_OR_RETURN(options.replica.token,
+                     server::ReadFlagToken("replica_token_file",
+                                           absl::GetFlag(FLAGS_replica_token_file)));
+  }
   options.drain_timeout = absl::GetFlag(FLAGS_replica_drain_timeout);
   options.turn_journal = TurnJournalPath();
   // The journal is as durable as the outbox beside it.

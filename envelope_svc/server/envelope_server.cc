@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <functional>
+#include <map>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -62,8 +63,10 @@ absl::Status EnvelopeServer::AttachMessaging(EnvelopeServerOptions& options) {
   if (options.builtin_messaging) {
     messages_ = std::make_unique<messaging::LocalMessageTransport>(clock_);
     routes_ = std::make_unique<messaging::MessageRoutesCore>(*messages_);
-    routes_service_ = std::make_unique<messaging::MessageRoutesService>(*routes_, authenticator_);
+    routes_service_ = std::make_unique<messaging::MessageRoutesService>(*routes_, authenticator_,
+                                                                        forwarder_.get());
     options.engine.message_transport = messages_.get();
+    RETURN_IF_ERROR(ShareMessaging(options));
   }
   if (!options.message_transport.empty()) {
     messaging::GrpcMessageTransport::Options transport_options;
@@ -75,6 +78,31 @@ absl::Status EnvelopeServer::AttachMessaging(EnvelopeServerOptions& options) {
         v1::MessageTransport::NewStub(*std::move(channel)), std::move(transport_options));
     options.engine.message_transport = host_transport_.get();
   }
+  return absl::OkStatus();
+}
+
+absl::Status EnvelopeServer::ShareMessaging(EnvelopeServerOptions& options) {
+  if (forwarder_ == nullptr || forwarder_->replicas().size() < 2) return absl::OkStatus();
+  if (options.replica.token.empty()) {
+    return absl::InvalidArgumentError(
+        "--replica_token_file: required with --replica_peers and the built-in messaging (a "
+        "world's messages live at one replica, which its peers reach with this service "
+        "credential; ADR 0013)");
+  }
+  std::map<std::string, std::unique_ptr<messaging::MessageTransportInterface>> peers;
+  for (const std::string& name : forwarder_->replicas()) {
+    if (name == forwarder_->name()) continue;
+    messaging::GrpcMessageTransport::Options transport_options;
+    transport_options.prepare_context = ProviderCredential(options.replica.token);
+    peers[name] = std::make_unique<messaging::GrpcMessageTransport>(
+        v1::MessageTransport::NewStub(forwarder_->channel(name)), std::move(transport_options));
+  }
+  shared_messages_ = std::make_unique<messaging::ReplicatedMessageTransport>(
+      forwarder_->name(), *messages_, std::move(peers));
+  peer_transport_ = std::make_unique<messaging::PeerTransportCore>(*messages_);
+  peer_transport_service_ =
+      std::make_unique<messaging::PeerTransportService>(*peer_transport_, authenticator_);
+  options.engine.message_transport = shared_messages_.get();
   return absl::OkStatus();
 }
 
@@ -104,12 +132,14 @@ absl::Status EnvelopeServer::AttachResourceProviders(EnvelopeServerOptions& opti
 std::vector<grpc::Service*> EnvelopeServer::services() {
   std::vector<grpc::Service*> services = {service_.get()};
   if (routes_service_ != nullptr) services.push_back(routes_service_.get());
+  if (peer_transport_service_ != nullptr) services.push_back(peer_transport_service_.get());
   return services;
 }
 
 std::unique_ptr<grpc::Service> EnvelopeServer::NewRoutesService() {
   if (routes_ == nullptr) return nullptr;
-  return std::make_unique<messaging::MessageRoutesService>(*routes_, authenticator_);
+  return std::make_unique<messaging::MessageRoutesService>(*routes_, authenticator_,
+                                                           forwarder_.get());
 }
 
 EnvelopeServer::EnvelopeServer(EnvelopeServerDeps deps)

@@ -29,6 +29,7 @@
 #include "envelope_svc/mcp/mcp_server.h"
 #include "envelope_svc/messaging/grpc_transport.h"
 #include "envelope_svc/messaging/local_transport.h"
+#include "envelope_svc/messaging/replicated_transport.h"
 #include "envelope_svc/providers/files/files_provider.h"
 #include "envelope_svc/providers/grpc/grpc_tool_provider.h"
 #include "envelope_svc/resources/files_resources.h"
@@ -148,7 +149,8 @@ class EnvelopeServer final : public common::server::Servable {
     return std::make_unique<EnvelopeService>(*engine_, authenticator_, forwarder_.get());
   }
 
-  // Another MessageRoutes adapter over the built-in transport; null without one.
+  // Another MessageRoutes adapter over the built-in transport; null without one. (The peers'
+  // MessageTransport service is on services() only: peers reach a replica's own listener.)
   std::unique_ptr<grpc::Service> NewRoutesService();
 
   // How many tools the registry holds.
@@ -169,6 +171,9 @@ class EnvelopeServer final : public common::server::Servable {
   absl::Status OpenJournal(const EnvelopeServerOptions& options);
   // The built-in transport or a host's; sets the engine's message_transport.
   absl::Status AttachMessaging(EnvelopeServerOptions& options);
+  // With peers: the built-in transport shared across the replicas (ADR 0013), and the
+  // MessageTransport service the peers reach this replica's through.
+  absl::Status ShareMessaging(EnvelopeServerOptions& options);
   // The built-in files resources and the host ResourceProviders; sets the engine's
   // resource_providers.
   absl::Status AttachResourceProviders(EnvelopeServerOptions& options);
@@ -194,6 +199,10 @@ class EnvelopeServer final : public common::server::Servable {
   std::unique_ptr<messaging::LocalMessageTransport> messages_;
   std::unique_ptr<messaging::MessageRoutesCore> routes_;
   std::unique_ptr<messaging::MessageRoutesService> routes_service_;
+  // With builtin_messaging and peers (ADR 0013).
+  std::unique_ptr<messaging::ReplicatedMessageTransport> shared_messages_;
+  std::unique_ptr<messaging::PeerTransportCore> peer_transport_;
+  std::unique_ptr<messaging::PeerTransportService> peer_transport_service_;
   // With message_transport.
   std::unique_ptr<messaging::GrpcMessageTransport> host_transport_;
   // Resource providers: the built-in files resources (with files_root), the hosts'.

@@ -159,6 +159,14 @@ TEST_F(EnvelopeServerTest, OptionsAreCheckedNamingTheFlag) {
                        HasSubstr("--replica_peers: plaintext is allowed only on loopback")));
   options = Options();
   options.replica.name = "r1";
+  options.replica.peers = {{"r2", "127.0.0.1:1"}};
+  options.builtin_messaging = true;
+  EXPECT_THAT(BuildEnvelopeServer(Deps(), options),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("--replica_token_file: required with --replica_peers and the "
+                                 "built-in messaging")));
+  options = Options();
+  options.replica.name = "r1";
   options.drain_timeout = absl::Seconds(601);
   EXPECT_THAT(
       BuildEnvelopeServer(Deps(), options),

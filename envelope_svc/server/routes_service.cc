@@ -1,5 +1,7 @@
 #include "envelope_svc/server/routes_service.h"
 
+#include <algorithm>
+#include <chrono>
 #include <string>
 #include <utility>
 #include <vector>
@@ -9,12 +11,14 @@
 #include "common/validation/bounds.h"
 #include "common/validation/protocol.h"
 #include "common/validation/unknown_fields.h"
+#include "envelope_svc/messaging/replicated_transport.h"
 
 namespace sharedos::envelope::messaging {
 namespace {
 
 namespace pb = ::sharedos::protocol::v1;
 namespace validation = ::sharedos::common::validation;
+using ::sharedos::common::server::Role;
 
 constexpr absl::Duration kMaxWait = absl::Seconds(30);
 
@@ -30,6 +34,24 @@ absl::Status CheckWorld(const std::string& namespace_id, const common::server::S
   return absl::OkStatus();
 }
 
+// A peer's world: an identifier (the peer checked its caller's scope).
+absl::Status CheckPeerWorld(const std::string& namespace_id) {
+  std::string id = namespace_id;
+  RETURN_IF_ERROR(validation::CheckIdentifier(&id, "namespace_id"));
+  if (id != namespace_id) {
+    return absl::InvalidArgumentError("namespace_id: surrounding whitespace");
+  }
+  return absl::OkStatus();
+}
+
+// A call's deadline as absl::Time (infinite when it has none).
+absl::Time DeadlineOf(const grpc::ServerContext& context) {
+  if (context.deadline() == std::chrono::system_clock::time_point::max()) {
+    return absl::InfiniteFuture();
+  }
+  return absl::FromChrono(context.deadline());
+}
+
 absl::StatusOr<pb::Address> CheckedAddress(bool present, const pb::Address& address,
                                            absl::string_view field) {
   pb::Address checked = address;
@@ -39,22 +61,39 @@ absl::StatusOr<pb::Address> CheckedAddress(bool present, const pb::Address& addr
 
 }  // namespace
 
-absl::StatusOr<v1::ReceiveResponse> MessageRoutesCore::Receive(const v1::ReceiveRequest& request,
-                                                               const common::server::Scope& scope) {
+absl::Status MessageRoutesCore::CheckReceive(const v1::ReceiveRequest& request,
+                                             const common::server::Scope& scope) {
   RETURN_IF_ERROR(validation::RejectUnknownFields(request, "request"));
   RETURN_IF_ERROR(CheckWorld(request.namespace_id(), scope));
-  ASSIGN_OR_RETURN(const pb::Address receiver,
-                   CheckedAddress(request.has_receiver(), request.receiver(), "receiver"));
+  RETURN_IF_ERROR(CheckedAddress(request.has_receiver(), request.receiver(), "receiver").status());
   if (request.max() < 1 || request.max() > static_cast<int>(LocalMessageTransport::kMaxReceive)) {
     return absl::InvalidArgumentError("max: must be 1..64");
   }
-  absl::Duration wait = absl::ZeroDuration();
   if (request.has_wait()) {
     absl::StatusOr<absl::Duration> parsed = common::FromProtoDuration(request.wait());
     if (!parsed.ok() || *parsed < absl::ZeroDuration() || *parsed > kMaxWait) {
       return absl::InvalidArgumentError("wait: must be 0s..30s");
     }
-    wait = *parsed;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status MessageRoutesCore::CheckRevokeRoute(const v1::RevokeRouteRequest& request,
+                                                 const common::server::Scope& scope) {
+  RETURN_IF_ERROR(validation::RejectUnknownFields(request, "request"));
+  RETURN_IF_ERROR(CheckWorld(request.namespace_id(), scope));
+  RETURN_IF_ERROR(CheckedAddress(request.has_sender(), request.sender(), "sender").status());
+  return CheckedAddress(request.has_receiver(), request.receiver(), "receiver").status();
+}
+
+absl::StatusOr<v1::ReceiveResponse> MessageRoutesCore::Receive(const v1::ReceiveRequest& request,
+                                                               const common::server::Scope& scope) {
+  RETURN_IF_ERROR(CheckReceive(request, scope));
+  ASSIGN_OR_RETURN(const pb::Address receiver,
+                   CheckedAddress(request.has_receiver(), request.receiver(), "receiver"));
+  absl::Duration wait = absl::ZeroDuration();
+  if (request.has_wait()) {
+    ASSIGN_OR_RETURN(wait, common::FromProtoDuration(request.wait()));
   }
   v1::ReceiveResponse response;
   for (pb::MessageEnvelope& message :
@@ -66,8 +105,7 @@ absl::StatusOr<v1::ReceiveResponse> MessageRoutesCore::Receive(const v1::Receive
 
 absl::StatusOr<v1::RevokeRouteResponse> MessageRoutesCore::RevokeRoute(
     const v1::RevokeRouteRequest& request, const common::server::Scope& scope) {
-  RETURN_IF_ERROR(validation::RejectUnknownFields(request, "request"));
-  RETURN_IF_ERROR(CheckWorld(request.namespace_id(), scope));
+  RETURN_IF_ERROR(CheckRevokeRoute(request, scope));
   ASSIGN_OR_RETURN(const pb::Address sender,
                    CheckedAddress(request.has_sender(), request.sender(), "sender"));
   ASSIGN_OR_RETURN(const pb::Address receiver,
@@ -75,6 +113,83 @@ absl::StatusOr<v1::RevokeRouteResponse> MessageRoutesCore::RevokeRoute(
   v1::RevokeRouteResponse response;
   response.set_was_leased(transport_.RevokeRoute(request.namespace_id(), sender, receiver));
   return response;
+}
+
+std::string MessageRoutesService::HomeOf(const std::string& namespace_id) const {
+  if (forwarder_ == nullptr) return "";
+  return WorldHome(namespace_id, forwarder_->replicas());
+}
+
+grpc::Status MessageRoutesService::Receive(grpc::ServerContext* context,
+                                           const v1::ReceiveRequest* request,
+                                           v1::ReceiveResponse* response) {
+  return rpc_.Unary(
+      *context, {Role::kHost}, response,
+      [&](const common::server::Principal& caller) -> absl::StatusOr<v1::ReceiveResponse> {
+        RETURN_IF_ERROR(MessageRoutesCore::CheckReceive(*request, caller.scope));
+        return server::TurnForwarder::ServeWorld(
+            forwarder_, *context, HomeOf(request->namespace_id()), *request,
+            &v1::MessageRoutes::Stub::Receive, [&] { return core_.Receive(*request, caller.scope); });
+      });
+}
+
+grpc::Status MessageRoutesService::RevokeRoute(grpc::ServerContext* context,
+                                               const v1::RevokeRouteRequest* request,
+                                               v1::RevokeRouteResponse* response) {
+  return rpc_.Unary(
+      *context, {Role::kHost}, response,
+      [&](const common::server::Principal& caller) -> absl::StatusOr<v1::RevokeRouteResponse> {
+        RETURN_IF_ERROR(MessageRoutesCore::CheckRevokeRoute(*request, caller.scope));
+        return server::TurnForwarder::ServeWorld(
+            forwarder_, *context, HomeOf(request->namespace_id()), *request,
+            &v1::MessageRoutes::Stub::RevokeRoute,
+            [&] { return core_.RevokeRoute(*request, caller.scope); });
+      });
+}
+
+absl::StatusOr<v1::TransportSendResponse> PeerTransportCore::Send(
+    const v1::TransportSendRequest& request, absl::Time deadline) {
+  RETURN_IF_ERROR(validation::RejectUnknownFields(request, "request"));
+  RETURN_IF_ERROR(CheckPeerWorld(request.namespace_id()));
+  pb::MessageEnvelope message = request.message();
+  RETURN_IF_ERROR(
+      validation::ValidateMessageEnvelope(request.has_message() ? &message : nullptr, "message"));
+  ASSIGN_OR_RETURN(v1::MessageDeliveryResult receipt,
+                   transport_.Send(request.namespace_id(), message, deadline));
+  v1::TransportSendResponse response;
+  *response.mutable_receipt() = std::move(receipt);
+  return response;
+}
+
+absl::StatusOr<v1::AwaitReplyResponse> PeerTransportCore::AwaitReply(
+    const v1::AwaitReplyRequest& request, absl::Time deadline) {
+  RETURN_IF_ERROR(validation::RejectUnknownFields(request, "request"));
+  RETURN_IF_ERROR(CheckPeerWorld(request.namespace_id()));
+  pb::MessageEnvelope sent = request.request();
+  RETURN_IF_ERROR(
+      validation::ValidateMessageEnvelope(request.has_request() ? &sent : nullptr, "request"));
+  ASSIGN_OR_RETURN(pb::MessageEnvelope reply,
+                   transport_.AwaitReply(request.namespace_id(), sent,
+                                         std::min(deadline, absl::Now() + kMaxWait)));
+  v1::AwaitReplyResponse response;
+  *response.mutable_reply() = std::move(reply);
+  return response;
+}
+
+grpc::Status PeerTransportService::Send(grpc::ServerContext* context,
+                                        const v1::TransportSendRequest* request,
+                                        v1::TransportSendResponse* response) {
+  return rpc_.Unary(*context, {Role::kService}, response, [&](const common::server::Principal&) {
+    return core_.Send(*request, DeadlineOf(*context));
+  });
+}
+
+grpc::Status PeerTransportService::AwaitReply(grpc::ServerContext* context,
+                                              const v1::AwaitReplyRequest* request,
+                                              v1::AwaitReplyResponse* response) {
+  return rpc_.Unary(*context, {Role::kService}, response, [&](const common::server::Principal&) {
+    return core_.AwaitReply(*request, DeadlineOf(*context));
+  });
 }
 
 }  // namespace sharedos::envelope::messaging

@@ -100,6 +100,7 @@ absl::StatusOr<std::unique_ptr<TurnForwarder>> TurnForwarder::Create(ReplicaOpti
         target, forwarder->options_.tls, "--replica_peers", kMaxReconnectBackoff);
     if (!channel.ok()) return channel.status();
     forwarder->stubs_[name] = v1::Envelope::NewStub(*channel);
+    forwarder->routes_[name] = v1::MessageRoutes::NewStub(*channel);
     forwarder->channels_[name] = *std::move(channel);
   }
   return forwarder;
@@ -141,9 +142,21 @@ void TurnForwarder::Prepare(const std::string& owner, const grpc::ServerContext&
   }
 }
 
-absl::Status TurnForwarder::Failed(const std::string& owner, const grpc::Status& status) const {
+std::vector<std::string> TurnForwarder::replicas() const {
+  std::vector<std::string> names = {options_.name};
+  for (const auto& [name, target] : options_.peers) names.push_back(name);
+  return names;
+}
+
+absl::Status TurnForwarder::Failed(const std::string& owner, const grpc::Status& status,
+                                   Target target) const {
   if (status.error_code() != grpc::StatusCode::UNAVAILABLE) return common::FromGrpcStatus(status);
-  LogUnreachable(owner, "grpc", status.error_message());
+  LogUnreachable(owner, target == kWorldHome ? "grpc-messaging" : "grpc", status.error_message());
+  if (target == kWorldHome) {
+    return absl::UnavailableError(absl::StrCat("the world's messaging replica ", owner,
+                                               " is unreachable (fail closed: nothing was done); "
+                                               "retry"));
+  }
   return absl::UnavailableError(absl::StrCat("the turn's owner replica ", owner,
                                              " is unreachable (", capability::kAuthorityUnavailable,
                                              ", fail closed: nothing was done); retry"));

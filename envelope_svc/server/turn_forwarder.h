@@ -35,6 +35,7 @@
 #include "grpcpp/server_context.h"
 #include "grpcpp/support/sync_stream.h"
 #include "sharedos/envelope/v1/envelope.grpc.pb.h"
+#include "sharedos/envelope/v1/messaging.grpc.pb.h"
 
 namespace httplib {
 struct Request;
@@ -70,6 +71,10 @@ struct ReplicaOptions {
   // How the channels to peers verify them (the envelope's client TLS flags); its CA also
   // verifies an https MCP peer.
   common::client::ChannelTls tls;
+  // The service credential this replica presents to its peers' MessageTransport service (the
+  // built-in messaging shared across replicas, ADR 0013; --replica_token_file). Required with
+  // peers and the built-in messaging.
+  std::string token;
   // Deadline of a forwarded MCP request (a gRPC call keeps its caller's deadline).
   int mcp_timeout_seconds = 60;
 };
@@ -112,6 +117,40 @@ class TurnForwarder {
     return response;
   }
 
+  // This replica's name and every peer's (the set a world's messaging home is chosen from,
+  // replicated_transport.h WorldHome).
+  std::vector<std::string> replicas() const;
+  // The gRPC channel to peer `name` (one of replicas(), not this one).
+  std::shared_ptr<grpc::Channel> channel(const std::string& name) const {
+    return channels_.at(name);
+  }
+
+  // A MessageRoutes call of a world whose messaging lives at replica `home` (ADR 0013):
+  // `local()` when `home` is this replica, when the call is itself forwarded (no loops), or with
+  // no forwarder; else the same request sent to `home` through `method` of its MessageRoutes
+  // stub, with the caller's credential, deadline and trace (and the marker). `home` unreachable:
+  // UNAVAILABLE "the world's messaging replica <home> is unreachable (fail closed: nothing was
+  // done); retry".
+  template <typename Request, typename Response, typename Local>
+  static absl::StatusOr<Response> ServeWorld(
+      const TurnForwarder* forwarder, const grpc::ServerContext& context, const std::string& home,
+      const Request& request,
+      grpc::Status (v1::MessageRoutes::Stub::*method)(grpc::ClientContext*, const Request&,
+                                                      Response*),
+      Local&& local) {
+    if (forwarder == nullptr || home == forwarder->name() || Forwarded(context) ||
+        forwarder->routes_.count(home) == 0) {
+      return local();
+    }
+    grpc::ClientContext client;
+    forwarder->Prepare(home, context, client);
+    Response response;
+    const grpc::Status status = (forwarder->routes_.at(home).get()->*method)(&client, request,
+                                                                            &response);
+    if (!status.ok()) return forwarder->Failed(home, status, kWorldHome);
+    return response;
+  }
+
   // WatchTurn of a turn owned elsewhere: the owner's stream relayed to `writer`. Call only when
   // RouteOf is kForward.
   grpc::Status RelayWatch(const grpc::ServerContext& context, const v1::WatchTurnRequest& request,
@@ -137,14 +176,18 @@ class TurnForwarder {
   // fast after that.
   void Prepare(const std::string& owner, const grpc::ServerContext& context,
                grpc::ClientContext& client) const;
+  // What a forwarded call was sent to, for Failed's words.
+  enum Target { kTurnOwner, kWorldHome };
   // A forwarded call's failure: the owner's own answer as it is, UNAVAILABLE when it cannot be
   // reached (logged, without the request).
-  absl::Status Failed(const std::string& owner, const grpc::Status& status) const;
+  absl::Status Failed(const std::string& owner, const grpc::Status& status,
+                      Target target = kTurnOwner) const;
   v1::Envelope::Stub& peer(const std::string& owner) const { return *stubs_.at(owner); }
 
   const ReplicaOptions options_;
   std::map<std::string, std::shared_ptr<grpc::Channel>> channels_;
   std::map<std::string, std::unique_ptr<v1::Envelope::Stub>> stubs_;
+  std::map<std::string, std::unique_ptr<v1::MessageRoutes::Stub>> routes_;
 };
 
 }  // namespace sharedos::envelope::server

@@ -6,7 +6,8 @@
 // forwarded again (NOT_FOUND); the owner killed with SIGKILL leaves calls through the other
 // replica UNAVAILABLE, fail closed (authority_unavailable), and its restart ends its turns
 // (turn.ended interrupted in audit, once); SIGTERM drains a replica (NOT_SERVING, no new turn,
-// its open turn still served through its peer until it ends, then a clean exit).
+// its open turn still served through its peer until it ends, then a clean exit). A world's
+// messages live at one replica (ADR 0013), reached through either; its loss fails closed.
 #include <httplib.h>
 #include <signal.h>
 
@@ -24,7 +25,9 @@
 #include "common/client/health_check.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "envelope_svc/messaging/replicated_transport.h"
 #include "sharedos/envelope/v1/envelope.grpc.pb.h"
+#include "sharedos/envelope/v1/messaging.grpc.pb.h"
 #include "sharedos/grantstore/v1/grantstore.grpc.pb.h"
 #include "tests/crash/campaign.h"
 #include "tests/testing/demo_world.h"
@@ -45,6 +48,8 @@ using Service = FourProcessDeployment::Service;
 
 // The reads the bounded grant allows, across both replicas.
 constexpr int kReads = 3;
+// The agent the demo agent messages.
+constexpr char kPeerAgent[] = "agent-peer";
 
 class ReplicasTest : public ::testing::Test {
  protected:
@@ -69,6 +74,13 @@ class ReplicasTest : public ::testing::Test {
     pb::CapabilityGrant open = demo::Grant();
     open.set_id("grant-replicas-open");
     demo::RemoveCapability(open, "files", {"Workspace"});
+    // The demo agent may message kPeerAgent (ADR 0013's test below).
+    pb::Capability* message = open.add_capabilities();
+    message->mutable_resource()->set_namespace_("sharedos.messaging");
+    message->mutable_resource()->add_path("agent");
+    message->mutable_resource()->add_path(kPeerAgent);
+    message->add_actions("send");
+    message->set_scope(pb::SCOPE_EXACT);
     pb::CapabilityGrant reads = demo::Grant();
     reads.set_id("grant-replicas-reads");
     pb::Capability* read = demo::FindCapability(reads, "files", {"Workspace"});
@@ -169,6 +181,56 @@ class ReplicasTest : public ::testing::Test {
                     {"id", id},
                     {"method", "tools/call"},
                     {"params", {{"name", tool}, {"arguments", arguments}}}});
+  }
+
+  std::unique_ptr<ev1::MessageRoutes::Stub> Routes(Service replica) {
+    return ev1::MessageRoutes::NewStub(Connect(four_->address(replica)));
+  }
+
+  static pb::Address Agent(const std::string& id) {
+    pb::Address address;
+    address.set_agent_id(id);
+    return address;
+  }
+
+  // Envelope.SendMessage on the demo turn `execution` (opened with demo::TurnRequest) from its
+  // actor to kPeerAgent, through `replica`.
+  grpc::Status SendToPeer(Service replica, const std::string& turn_id, const std::string& execution,
+                          const std::string& id, ev1::SendMessageResponse* response) {
+    const pb::AccessContext context =
+        demo::TurnRequest(execution, "trace-" + execution).execution_request().context();
+    ev1::SendMessageRequest request;
+    request.set_turn_id(turn_id);
+    pb::MessageEnvelope* message = request.mutable_message();
+    message->set_version("1");
+    message->set_id(id);
+    *message->mutable_sender() = context.actor();
+    *message->mutable_receiver() = Agent(kPeerAgent);
+    message->set_purpose(context.purpose());
+    message->set_trace_id(context.trace_id());
+    message->mutable_payload()->set_string_value("the payload");
+    message->mutable_created_at()->set_seconds(demo::kNowSeconds + 1);
+    return Envelope(replica)->SendMessage(As(four_->host_token(), absl::Seconds(10)).get(), request,
+                                          response);
+  }
+
+  grpc::Status ReceivePeer(Service replica, ev1::ReceiveResponse* response) {
+    ev1::ReceiveRequest request;
+    request.set_namespace_id(demo::kNamespace);
+    *request.mutable_receiver() = Agent(kPeerAgent);
+    request.set_max(10);
+    return Routes(replica)->Receive(As(four_->host_token(), absl::Seconds(10)).get(), request,
+                                    response);
+  }
+
+  grpc::Status RevokePeerRoute(Service replica, const pb::Address& sender,
+                               ev1::RevokeRouteResponse* response) {
+    ev1::RevokeRouteRequest request;
+    request.set_namespace_id(demo::kNamespace);
+    *request.mutable_sender() = sender;
+    *request.mutable_receiver() = Agent(kPeerAgent);
+    return Routes(replica)->RevokeRoute(As(four_->host_token(), absl::Seconds(10)).get(), request,
+                                        response);
   }
 
   std::unique_ptr<FourProcessDeployment> four_;
@@ -326,6 +388,73 @@ TEST_F(ReplicasTest, AKilledOwnerIsUnavailableFailClosedAndEndsItsTurnsWhenItRet
   EXPECT_EQ(InterruptedTurnEndedCount(four_->audit_address(), four_->admin_token(),
                                       "exec-replicas-lost-mcp", 1),
             1);
+  EXPECT_TRUE(four_->StopAll().ok());
+}
+
+// ADR 0013: the world's messaging lives at one replica, its home. A message sent on a turn the
+// other replica owns waits in the home's inbox, and Receive and RevokeRoute through either
+// replica reach it; with the home killed, a dispatch fails closed (message_delivery_failed, never
+// delivered elsewhere) and Receive is UNAVAILABLE; the home back, messaging resumes (empty: the
+// built-in transport is memory only).
+TEST_F(ReplicasTest, AWorldsMessagesMeetAtItsHomeWhicheverReplicaCarriesThem) {
+  ASSERT_FALSE(HasFatalFailure());
+  const bool r1_homes = envelope::messaging::WorldHome(demo::kNamespace, {"r1", "r2"}) == "r1";
+  const Service home = r1_homes ? Service::kEnvelope : Service::kEnvelopeReplica;
+  const Service other = r1_homes ? Service::kEnvelopeReplica : Service::kEnvelope;
+  const ev1::OpenTurnResponse turn = Open(other, "exec-replicas-message");
+  ASSERT_THAT(turn.turn_id(), StartsWith(r1_homes ? "turn-r2." : "turn-r1."));
+
+  ev1::SendMessageResponse sent;
+  for (const auto& [via, id] : {std::pair{other, "msg-1"}, std::pair{home, "msg-2"}}) {
+    grpc::Status status = SendToPeer(via, turn.turn_id(), "exec-replicas-message", id, &sent);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    EXPECT_EQ(sent.receipt().status(), ev1::MESSAGE_DELIVERY_STATUS_ACCEPTED)
+        << sent.receipt().DebugString();
+  }
+  // Both wait at the home, whichever replica the host asks.
+  ev1::ReceiveResponse received;
+  grpc::Status status = ReceivePeer(other, &received);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_EQ(received.messages_size(), 2);
+  EXPECT_EQ(received.messages(0).id(), "msg-1");
+  EXPECT_EQ(received.messages(1).id(), "msg-2");
+  ASSERT_TRUE(ReceivePeer(home, &received).ok());
+  EXPECT_EQ(received.messages_size(), 0) << "taken once";
+
+  // A revocation through the replica that does not home the world reaches the route's lease.
+  const pb::Address actor =
+      demo::TurnRequest("exec-replicas-message", "trace").execution_request().context().actor();
+  ev1::RevokeRouteResponse revoked;
+  status = RevokePeerRoute(other, actor, &revoked);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_TRUE(revoked.was_leased());
+  for (const Service via : {other, home}) {
+    status = SendToPeer(via, turn.turn_id(), "exec-replicas-message", "msg-3", &sent);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    EXPECT_EQ(sent.receipt().status(), ev1::MESSAGE_DELIVERY_STATUS_DENIED);
+    EXPECT_EQ(sent.receipt().error().code(), "route_lease_revoked");
+  }
+
+  // The home killed: the turn (owned by the other replica) still runs, but its messages cannot
+  // reach the home, and nothing lands at the other replica instead.
+  ASSERT_TRUE(four_->Kill(home).ok());
+  status = SendToPeer(other, turn.turn_id(), "exec-replicas-message", "msg-4", &sent);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(sent.receipt().status(), ev1::MESSAGE_DELIVERY_STATUS_FAILED);
+  EXPECT_EQ(sent.receipt().error().code(), "message_delivery_failed");
+  status = ReceivePeer(other, &received);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE) << status.error_message();
+  EXPECT_THAT(status.error_message(), HasSubstr("messaging replica"));
+  EXPECT_THAT(four_->output(other), HasSubstr("replica.messaging_home_unreachable"));
+
+  // The home back: it starts empty (msg-4 was never delivered anywhere) and serves again.
+  ASSERT_TRUE(four_->Restart(home).ok());
+  status = ReceivePeer(other, &received);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(received.messages_size(), 0);
+  status = SendToPeer(other, turn.turn_id(), "exec-replicas-message", "msg-5", &sent);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(sent.receipt().status(), ev1::MESSAGE_DELIVERY_STATUS_ACCEPTED);
   EXPECT_TRUE(four_->StopAll().ok());
 }
 

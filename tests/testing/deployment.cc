@@ -296,6 +296,8 @@ std::vector<std::string> FourProcessDeployment::ReplicaArgs(int self) const {
   }
   const int peer = 1 - self;
   args.push_back(absl::StrCat("--replica_name=", names[self]));
+  // Each world's messages live at one replica; its peer reaches them with this (ADR 0013).
+  args.push_back("--replica_token_file=" + service_token_file());
   args.push_back(
       absl::StrCat("--replica_peers=", names[peer], "=127.0.0.1:", replica_ports_[peer]));
   if (options_.mcp) {
