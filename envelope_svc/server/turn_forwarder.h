@@ -3,7 +3,9 @@
 // call that reaches another replica is forwarded, once, to the owner — gRPC Envelope calls with
 // the caller's credential and trace, MCP front-door requests (the execution token names the
 // turn) proxied whole to the owner's MCP URL. The one place forwarding happens: the gRPC adapter
-// (envelope_service.h) and the MCP front door (mcp_server.h) only ask it.
+// (envelope_service.h) and the MCP front door (mcp_server.h) only ask it. The host's
+// MessageRoutes calls, which name a world rather than a turn, go the same way to the replica that
+// homes the world's messaging (ServeWorld, ADR 0013).
 //
 // Rules:
 //   - A turn id without a replica name, or naming this replica, is served here.
