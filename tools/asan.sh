@@ -33,7 +33,14 @@ if [ "${#targets[@]}" -eq 0 ]; then
              //authorizer_svc/core:authorizer_core_test
              //authorizer_svc/core:capability_authorizer_test)
   else
-    targets=(//...)
+    # Every package of the repository. Not //...: the bazel-<name> links of the normal build
+    # point into another output base, which this server would descend into and fail to load.
+    targets=(//:all)
+    for dir in */; do
+      dir="${dir%/}"
+      case "$dir" in bazel-* | node_modules) continue ;; esac
+      targets+=("//$dir/...")
+    done
   fi
 fi
 
