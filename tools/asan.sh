@@ -6,7 +6,9 @@
 #                                         ASan + UBSan (--config=asan)
 #   tools/asan.sh //audit_svc/...         only these
 #   tools/asan.sh --tsan                  ThreadSanitizer (--config=tsan) over the concurrent parts:
-#                                         group commit, the outboxes, the lease table, checkpoints
+#                                         group commit, the outboxes, the lease table, checkpoints,
+#                                         concurrent turns, the message transports (first builds
+#                                         Abseil and protobuf with TSan: tools/tsan_deps.sh)
 #   SAN_OUTPUT_BASE=…                     where the sanitizer build's Bazel output base lives
 #
 # Each mode has an output base of its own (like tools/fuzz.sh): the normal build keeps its
@@ -31,7 +33,10 @@ if [ "${#targets[@]}" -eq 0 ]; then
     targets=(//audit_svc/core:audit_log_test //audit_svc/core:checkpoint_test
              //audit_svc/client:outbox_test //audit_svc/client:audit_client_test
              //authorizer_svc/core:authorizer_core_test
-             //authorizer_svc/core:capability_authorizer_test)
+             //authorizer_svc/core:capability_authorizer_test
+             //envelope_svc/core:turn_engine_load_test
+             //envelope_svc/messaging:local_transport_test
+             //envelope_svc/messaging:replicated_transport_test)
   else
     # Every package of the repository. Not //...: the bazel-<name> links of the normal build
     # point into another output base, which this server would descend into and fail to load.
@@ -44,13 +49,21 @@ if [ "${#targets[@]}" -eq 0 ]; then
   fi
 fi
 
+# TSan sees absl::Mutex only when Abseil itself is instrumented, and protobuf's inline code must
+# agree with its library: both are built from Debian's sources once (tools/tsan_deps.sh).
+if [ "$mode" = tsan ]; then
+  "$root/tools/tsan_deps.sh" || { echo "sanitizers: tsan 0/0 tests passed (tools/tsan_deps.sh failed)"; exit 1; }
+fi
+
 output_base="${SAN_OUTPUT_BASE:-$HOME/.cache/sharedos-$mode/$(printf '%s' "$root" | sha256sum | cut -c1-16)}"
 out="$root/.ci-out/$mode"
 mkdir -p "$out"
 log="$out/bazel.log"
 
 bazel --output_base="$output_base" test --config="$mode" --symlink_prefix=/ --keep_going \
-  --test_tag_filters=-postgres,-fuzz,-manual --build_tests_only \
+  --test_tag_filters=-postgres,-fuzz,-manual,-no-sanitizers --build_tests_only \
+  --test_env=LSAN_OPTIONS=suppressions="$root/tools/lsan.supp" \
+  --test_env=TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions="$root/tools/tsan.supp" \
   -- "${targets[@]}" 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 
