@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status/status_matchers.h"
+#include "envelope_svc/messaging/test_messages.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -14,25 +15,8 @@ namespace pb = ::sharedos::protocol::v1;
 using ::sharedos::common::IsOk;
 using ::testing::SizeIs;
 
-pb::Address Agent(const std::string& id) {
-  pb::Address address;
-  address.set_agent_id(id);
-  return address;
-}
-
-pb::MessageEnvelope Message(const std::string& id, const std::string& from, const std::string& to,
-                            const std::string& reply_to = "") {
-  pb::MessageEnvelope message;
-  message.set_version("1");
-  message.set_id(id);
-  *message.mutable_sender() = Agent(from);
-  *message.mutable_receiver() = Agent(to);
-  message.set_purpose("p");
-  message.set_trace_id("t");
-  message.set_reply_to(reply_to);
-  message.mutable_payload()->set_string_value("secret");
-  return message;
-}
+using testing::Agent;
+using testing::Message;
 
 absl::Time Soon() { return absl::Now() + absl::Seconds(5); }
 
