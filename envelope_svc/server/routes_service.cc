@@ -22,24 +22,21 @@ using ::sharedos::common::server::Role;
 
 constexpr absl::Duration kMaxWait = absl::Seconds(30);
 
-absl::Status CheckWorld(const std::string& namespace_id, const common::server::Scope& scope) {
-  std::string id = namespace_id;
-  RETURN_IF_ERROR(validation::CheckIdentifier(&id, "namespace_id"));
-  if (id != namespace_id) {
-    return absl::InvalidArgumentError("namespace_id: surrounding whitespace");
-  }
-  if (!common::server::ScopeCovers(scope.namespaces, namespace_id)) {
-    return absl::PermissionDeniedError("namespace_id: outside the credential's scope");
-  }
-  return absl::OkStatus();
-}
-
-// A peer's world: an identifier (the peer checked its caller's scope).
+// A world's id: an identifier, as given (a peer's world: the peer checked its caller's scope).
 absl::Status CheckPeerWorld(const std::string& namespace_id) {
   std::string id = namespace_id;
   RETURN_IF_ERROR(validation::CheckIdentifier(&id, "namespace_id"));
   if (id != namespace_id) {
     return absl::InvalidArgumentError("namespace_id: surrounding whitespace");
+  }
+  return absl::OkStatus();
+}
+
+// A host's world: a valid id within the credential's scope.
+absl::Status CheckWorld(const std::string& namespace_id, const common::server::Scope& scope) {
+  RETURN_IF_ERROR(CheckPeerWorld(namespace_id));
+  if (!common::server::ScopeCovers(scope.namespaces, namespace_id)) {
+    return absl::PermissionDeniedError("namespace_id: outside the credential's scope");
   }
   return absl::OkStatus();
 }
