@@ -1,5 +1,5 @@
 // Messages for the transports' tests: an agent address and a protocol "1" envelope between two
-// agents of world-free ids (purpose "p", trace "t", a string payload).
+// agents (purpose "p", trace "t", a string payload, created 2026-01-01), valid as protocol "1".
 
 #ifndef SHAREDOS_ENVELOPE_SVC_MESSAGING_TEST_MESSAGES_H_
 #define SHAREDOS_ENVELOPE_SVC_MESSAGING_TEST_MESSAGES_H_
@@ -30,6 +30,7 @@ inline protocol::v1::MessageEnvelope Message(const std::string& id, const std::s
   message.set_trace_id("t");
   message.set_reply_to(reply_to);
   message.mutable_payload()->set_string_value("secret");
+  message.mutable_created_at()->set_seconds(1767225600);
   return message;
 }
 

@@ -3,6 +3,7 @@
 #include "envelope_svc/server/routes_service.h"
 
 #include "common/status/status_matchers.h"
+#include "envelope_svc/messaging/test_messages.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -14,19 +15,7 @@ using ::sharedos::common::IsOk;
 using ::sharedos::common::StatusIs;
 using ::testing::HasSubstr;
 
-pb::MessageEnvelope Message(const std::string& id, const std::string& reply_to = "") {
-  pb::MessageEnvelope message;
-  message.set_version("1");
-  message.set_id(id);
-  message.mutable_sender()->set_agent_id("alice");
-  message.mutable_receiver()->set_agent_id("bob");
-  message.set_purpose("p");
-  message.set_trace_id("t");
-  message.set_reply_to(reply_to);
-  message.mutable_payload()->set_string_value("payload");
-  message.mutable_created_at()->set_seconds(1767225600);
-  return message;
-}
+using testing::Message;
 
 absl::Time Soon() { return absl::Now() + absl::Seconds(5); }
 
@@ -35,18 +24,16 @@ TEST(PeerTransportCoreTest, AValidDispatchAndItsReplyMeetInTheLocalTransport) {
   PeerTransportCore core(local);
   v1::TransportSendRequest send;
   send.set_namespace_id("world-a");
-  *send.mutable_message() = Message("m1");
+  *send.mutable_message() = Message("m1", "alice", "bob");
   absl::StatusOr<v1::TransportSendResponse> sent = core.Send(send, Soon());
   ASSERT_THAT(sent.status(), IsOk());
   EXPECT_EQ(sent->receipt().status(), v1::MESSAGE_DELIVERY_STATUS_ACCEPTED);
 
-  pb::MessageEnvelope reply = Message("r1", "m1");
-  reply.mutable_sender()->set_agent_id("bob");
-  reply.mutable_receiver()->set_agent_id("alice");
+  const pb::MessageEnvelope reply = Message("r1", "bob", "alice", "m1");
   ASSERT_EQ(local.Send("world-a", reply, Soon())->status(), v1::MESSAGE_DELIVERY_STATUS_DELIVERED);
   v1::AwaitReplyRequest await;
   await.set_namespace_id("world-a");
-  *await.mutable_request() = Message("m1");
+  *await.mutable_request() = Message("m1", "alice", "bob");
   absl::StatusOr<v1::AwaitReplyResponse> answered = core.AwaitReply(await, Soon());
   ASSERT_THAT(answered.status(), IsOk());
   EXPECT_EQ(answered->reply().id(), "r1");
@@ -56,7 +43,7 @@ TEST(PeerTransportCoreTest, RefusesWhatIsNotAValidRequestNamingTheField) {
   LocalMessageTransport local;
   PeerTransportCore core(local);
   v1::TransportSendRequest send;
-  *send.mutable_message() = Message("m1");
+  *send.mutable_message() = Message("m1", "alice", "bob");
   EXPECT_THAT(core.Send(send, Soon()).status(),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("namespace_id")));
   send.set_namespace_id(std::string(300, 'w'));
@@ -79,7 +66,7 @@ TEST(PeerTransportCoreTest, RefusesWhatIsNotAValidRequestNamingTheField) {
   EXPECT_THAT(core.AwaitReply(await, Soon()).status(),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("request")));
   // A request this transport never accepted.
-  *await.mutable_request() = Message("never-sent");
+  *await.mutable_request() = Message("never-sent", "alice", "bob");
   EXPECT_THAT(core.AwaitReply(await, Soon()).status(), StatusIs(absl::StatusCode::kNotFound));
 }
 

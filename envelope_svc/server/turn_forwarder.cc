@@ -95,12 +95,14 @@ absl::StatusOr<std::unique_ptr<TurnForwarder>> TurnForwarder::Create(ReplicaOpti
     }
   }
   std::unique_ptr<TurnForwarder> forwarder(new TurnForwarder(std::move(options)));
+  forwarder->replicas_.push_back(forwarder->options_.name);
   for (const auto& [name, target] : forwarder->options_.peers) {
     absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = common::client::NewChannel(
         target, forwarder->options_.tls, "--replica_peers", kMaxReconnectBackoff);
     if (!channel.ok()) return channel.status();
     forwarder->stubs_[name] = v1::Envelope::NewStub(*channel);
     forwarder->routes_[name] = v1::MessageRoutes::NewStub(*channel);
+    forwarder->replicas_.push_back(name);
     forwarder->channels_[name] = *std::move(channel);
   }
   return forwarder;
@@ -140,12 +142,6 @@ void TurnForwarder::Prepare(const std::string& owner, const grpc::ServerContext&
   if (context.deadline() != std::chrono::system_clock::time_point::max()) {
     client.set_deadline(context.deadline());
   }
-}
-
-std::vector<std::string> TurnForwarder::replicas() const {
-  std::vector<std::string> names = {options_.name};
-  for (const auto& [name, target] : options_.peers) names.push_back(name);
-  return names;
 }
 
 absl::Status TurnForwarder::Failed(const std::string& owner, const grpc::Status& status,

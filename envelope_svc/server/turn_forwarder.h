@@ -121,7 +121,7 @@ class TurnForwarder {
 
   // This replica's name and every peer's (the set a world's messaging home is chosen from,
   // replicated_transport.h WorldHome).
-  std::vector<std::string> replicas() const;
+  const std::vector<std::string>& replicas() const { return replicas_; }
   // The gRPC channel to peer `name` (one of replicas(), not this one).
   std::shared_ptr<grpc::Channel> channel(const std::string& name) const {
     return channels_.at(name);
@@ -190,6 +190,8 @@ class TurnForwarder {
   std::map<std::string, std::shared_ptr<grpc::Channel>> channels_;
   std::map<std::string, std::unique_ptr<v1::Envelope::Stub>> stubs_;
   std::map<std::string, std::unique_ptr<v1::MessageRoutes::Stub>> routes_;
+  // options_.name, then every peer's name.
+  std::vector<std::string> replicas_;
 };
 
 }  // namespace sharedos::envelope::server
