@@ -25,6 +25,7 @@ namespace {
 namespace validation = ::sharedos::common::validation;
 using internal::CompiledAuthority;
 using internal::CompiledCapability;
+using internal::CompiledIndex;
 using ::sharedos::protocol::v1::AccessContext;
 using ::sharedos::protocol::v1::AuthorizationDecision;
 using ::sharedos::protocol::v1::Capability;
@@ -80,11 +81,11 @@ class CandidateCursor {
 // the segment, which then matches no capability segment).
 using InternedPath = absl::InlinedVector<uint32_t, validation::kMaxPathSegments>;
 
-bool PathMatches(const CompiledAuthority& compiled, const CompiledCapability& capability,
+bool PathMatches(const CompiledIndex& index, const CompiledCapability& capability,
                  const InternedPath& request, bool discovery) {
   const size_t size = capability.path_size;
   if (size > 0 && !request.empty() && capability.first_segment != request[0]) return false;
-  const uint32_t* segments = compiled.segments.data() + capability.path_begin;
+  const uint32_t* segments = index.segments.data() + capability.path_begin;
   size_t compared;
   if (!discovery) {
     // §2.3: exact → equal; descendants → the capability's path is a prefix of the request's.
@@ -188,6 +189,7 @@ class CapabilityAuthorizer::Decision {
         options_(authorizer.options_),
         authority_(authority),
         compiled_(authority.compiled()),
+        index_(*compiled_.index),
         context_(authority.context()),
         grants_(authority.grants()),
         requirement_(requirement),
@@ -217,23 +219,23 @@ class CapabilityAuthorizer::Decision {
     const std::vector<uint32_t>* listed = nullptr;
     const std::vector<uint32_t>* wildcard = nullptr;
     const auto& resource = requirement_.resource();
-    if (auto ns = compiled_.namespace_ids.find(resource.namespace_());
-        ns != compiled_.namespace_ids.end()) {
-      if (auto action = compiled_.action_ids.find(requirement_.action());
-          action != compiled_.action_ids.end()) {
-        if (auto it = compiled_.by_action.find((uint64_t{ns->second} << 32) | action->second);
-            it != compiled_.by_action.end()) {
+    if (auto ns = index_.namespace_ids.find(resource.namespace_());
+        ns != index_.namespace_ids.end()) {
+      if (auto action = index_.action_ids.find(requirement_.action());
+          action != index_.action_ids.end()) {
+        if (auto it = index_.by_action.find((uint64_t{ns->second} << 32) | action->second);
+            it != index_.by_action.end()) {
           listed = &it->second;
         }
       }
-      if (auto it = compiled_.wildcard.find(ns->second); it != compiled_.wildcard.end()) {
+      if (auto it = index_.wildcard.find(ns->second); it != index_.wildcard.end()) {
         wildcard = &it->second;
       }
     }
     if (listed != nullptr || wildcard != nullptr) {
       for (const std::string& segment : resource.path()) {
-        auto it = compiled_.segment_ids.find(segment);
-        path_.push_back(it == compiled_.segment_ids.end() ? kUnknownId : it->second);
+        auto it = index_.segment_ids.find(segment);
+        path_.push_back(it == index_.segment_ids.end() ? kUnknownId : it->second);
       }
     }
     cursor_ = CandidateCursor(listed, wildcard);
@@ -246,7 +248,7 @@ class CapabilityAuthorizer::Decision {
   ABSL_ATTRIBUTE_ALWAYS_INLINE bool ScanGrants(AuthorizationResult& result) {
     CandidateCursor cursor = cursor_;
     while (!cursor.done()) {
-      const uint32_t g = compiled_.capabilities[cursor.peek()].grant;
+      const uint32_t g = index_.capabilities[cursor.peek()].grant;
       examined_[g] = true;
       if (IsEligibleAndMatches(g, cursor) && DecidesAfterMatch(g, result)) return true;
     }
@@ -334,10 +336,10 @@ class CapabilityAuthorizer::Decision {
       ineligible = authorizer_.Ineligibility(authority_, g, expiry_observed_ms_);
     }
     bool matched = false;
-    for (; !cursor.done() && compiled_.capabilities[cursor.peek()].grant == g; cursor.advance()) {
+    for (; !cursor.done() && index_.capabilities[cursor.peek()].grant == g; cursor.advance()) {
       matched = matched ||
                 (!ineligible.has_value() &&
-                 PathMatches(compiled_, compiled_.capabilities[cursor.peek()], path_, !invoke_));
+                 PathMatches(index_, index_.capabilities[cursor.peek()], path_, !invoke_));
     }
     if (ineligible.has_value()) return Reject(g, *ineligible);
     if (!matched) return Reject(g, capability::RejectionReason::kCapability);
@@ -488,6 +490,7 @@ class CapabilityAuthorizer::Decision {
   const Options& options_;
   const ResolvedAuthority& authority_;
   const CompiledAuthority& compiled_;
+  const CompiledIndex& index_;
   const AccessContext& context_;
   const std::vector<CapabilityGrant>& grants_;
   const CapabilityRequirement& requirement_;

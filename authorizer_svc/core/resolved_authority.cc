@@ -88,6 +88,66 @@ class GrantMemo {
   size_t bytes_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
+// Grant sets already resolved, keyed by the memo entries they were built from (in order) and
+// the owner's serialized address (the index leaves out capabilities of other owners). A set is
+// a function of exactly that: its grants are the entries' checked grants, its hash and sorted
+// ids come from their texts, and its index from the grants and the owner. The set pins its
+// entries, so an entry's address names the same entry for as long as the set can be found.
+// Bounded: emptied when full.
+class GrantSetCache {
+ public:
+  struct Key {
+    std::vector<const void*> entries;
+    std::string owner;
+    bool operator==(const Key& other) const {
+      return entries == other.entries && owner == other.owner;
+    }
+    template <typename H>
+    friend H AbslHashValue(H state, const Key& key) {
+      return H::combine(std::move(state), key.entries, key.owner);
+    }
+  };
+
+  static GrantSetCache& Instance() {
+    static GrantSetCache* const cache = new GrantSetCache();
+    return *cache;
+  }
+
+  std::shared_ptr<const internal::GrantSet> Find(const Key& key) {
+    absl::MutexLock lock(&mu_);
+    const auto it = sets_.find(key);
+    return it == sets_.end() ? nullptr : it->second;
+  }
+
+  void Insert(Key key, std::shared_ptr<const internal::GrantSet> set, size_t bytes) {
+    absl::MutexLock lock(&mu_);
+    if (sets_.size() >= kMaxSets || bytes_ + bytes > kMaxBytes) {
+      sets_.clear();
+      bytes_ = 0;
+    }
+    if (sets_.try_emplace(std::move(key), std::move(set)).second) bytes_ += bytes;
+  }
+
+  size_t size() {
+    absl::MutexLock lock(&mu_);
+    return sets_.size();
+  }
+
+  void Clear() {
+    absl::MutexLock lock(&mu_);
+    sets_.clear();
+    bytes_ = 0;
+  }
+
+ private:
+  static constexpr size_t kMaxSets = 1024;
+  static constexpr size_t kMaxBytes = size_t{128} << 20;
+
+  absl::Mutex mu_;
+  absl::flat_hash_map<Key, std::shared_ptr<const internal::GrantSet>> sets_ ABSL_GUARDED_BY(mu_);
+  size_t bytes_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
 uint32_t Intern(absl::flat_hash_map<absl::string_view, uint32_t>& table, absl::string_view value) {
   return table.try_emplace(value, static_cast<uint32_t>(table.size())).first->second;
 }
@@ -103,17 +163,63 @@ std::optional<capability::RejectionReason> ScopeRejection(const CapabilityGrant&
   return std::nullopt;
 }
 
-// Interns and indexes every capability that could ever match a request of this context. The
-// tables view the strings of `grants`, which must outlive the result unchanged.
-internal::CompiledAuthority Compile(const AccessContext& context, bool context_usable,
-                                    const std::vector<CapabilityGrant>& grants,
-                                    const HostPolicyState& host_policy) {
+// Interns and indexes every capability of `grants` that could ever match a request of a context
+// with this owner. The tables view the strings of `grants`, which must outlive the result
+// unchanged.
+internal::CompiledIndex CompileIndex(const protocol::v1::Address& owner,
+                                     const std::vector<CapabilityGrant>& grants) {
+  internal::CompiledIndex index;
+  size_t capabilities = 0;
+  for (const CapabilityGrant& grant : grants) capabilities += grant.capabilities_size();
+  index.capabilities.reserve(capabilities);
+  index.segments.reserve(capabilities * 2);
+  for (uint32_t g = 0; g < grants.size(); ++g) {
+    for (const Capability& capability : grants[g].capabilities()) {
+      const auto& resource = capability.resource();
+      // A request's owner is always the context owner once it is valid (§2.5), so a
+      // capability owned by anyone else can never match it.
+      if (resource.has_owner() && !capability::AddressEquals(resource.owner(), owner)) continue;
+      if (capability.scope() != SCOPE_EXACT && capability.scope() != SCOPE_DESCENDANTS) continue;
+
+      const uint32_t position = static_cast<uint32_t>(index.capabilities.size());
+      internal::CompiledCapability& compiled_capability = index.capabilities.emplace_back();
+      compiled_capability.grant = g;
+      compiled_capability.descendants = capability.scope() == SCOPE_DESCENDANTS;
+      compiled_capability.path_begin = static_cast<uint32_t>(index.segments.size());
+      compiled_capability.path_size = static_cast<uint32_t>(resource.path_size());
+      for (const std::string& segment : resource.path()) {
+        index.segments.push_back(Intern(index.segment_ids, segment));
+      }
+      if (!resource.path().empty()) {
+        compiled_capability.first_segment = index.segments[compiled_capability.path_begin];
+      }
+
+      const uint32_t ns = Intern(index.namespace_ids, resource.namespace_());
+      if (capability::ActionsCover(capability.actions(), capability::kWildcardAction)) {
+        index.wildcard[ns].push_back(position);
+        continue;
+      }
+      for (const std::string& action : capability.actions()) {
+        const uint64_t key = (uint64_t{ns} << 32) | Intern(index.action_ids, action);
+        std::vector<uint32_t>& list = index.by_action[key];
+        if (list.empty() || list.back() != position) list.push_back(position);  // Repeated.
+      }
+    }
+  }
+  return index;
+}
+
+// The per-turn part: each grant judged against this context (scope, activity at admission),
+// and the host policy's rules for it.
+internal::CompiledAuthority CompileForContext(const AccessContext& context, bool context_usable,
+                                              const internal::GrantSet& set,
+                                              const HostPolicyState& host_policy) {
   internal::CompiledAuthority compiled;
   compiled.context_usable = context_usable;
   if (context_usable) compiled.admitted_ms = *capability::TimestampMillis(context.now());
-  compiled.grants.reserve(grants.size());
-  for (uint32_t g = 0; g < grants.size(); ++g) {
-    const CapabilityGrant& grant = grants[g];
+  compiled.index = &set.index;
+  compiled.grants.reserve(set.grants.size());
+  for (const CapabilityGrant& grant : set.grants) {
     internal::CompiledGrant& out = compiled.grants.emplace_back();
     out.scope_rejection = ScopeRejection(grant, context);
     out.activity = capability::AssessGrantActivity(grant, context.purpose(), compiled.admitted_ms);
@@ -122,39 +228,6 @@ internal::CompiledAuthority Compile(const AccessContext& context, bool context_u
                                 !out.activity.purpose_excluded;
     out.has_parent = !grant.parent_grant_id().empty();
     if (grant.constraints().has_max_uses()) out.max_uses = grant.constraints().max_uses();
-
-    for (const Capability& capability : grant.capabilities()) {
-      const auto& resource = capability.resource();
-      // A request's owner is always the context owner once it is valid (§2.5), so a
-      // capability owned by anyone else can never match it.
-      if (resource.has_owner() && !capability::AddressEquals(resource.owner(), context.owner()))
-        continue;
-      if (capability.scope() != SCOPE_EXACT && capability.scope() != SCOPE_DESCENDANTS) continue;
-
-      const uint32_t index = static_cast<uint32_t>(compiled.capabilities.size());
-      internal::CompiledCapability& compiled_capability = compiled.capabilities.emplace_back();
-      compiled_capability.grant = g;
-      compiled_capability.descendants = capability.scope() == SCOPE_DESCENDANTS;
-      compiled_capability.path_begin = static_cast<uint32_t>(compiled.segments.size());
-      compiled_capability.path_size = static_cast<uint32_t>(resource.path_size());
-      for (const std::string& segment : resource.path()) {
-        compiled.segments.push_back(Intern(compiled.segment_ids, segment));
-      }
-      if (!resource.path().empty()) {
-        compiled_capability.first_segment = compiled.segments[compiled_capability.path_begin];
-      }
-
-      const uint32_t ns = Intern(compiled.namespace_ids, resource.namespace_());
-      if (capability::ActionsCover(capability.actions(), capability::kWildcardAction)) {
-        compiled.wildcard[ns].push_back(index);
-        continue;
-      }
-      for (const std::string& action : capability.actions()) {
-        const uint64_t key = (uint64_t{ns} << 32) | Intern(compiled.action_ids, action);
-        std::vector<uint32_t>& list = compiled.by_action[key];
-        if (list.empty() || list.back() != index) list.push_back(index);  // Repeated action.
-      }
-    }
   }
   if (host_policy.status() == HostPolicyState::Status::kLoaded) {
     for (const HostPolicyRule& rule : host_policy.policy().rules) {
@@ -164,11 +237,32 @@ internal::CompiledAuthority Compile(const AccessContext& context, bool context_u
   return compiled;
 }
 
+// Grant ids sorted by UTF-16 code unit (byte order when all are ASCII).
+std::vector<std::string> SortedIds(const std::vector<CapabilityGrant>& grants) {
+  std::vector<std::string> ids;
+  ids.reserve(grants.size());
+  bool ascii = true;
+  for (const CapabilityGrant& grant : grants) {
+    ids.push_back(grant.id());
+    for (const char c : grant.id()) ascii = ascii && static_cast<unsigned char>(c) < 0x80;
+  }
+  if (ascii) {
+    std::sort(ids.begin(), ids.end());
+  } else {
+    common::SortByCodeUnits(&ids);
+  }
+  return ids;
+}
+
 }  // namespace
 
 namespace internal {
 size_t GrantMemoSizeForTesting() { return GrantMemo::Instance().size(); }
-void ClearGrantMemoForTesting() { GrantMemo::Instance().Clear(); }
+size_t GrantSetCacheSizeForTesting() { return GrantSetCache::Instance().size(); }
+void ClearGrantMemoForTesting() {
+  GrantSetCache::Instance().Clear();
+  GrantMemo::Instance().Clear();
+}
 }  // namespace internal
 
 AuthorityResolution AuthorityResolution::Unavailable(capability::AuthorityCode code,
@@ -193,12 +287,11 @@ AuthorityResolution AuthorityResolution::Resolve(const AccessContext& context,
   for (size_t i = 0; i < grants.size(); ++i) grants[i].SerializeToString(&keys[i]);
   std::vector<std::shared_ptr<const GrantMemo::Entry>> known;
   memo.Find(keys, &known);
+  bool all_known = true;
   const validation::PathRef grants_path("grants");
   for (size_t i = 0; i < grants.size(); ++i) {
-    if (known[i] != nullptr) {
-      if (known[i]->trimmed) grants[i] = known[i]->checked;
-      continue;
-    }
+    if (known[i] != nullptr) continue;
+    all_known = false;
     absl::Status status = validation::ValidateCapabilityGrant(&grants[i], grants_path.Index(i));
     if (!status.ok()) {
       return Unavailable(capability::AuthorityCode::kInvalidGrantMaterial,
@@ -212,59 +305,88 @@ AuthorityResolution AuthorityResolution::Resolve(const AccessContext& context,
   const bool context_usable =
       validation::ValidateAccessContext(&authority->context_, "context").ok();
   if (!context_usable) authority->context_ = context;
+  // A known grant's checked form is its entry's (when validation trimmed it) or the grant as
+  // given.
+  const auto checked = [&](size_t i) -> const CapabilityGrant& {
+    return known[i] != nullptr && known[i]->trimmed ? known[i]->checked : grants[i];
+  };
   for (size_t i = 0; i < grants.size(); ++i) {
     if (std::optional<capability::RejectionReason> mismatch =
-            ScopeRejection(grants[i], authority->context_)) {
+            ScopeRejection(checked(i), authority->context_)) {
       return Unavailable(capability::AuthorityCode::kGrantScopeMismatch,
-                         absl::StrCat("grants[", i, "] (", grants[i].id(), "): ", Name(*mismatch)));
+                         absl::StrCat("grants[", i, "] (", checked(i).id(), "): ",
+                                      Name(*mismatch)));
     }
+  }
+
+  // The grant set: found again when every grant was known and these grants were resolved for
+  // this owner before; else built (each grant not yet known rendered, in order so that the first
+  // failing grant is named, and kept).
+  GrantSetCache& sets = GrantSetCache::Instance();
+  GrantSetCache::Key set_key;
+  set_key.owner = authority->context_.owner().SerializeAsString();
+  std::shared_ptr<const internal::GrantSet> set;
+  if (all_known) {
+    set_key.entries.reserve(known.size());
+    for (const auto& entry : known) set_key.entries.push_back(entry.get());
+    set = sets.Find(set_key);
+  }
+  if (set == nullptr) {
+    std::vector<std::pair<std::string, std::shared_ptr<const GrantMemo::Entry>>> added;
+    for (size_t i = 0; i < grants.size(); ++i) {
+      if (known[i] != nullptr) {
+        if (known[i]->trimmed) grants[i] = known[i]->checked;
+        continue;
+      }
+      absl::StatusOr<common::GrantHashText> text = common::GrantHashTextOf(grants[i]);
+      if (!text.ok()) {
+        return Unavailable(capability::AuthorityCode::kInvalidGrantMaterial,
+                           std::string(text.status().message()));
+      }
+      auto entry = std::make_shared<GrantMemo::Entry>();
+      entry->text = *std::move(text);
+      std::string checked_bytes;
+      grants[i].SerializeToString(&checked_bytes);
+      entry->trimmed = checked_bytes != keys[i];
+      if (entry->trimmed) entry->checked = grants[i];
+      known[i] = entry;
+      added.emplace_back(std::move(keys[i]), std::move(entry));
+    }
+    if (!added.empty()) memo.Insert(std::move(added));
+
+    auto built = std::make_shared<internal::GrantSet>();
+    std::vector<const common::GrantHashText*> texts(grants.size());
+    size_t bytes = sizeof(internal::GrantSet);
+    built->pins.reserve(known.size());
+    set_key.entries.clear();
+    set_key.entries.reserve(known.size());
+    for (size_t i = 0; i < grants.size(); ++i) {
+      texts[i] = &known[i]->text;
+      bytes += known[i]->text.canonical.size() + known[i]->text.quoted.size();
+      set_key.entries.push_back(known[i].get());
+      built->pins.push_back(known[i]);
+    }
+    built->hash = common::AuthorityHashOfTexts(std::move(texts));
+    built->grants = std::move(grants);
+    built->sorted_ids = SortedIds(built->grants);
+    built->index = CompileIndex(authority->context_.owner(), built->grants);
+    for (const CapabilityGrant& grant : built->grants) bytes += grant.SpaceUsedLong();
+    bytes += built->index.capabilities.capacity() * sizeof(internal::CompiledCapability) +
+             built->index.segments.capacity() * sizeof(uint32_t);
+    set = std::move(built);
+    sets.Insert(std::move(set_key), set, bytes);
   }
 
   AuthoritySnapshot& snapshot = authority->snapshot_;
-  // authorityHash from each grant's kept part; the others are rendered (in order, so the first
-  // failing grant is named) and kept.
-  std::vector<const common::GrantHashText*> texts(grants.size());
-  std::vector<std::pair<std::string, std::shared_ptr<const GrantMemo::Entry>>> added;
-  for (size_t i = 0; i < grants.size(); ++i) {
-    if (known[i] != nullptr) {
-      texts[i] = &known[i]->text;
-      continue;
-    }
-    absl::StatusOr<common::GrantHashText> text = common::GrantHashTextOf(grants[i]);
-    if (!text.ok()) {
-      return Unavailable(capability::AuthorityCode::kInvalidGrantMaterial,
-                         std::string(text.status().message()));
-    }
-    auto entry = std::make_shared<GrantMemo::Entry>();
-    entry->text = *std::move(text);
-    std::string checked_bytes;
-    grants[i].SerializeToString(&checked_bytes);
-    entry->trimmed = checked_bytes != keys[i];
-    if (entry->trimmed) entry->checked = grants[i];
-    texts[i] = &entry->text;
-    known[i] = entry;
-    added.emplace_back(std::move(keys[i]), std::move(entry));
-  }
-  snapshot.hash = common::AuthorityHashOfTexts(std::move(texts));
-  if (!added.empty()) memo.Insert(std::move(added));
-  snapshot.grant_ids.reserve(grants.size());
-  for (const CapabilityGrant& grant : grants) snapshot.grant_ids.push_back(grant.id());
-  bool ascii_ids = true;
-  for (const std::string& id : snapshot.grant_ids) {
-    for (const char c : id) ascii_ids = ascii_ids && static_cast<unsigned char>(c) < 0x80;
-  }
-  if (ascii_ids) {
-    std::sort(snapshot.grant_ids.begin(), snapshot.grant_ids.end());  // Code-unit order.
-  } else {
-    common::SortByCodeUnits(&snapshot.grant_ids);
-  }
-  snapshot.grant_count = static_cast<int>(grants.size());
+  snapshot.hash = set->hash;
+  snapshot.grant_ids = set->sorted_ids;
+  snapshot.grant_count = static_cast<int>(set->grants.size());
   snapshot.loaded_at = authority->context_.now();
 
-  authority->grants_ = std::move(grants);
   authority->host_policy_ = std::move(host_policy);
-  authority->compiled_ = Compile(authority->context_, context_usable, authority->grants_,
-                                 authority->host_policy_);
+  authority->compiled_ =
+      CompileForContext(authority->context_, context_usable, *set, authority->host_policy_);
+  authority->set_ = std::move(set);
 
   AuthorityResolution resolution;
   resolution.authority_ = std::move(authority);

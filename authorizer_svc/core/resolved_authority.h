@@ -59,14 +59,12 @@ struct CompiledGrant {
   std::optional<int64_t> max_uses;
 };
 
-struct CompiledAuthority {
-  // False when context.now is unparsable or purpose or traceId is empty (invalid_context).
-  bool context_usable = false;
-  int64_t admitted_ms = 0;
-  std::vector<CompiledGrant> grants;
+// The part of the precompiled form that depends only on the grants (as validated, in order) and
+// the context's owner, shared by every resolution of the same grants for the same owner.
+struct CompiledIndex {
   std::vector<CompiledCapability> capabilities;
   std::vector<uint32_t> segments;
-  // Keys view the strings of ResolvedAuthority::grants(), which never change after compiling.
+  // Keys view the strings of GrantSet::grants, which never change after compiling.
   absl::flat_hash_map<absl::string_view, uint32_t> namespace_ids;
   absl::flat_hash_map<absl::string_view, uint32_t> action_ids;
   absl::flat_hash_map<absl::string_view, uint32_t> segment_ids;
@@ -75,13 +73,39 @@ struct CompiledAuthority {
   absl::flat_hash_map<uint64_t, std::vector<uint32_t>> by_action;
   // namespace id → capabilities listing "*", ascending.
   absl::flat_hash_map<uint32_t, std::vector<uint32_t>> wildcard;
+};
+
+// A resolved grant set: the grants as validated with what is computed from them alone (and the
+// owner, for the index). Immutable once built; kept process-wide (resolved_authority.cc) and
+// shared by the authorities resolved from the same grants for the same owner.
+struct GrantSet {
+  // Keep alive the memo entries this set was built from: a set is found again by their
+  // identity, which therefore cannot be reused while the set exists.
+  std::vector<std::shared_ptr<const void>> pins;
+  // In the order the grant source returned them, as validated (trimmed).
+  std::vector<protocol::v1::CapabilityGrant> grants;
+  // semantics §10.3 authorityHash, and the grant ids sorted by UTF-16 code unit.
+  std::string hash;
+  std::vector<std::string> sorted_ids;
+  CompiledIndex index;
+};
+
+struct CompiledAuthority {
+  // False when context.now is unparsable or purpose or traceId is empty (invalid_context).
+  bool context_usable = false;
+  int64_t admitted_ms = 0;
+  std::vector<CompiledGrant> grants;
+  // The grant set's index (owned by the authority's GrantSet).
+  const CompiledIndex* index = nullptr;
   // Rules of the loaded policy that apply to the context's actor and purpose, in order.
   std::vector<const HostPolicyRule*> rules;
 };
 
-// The process-wide memo of grants already checked and rendered (resolved_authority.cc): its
-// size, and emptying it (benches measuring the first resolution of a grant set).
+// The process-wide memo of grants already checked and rendered, and of grant sets already
+// resolved (resolved_authority.cc): their sizes, and emptying both (benches measuring the first
+// resolution of a grant set).
 size_t GrantMemoSizeForTesting();
+size_t GrantSetCacheSizeForTesting();
 void ClearGrantMemoForTesting();
 
 }  // namespace internal
@@ -95,19 +119,20 @@ class ResolvedAuthority {
   // The admission context, as validated (trimmed).
   const protocol::v1::AccessContext& context() const { return context_; }
   // In the order the grant source returned them, as validated (trimmed).
-  const std::vector<protocol::v1::CapabilityGrant>& grants() const { return grants_; }
+  const std::vector<protocol::v1::CapabilityGrant>& grants() const { return set_->grants; }
   const AuthoritySnapshot& snapshot() const { return snapshot_; }
   const HostPolicyState& host_policy() const { return host_policy_; }
 
-  // For the authorizer only.
+  // For the authorizer only (and tests: authorities of the same grants and owner share one set).
   const internal::CompiledAuthority& compiled() const { return compiled_; }
+  const internal::GrantSet& grant_set() const { return *set_; }
 
  private:
   friend class AuthorityResolution;
   ResolvedAuthority() = default;
 
   protocol::v1::AccessContext context_;
-  std::vector<protocol::v1::CapabilityGrant> grants_;
+  std::shared_ptr<const internal::GrantSet> set_;
   AuthoritySnapshot snapshot_;
   HostPolicyState host_policy_ = HostPolicyState::Absent();
   internal::CompiledAuthority compiled_;

@@ -14,10 +14,12 @@ namespace sharedos::authorizer::core {
 namespace {
 
 using ::sharedos::capability::testing::Agent;
+using ::sharedos::capability::testing::At;
 using ::sharedos::capability::testing::Cap;
 using ::sharedos::capability::testing::GrantBuilder;
 using ::sharedos::capability::testing::Human;
 using ::sharedos::capability::testing::MakeContext;
+using ::sharedos::capability::testing::Ts;
 using ::sharedos::protocol::v1::CapabilityGrant;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -171,6 +173,124 @@ TEST(GrantMemoTest, Bounded) {
   }
   EXPECT_LE(internal::GrantMemoSizeForTesting(), 16384u);
   EXPECT_GT(internal::GrantMemoSizeForTesting(), 0u);
+}
+
+// The cache of resolved grant sets: what depends on the grants (and the owner) alone is shared;
+// what depends on the turn's context is computed for each resolution.
+AuthorityResolution ResolveIn(const protocol::v1::AccessContext& context,
+                              std::vector<CapabilityGrant> grants) {
+  return AuthorityResolution::Resolve(context, std::move(grants), HostPolicyState::Absent());
+}
+
+TEST(GrantSetTest, ResolutionsOfTheSameGrantsAndOwnerShareOneSet) {
+  internal::ClearGrantMemoForTesting();
+  std::vector<CapabilityGrant> grants = {Grant("s1"), Grant("s2")};
+  grants[1].mutable_capabilities(0)->set_actions(0, " read ");
+  const AuthorityResolution first = Resolve(grants);
+  const AuthorityResolution second = Resolve(grants);
+  ASSERT_TRUE(first.resolved());
+  ASSERT_TRUE(second.resolved());
+  EXPECT_EQ(&first.authority()->grant_set(), &second.authority()->grant_set());
+  EXPECT_EQ(internal::GrantSetCacheSizeForTesting(), 1u);
+  EXPECT_EQ(second.authority()->grants()[1].capabilities(0).actions(0), "read");  // Trimmed.
+  EXPECT_EQ(second.authority()->snapshot().hash,
+            *common::AuthorityHash(second.authority()->grants()));
+  EXPECT_THAT(second.authority()->snapshot().grant_ids, ElementsAre("s1", "s2"));
+  // Emptying the memo empties the sets too: the next resolution builds a new one.
+  internal::ClearGrantMemoForTesting();
+  EXPECT_EQ(internal::GrantSetCacheSizeForTesting(), 0u);
+  const AuthorityResolution third = Resolve(grants);
+  EXPECT_NE(&third.authority()->grant_set(), &first.authority()->grant_set());
+  EXPECT_EQ(third.authority()->snapshot().hash, first.authority()->snapshot().hash);
+}
+
+TEST(GrantSetTest, TheTurnsContextIsJudgedForEachResolution) {
+  internal::ClearGrantMemoForTesting();
+  const std::vector<CapabilityGrant> grants = {
+      GrantBuilder("e1").WithCapability(Cap("files", {}, {"read"})).NotBefore(At(60)),
+      GrantBuilder("e2").WithCapability(Cap("files", {}, {"read"})).Purposes({"assist"})};
+  protocol::v1::AccessContext later = MakeContext();
+  *later.mutable_now() = Ts(At(120));
+  later.set_purpose("audit");
+  const AuthorityResolution before = ResolveIn(MakeContext(), grants);
+  const AuthorityResolution after = ResolveIn(later, grants);
+  ASSERT_TRUE(before.resolved());
+  ASSERT_TRUE(after.resolved());
+  EXPECT_EQ(&before.authority()->grant_set(), &after.authority()->grant_set());
+  // e1 opens at T0 + 60 s; e2 is for purpose "assist" only.
+  EXPECT_TRUE(before.authority()->compiled().grants[0].activity.window_closed_at_admission);
+  EXPECT_TRUE(before.authority()->compiled().grants[1].eligible_at_admission);
+  EXPECT_TRUE(after.authority()->compiled().grants[0].eligible_at_admission);
+  EXPECT_TRUE(after.authority()->compiled().grants[1].activity.purpose_excluded);
+  EXPECT_EQ(after.authority()->snapshot().loaded_at.seconds(), Ts(At(120)).seconds());
+  EXPECT_EQ(before.authority()->snapshot().loaded_at.seconds(), MakeContext().now().seconds());
+}
+
+TEST(GrantSetTest, TheOwnerDecidesTheIndex) {
+  internal::ClearGrantMemoForTesting();
+  // One capability owned by the context's owner ("alice"), one by someone else.
+  const std::vector<CapabilityGrant> grants = {
+      GrantBuilder("o1")
+          .WithCapability(Cap("files", {"a"}, {"read"}, protocol::v1::SCOPE_EXACT, Human("alice")))
+          .WithCapability(Cap("files", {"b"}, {"read"}, protocol::v1::SCOPE_EXACT, Human("bob")))};
+  protocol::v1::AccessContext bobs = MakeContext();
+  *bobs.mutable_owner() = Human("bob");
+  const AuthorityResolution for_alice = ResolveIn(MakeContext(), grants);
+  const AuthorityResolution for_bob = ResolveIn(bobs, grants);
+  ASSERT_TRUE(for_alice.resolved());
+  ASSERT_TRUE(for_bob.resolved());
+  EXPECT_NE(&for_alice.authority()->grant_set(), &for_bob.authority()->grant_set());
+  EXPECT_EQ(internal::GrantSetCacheSizeForTesting(), 2u);
+  const internal::CompiledIndex& alice_index = *for_alice.authority()->compiled().index;
+  const internal::CompiledIndex& bob_index = *for_bob.authority()->compiled().index;
+  ASSERT_EQ(alice_index.capabilities.size(), 1u);
+  ASSERT_EQ(bob_index.capabilities.size(), 1u);
+  EXPECT_TRUE(alice_index.segment_ids.contains("a"));
+  EXPECT_FALSE(alice_index.segment_ids.contains("b"));
+  EXPECT_TRUE(bob_index.segment_ids.contains("b"));
+  EXPECT_FALSE(bob_index.segment_ids.contains("a"));
+  // Both authorities name the same grants and hash.
+  EXPECT_EQ(for_alice.authority()->snapshot().hash, for_bob.authority()->snapshot().hash);
+}
+
+TEST(GrantSetTest, AChangedGrantIsAnotherSet) {
+  internal::ClearGrantMemoForTesting();
+  std::vector<CapabilityGrant> grants = {Grant("c1"), Grant("c2")};
+  const AuthorityResolution kept = Resolve(grants);
+  grants[1].mutable_capabilities(0)->set_actions(0, "write");
+  const AuthorityResolution changed = Resolve(grants);
+  ASSERT_TRUE(kept.resolved());
+  ASSERT_TRUE(changed.resolved());
+  EXPECT_NE(&kept.authority()->grant_set(), &changed.authority()->grant_set());
+  EXPECT_TRUE(changed.authority()->compiled().index->action_ids.contains("write"));
+  EXPECT_FALSE(kept.authority()->compiled().index->action_ids.contains("write"));
+  EXPECT_EQ(changed.authority()->snapshot().hash, *common::AuthorityHash(grants));
+  // The same grants in another order are another set (the order is the resolved order).
+  const AuthorityResolution reordered = Resolve({grants[1], grants[0]});
+  EXPECT_NE(&reordered.authority()->grant_set(), &changed.authority()->grant_set());
+  EXPECT_EQ(reordered.authority()->grants()[0].id(), "c2");
+  EXPECT_EQ(reordered.authority()->snapshot().hash, changed.authority()->snapshot().hash);
+}
+
+TEST(GrantSetTest, ARefusalIsNeverServedFromASet) {
+  internal::ClearGrantMemoForTesting();
+  const std::vector<CapabilityGrant> grants = {Grant("r1")};
+  ASSERT_TRUE(Resolve(grants).resolved());
+  // The same (known) grants for a context of another subject: refused, not found in a set.
+  protocol::v1::AccessContext other = MakeContext();
+  *other.mutable_actor() = Agent("other");
+  const AuthorityResolution refused = ResolveIn(other, grants);
+  ASSERT_FALSE(refused.resolved());
+  EXPECT_EQ(refused.code(), capability::AuthorityCode::kGrantScopeMismatch);
+}
+
+TEST(GrantSetTest, Bounded) {
+  internal::ClearGrantMemoForTesting();
+  for (int set = 0; set < 1100; ++set) {
+    ASSERT_TRUE(Resolve({Grant(absl::StrCat("k", set))}).resolved());
+  }
+  EXPECT_LE(internal::GrantSetCacheSizeForTesting(), 1024u);
+  EXPECT_GT(internal::GrantSetCacheSizeForTesting(), 0u);
 }
 
 TEST(ResolveAuthorityTest, EmptyAuthorityResolves) {
