@@ -5,6 +5,8 @@
 #   tools/asan.sh                         every test (not those tagged postgres or fuzz) under
 #                                         ASan + UBSan (--config=asan)
 #   tools/asan.sh //audit_svc/...         only these
+#   tools/asan.sh --postgres [targets]    also the tests tagged postgres (each starts its own
+#                                         throwaway cluster with initdb/pg_ctl, as in tools/test.sh)
 #   tools/asan.sh --tsan                  ThreadSanitizer (--config=tsan) over the concurrent parts:
 #                                         group commit, the outboxes, the lease table, checkpoints,
 #                                         concurrent turns, the message transports (first builds
@@ -20,11 +22,13 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
 mode=asan
+tag_filter=-postgres,-fuzz,-manual,-no-sanitizers
 targets=()
 for arg in "$@"; do
   case "$arg" in
     --tsan) mode=tsan ;;
     --asan) mode=asan ;;
+    --postgres) tag_filter=-fuzz,-manual,-no-sanitizers ;;
     *) targets+=("$arg") ;;
   esac
 done
@@ -61,7 +65,7 @@ mkdir -p "$out"
 log="$out/bazel.log"
 
 bazel --output_base="$output_base" test --config="$mode" --symlink_prefix=/ --keep_going \
-  --test_tag_filters=-postgres,-fuzz,-manual,-no-sanitizers --build_tests_only \
+  --test_tag_filters="$tag_filter" --build_tests_only \
   --test_env=LSAN_OPTIONS=suppressions="$root/tools/lsan.supp" \
   --test_env=TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions="$root/tools/tsan.supp" \
   -- "${targets[@]}" 2>&1 | tee "$log"
