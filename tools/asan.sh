@@ -38,6 +38,7 @@ if [ "${#targets[@]}" -eq 0 ]; then
              //audit_svc/client:outbox_test //audit_svc/client:audit_client_test
              //authorizer_svc/core:authorizer_core_test
              //authorizer_svc/core:capability_authorizer_test
+             //authorizer_svc/core:resolved_authority_test
              //envelope_svc/core:turn_engine_load_test
              //envelope_svc/messaging:local_transport_test
              //envelope_svc/messaging:replicated_transport_test)
