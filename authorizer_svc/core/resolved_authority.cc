@@ -25,28 +25,28 @@ using ::sharedos::protocol::v1::CapabilityGrant;
 using ::sharedos::protocol::v1::SCOPE_DESCENDANTS;
 using ::sharedos::protocol::v1::SCOPE_EXACT;
 
-// Grants this process has already checked strictly and rendered for authorityHash, keyed by
-// their exact serialized bytes as the grant source returned them. Checking
-// (ValidateCapabilityGrant) and rendering (GrantHashTextOf) are functions of the grant alone,
-// and equal bytes parse to equal grants, so an entry is what checking and rendering those bytes
-// again would give; different bytes (a changed value, an unknown field) are a different key.
-// Only grants that passed both are kept. Bounded: emptied when full.
-class GrantMemo {
+// A process-wide map of shared, immutable values, bounded by count and by the bytes its users
+// account for each value; emptied when an insertion would pass either bound. Thread-safe.
+template <typename Key, typename Value>
+class BoundedCache {
  public:
-  struct Entry {
-    CapabilityGrant checked;  // As validated (trimmed).
-    bool trimmed = false;     // `checked` differs from the grant the key was serialized from.
-    common::GrantHashText text;
+  struct Added {
+    Key key;
+    std::shared_ptr<const Value> value;
+    size_t bytes = 0;
   };
 
-  static GrantMemo& Instance() {
-    static GrantMemo* const memo = new GrantMemo();
-    return *memo;
+  BoundedCache(size_t max_entries, size_t max_bytes)
+      : max_entries_(max_entries), max_bytes_(max_bytes) {}
+
+  std::shared_ptr<const Value> Find(const Key& key) {
+    absl::MutexLock lock(&mu_);
+    const auto it = entries_.find(key);
+    return it == entries_.end() ? nullptr : it->second;
   }
 
-  // (*found)[i] = the entry of keys[i], or null.
-  void Find(const std::vector<std::string>& keys,
-            std::vector<std::shared_ptr<const Entry>>* found) {
+  // (*found)[i] = the value of keys[i], or null; under one lock.
+  void FindAll(const std::vector<Key>& keys, std::vector<std::shared_ptr<const Value>>* found) {
     found->assign(keys.size(), nullptr);
     absl::MutexLock lock(&mu_);
     for (size_t i = 0; i < keys.size(); ++i) {
@@ -55,16 +55,17 @@ class GrantMemo {
     }
   }
 
-  void Insert(std::vector<std::pair<std::string, std::shared_ptr<const Entry>>> added) {
+  // Under one lock; a key already present keeps its value.
+  void InsertAll(std::vector<Added> added) {
     absl::MutexLock lock(&mu_);
-    for (auto& [key, entry] : added) {
-      const size_t bytes = key.size() + entry->text.canonical.size() + entry->text.quoted.size() +
-                           entry->checked.SpaceUsedLong();
-      if (entries_.size() >= kMaxEntries || bytes_ + bytes > kMaxBytes) {
+    for (Added& one : added) {
+      if (entries_.size() >= max_entries_ || bytes_ + one.bytes > max_bytes_) {
         entries_.clear();
         bytes_ = 0;
       }
-      if (entries_.try_emplace(std::move(key), std::move(entry)).second) bytes_ += bytes;
+      if (entries_.try_emplace(std::move(one.key), std::move(one.value)).second) {
+        bytes_ += one.bytes;
+      }
     }
   }
 
@@ -80,73 +81,54 @@ class GrantMemo {
   }
 
  private:
-  static constexpr size_t kMaxEntries = 16384;
-  static constexpr size_t kMaxBytes = size_t{64} << 20;
-
+  const size_t max_entries_;
+  const size_t max_bytes_;
   absl::Mutex mu_;
-  absl::flat_hash_map<std::string, std::shared_ptr<const Entry>> entries_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<Key, std::shared_ptr<const Value>> entries_ ABSL_GUARDED_BY(mu_);
   size_t bytes_ ABSL_GUARDED_BY(mu_) = 0;
 };
+
+// Grants this process has already checked strictly and rendered for authorityHash, keyed by
+// their exact serialized bytes as the grant source returned them. Checking
+// (ValidateCapabilityGrant) and rendering (GrantHashTextOf) are functions of the grant alone,
+// and equal bytes parse to equal grants, so an entry is what checking and rendering those bytes
+// again would give; different bytes (a changed value, an unknown field) are a different key.
+// Only grants that passed both are kept. Bounded: 16,384 grants or 64 MiB.
+struct MemoEntry {
+  CapabilityGrant checked;  // As validated (trimmed).
+  bool trimmed = false;     // `checked` differs from the grant the key was serialized from.
+  common::GrantHashText text;
+};
+using GrantMemo = BoundedCache<std::string, MemoEntry>;
+
+GrantMemo& Memo() {
+  static GrantMemo* const memo = new GrantMemo(16384, size_t{64} << 20);
+  return *memo;
+}
 
 // Grant sets already resolved, keyed by the memo entries they were built from (in order) and
 // the owner's serialized address (the index leaves out capabilities of other owners). A set is
 // a function of exactly that: its grants are the entries' checked grants, its hash and sorted
 // ids come from their texts, and its index from the grants and the owner. The set pins its
 // entries, so an entry's address names the same entry for as long as the set can be found.
-// Bounded: emptied when full.
-class GrantSetCache {
- public:
-  struct Key {
-    std::vector<const void*> entries;
-    std::string owner;
-    bool operator==(const Key& other) const {
-      return entries == other.entries && owner == other.owner;
-    }
-    template <typename H>
-    friend H AbslHashValue(H state, const Key& key) {
-      return H::combine(std::move(state), key.entries, key.owner);
-    }
-  };
-
-  static GrantSetCache& Instance() {
-    static GrantSetCache* const cache = new GrantSetCache();
-    return *cache;
+// Bounded: 1,024 sets or about 128 MiB.
+struct GrantSetKey {
+  std::vector<const void*> entries;
+  std::string owner;
+  bool operator==(const GrantSetKey& other) const {
+    return entries == other.entries && owner == other.owner;
   }
-
-  std::shared_ptr<const internal::GrantSet> Find(const Key& key) {
-    absl::MutexLock lock(&mu_);
-    const auto it = sets_.find(key);
-    return it == sets_.end() ? nullptr : it->second;
+  template <typename H>
+  friend H AbslHashValue(H state, const GrantSetKey& key) {
+    return H::combine(std::move(state), key.entries, key.owner);
   }
-
-  void Insert(Key key, std::shared_ptr<const internal::GrantSet> set, size_t bytes) {
-    absl::MutexLock lock(&mu_);
-    if (sets_.size() >= kMaxSets || bytes_ + bytes > kMaxBytes) {
-      sets_.clear();
-      bytes_ = 0;
-    }
-    if (sets_.try_emplace(std::move(key), std::move(set)).second) bytes_ += bytes;
-  }
-
-  size_t size() {
-    absl::MutexLock lock(&mu_);
-    return sets_.size();
-  }
-
-  void Clear() {
-    absl::MutexLock lock(&mu_);
-    sets_.clear();
-    bytes_ = 0;
-  }
-
- private:
-  static constexpr size_t kMaxSets = 1024;
-  static constexpr size_t kMaxBytes = size_t{128} << 20;
-
-  absl::Mutex mu_;
-  absl::flat_hash_map<Key, std::shared_ptr<const internal::GrantSet>> sets_ ABSL_GUARDED_BY(mu_);
-  size_t bytes_ ABSL_GUARDED_BY(mu_) = 0;
 };
+using GrantSetCache = BoundedCache<GrantSetKey, internal::GrantSet>;
+
+GrantSetCache& GrantSets() {
+  static GrantSetCache* const sets = new GrantSetCache(1024, size_t{128} << 20);
+  return *sets;
+}
 
 uint32_t Intern(absl::flat_hash_map<absl::string_view, uint32_t>& table, absl::string_view value) {
   return table.try_emplace(value, static_cast<uint32_t>(table.size())).first->second;
@@ -257,11 +239,11 @@ std::vector<std::string> SortedIds(const std::vector<CapabilityGrant>& grants) {
 }  // namespace
 
 namespace internal {
-size_t GrantMemoSizeForTesting() { return GrantMemo::Instance().size(); }
-size_t GrantSetCacheSizeForTesting() { return GrantSetCache::Instance().size(); }
+size_t GrantMemoSizeForTesting() { return Memo().size(); }
+size_t GrantSetCacheSizeForTesting() { return GrantSets().size(); }
 void ClearGrantMemoForTesting() {
-  GrantSetCache::Instance().Clear();
-  GrantMemo::Instance().Clear();
+  GrantSets().Clear();
+  Memo().Clear();
 }
 }  // namespace internal
 
@@ -282,11 +264,11 @@ AuthorityResolution AuthorityResolution::Resolve(const AccessContext& context,
         absl::StrCat(grants.size(), " grants, more than ", validation::kMaxResolvedGrants));
   }
   // Strict validation of each grant, unless these exact bytes already passed it here.
-  GrantMemo& memo = GrantMemo::Instance();
+  GrantMemo& memo = Memo();
   std::vector<std::string> keys(grants.size());
   for (size_t i = 0; i < grants.size(); ++i) grants[i].SerializeToString(&keys[i]);
-  std::vector<std::shared_ptr<const GrantMemo::Entry>> known;
-  memo.Find(keys, &known);
+  std::vector<std::shared_ptr<const MemoEntry>> known;
+  memo.FindAll(keys, &known);
   bool all_known = true;
   const validation::PathRef grants_path("grants");
   for (size_t i = 0; i < grants.size(); ++i) {
@@ -322,8 +304,8 @@ AuthorityResolution AuthorityResolution::Resolve(const AccessContext& context,
   // The grant set: found again when every grant was known and these grants were resolved for
   // this owner before; else built (each grant not yet known rendered, in order so that the first
   // failing grant is named, and kept).
-  GrantSetCache& sets = GrantSetCache::Instance();
-  GrantSetCache::Key set_key;
+  GrantSetCache& sets = GrantSets();
+  GrantSetKey set_key;
   set_key.owner = authority->context_.owner().SerializeAsString();
   std::shared_ptr<const internal::GrantSet> set;
   if (all_known) {
@@ -332,7 +314,7 @@ AuthorityResolution AuthorityResolution::Resolve(const AccessContext& context,
     set = sets.Find(set_key);
   }
   if (set == nullptr) {
-    std::vector<std::pair<std::string, std::shared_ptr<const GrantMemo::Entry>>> added;
+    std::vector<GrantMemo::Added> added;
     for (size_t i = 0; i < grants.size(); ++i) {
       if (known[i] != nullptr) {
         if (known[i]->trimmed) grants[i] = known[i]->checked;
@@ -343,16 +325,18 @@ AuthorityResolution AuthorityResolution::Resolve(const AccessContext& context,
         return Unavailable(capability::AuthorityCode::kInvalidGrantMaterial,
                            std::string(text.status().message()));
       }
-      auto entry = std::make_shared<GrantMemo::Entry>();
+      auto entry = std::make_shared<MemoEntry>();
       entry->text = *std::move(text);
       std::string checked_bytes;
       grants[i].SerializeToString(&checked_bytes);
       entry->trimmed = checked_bytes != keys[i];
       if (entry->trimmed) entry->checked = grants[i];
+      const size_t bytes = keys[i].size() + entry->text.canonical.size() +
+                           entry->text.quoted.size() + entry->checked.SpaceUsedLong();
       known[i] = entry;
-      added.emplace_back(std::move(keys[i]), std::move(entry));
+      added.push_back({std::move(keys[i]), std::move(entry), bytes});
     }
-    if (!added.empty()) memo.Insert(std::move(added));
+    if (!added.empty()) memo.InsertAll(std::move(added));
 
     auto built = std::make_shared<internal::GrantSet>();
     std::vector<const common::GrantHashText*> texts(grants.size());
@@ -374,7 +358,7 @@ AuthorityResolution AuthorityResolution::Resolve(const AccessContext& context,
     bytes += built->index.capabilities.capacity() * sizeof(internal::CompiledCapability) +
              built->index.segments.capacity() * sizeof(uint32_t);
     set = std::move(built);
-    sets.Insert(std::move(set_key), set, bytes);
+    sets.InsertAll({{std::move(set_key), set, bytes}});
   }
 
   AuthoritySnapshot& snapshot = authority->snapshot_;
