@@ -65,6 +65,11 @@ absl::StatusOr<v1::InvokeToolResponse> Invocation::InvokeTool(
   ASSIGN_OR_RETURN(const Verdict verdict, CheckEnvelope(*turn, event, now));
   if (!verdict.code.empty()) return Refuse(*turn, event, now, verdict);
   MediationResult mediated = Mediate(*turn, call, now);
+  if (mediated.required_authority.has_value()) {
+    // What the kernel described, kept for an MCP escalation to name (docs/adr/0014).
+    absl::MutexLock lock(&turn->mu);
+    turn->Describe(*mediated.required_authority);
+  }
   SettleCall(*turn, event, verdict.repeatable, mediated);
   v1::InvokeToolResponse response;
   *response.mutable_result() = std::move(mediated.result);
