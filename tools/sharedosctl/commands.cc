@@ -6,6 +6,7 @@
 #include "tools/sharedosctl/credential_commands.h"
 #include "tools/sharedosctl/escalation_commands.h"
 #include "tools/sharedosctl/grant_commands.h"
+#include "tools/sharedosctl/mcp_config.h"
 #include "tools/sharedosctl/status_commands.h"
 
 namespace sharedos::sharedosctl {
@@ -33,6 +34,7 @@ int RunCommand(const Invocation& inv, const GlobalOptions& globals, const Client
       {"credentials revoke", CredentialsRevoke},
       {"credentials rotate", CredentialsRotate},
       {"status", Status},
+      {"mcp-config", McpConfigCommand},
       {"turn", RunDemoTurn},
   };
   for (const auto& [name, handler] : kHandlers) {
