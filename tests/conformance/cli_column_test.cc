@@ -62,7 +62,7 @@ TEST(CliColumnTest, EveryRunCellPassesAndTheManifestIsCurrent) {
   const std::vector<std::string> breakers = BuildBreakers(*declarations, cells);
   EXPECT_THAT(breakers, ::testing::IsEmpty()) << absl::StrJoin(breakers, "\n");
 
-  for (const std::string& column : declarations->cases["columns"]) {
+  for (const std::string column : declarations->cases["columns"]) {
     if (column == g_column) continue;
     absl::StatusOr<std::vector<Cell>> kept = CellsFromManifest(*declarations, committed, column);
     ASSERT_TRUE(kept.ok()) << kept.status()
