@@ -47,7 +47,7 @@ std::string EscalateText(const std::string& provider = "none {}") {
     tools {
       definition {
         name: "sharedos.escalate"
-        description: "Ask a human for authority this turn lacks. Give the reason; the turn ends escalated and a reviewer decides."
+        description: "Ask a human for authority this turn lacks. Give the reason, and as requirement the capreq- id a refusal of this turn named; the turn ends escalated and a reviewer decides on exactly that authority."
         namespace: "sharedos"
         source: "sharedos"
         read_write: READ_WRITE_READ

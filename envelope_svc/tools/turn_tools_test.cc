@@ -69,7 +69,7 @@ const char kConfig[] = R"pb(
   tools {
     definition {
       name: "sharedos.escalate"
-      description: "Ask a human for authority this turn lacks. Give the reason; the turn ends escalated and a reviewer decides."
+      description: "Ask a human for authority this turn lacks. Give the reason, and as requirement the capreq- id a refusal of this turn named; the turn ends escalated and a reviewer decides on exactly that authority."
       namespace: "sharedos"
       source: "sharedos"
       read_write: READ_WRITE_READ
