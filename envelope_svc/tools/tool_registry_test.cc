@@ -56,7 +56,7 @@ std::string EscalateText(const std::string& provider = "none {}") {
       }
       requirement { ceiling {} }
       provider { $PROVIDER }
-      input_schema_json: '{"type":"object","properties":{"reason":{"type":"string","minLength":1,"maxLength":512}},"required":["reason"],"additionalProperties":false}'
+      input_schema_json: '{"type":"object","properties":{"reason":{"type":"string","minLength":1,"maxLength":512},"requirement":{"type":"string","pattern":"^capreq-[0-9a-f]{64}$"}},"required":["reason"],"additionalProperties":false}'
     }
   )txt",
                              {{"$PROVIDER", provider}});

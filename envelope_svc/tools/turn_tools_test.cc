@@ -81,7 +81,7 @@ const char kConfig[] = R"pb(
     }
     requirement { ceiling {} }
     provider { none {} }
-    input_schema_json: '{"type":"object","properties":{"reason":{"type":"string","minLength":1,"maxLength":512}},"required":["reason"],"additionalProperties":false}'
+    input_schema_json: '{"type":"object","properties":{"reason":{"type":"string","minLength":1,"maxLength":512},"requirement":{"type":"string","pattern":"^capreq-[0-9a-f]{64}$"}},"required":["reason"],"additionalProperties":false}'
   }
   tools {
     definition {
