@@ -192,8 +192,10 @@ INSTANTIATE_TEST_SUITE_P(
                          "provider { none {} } input_schema_json: '{\"type\": \"object\"}' }"},
                         "configs[0].tools[0] \"sharedos.escalate\".definition: must equal the "
                         "sharedos.escalate definition (semantics §4.5): modified: description: "
-                        "\"Ask a human for authority this turn lacks. Give the reason; the turn "
-                        "ends escalated and a reviewer decides.\" -> \"x\""},
+                        "\"Ask a human for authority this turn lacks. Give the reason, and as "
+                        "requirement the capreq- id a refusal of this turn named; the turn ends "
+                        "escalated and a reviewer decides on exactly that authority.\" -> "
+                        "\"x\""},
         CreateErrorCase{"EscalateWithAProvider",
                         {EscalateText("files {}")},
                         "configs[0].tools[0] \"sharedos.escalate\".provider: sharedos.escalate "
