@@ -17,7 +17,7 @@ chmod 600 "$dir/admin.token" "$dir/service.token"
 cat > "$dir/credentials.json" <<JSON
 {"credentials": [
   {"name": "ops", "role": "admin", "token_sha256": "$(digest "$admin")"},
-  {"name": "svc", "role": "service", "token_sha256": "$(digest "$service")"}]}
+  {"name": "grantstore", "role": "service", "token_sha256": "$(digest "$service")"}]}
 JSON
 
 pids=()

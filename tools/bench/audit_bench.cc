@@ -175,7 +175,7 @@ void BM_AuditLogAppend(benchmark::State& state) {
     for (int c = 0; c < callers; ++c) {
       threads.emplace_back([&, c] {
         for (const auto& request : requests[c]) {
-          auto response = log.Append(request);
+          auto response = log.Append(request, "service:authorizer");
           if (!response.ok() || response->appended() != request.events_size()) failed = true;
         }
       });
@@ -250,7 +250,7 @@ void BM_SingleEventLatency(benchmark::State& state) {
           sharedos::audit::v1::AppendRequest request;
           *request.add_events() = MakeEvent(next_id.fetch_add(1));
           const absl::Time t0 = absl::Now();
-          (void)log.Append(request);
+          (void)log.Append(request, "service:authorizer");
           per_thread[w].push_back(absl::ToDoubleMicroseconds(absl::Now() - t0));
         }
       });
@@ -289,7 +289,7 @@ void BM_PreEffectRecord(benchmark::State& state) {
   }
   AuditLog log(*std::move(store), sharedos::common::RealClock(), AuditLog::Options{});
   auto authenticator = sharedos::common::server::Authenticator::FromJson(
-      R"({"credentials": [{"name": "w", "role": "service", "token_sha256": ")" +
+      R"({"credentials": [{"name": "authorizer", "role": "service", "token_sha256": ")" +
       sharedos::common::server::TokenDigestHex("svc") + R"("}]})");
   sharedos::audit::server::AuditService service(log, **authenticator);
   auto runner = sharedos::common::server::ServerRunner::Start({}, {&service});
