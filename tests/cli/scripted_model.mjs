@@ -381,16 +381,20 @@ function launch({ command, env, cwd, timeoutMs }) {
   awaiting = null;
   const [file, ...args] = command;
   child = spawn(file, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  log({ event: 'launch', command: file });
   const out = { stdout: '', stderr: '' };
   for (const stream of ['stdout', 'stderr']) {
     child[stream].on('data', (chunk) => {
-      if (out[stream].length < kMaxReported) out[stream] += chunk.toString('utf8');
+      // The newest output is kept (what the CLI said last, e.g. why it exited).
+      out[stream] += chunk.toString('utf8');
+      if (out[stream].length > 2 * kMaxReported) out[stream] = out[stream].slice(-kMaxReported);
     });
   }
   const timer = setTimeout(() => child?.kill('SIGKILL'), timeoutMs ?? 120000);
   child.on('close', (code, signal) => {
     clearTimeout(timer);
     exited = { exitCode: code, signal, stdout: out.stdout.slice(-kMaxReported), stderr: out.stderr.slice(-kMaxReported) };
+    log({ event: 'exit', exitCode: code, signal, stderr: exited.stderr });
     child = null;
     failWaiters(new Error(`the CLI exited (${code ?? signal}) before asking its model: ${exited.stderr.slice(-2000)}`));
     for (const waiter of exitWaiters) waiter(exited);
@@ -432,6 +436,7 @@ async function end({ text }) {
     const turn = await whenPending();
     pending = null;
     answerRequest(turn, { kind: 'text', text: text ?? 'Done.' });
+    log({ event: 'answered-final' });
   }
   const result = exited ?? (await new Promise((resolve) => exitWaiters.push(resolve)));
   return { ok: true, ...result };

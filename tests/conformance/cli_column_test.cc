@@ -59,6 +59,16 @@ TEST(CliColumnTest, EveryRunCellPassesAndTheManifestIsCurrent) {
   auto cells = RunSuite(*declarations, options);
   std::cout << "column " << g_column << ": " << absl::ToDoubleSeconds(absl::Now() - started)
             << " s\n";
+  // Each cell of the column, for the test log.
+  for (size_t i = 0; i < cells[g_column].size(); ++i) {
+    const Cell& cell = cells[g_column][i];
+    if (cell.status == "not run" || cell.status == "not applicable") continue;
+    std::cout << "row " << declarations->cases["rows"][i]["row"] << ": " << cell.status << " "
+              << cell.attempted << "/" << cell.declared << " " << cell.detail << "\n";
+    for (const Cell::Observation& observation : cell.observed) {
+      std::cout << "    " << observation.step << ": " << observation.observed << "\n";
+    }
+  }
   const std::vector<std::string> breakers = BuildBreakers(*declarations, cells);
   EXPECT_THAT(breakers, ::testing::IsEmpty()) << absl::StrJoin(breakers, "\n");
 

@@ -79,8 +79,12 @@ Json Codex(const std::string& url, const std::string& server) {
       absl::StrCat("approval_policy = \"never\"\n\n[mcp_servers.", server, "]\nurl = \"",
                    PortableUrl(url), "\"\nbearer_token_env_var = \"", kMcpTokenVariable,
                    "\"\nrequired = true\ndefault_tools_approval_mode = \"approve\"\n\n"
-                   "# No features that reach a service of their own.\n[features]\nplugins = false\n"
-                   "remote_plugin = false\napps = false\ntool_suggest = false\n");
+                   "# No features that reach a service of their own, and no telemetry (Codex "
+                   "otherwise\n# exports metrics to its vendor at exit, waiting 5 s when it "
+                   "cannot).\n[features]\nplugins = false\nremote_plugin = false\napps = "
+                   "false\ntool_suggest = false\n\n[otel]\nexporter = \"none\"\n"
+                   "trace_exporter = \"none\"\nmetrics_exporter = \"none\"\n\n[analytics]\n"
+                   "enabled = false\n");
   return Json{{"files", Json::array({File(".codex/config.toml", config)})},
               {"env", {{"CODEX_HOME", "{cwd}/.codex"}}},
               {"args", {"exec", "--skip-git-repo-check", "--ephemeral"}},
