@@ -41,7 +41,9 @@ constexpr char kHostileTool[] = "files.read\x1b[31m\x1b]0;tool\x07";
 // C0 controls in an agent id are refused at admission (an address becomes a path, which may
 // not hold them); a C1 CSI (U+009B, which 8-bit terminals obey) and a right-to-left override
 // (U+202E) are not.
-constexpr char kHostileAgent[] = "agent-\xc2\x9b" "8mhidden\xe2\x80\xae";
+constexpr char kHostileAgent[] =
+    "agent-\xc2\x9b"
+    "8mhidden\xe2\x80\xae";
 
 // The first byte a terminal acts on (C0 but '\n', DEL, a UTF-8 C1), or npos.
 size_t FirstRawControl(const std::string& text) {
