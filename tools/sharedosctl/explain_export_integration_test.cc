@@ -3,11 +3,12 @@
 //   explain — a kernel denial (no_matching_grant: the rejected demo grant and why, the required
 //   authority, the escalation and its next step), the same record by its event id, the
 //   escalation by its id, an envelope denial (tool_unavailable, cause not_offered), a host-policy
-//   refusal (the rule that denied it), and an allowed record (nothing to do);
+//   refusal (the rule that denied it), and an allowed record (nothing to do) — and the reviewer
+//   console's /explain page, signed in as the admin, for the same records;
 //   export — every record in jsonl and in ocsf, each line valid against its schema
 //   (docs/schemas/), sequences 1..head without a gap; resumed from a sequence, exactly the rest;
 //   a signed checkpoint at the end; --follow streams a record made after it started.
-// (A fail-closed refusal is explained in //clients:quickstarts_test, which can stop a service.)
+// (A fail-closed refusal is explained in //tests/clients:quickstarts_test, which can stop a service.)
 
 #include <chrono>
 #include <cstdlib>
@@ -22,6 +23,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "httplib.h"
 #include "nlohmann/json.hpp"
 #include "sharedos/envelope/v1/envelope.grpc.pb.h"
 #include "sharedosd/demo_turn.h"
@@ -52,8 +54,42 @@ std::vector<std::string> Lines(const std::string& text) {
 class ExplainExportIntegrationTest : public sharedosctl::testing::SharedosdFixture {
  protected:
   ExplainExportIntegrationTest()
-      : SharedosdFixture("explain-export-data",
-                         {"--demo", "--checkpoint_key_file=" + CheckpointKey()}) {}
+      : SharedosdFixture("explain-export-data", {"--demo", "--console_port=0",
+                                                 "--checkpoint_key_file=" + CheckpointKey()}) {}
+
+  // The console's explain page for `id`, signed in with the admin credential: "<status> <body>".
+  std::string ConsoleExplain(const std::string& id) {
+    if (console_ == nullptr) {
+      const std::string output = daemon_->output();
+      const std::string marker = "sharedosd console on http://";
+      const size_t at = output.find(marker);
+      if (at == std::string::npos) return "no console line";
+      const std::string url = output.substr(
+          at + marker.size(), output.find('/', at + marker.size()) - at - marker.size());
+      const std::string host = url.substr(0, url.rfind(':'));
+      console_ = std::make_unique<httplib::Client>(host, std::stoi(url.substr(url.rfind(':') + 1)));
+      httplib::Result form = console_->Get("/signin");
+      if (!form) return "no sign-in page";
+      const std::string set = form->get_header_value("Set-Cookie");
+      const std::string token = set.substr(11, set.find(';') - 11);  // sos_signin=<token>
+      httplib::Result signed_in = console_->Post(
+          "/signin", {{"Cookie", "sos_signin=" + token}},
+          absl::StrCat("signin=", token,
+                       "&secret=", ::sharedos::testing::ReadFirstLine(data_ + "/admin.token")),
+          "application/x-www-form-urlencoded");
+      if (!signed_in) return "no sign-in answer";
+      for (const auto& [name, value] : signed_in->headers) {
+        if (name == "Set-Cookie" && value.rfind("sos_session=", 0) == 0) {
+          cookie_ = value.substr(0, value.find(';'));
+        }
+      }
+    }
+    httplib::Result page = console_->Get(("/explain?id=" + id).c_str(), {{"Cookie", cookie_}});
+    return page ? absl::StrCat(page->status, " ", page->body) : "no answer";
+  }
+
+  std::unique_ptr<httplib::Client> console_;
+  std::string cookie_;
 
   Result Turn() { return Ctl({"turn", "--host_token_file=" + data_ + "/host.token"}); }
 
@@ -140,6 +176,13 @@ TEST_F(ExplainExportIntegrationTest, ExplainsEachKindOfRefusalAndExportsTheRecor
   EXPECT_THAT(text, HasSubstr("escalation status: pending"));
   EXPECT_THAT(text, HasSubstr("next:\n"));
   EXPECT_THAT(text, HasSubstr("escalations approve --id=" + escalation));
+  // The console's page says the same.
+  const std::string page = ConsoleExplain(denial);
+  EXPECT_THAT(page, ::testing::StartsWith("200 "));
+  EXPECT_THAT(page, HasSubstr("<dt>source</dt><dd>kernel"));
+  EXPECT_THAT(page, HasSubstr("<dt>rejected grant grant-demo-assistant</dt><dd>capability: "));
+  EXPECT_THAT(page, HasSubstr("<dt>required authority</dt><dd>agent:agent-assistant needs "));
+  EXPECT_THAT(page, HasSubstr("<h3>Next step</h3>"));
 
   // The same record by its event id.
   Result by_id = Ctl({"explain", "--id=" + denials[0]["event"]["id"].get<std::string>()});
@@ -154,6 +197,9 @@ TEST_F(ExplainExportIntegrationTest, ExplainsEachKindOfRefusalAndExportsTheRecor
   EXPECT_THAT(by_escalation.output, HasSubstr("required authority: files:Workspace/summary.txt"));
   EXPECT_THAT(by_escalation.output, HasSubstr("denial: record " + denial));
   EXPECT_THAT(by_escalation.output, HasSubstr("rejected grant grant-demo-assistant: capability"));
+  const std::string escalation_page = ConsoleExplain(escalation);
+  EXPECT_THAT(escalation_page, HasSubstr("<dt>escalation status</dt><dd>pending</dd>"));
+  EXPECT_THAT(escalation_page, HasSubstr("<dt>denial</dt><dd>record " + denial));
 
   // --json: one object.
   Result json = Ctl({"--json", "explain", "--id=" + denial});
@@ -169,6 +215,9 @@ TEST_F(ExplainExportIntegrationTest, ExplainsEachKindOfRefusalAndExportsTheRecor
   EXPECT_THAT(envelope.output, HasSubstr("source: envelope"));
   EXPECT_THAT(envelope.output, HasSubstr("cause: not_offered — The host did not offer"));
   EXPECT_THAT(envelope.output, HasSubstr("ExecutionRequest.tools"));
+  const std::string envelope_page = ConsoleExplain(unoffered[0]["sequence"].get<std::string>());
+  EXPECT_THAT(envelope_page, HasSubstr("<dt>source</dt><dd>envelope"));
+  EXPECT_THAT(envelope_page, HasSubstr("<dt>cause</dt><dd>not_offered"));
 
   // A host-policy refusal: a rule denying the read.
   const std::string policy = ::sharedos::testing::TempPath("policy.textproto");
@@ -198,6 +247,8 @@ TEST_F(ExplainExportIntegrationTest, ExplainsEachKindOfRefusalAndExportsTheRecor
   EXPECT_THAT(host_policy.output, HasSubstr("host policy rule: no-notes (policy version v1)"));
   EXPECT_THAT(host_policy.output, HasSubstr("namespace settings: host policy version v1, 1 deny"));
   EXPECT_THAT(host_policy.output, HasSubstr("sharedosctl policy put"));
+  EXPECT_THAT(ConsoleExplain(denied_by_policy[0]["sequence"].get<std::string>()),
+              HasSubstr("<dt>host policy rule</dt><dd>no-notes (policy version v1) denied it"));
 
   // An allowed record: nothing refused.
   const nlohmann::json allowed = Query({"--type=tool.invoked", "--outcome=succeeded"});
@@ -208,6 +259,7 @@ TEST_F(ExplainExportIntegrationTest, ExplainsEachKindOfRefusalAndExportsTheRecor
   // Unknown ids.
   EXPECT_EQ(Ctl({"explain", "--id=999999"}).exit_code, 1);
   EXPECT_EQ(Ctl({"explain", "--id=esc-nope"}).exit_code, 1);
+  EXPECT_THAT(ConsoleExplain("esc-nope"), ::testing::StartsWith("404 "));
 
   // ---- export ----
   const nlohmann::json all = Query({});
