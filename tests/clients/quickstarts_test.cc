@@ -248,6 +248,31 @@ TEST_F(QuickstartsTest, BothRunVerbatimAgainstSharedosd) {
   ExpectQuickstartLines(RunPython(target), "python");
   Reset(*grants, target.admin_token, options.data_dir + "/files");
   ExpectQuickstartLines(RunTypeScript(target), "typescript");
+
+  // The layer's refusals: a turn refused at admission raises TurnRefused naming the code; a
+  // wrong credential raises grpc.RpcError UNAUTHENTICATED unchanged.
+  std::ofstream(work_ + "/py/refusals.py") << R"py(
+import os, grpc
+from sharedos_host import Connection, Host, TurnRefused
+target = os.environ["SHAREDOS_TARGET"]
+host = Host(Connection.from_token_file(target, os.environ["SHAREDOS_HOST_TOKEN_FILE"]))
+try:
+    host.open_turn(namespace="world-demo", agent="agent:nobody", owner="human:user-alice",
+                   purpose="keep notes", tools=["files.read"], message="hi")
+except TurnRefused as refused:
+    print("refused:", refused.end.status, refused.end.result.error.code)
+try:
+    Host(Connection(target, "sos_not-a-credential")).escalation("esc-x")
+except grpc.RpcError as error:
+    print("error:", error.code().name)
+)py";
+  Ran refusals = Shell(
+      absl::StrCat("cd ", Quote(work_), " && ", target.Environment(),
+                   " PYTHONPATH=", Quote(RunfilePath("") + "/clients/python:" + work_ + "/py/gen"),
+                   " /usr/bin/python3 ", Quote(work_ + "/py/refusals.py")));
+  EXPECT_EQ(refusals.exit_code, 0) << refusals.output;
+  EXPECT_THAT(refusals.output, HasSubstr("refused: denied no_matching_grant"));
+  EXPECT_THAT(refusals.output, HasSubstr("error: UNAUTHENTICATED"));
   EXPECT_TRUE((*sharedosd)->Stop().ok());
 }
 
