@@ -35,7 +35,9 @@ TEST(LogTest, NoTraceIdWhenEmptyReservedKeysKeptAndBadUtf8Replaced) {
 
 TEST(LogTest, NoControlCharacterReachesTheLineRaw) {
   SetService("sharedosd");
-  const std::string value = "tool\x1b]0;pwned\x07\n\x7f\xc2\x9b" "31m\xe2\x80\xae";
+  const std::string value =
+      "tool\x1b]0;pwned\x07\n\x7f\xc2\x9b"
+      "31m\xe2\x80\xae";
   const std::string line = FormatLine(Level::kInfo, "turn.ended", "", {{"tool", value}});
   for (size_t i = 0; i < line.size(); ++i) {
     const auto byte = static_cast<unsigned char>(line[i]);

@@ -271,8 +271,8 @@ int AuditExport(const Invocation& inv, const GlobalOptions& globals, const Clien
     absl::StatusOr<int64_t> parsed = ParseInt("since", inv.Get("since"));
     if (!parsed.ok()) return UsageError(err, parsed.status());
     if (*parsed < 0) {
-      return UsageError(err, absl::InvalidArgumentError(
-                                 "--since: a sequence (0: from the first record)"));
+      return UsageError(
+          err, absl::InvalidArgumentError("--since: a sequence (0: from the first record)"));
     }
     since = *parsed;
   }

@@ -112,8 +112,8 @@ const std::vector<CommandSpec>& Commands() {
 }
 
 const std::set<std::string>& BoolFlags() {
-  static const auto* flags = new std::set<std::string>{"json",   "include_revoked", "help",
-                                                     "on_behalf", "follow", "with_checkpoint"};
+  static const auto* flags = new std::set<std::string>{
+      "json", "include_revoked", "help", "on_behalf", "follow", "with_checkpoint"};
   return *flags;
 }
 

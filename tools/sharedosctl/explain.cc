@@ -364,10 +364,10 @@ class Builder {
 
   void EscalationStanding(const gs::EscalationRecord& record) {
     // Who decides: the record's reviewer once set, else the one the escalation is addressed to.
-    const std::string reviewer =
-        record.has_reviewer()                ? FormatAddress(record.reviewer())
-        : record.escalation().has_reviewer() ? FormatAddress(record.escalation().reviewer())
-                                             : "";
+    const std::string reviewer = record.has_reviewer() ? FormatAddress(record.reviewer())
+                                 : record.escalation().has_reviewer()
+                                     ? FormatAddress(record.escalation().reviewer())
+                                     : "";
     Fact("escalation status", EscalationStatusName(record.status()));
     Fact("reviewer", reviewer);
     // Where the escalation stands decides what comes next: a decided one is the only step (Take),

@@ -8,7 +8,8 @@
 //   export — every record in jsonl and in ocsf, each line valid against its schema
 //   (docs/schemas/), sequences 1..head without a gap; resumed from a sequence, exactly the rest;
 //   a signed checkpoint at the end; --follow streams a record made after it started.
-// (A fail-closed refusal is explained in //tests/clients:quickstarts_test, which can stop a service.)
+// (A fail-closed refusal is explained in //tests/clients:quickstarts_test, which can stop a
+// service.)
 
 #include <chrono>
 #include <cstdlib>
