@@ -90,7 +90,7 @@ protocol::v1::AuditEvent DiscoveryDeniedEvent(const protocol::v1::AccessContext&
 // failClosed for an infrastructure code; operation_id = the execution id; `at` = completed_at.
 // A turn whose MCP escalation latch engaged (its metadata has escalationAsked) also records
 // metadata harnessOutcome, harnessErrorCode?, callsAfterEscalation, escalationRequirement? and
-// escalationRecorded? (docs/adr/0016), never the harness's reason text.
+// escalationRecorded? (docs/adr/0018), never the harness's reason text.
 protocol::v1::AuditEvent TurnEndedEvent(const protocol::v1::AccessContext& context,
                                         const protocol::v1::ExecutionResult& result,
                                         std::optional<protocol::v1::EndedBy> ended_by);

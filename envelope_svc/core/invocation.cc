@@ -66,7 +66,7 @@ absl::StatusOr<v1::InvokeToolResponse> Invocation::InvokeTool(
   if (!verdict.code.empty()) return Refuse(*turn, event, now, verdict);
   MediationResult mediated = Mediate(*turn, call, now);
   if (mediated.required_authority.has_value()) {
-    // What the kernel described, kept for an MCP escalation to name (docs/adr/0016).
+    // What the kernel described, kept for an MCP escalation to name (docs/adr/0018).
     absl::MutexLock lock(&turn->mu);
     turn->Describe(*mediated.required_authority);
   }

@@ -317,7 +317,7 @@ absl::StatusOr<Settlement> Settler::SettleLatched(Turn& turn, const Snapshot& sn
                                                   Struct harness) {
   // The latch engaged (seed ADR 0018): the ask is recorded now, the harness's own outcome kept
   // under metadata.
-  // It names the authority its ask named among those the kernel described (docs/adr/0016).
+  // It names the authority its ask named among those the kernel described (docs/adr/0018).
   const pb::CapabilityRequest* requirement =
       snapshot.escalation_requirement.has_value() ? &*snapshot.escalation_requirement : nullptr;
   ASSIGN_OR_RETURN(Settlement settlement,

@@ -128,7 +128,7 @@ struct Turn {
   int32_t calls_after_escalation ABSL_GUARDED_BY(mu) = 0;
   // The authorities the kernel described to this turn: each no_matching_grant denial's
   // required_authority (ADR 0019), once per id, oldest first, the newest kMaxDescribed kept.
-  // An MCP escalation names one of them (docs/adr/0016) — never an authority the harness wrote.
+  // An MCP escalation names one of them (docs/adr/0018) — never an authority the harness wrote.
   static constexpr size_t kMaxDescribed = 64;
   std::vector<protocol::v1::CapabilityRequest> described ABSL_GUARDED_BY(mu);
   // The described authority the latched ask names (requested_authority of its escalation).

@@ -251,7 +251,7 @@ class TurnEngine {
   // on a turn already ending or ended (InvokeTool then refuses it).
   // The escalation names the authority the ask's `requirement` names, which must be one the
   // kernel described to this turn (a no_matching_grant denial's required_authority, docs/adr/
-  // 0016); an ask naming none names the one authority described, when exactly one was, else
+  // 0018); an ask naming none names the one authority described, when exactly one was, else
   // none. An ask naming an id the turn was never described is kUnknownRequirement: not latched,
   // `call` recorded refused (tool.invoked, source envelope, failed invalid_tool_arguments, cause
   // requirement_not_described); the harness may ask again.

@@ -72,7 +72,7 @@ TEST(TurnTest, EmitNumbersAndStampsEvents) {
   EXPECT_EQ(turn.events[1].data().struct_value().fields().at("callId").string_value(), "c");
 }
 
-// The authorities described to a turn (docs/adr/0016): once per id, the newest 64 kept.
+// The authorities described to a turn (docs/adr/0018): once per id, the newest 64 kept.
 TEST(TurnTest, DescribedAuthoritiesAreKeptOncePerIdAndBounded) {
   Turn turn;
   absl::MutexLock lock(&turn.mu);

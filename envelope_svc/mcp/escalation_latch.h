@@ -39,7 +39,7 @@ inline constexpr absl::string_view kEscalationFallbackReason =
 // `escalationRequest`'s reason from a call's arguments: `reason` trimmed, cut to 512 UTF-16 code
 // units without splitting a character; missing, not a string or empty → the fallback sentence.
 std::string EscalationReason(const google::protobuf::Struct& arguments);
-// The ask's `requirement` (a capreq- id the turn was refused with, docs/adr/0016), trimmed;
+// The ask's `requirement` (a capreq- id the turn was refused with, docs/adr/0018), trimmed;
 // absent or empty → nullopt; not a string → "" (no turn holds it: refused as undescribed).
 std::optional<std::string> EscalationRequirement(const google::protobuf::Struct& arguments);
 

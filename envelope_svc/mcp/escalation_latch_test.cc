@@ -350,7 +350,7 @@ std::string RequirementId(const pb::ToolResult& refused) {
   return id == described.end() ? "" : id->second.string_value();
 }
 
-// docs/adr/0016: an MCP escalation names the authority a refusal of the turn described.
+// docs/adr/0018: an MCP escalation names the authority a refusal of the turn described.
 TEST_F(EscalationLatchTest, AskNamingADescribedRequirementEscalatesForExactlyThatAuthority) {
   authorizer_.DenyAuthorize("files", "Reports/q3.md", "create", "no_matching_grant");
   authorizer_.DenyAuthorize("files", "Reports/q4.md", "create", "no_matching_grant");

@@ -16,7 +16,7 @@ inline constexpr absl::string_view kEscalationResourceNamespace = "sharedos";
 inline constexpr absl::string_view kEscalationResourcePathSegment = "escalation";
 inline constexpr absl::string_view kEscalationAction = "request";
 // The optional argument naming the authority asked for: the capreq- id of a requirement a refusal
-// of this turn described (docs/adr/0016).
+// of this turn described (docs/adr/0018).
 inline constexpr absl::string_view kEscalationRequirementArgument = "requirement";
 
 // ESCALATION_TOOL_DEFINITION: namespace and source "sharedos", read, annotations

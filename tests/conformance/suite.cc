@@ -1822,7 +1822,7 @@ Cell Grade(const RowRun& run, Deployment& deployment, const std::string& column,
           turn_failures.push_back(absl::StrCat("turn ", n, ": harnessOutcome not kept"));
         }
       }
-      // What the harness did after it asked is in the tamper-evident record (docs/adr/0016):
+      // What the harness did after it asked is in the tamper-evident record (docs/adr/0018):
       // turn.ended carries harnessOutcome and callsAfterEscalation.
       if (expect.value("endedRecordsHarness", false)) {
         const auto* recorded = ended.size() == 1 ? &ended[0]->metadata().fields() : nullptr;
