@@ -2037,22 +2037,45 @@ std::optional<Cell> Unrun(const json& row, const std::string& column,
   for (const json& step : row["script"]) {
     if (step.contains("id")) ++cell.declared;
   }
-  // A CLI that cannot be had here (cases.json cliColumns.unavailable), and the rows a CLI column
-  // does not run (cliColumns.rows), each with its reason.
+  // A CLI that cannot be had here (cases.json cliColumns.unavailable); a row that does not apply
+  // to the MCP columns (a CLI is an MCP harness); the rows a CLI column does not run
+  // (cliColumns.notRun and onlyRows, each with its reason).
   if (cli_columns.is_object() && cli_columns.contains("unavailable") &&
       cli_columns["unavailable"].contains(column)) {
     cell.status = "not available";
     cell.detail = Str(cli_columns["unavailable"], column.c_str());
     return cell;
   }
-  if (cli_columns.is_object() && !row.contains("notImplemented")) {
-    bool cli = false, listed = false;
+  bool cli = false;
+  if (cli_columns.is_object()) {
     for (const json& name : cli_columns.value("columns", json::array())) cli |= name == column;
-    for (const json& number : cli_columns.value("rows", json::array())) listed |= number == row["row"];
-    if (cli && !listed) {
-      cell.status = "not run";
-      cell.detail = Str(cli_columns, "notRun");
+  }
+  if (cli && !row.contains("notImplemented")) {
+    const json mcp = row.value("columns", json::object()).value("mcp-modern", json::object());
+    if (mcp.contains("notApplicable")) {
+      cell.status = "not applicable";
+      cell.detail = Str(mcp, "notApplicable");
       return cell;
+    }
+    const json not_run = cli_columns.value("notRun", json::object());
+    const std::string number = row["row"].dump();
+    if (not_run.contains(number)) {
+      cell.status = "not run";
+      cell.detail = Str(not_run, number.c_str());
+      return cell;
+    }
+    // A CLI too slow to start for every row in CI runs the rows listed (cliColumns.onlyRows).
+    const json only = cli_columns.value("onlyRows", json::object()).value(column, json());
+    if (only.is_object()) {
+      bool listed = false;
+      for (const json& listed_row : only.value("rows", json::array())) {
+        listed |= listed_row == row["row"];
+      }
+      if (!listed) {
+        cell.status = "not run";
+        cell.detail = Str(only, "reason");
+        return cell;
+      }
     }
   }
   if (row.contains("notImplemented")) {
