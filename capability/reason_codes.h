@@ -9,7 +9,6 @@
 #define SHAREDOS_CAPABILITY_REASON_CODES_H_
 
 #include <cstdint>
-
 #include <vector>
 
 #include "absl/strings/string_view.h"

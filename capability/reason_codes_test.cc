@@ -92,7 +92,6 @@ TEST(AuthorityCodeTest, Vocabulary) {
   EXPECT_EQ(Name(MissingDependency::kNone), "");
 }
 
-
 // Every code SharedOS answers or records says what happened: none answers the catch-all (a
 // harness killed at its limit once answered "The tool call was refused.").
 TEST(CodeMessageTest, EveryCodeHasItsOwnMessage) {

@@ -313,9 +313,9 @@ TEST_F(EscalationLatchTest, HarnessOutcomeThatIsNotAnIdentifierIsRefused) {
   finish.set_turn_id(opened.turn_id());
   finish.mutable_harness_exited()->set_outcome_status(
       std::string(common::validation::kMaxIdentifierLength + 1, 'x'));
-  EXPECT_THAT(engine_->FinishTurn(finish, scope_),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("harness_exited.outcome_status")));
+  EXPECT_THAT(
+      engine_->FinishTurn(finish, scope_),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("harness_exited.outcome_status")));
   // The refused report left the turn running: the next one ends it.
   EXPECT_EQ(HarnessExited(opened.turn_id(), "error").status(), pb::EXECUTION_STATUS_FAILED);
 }

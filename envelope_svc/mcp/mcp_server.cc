@@ -148,10 +148,9 @@ std::string DescribeAuthority(const Json& authority) {
 // described with its requirement id, and how to ask a human for exactly it.
 std::string RefusalText(const std::string& status, const pb::ProtocolError& error,
                         const Json* authority, bool offers_escalation) {
-  std::string text =
-      absl::StrCat("SharedOS refused this call: ", error.code(), " (", status, "). ",
-                   error.message().empty() ? capability::CodeMessage(error.code())
-                                           : absl::string_view(error.message()));
+  std::string text = absl::StrCat("SharedOS refused this call: ", error.code(), " (", status, "). ",
+                                  error.message().empty() ? capability::CodeMessage(error.code())
+                                                          : absl::string_view(error.message()));
   if (authority != nullptr) {
     const Json id = authority->value("id", Json(""));
     absl::StrAppend(&text, " It needs ", DescribeAuthority(*authority), ", requirement ",

@@ -427,11 +427,11 @@ TEST_F(McpServerTest, RefusalsAreToolResultsNeverJsonRpcErrors) {
 // come under the portable name a CLI calls it by.
 TEST_F(McpServerTest, ADenialNamesItsRequirementAndTheAskUnderAPortableNameEscalatesForIt) {
   authorizer_.DenyAuthorize("files", "Reports/q3.md", "create", "no_matching_grant");
-  auto denied = client_->Post("/mcp?tool_names=portable", Headers(token_),
-                              Request("tools/call", {{"name", "files_create"},
-                                                     {"arguments", {{"path", "Reports/q3.md"}}}})
-                                  .dump(),
-                              "application/json");
+  auto denied = client_->Post(
+      "/mcp?tool_names=portable", Headers(token_),
+      Request("tools/call", {{"name", "files_create"}, {"arguments", {{"path", "Reports/q3.md"}}}})
+          .dump(),
+      "application/json");
   ASSERT_TRUE(denied);
   const Json result = Body(denied)["result"];
   EXPECT_EQ(result["isError"], true);
@@ -441,12 +441,13 @@ TEST_F(McpServerTest, ADenialNamesItsRequirementAndTheAskUnderAPortableNameEscal
   const std::string id = meta["sharedos/requiredAuthority"]["id"];
   ASSERT_THAT(id, StartsWith("capreq-"));
   const std::string text = result["content"][0]["text"];
-  EXPECT_EQ(text, "SharedOS refused this call: no_matching_grant (denied). No grant authorizes "
-                  "this operation. It needs files:Reports/q3.md [create], requirement " +
-                      id +
-                      ". To ask a human for exactly this authority, call sharedos.escalate "
-                      "with your reason and requirement \"" +
-                      id + "\", then stop.");
+  EXPECT_EQ(text,
+            "SharedOS refused this call: no_matching_grant (denied). No grant authorizes "
+            "this operation. It needs files:Reports/q3.md [create], requirement " +
+                id +
+                ". To ask a human for exactly this authority, call sharedos.escalate "
+                "with your reason and requirement \"" +
+                id + "\", then stop.");
   EXPECT_TRUE(Json::parse(text, nullptr, /*allow_exceptions=*/false).is_discarded());
 
   auto ask = client_->Post(

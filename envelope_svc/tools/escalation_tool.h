@@ -22,7 +22,8 @@ inline constexpr absl::string_view kEscalationRequirementArgument = "requirement
 // ESCALATION_TOOL_DEFINITION: namespace and source "sharedos", read, annotations
 // {readOnly: true}, ceiling sharedos/["escalation"]/request, input schema {type: object,
 // properties: {reason: {type: string, minLength: 1, maxLength: 512}, requirement: {type: string,
-// pattern: ^capreq-[0-9a-f]{64}$}}, required: [reason], additionalProperties: false}. A registry entry named sharedos.escalate must equal it.
+// pattern: ^capreq-[0-9a-f]{64}$}}, required: [reason], additionalProperties: false}. A registry
+// entry named sharedos.escalate must equal it.
 protocol::v1::ToolDefinition EscalationToolDefinition();
 
 }  // namespace sharedos::envelope::tools

@@ -25,9 +25,8 @@ TEST(PortableNamesTest, TwoToolsSharingAPortableFormAreRefusedNamingBoth) {
                   .ok());
   // A name asked for twice is one tool.
   EXPECT_TRUE(CheckPortableNames(Names({"files.read", "files.read"}), "tools").ok());
-  const absl::Status collision =
-      CheckPortableNames(Names({"files.read", "notion.search", "files_read"}),
-                         "execution_request.tools");
+  const absl::Status collision = CheckPortableNames(
+      Names({"files.read", "notion.search", "files_read"}), "execution_request.tools");
   EXPECT_EQ(collision.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(collision.message(), HasSubstr("execution_request.tools"));
   EXPECT_THAT(collision.message(), HasSubstr("\"files.read\" and \"files_read\""));

@@ -2181,7 +2181,8 @@ std::vector<Cell> RunColumn(const Declarations& declarations, Deployment& deploy
   WorldBuilder world(declarations, deployment);
   RowRunner runner(declarations, deployment, world, column, mcp);
   for (const json& row : declarations.cases["rows"]) {
-    if (std::optional<Cell> cell = Unrun(row, column, declarations.cases.value("cliColumns", json()))) {
+    if (std::optional<Cell> cell =
+            Unrun(row, column, declarations.cases.value("cliColumns", json()))) {
       cells.push_back(*cell);
       continue;
     }
@@ -2238,7 +2239,8 @@ std::vector<Cell> UnrunColumn(const Declarations& declarations, const std::strin
                               const std::string& status, const std::string& detail) {
   std::vector<Cell> cells;
   for (const json& row : declarations.cases["rows"]) {
-    if (std::optional<Cell> cell = Unrun(row, column, declarations.cases.value("cliColumns", json()))) {
+    if (std::optional<Cell> cell =
+            Unrun(row, column, declarations.cases.value("cliColumns", json()))) {
       cells.push_back(*cell);
       continue;
     }
@@ -2375,9 +2377,8 @@ Manifest BuildManifest(const Declarations& declarations,
       "not implemented | not run | not available |\n|---|---|---|---|---|---|---|---|---|\n";
   for (const std::string& column : columns) {
     summary += "| " + column + " |";
-    for (const char* status :
-         {"pass", "pass (driver)", "fail", "not exercised", "not applicable", "not implemented",
-          "not run", "not available"}) {
+    for (const char* status : {"pass", "pass (driver)", "fail", "not exercised", "not applicable",
+                               "not implemented", "not run", "not available"}) {
       summary += absl::StrCat(" ", counts[column][status], " |");
     }
     summary += "\n";
