@@ -31,7 +31,7 @@ namespace sharedos::envelope::server {
 class EnvelopeService final : public common::server::CoreAdapter<v1::Envelope, core::TurnEngine> {
  public:
   // Each within the scope of the host's credential.
-  SHAREDOS_UNARY_RPC(OpenTurn, kHost, core_.OpenTurn(*request, caller.scope));
+  SHAREDOS_UNARY_RPC(OpenTurn, kHost, core_.OpenTurn(*request, caller.scope, caller.name));
   SHAREDOS_TURN_RPC(InvokeTool, core_.InvokeTool(*request, caller.scope));
   SHAREDOS_TURN_RPC(FinishTurn, core_.FinishTurn(*request, caller.scope));
   SHAREDOS_TURN_RPC(CancelTurn, core_.CancelTurn(*request, caller.scope));
