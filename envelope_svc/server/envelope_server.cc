@@ -211,9 +211,10 @@ absl::Status EnvelopeServer::JoinReplicas(EnvelopeServerOptions& options) {
   forwarder_ = *std::move(forwarder);
   options.engine.replica_name = forwarder_->name();
   if (options.mcp.has_value()) {
-    options.mcp->server.forward = [forwarder = forwarder_.get()](const std::string& turn_id,
-                                                                 const httplib::Request& request,
-                                                                 httplib::Response& response) {
+    options.mcp->server.forward = [forwarder = forwarder_.get()](
+                                      const std::string& turn_id,
+                                      const common::http::Request& request,
+                                      common::http::Response& response) {
       return forwarder->ProxyMcp(turn_id, request, response);
     };
   }
