@@ -80,17 +80,14 @@ std::string Request::get_param_value(absl::string_view name) const {
 }
 
 void Response::set_header(absl::string_view name, absl::string_view value) {
-  for (auto& [key, existing] : headers) {
-    if (absl::EqualsIgnoreCase(key, name)) {
-      existing = std::string(value);
-      return;
-    }
-  }
   headers.emplace_back(std::string(name), std::string(value));
 }
 
 void Response::set_content(std::string content, absl::string_view content_type) {
   body = std::move(content);
+  for (auto it = headers.begin(); it != headers.end();) {
+    it = absl::EqualsIgnoreCase(it->first, "Content-Type") ? headers.erase(it) : std::next(it);
+  }
   set_header("Content-Type", content_type);
 }
 
@@ -324,7 +321,7 @@ class BoundedHttpServer::Connection
 
   void Answer(Response response, bool close) {
     answer_.emplace(static_cast<bhttp::status>(response.status), 11);
-    for (const auto& [name, value] : response.headers) answer_->set(name, value);
+    for (const auto& [name, value] : response.headers) answer_->insert(name, value);
     answer_->body() = std::move(response.body);
     answer_->keep_alive(!close);
     answer_->prepare_payload();

@@ -65,8 +65,9 @@ struct Response {
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
 
-  // Replaces header `name` (case-insensitive).
+  // Adds header `name` (Set-Cookie may be sent more than once).
   void set_header(absl::string_view name, absl::string_view value);
+  // The body, and its Content-Type (replacing any set before).
   void set_content(std::string content, absl::string_view content_type);
 };
 
