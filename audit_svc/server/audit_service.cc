@@ -12,6 +12,9 @@ grpc::Status AuditService::Tail(grpc::ServerContext* context, const v1::TailRequ
                                 grpc::ServerWriter<v1::TailResponse>* writer) {
   auto caller = rpc_.Caller(*context, {common::server::Role::kAdmin});
   if (!caller.ok()) return ToGrpcStatus(caller.status());
+  // A long-poll (until the caller leaves): bounded per principal (issue 34).
+  auto slot = long_polls_.Acquire(caller->name, "AuditLog.Tail");
+  if (!slot.ok()) return ToGrpcStatus(slot.status());
   absl::Status valid = core::AuditLog::ValidateFilter(request->filter());
   if (!valid.ok()) return ToGrpcStatus(valid);
   if (request->include_checkpoints() && checkpointer_ == nullptr) {

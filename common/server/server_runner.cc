@@ -2,6 +2,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <utility>
 
@@ -12,6 +13,7 @@
 #include "common/server/rpc_metrics.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/resource_quota.h"
 
 namespace sharedos::common::server {
 namespace {
@@ -63,6 +65,10 @@ absl::StatusOr<std::unique_ptr<ServerRunner>> ServerRunner::Start(
   // Keep up to this many idle threads polling for calls: with gRPC's default (2), a burst of
   // concurrent calls makes the sync server create a thread per call beyond it and end it after.
   builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, kMaxPollers);
+  // Threads are bounded (issue 34): past the quota a call is refused, never given a new thread.
+  grpc::ResourceQuota quota("sharedos-server");
+  quota.SetMaxThreads(std::max(options.max_threads, kMaxPollers + 1));
+  builder.SetResourceQuota(quota);
   int bound_port = 0;
   if (options.listen) {
     builder.AddListeningPort(absl::StrCat(HostForUri(options.host), ":", options.port),

@@ -43,6 +43,10 @@ struct ServerOptions {
   std::vector<DependencyCheck> dependencies;
   // How often `dependencies` are probed (--health_interval).
   absl::Duration health_interval = absl::Seconds(2);
+  // Threads the server may run calls on (a grpc::ResourceQuota; --grpc_max_threads): a call
+  // that finds none is RESOURCE_EXHAUSTED at once instead of a new thread. Long-polls are
+  // bounded below it (long_poll_limiter.h), so unary calls always find one.
+  int max_threads = 256;
 };
 
 // Starts a gRPC server with the given services plus the standard health service (every

@@ -11,6 +11,10 @@ grpc::Status EnvelopeService::WatchTurn(grpc::ServerContext* context,
                                         grpc::ServerWriter<v1::WatchTurnResponse>* writer) {
   absl::StatusOr<Principal> caller = rpc_.Caller(*context, {common::server::Role::kHost});
   if (!caller.ok()) return common::ToGrpcStatus(caller.status());
+  // A long-poll (up to the turn's deadline): bounded per principal (issue 34).
+  absl::StatusOr<common::server::LongPollLimiter::Slot> slot =
+      long_polls_.Acquire(caller->name, "Envelope.WatchTurn");
+  if (!slot.ok()) return common::ToGrpcStatus(slot.status());
   if (forwarder_ != nullptr) {
     switch (forwarder_->RouteOf(request->turn_id(), TurnForwarder::Forwarded(*context))) {
       case TurnForwarder::Route::kLocal:

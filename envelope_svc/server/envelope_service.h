@@ -8,6 +8,7 @@
 #define SHAREDOS_ENVELOPE_SVC_SERVER_ENVELOPE_SERVICE_H_
 
 #include "common/server/auth.h"
+#include "common/server/long_poll_limiter.h"
 #include "common/server/rpc_adapter.h"
 #include "envelope_svc/core/turn_engine.h"
 #include "envelope_svc/server/turn_forwarder.h"
@@ -50,6 +51,8 @@ class EnvelopeService final : public common::server::CoreAdapter<v1::Envelope, c
 
  private:
   const TurnForwarder* const forwarder_;
+  // WatchTurn's long-polls, bounded per principal and in total.
+  common::server::LongPollLimiter long_polls_;
 };
 
 }  // namespace sharedos::envelope::server
