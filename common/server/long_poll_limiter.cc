@@ -6,6 +6,24 @@
 
 namespace sharedos::common::server {
 
+namespace {
+
+absl::Mutex defaults_mu(absl::kConstInit);
+LongPollLimiter::Options* defaults ABSL_GUARDED_BY(defaults_mu) = nullptr;
+
+}  // namespace
+
+void LongPollLimiter::SetDefaults(Options options) {
+  absl::MutexLock lock(&defaults_mu);
+  if (defaults == nullptr) defaults = new Options();
+  *defaults = options;
+}
+
+LongPollLimiter::Options LongPollLimiter::Defaults() {
+  absl::MutexLock lock(&defaults_mu);
+  return defaults == nullptr ? Options() : *defaults;
+}
+
 LongPollLimiter::Slot::~Slot() {
   if (limiter_ != nullptr) limiter_->Release(principal_);
 }

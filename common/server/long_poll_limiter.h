@@ -45,7 +45,13 @@ class LongPollLimiter {
   };
 
   explicit LongPollLimiter(Options options) : options_(options) {}
-  LongPollLimiter() : LongPollLimiter(Options()) {}
+  // With the process's defaults (SetDefaults; Options() until then).
+  LongPollLimiter() : LongPollLimiter(Defaults()) {}
+
+  // The options a default-constructed limiter takes: set once by a main from its flags
+  // (capacity_flags.h), before the services are built.
+  static void SetDefaults(Options options);
+  static Options Defaults();
 
   // A slot for one long-poll of `principal` (a credential's name) in `method`.
   // Errors: RESOURCE_EXHAUSTED naming the quota reached and the flag that raises it

@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <utility>
 
@@ -23,6 +24,8 @@ namespace {
 // server CPU per call; 4 keeps most of the gain at no measurable cost to one caller.
 constexpr int kMaxPollers = 4;
 
+std::atomic<int> default_max_threads{256};
+
 std::string HostForUri(const std::string& host) {
   if (host.find(':') != std::string::npos && host.front() != '[') {
     return absl::StrCat("[", host, "]");
@@ -35,6 +38,8 @@ std::string HostForUri(const std::string& host) {
 void ConfigureServiceProcess() {
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
 }
+
+void SetDefaultMaxThreads(int max_threads) { default_max_threads.store(max_threads); }
 
 absl::StatusOr<std::unique_ptr<ServerRunner>> ServerRunner::Start(
     const ServerOptions& options, const std::vector<grpc::Service*>& services) {
@@ -67,7 +72,8 @@ absl::StatusOr<std::unique_ptr<ServerRunner>> ServerRunner::Start(
   builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, kMaxPollers);
   // Threads are bounded (issue 34): past the quota a call is refused, never given a new thread.
   grpc::ResourceQuota quota("sharedos-server");
-  quota.SetMaxThreads(std::max(options.max_threads, kMaxPollers + 1));
+  quota.SetMaxThreads(std::max(
+      options.max_threads > 0 ? options.max_threads : default_max_threads.load(), kMaxPollers + 1));
   builder.SetResourceQuota(quota);
   int bound_port = 0;
   if (options.listen) {

@@ -171,6 +171,8 @@ absl::Status EnvelopeServer::AttachProviders(const EnvelopeServerOptions& option
   if (!options.files_root.empty()) {
     files::FilesProvider::Options files_options;
     files_options.root = options.files_root;
+    files_options.max_owner_bytes = options.files_max_owner_bytes;
+    files_options.max_owner_files = options.files_max_owner_files;
     for (const auto& tool : registry_->tools()) {
       if (tool->provider_binding().has_files()) files_options.tools.push_back(tool->definition());
     }
