@@ -129,6 +129,11 @@ std::vector<double> RunQuiet(ev1::Envelope::Stub& envelope, const std::vector<st
   std::mutex mu;
   std::vector<double> micros;
   std::atomic<int64_t> errors{0};
+  std::string first_error;
+  auto error = [&](const std::string& what) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (errors++ == 0) first_error = what;
+  };
   const absl::Time end = absl::Now() + length;
   std::vector<std::thread> threads;
   for (int tenant = 0; tenant < kHostile; ++tenant) {
@@ -137,10 +142,11 @@ std::vector<double> RunQuiet(ev1::Envelope::Stub& envelope, const std::vector<st
       for (int turn_number = 0; absl::Now() < end; ++turn_number) {
         const std::string execution = absl::StrCat(phase, "-t", tenant, "-", turn_number);
         ev1::OpenTurnResponse opened;
-        if (!envelope.OpenTurn(As(tokens[tenant]).get(), TurnRequest(tenant, execution), &opened)
-                 .ok() ||
-            opened.has_result()) {
-          ++errors;
+        grpc::Status opened_status =
+            envelope.OpenTurn(As(tokens[tenant]).get(), TurnRequest(tenant, execution), &opened);
+        if (!opened_status.ok() || opened.has_result()) {
+          error(absl::StrCat("OpenTurn ", opened_status.error_code(), " ",
+                             opened_status.error_message(), opened.result().error().code()));
           continue;
         }
         for (int i = 0; i < 20 && absl::Now() < end; ++i) {
@@ -154,7 +160,8 @@ std::vector<double> RunQuiet(ev1::Envelope::Stub& envelope, const std::vector<st
           const double us =
               std::chrono::duration<double, std::micro>(Clock::now() - start).count();
           if (!status.ok() || invoked.result().status() != pb::TOOL_RESULT_STATUS_SUCCEEDED) {
-            ++errors;
+            error(absl::StrCat("InvokeTool ", status.error_code(), " ", status.error_message(),
+                               invoked.result().error().code()));
             continue;
           }
           std::lock_guard<std::mutex> lock(mu);
@@ -169,8 +176,10 @@ std::vector<double> RunQuiet(ev1::Envelope::Stub& envelope, const std::vector<st
     });
   }
   for (std::thread& thread : threads) thread.join();
-  if (errors > 0) std::printf("  (%s: %lld quiet calls failed)\n", phase.c_str(),
-                              static_cast<long long>(errors.load()));
+  if (errors > 0) {
+    std::printf("  (%s: %lld quiet calls failed; the first: %s)\n", phase.c_str(),
+                static_cast<long long>(errors.load()), first_error.c_str());
+  }
   return micros;
 }
 
