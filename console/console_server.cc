@@ -221,7 +221,8 @@ void ConsoleServer::Route() {
   http_->Route("GET", "/record", [this](Req request, Res response) { Record(request, response); });
   http_->Route("GET", "/turn", [this](Req request, Res response) { Turn(request, response); });
   http_->SetFallback([](Req, Res response) {
-    Refuse(response, nullptr, 404, "Not here", "The console has no page for this request (HTTP 404).");
+    Refuse(response, nullptr, 404, "Not here",
+           "The console has no page for this request (HTTP 404).");
   });
 }
 
@@ -262,7 +263,8 @@ void ConsoleServer::RpcError(const Session& session, const grpc::Status& status,
 }
 
 std::optional<std::map<std::string, std::string>> ConsoleServer::CheckedForm(
-    const common::http::Request& request, const Session& session, common::http::Response& response) {
+    const common::http::Request& request, const Session& session,
+    common::http::Response& response) {
   if (CrossSite(request)) {
     Refuse(response, &session, 403, "Refused", "origin: a cross-site request is refused");
     return std::nullopt;
@@ -280,7 +282,8 @@ std::optional<std::map<std::string, std::string>> ConsoleServer::CheckedForm(
   return *std::move(form);
 }
 
-void ConsoleServer::SignInForm(common::http::Response& response, int status, absl::string_view error) {
+void ConsoleServer::SignInForm(common::http::Response& response, int status,
+                               absl::string_view error) {
   absl::StatusOr<std::string> token = NewToken();
   if (!token.ok()) {
     Refuse(response, nullptr, 503, "Unavailable", "no randomness for a sign-in token");
@@ -316,7 +319,8 @@ void ConsoleServer::SignIn(const common::http::Request& request, common::http::R
   response.set_header("Set-Cookie", SetCookie(kSignInCookie, "", absl::ZeroDuration(), secure()));
 }
 
-void ConsoleServer::SignOut(const common::http::Request& request, common::http::Response& response) {
+void ConsoleServer::SignOut(const common::http::Request& request,
+                            common::http::Response& response) {
   std::optional<Session> session = SessionOf(request);
   if (!session.has_value()) return Redirect(response, "/signin");
   if (!CheckedForm(request, *session, response).has_value()) return;

@@ -108,9 +108,9 @@ class ConsoleServer {
   // refusals with outcome=denied).
   void Turn(const common::http::Request& request, common::http::Response& response);
   // The session's form (CSRF-checked) or a refusal already written to `response`.
-  std::optional<std::map<std::string, std::string>> CheckedForm(const common::http::Request& request,
-                                                                const Session& session,
-                                                                common::http::Response& response);
+  std::optional<std::map<std::string, std::string>> CheckedForm(
+      const common::http::Request& request, const Session& session,
+      common::http::Response& response);
   // A gRPC refusal as a page: 400/401/403/404/409/503 with the service's message.
   void RpcError(const Session& session, const grpc::Status& status, absl::string_view call,
                 common::http::Response& response);

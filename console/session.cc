@@ -44,8 +44,9 @@ absl::StatusOr<Session> SessionStore::Create(std::string secret,
   for (auto it = sessions_.begin(); it != sessions_.end(); ++it) {
     if (it->second.principal.name == session.principal.name) own.push_back(it);
   }
-  std::sort(own.begin(), own.end(),
-            [](const auto& a, const auto& b) { return a->second.expires_at < b->second.expires_at; });
+  std::sort(own.begin(), own.end(), [](const auto& a, const auto& b) {
+    return a->second.expires_at < b->second.expires_at;
+  });
   for (size_t i = 0; max_per_principal_ > 0 && own.size() - i >= max_per_principal_; ++i) {
     sessions_.erase(own[i]);
   }

@@ -1,8 +1,8 @@
 #include "console/session.h"
 
 #include <set>
-#include <vector>
 #include <string>
+#include <vector>
 
 #include "common/time/clock.h"
 #include "gmock/gmock.h"

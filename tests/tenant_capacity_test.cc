@@ -106,9 +106,12 @@ class TenantCapacityTest : public ::testing::Test {
     data_dir_ = new std::string(options.data_dir);
     options.demo = true;
     options.mcp = true;
-    options.args = {"--max_open_turns_per_host=5",     "--max_long_polls_per_principal=2",
-                    "--files_max_owner_bytes=65536",   "--mcp_read_timeout=2s",
-                    "--mcp_max_connections_per_address=200", "--max_tool_result_bytes=1048576",
+    options.args = {"--max_open_turns_per_host=5",
+                    "--max_long_polls_per_principal=2",
+                    "--files_max_owner_bytes=65536",
+                    "--mcp_read_timeout=2s",
+                    "--mcp_max_connections_per_address=200",
+                    "--max_tool_result_bytes=1048576",
                     "--console_port=0"};
     auto started = SharedosdDeployment::Start(std::move(options));
     ASSERT_TRUE(started.ok()) << started.status();
@@ -136,10 +139,10 @@ class TenantCapacityTest : public ::testing::Test {
 
   // A running demo turn opened by `token`; its id.
   std::string OpenRunning(const std::string& token, const std::string& execution_id,
-                          int max_tool_calls = 0,
-                          ev1::Runtime runtime = ev1::RUNTIME_DRIVER,
+                          int max_tool_calls = 0, ev1::Runtime runtime = ev1::RUNTIME_DRIVER,
                           ev1::OpenTurnResponse* opened_out = nullptr) {
-    ev1::OpenTurnRequest request = demo::TurnRequest(execution_id, "trace-" + execution_id, runtime);
+    ev1::OpenTurnRequest request =
+        demo::TurnRequest(execution_id, "trace-" + execution_id, runtime);
     request.mutable_execution_request()->add_tools("files.grep");
     if (max_tool_calls > 0) {
       request.mutable_execution_request()->mutable_options()->set_max_tool_calls(max_tool_calls);
@@ -198,10 +201,10 @@ class TenantCapacityTest : public ::testing::Test {
     grantstore::v1::IssueCredentialResponse issued;
     grpc::Status status = grants->IssueCredential(
         As(sharedosd_->admin_token()).get(),
-        Parse<grantstore::v1::IssueCredentialRequest>(absl::StrCat(
-            "credential_id: '", id, "' principal { service_id: '", id,
-            "' } role: CREDENTIAL_ROLE_HOST scope { namespaces: 'world-demo' owners: "
-            "'human:user-alice' }")),
+        Parse<grantstore::v1::IssueCredentialRequest>(
+            absl::StrCat("credential_id: '", id, "' principal { service_id: '", id,
+                         "' } role: CREDENTIAL_ROLE_HOST scope { namespaces: 'world-demo' owners: "
+                         "'human:user-alice' }")),
         &issued);
     EXPECT_TRUE(status.ok()) << status.error_message();
     return issued.secret();
@@ -243,8 +246,8 @@ TEST_F(TenantCapacityTest, AHostAtItsOpenTurnQuotaIsRefusedNamingItAndOthersKeep
   std::vector<std::string> held;
   for (int i = 0; i < 5; ++i) held.push_back(OpenRunning(bob, absl::StrCat("bob-", i)));
   ev1::OpenTurnResponse refused;
-  grpc::Status status = Envelope()->OpenTurn(
-      As(bob).get(), demo::TurnRequest("bob-5", "trace-bob-5"), &refused);
+  grpc::Status status =
+      Envelope()->OpenTurn(As(bob).get(), demo::TurnRequest("bob-5", "trace-bob-5"), &refused);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
   EXPECT_THAT(status.error_message(), HasSubstr("host credential \"host-bob\": 5 of 5"));
   EXPECT_THAT(status.error_message(), HasSubstr("--max_open_turns_per_host raises it"));
@@ -328,9 +331,9 @@ TEST_F(TenantCapacityTest, AnAmplifiedGrepIsRefusedBeforeItIsBuilt) {
     fclose(file);
   }
   const std::string turn = OpenRunning(host, "grep");
-  pb::ToolResult result =
-      Call(host, turn, "grep", "files.grep",
-           R"({"path": "Workspace", "pattern": "match", "contextBefore": 100, "contextAfter": 100})");
+  pb::ToolResult result = Call(
+      host, turn, "grep", "files.grep",
+      R"({"path": "Workspace", "pattern": "match", "contextBefore": 100, "contextAfter": 100})");
   EXPECT_EQ(result.status(), pb::TOOL_RESULT_STATUS_FAILED) << result.DebugString();
   EXPECT_EQ(result.error().code(), "tool_execution_failed");
   EXPECT_EQ(result.error().details().fields().at("cause").string_value(), "result_too_large");
@@ -364,8 +367,7 @@ TEST_F(TenantCapacityTest, SlowClientsOnTheMcpDoorDoNotStallAHarness) {
     ASSERT_TRUE(slow.back()->connected());
     ASSERT_TRUE(slow.back()->Send("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthoriz"));
   }
-  const std::string body =
-      R"({"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}})";
+  const std::string body = R"({"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}})";
   const absl::Time start = absl::Now();
   RawConnection harness(port);
   ASSERT_TRUE(harness.Send(absl::StrCat(
@@ -423,10 +425,9 @@ TEST_F(TenantCapacityTest, AnOwnersFilesAreBoundedByItsQuota) {
   std::string last_code;
   int created = 0;
   for (int i = 0; i < 10 && last_code.empty(); ++i) {
-    pb::ToolResult result =
-        Call(host, turn, "quota", "files.create",
-             absl::StrCat(R"({"path": "Scratch/fill-)", i, R"(.txt", "content": ")", content,
-                          R"("})"));
+    pb::ToolResult result = Call(
+        host, turn, "quota", "files.create",
+        absl::StrCat(R"({"path": "Scratch/fill-)", i, R"(.txt", "content": ")", content, R"("})"));
     if (result.status() == pb::TOOL_RESULT_STATUS_SUCCEEDED) {
       ++created;
     } else {
@@ -451,8 +452,7 @@ TEST_F(TenantCapacityTest, ConsoleSessionsAreBoundedPerPrincipal) {
     const size_t at = page.find("sos_signin=");
     ASSERT_NE(at, std::string::npos) << page;
     const std::string signin = page.substr(at + 11, page.find(';', at) - at - 11);
-    const std::string body =
-        absl::StrCat("signin=", signin, "&secret=", sharedosd_->admin_token());
+    const std::string body = absl::StrCat("signin=", signin, "&secret=", sharedosd_->admin_token());
     RawConnection post(port);
     ASSERT_TRUE(post.Send(absl::StrCat(
         "POST /signin HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nCookie: sos_signin=",
@@ -461,13 +461,15 @@ TEST_F(TenantCapacityTest, ConsoleSessionsAreBoundedPerPrincipal) {
     const std::string answer = post.Receive(absl::Seconds(5));
     const size_t session_at = answer.find("sos_session=");
     ASSERT_NE(session_at, std::string::npos) << answer;
-    sessions.push_back(answer.substr(session_at + 12, answer.find(';', session_at) - session_at - 12));
+    sessions.push_back(
+        answer.substr(session_at + 12, answer.find(';', session_at) - session_at - 12));
   }
   auto signed_in = [&](const std::string& session) {
     RawConnection get(port);
-    EXPECT_TRUE(get.Send(absl::StrCat("GET /queue HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: "
-                                      "close\r\nCookie: sos_session=",
-                                      session, "\r\n\r\n")));
+    EXPECT_TRUE(
+        get.Send(absl::StrCat("GET /queue HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: "
+                              "close\r\nCookie: sos_session=",
+                              session, "\r\n\r\n")));
     return absl::StartsWith(get.Receive(absl::Seconds(5)), "HTTP/1.1 200");
   };
   // The default share is 4: the first four sessions have ended, the last four live.

@@ -233,11 +233,9 @@ absl::StatusOr<std::unique_ptr<SqliteAuditStore>> SqliteAuditStore::Open(
   ASSIGN_OR_RETURN(std::unique_ptr<Database> reader, Database::Open(path, options));
   ASSIGN_OR_RETURN(std::unique_ptr<Database> verifier, Database::Open(path, options));
   ASSIGN_OR_RETURN(std::unique_ptr<Database> checkpointer, Database::Open(path, options));
-  return std::unique_ptr<SqliteAuditStore>(
-      new SqliteAuditStore(std::move(writer), std::move(reader), std::move(verifier),
-                           std::move(checkpointer),
-                           head_sequence, store_options.durability,
-                           store_options.background_indexing));
+  return std::unique_ptr<SqliteAuditStore>(new SqliteAuditStore(
+      std::move(writer), std::move(reader), std::move(verifier), std::move(checkpointer),
+      head_sequence, store_options.durability, store_options.background_indexing));
 }
 
 SqliteAuditStore::SqliteAuditStore(std::unique_ptr<Database> writer,
@@ -245,9 +243,12 @@ SqliteAuditStore::SqliteAuditStore(std::unique_ptr<Database> writer,
                                    std::unique_ptr<Database> verifier,
                                    std::unique_ptr<Database> checkpointer, int64_t head_sequence,
                                    Durability durability, bool background_indexing)
-    : durability_(durability), writer_(std::move(writer)), reader_(std::move(reader)),
+    : durability_(durability),
+      writer_(std::move(writer)),
+      reader_(std::move(reader)),
       verifier_(std::move(verifier)),
-      checkpointer_(std::move(checkpointer)), committed_through_(head_sequence),
+      checkpointer_(std::move(checkpointer)),
+      committed_through_(head_sequence),
       indexed_through_(head_sequence) {
   checkpoint_thread_ = std::thread([this] { CheckpointLoop(); });
   if (background_indexing) index_thread_ = std::thread([this] { IndexLoop(); });

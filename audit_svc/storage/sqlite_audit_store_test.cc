@@ -2,10 +2,10 @@
 
 #include <sys/stat.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <fstream>
 #include <memory>
-#include <atomic>
 #include <string>
 #include <thread>
 #include <utility>

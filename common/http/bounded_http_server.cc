@@ -244,8 +244,8 @@ class BoundedHttpServer::Connection
       if (server_.fallback_) return ReadBody();
       std::string allowed;
       for (const auto& [key, unused] : server_.routes_) {
-        if (key.second == request_.path) absl::StrAppend(&allowed, allowed.empty() ? "" : ", ",
-                                                          key.first);
+        if (key.second == request_.path)
+          absl::StrAppend(&allowed, allowed.empty() ? "" : ", ", key.first);
       }
       Response response;
       response.status = allowed.empty() ? 404 : 405;

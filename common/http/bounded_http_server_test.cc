@@ -148,16 +148,17 @@ TEST_F(BoundedHttpServerTest, HeadersAndBodiesAreBounded) {
   options.max_body_bytes = 100;
   Serve(options);
   RawClient big_header(server_->port());
-  ASSERT_TRUE(big_header.Send(Post("/echo", "x", absl::StrCat("X-Big: ", std::string(4000, 'a'),
-                                                               "\r\n"))));
+  ASSERT_TRUE(
+      big_header.Send(Post("/echo", "x", absl::StrCat("X-Big: ", std::string(4000, 'a'), "\r\n"))));
   EXPECT_THAT(big_header.Receive(), StartsWith("HTTP/1.1 431"));
   RawClient big_body(server_->port());
   ASSERT_TRUE(big_body.Send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 101\r\n\r\n"));
   EXPECT_THAT(big_body.Receive(), StartsWith("HTTP/1.1 413"));
   RawClient chunked(server_->port());
-  ASSERT_TRUE(chunked.Send(absl::StrCat("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: "
-                                        "chunked\r\n\r\n80\r\n",
-                                        std::string(128, 'c'), "\r\n0\r\n\r\n")));
+  ASSERT_TRUE(
+      chunked.Send(absl::StrCat("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: "
+                                "chunked\r\n\r\n80\r\n",
+                                std::string(128, 'c'), "\r\n0\r\n\r\n")));
   EXPECT_THAT(chunked.Receive(), StartsWith("HTTP/1.1 413"));
 }
 

@@ -35,8 +35,8 @@ absl::Status ApplyCapacityFlags() {
                      (threads - 16) / 3));
   }
   SetDefaultMaxThreads(threads);
-  LongPollLimiter::SetDefaults(LongPollLimiter::Options{static_cast<size_t>(per_principal),
-                                                        static_cast<size_t>(total)});
+  LongPollLimiter::SetDefaults(
+      LongPollLimiter::Options{static_cast<size_t>(per_principal), static_cast<size_t>(total)});
   return absl::OkStatus();
 }
 

@@ -29,7 +29,8 @@ class LongPollLimiter {
   // A held long-poll; releases it when destroyed. Movable.
   class Slot {
    public:
-    Slot(Slot&& other) noexcept : limiter_(other.limiter_), principal_(std::move(other.principal_)) {
+    Slot(Slot&& other) noexcept
+        : limiter_(other.limiter_), principal_(std::move(other.principal_)) {
       other.limiter_ = nullptr;
     }
     Slot& operator=(Slot&&) = delete;

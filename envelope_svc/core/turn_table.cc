@@ -49,17 +49,17 @@ absl::Status TurnTable::Reserve(const Turn& turn) {
   }
   if (auto open = open_by_host_.find(turn.host);
       open != open_by_host_.end() && open->second >= options_.max_open_turns_per_host) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "open turns of host credential \"", turn.host, "\": ", open->second, " of ",
-        options_.max_open_turns_per_host,
-        " (quota max_open_turns_per_host; --max_open_turns_per_host raises it)"));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("open turns of host credential \"", turn.host, "\": ", open->second, " of ",
+                     options_.max_open_turns_per_host,
+                     " (quota max_open_turns_per_host; --max_open_turns_per_host raises it)"));
   }
   // Ended turns give way to open ones; only open turns can fill the table.
   while (by_execution_.size() >= options_.max_turns) {
     if (!EvictOneLocked()) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "open turns held by this envelope: ", by_execution_.size(), " of ", options_.max_turns,
-          " (quota max_turns; --max_turns raises it)"));
+      return absl::ResourceExhaustedError(
+          absl::StrCat("open turns held by this envelope: ", by_execution_.size(), " of ",
+                       options_.max_turns, " (quota max_turns; --max_turns raises it)"));
     }
   }
   if (!by_execution_.emplace(ExecutionKey(turn.request), turn.id).second) {

@@ -459,8 +459,7 @@ bool McpServer::CheckHeaders(const common::http::Request& request,
   return false;
 }
 
-void McpServer::HandlePost(const common::http::Request& request,
-                           common::http::Response& response) {
+void McpServer::HandlePost(const common::http::Request& request, common::http::Response& response) {
   Exchange exchange(request, response);
   if (!CheckOrigin(exchange) || !Authenticate(exchange) || !ReadNaming(exchange) ||
       !NegotiateMedia(exchange) || !ParseMessage(exchange) || !ResolveEra(exchange)) {

@@ -73,8 +73,7 @@ class TurnTools {
   // checked on the answer.
   absl::StatusOr<protocol::v1::ToolResult> Invoke(
       const protocol::v1::ToolCall& call, const protocol::v1::CapabilityRequirement& requirement,
-      const v1::ProviderContext& context, absl::Time deadline,
-      uint64_t max_result_bytes = 0) const;
+      const v1::ProviderContext& context, absl::Time deadline, uint64_t max_result_bytes = 0) const;
 
  private:
   struct HostEntry {

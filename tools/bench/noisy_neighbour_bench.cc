@@ -99,8 +99,7 @@ ev1::OpenTurnRequest TurnRequest(int tenant, const std::string& execution_id,
 }
 
 ev1::InvokeToolRequest Invoke(const std::string& turn_id, const std::string& execution_id,
-                              const std::string& tool, const std::string& arguments,
-                              int64_t call) {
+                              const std::string& tool, const std::string& arguments, int64_t call) {
   ev1::InvokeToolRequest invoke;
   invoke.set_turn_id(turn_id);
   pb::ToolCall* c = invoke.mutable_call();
@@ -152,13 +151,12 @@ std::vector<double> RunQuiet(ev1::Envelope::Stub& envelope, const std::vector<st
         for (int i = 0; i < 20 && absl::Now() < end; ++i) {
           ev1::InvokeToolResponse invoked;
           const auto start = Clock::now();
-          grpc::Status status = envelope.InvokeTool(
-              As(tokens[tenant]).get(),
-              Invoke(opened.turn_id(), execution, "files.read",
-                     R"({"path": "Workspace/notes.txt"})", ++call),
-              &invoked);
-          const double us =
-              std::chrono::duration<double, std::micro>(Clock::now() - start).count();
+          grpc::Status status =
+              envelope.InvokeTool(As(tokens[tenant]).get(),
+                                  Invoke(opened.turn_id(), execution, "files.read",
+                                         R"({"path": "Workspace/notes.txt"})", ++call),
+                                  &invoked);
+          const double us = std::chrono::duration<double, std::micro>(Clock::now() - start).count();
           if (!status.ok() || invoked.result().status() != pb::TOOL_RESULT_STATUS_SUCCEEDED) {
             error(absl::StrCat("InvokeTool ", status.error_code(), " ", status.error_message(),
                                invoked.result().error().code()));
@@ -223,8 +221,8 @@ int main(int argc, char** argv) {
   options.registry =
       sharedos::testing::RunfilePath("envelope_svc/config/standard_tools.textproto", argv[0]);
   options.argv0 = argv[0];
-  options.args = {absl::StrCat("--max_open_turns_per_host=",
-                               absl::GetFlag(FLAGS_max_open_turns_per_host))};
+  options.args = {
+      absl::StrCat("--max_open_turns_per_host=", absl::GetFlag(FLAGS_max_open_turns_per_host))};
   auto sharedosd = SharedosdDeployment::Start(std::move(options));
   if (!sharedosd.ok()) return Fail(std::string(sharedosd.status().message()));
   auto channel = grpc::CreateChannel((*sharedosd)->address(), grpc::InsecureChannelCredentials());
@@ -283,8 +281,8 @@ int main(int argc, char** argv) {
   (void)envelope->OpenTurn(As(hostile).get(), budget_request, &budget_turn);
   (void)envelope->OpenTurn(As(hostile).get(), TurnRequest(kHostile, "h-grep"), &grep_turn);
   (void)envelope->OpenTurn(As(hostile).get(), TurnRequest(kHostile, "h-watch"), &watch_turn);
-  (void)envelope->OpenTurn(As(hostile).get(),
-                           TurnRequest(kHostile, "h-mcp", ev1::RUNTIME_MCP), &mcp_turn);
+  (void)envelope->OpenTurn(As(hostile).get(), TurnRequest(kHostile, "h-mcp", ev1::RUNTIME_MCP),
+                           &mcp_turn);
   attackers.emplace_back([&] {  // open
     for (int64_t i = 0; !stop; ++i) {
       ev1::OpenTurnRequest request = TurnRequest(kHostile, absl::StrCat("h-open-", i));
@@ -305,11 +303,11 @@ int main(int argc, char** argv) {
   attackers.emplace_back([&] {  // refusals
     for (int64_t i = 0; !stop; ++i) {
       ev1::InvokeToolResponse invoked;
-      grpc::Status status = envelope->InvokeTool(
-          As(hostile).get(),
-          Invoke(budget_turn.turn_id(), "h-budget", "files.read",
-                 R"({"path": "Workspace/notes.txt"})", i),
-          &invoked);
+      grpc::Status status =
+          envelope->InvokeTool(As(hostile).get(),
+                               Invoke(budget_turn.turn_id(), "h-budget", "files.read",
+                                      R"({"path": "Workspace/notes.txt"})", i),
+                               &invoked);
       if (!status.ok()) {
         answers.Count(absl::StrCat("InvokeTool ", status.error_code()), status.error_message());
       } else {
@@ -401,8 +399,7 @@ int main(int argc, char** argv) {
   std::printf("quiet tenants' InvokeTool (files.read, mediated), ms:\n");
   std::printf("  %-22s %8s %8s %8s\n", "", "calls", "p50", "p99");
   std::printf("  %-22s %8zu %8.2f %8.2f\n", "alone", alone.size(), a50, a99);
-  std::printf("  %-22s %8zu %8.2f %8.2f\n", "with the hostile one", hostile_phase.size(), h50,
-              h99);
+  std::printf("  %-22s %8zu %8.2f %8.2f\n", "with the hostile one", hostile_phase.size(), h50, h99);
   std::printf("  ratio (hostile / alone)         %8.2f %8.2f   (target at p99: <= 1.5)\n",
               a50 > 0 ? h50 / a50 : 0, a99 > 0 ? h99 / a99 : 0);
   std::printf("sharedosd peak RSS: %lld KB\n", static_cast<long long>(peak_kb));

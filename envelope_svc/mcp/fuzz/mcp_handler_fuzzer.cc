@@ -7,7 +7,6 @@
 // Properties: nothing crashes; every answer is an HTTP status the handler documents; a JSON answer
 // parses; no answer echoes the token.
 
-
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -137,7 +136,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const size_t colon = line.find(':');
     if (colon == absl::string_view::npos) continue;
     request.headers.emplace_back(absl::AsciiStrToLower(line.substr(0, colon)),
-                            std::string(absl::StripAsciiWhitespace(line.substr(colon + 1))));
+                                 std::string(absl::StripAsciiWhitespace(line.substr(colon + 1))));
   }
   if (data[0] & 1) request.headers.emplace_back("authorization", "Bearer " + world.token);
   if (data[0] & 2) request.headers.emplace_back("content-type", "application/json");

@@ -524,14 +524,15 @@ absl::StatusOr<TreeCount> CountTree(const Location& target, const Segments& segm
                                     WalkBudget& budget) {
   TreeCount count;
   if (!target.exists) return count;
-  RETURN_IF_ERROR(WalkTarget(target, segments, budget,
-                             [&](const Segments&, const DirEntry& entry, int) -> absl::StatusOr<bool> {
-                               if (entry.type == EntryType::kFile) {
-                                 count.bytes += entry.size;
-                                 ++count.files;
-                               }
-                               return true;
-                             }));
+  RETURN_IF_ERROR(
+      WalkTarget(target, segments, budget,
+                 [&](const Segments&, const DirEntry& entry, int) -> absl::StatusOr<bool> {
+                   if (entry.type == EntryType::kFile) {
+                     count.bytes += entry.size;
+                     ++count.files;
+                   }
+                   return true;
+                 }));
   return count;
 }
 

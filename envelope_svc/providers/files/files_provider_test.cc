@@ -736,11 +736,9 @@ TEST_F(FilesProviderTest, OwnerQuotasBoundBytesAndFiles) {
   options.max_owner_files = 3;
   MakeProvider(options);
   Put("a.txt", std::string(600, 'a'));
-  EXPECT_EQ(Code(Run("create", {"b.txt"}, {{"content", std::string(500, 'b')}})),
-            "quota_exceeded");
+  EXPECT_EQ(Code(Run("create", {"b.txt"}, {{"content", std::string(500, 'b')}})), "quota_exceeded");
   EXPECT_EQ(Code(Run("read", {"b.txt"})), "not_found");
-  EXPECT_EQ(Code(Run("append", {"a.txt"}, {{"content", std::string(500, 'a')}})),
-            "quota_exceeded");
+  EXPECT_EQ(Code(Run("append", {"a.txt"}, {{"content", std::string(500, 'a')}})), "quota_exceeded");
   Put("b.txt", "b");
   Put("c.txt", "c");
   EXPECT_EQ(Code(Run("create", {"d.txt"}, {{"content", "d"}})), "quota_exceeded");
