@@ -167,9 +167,14 @@ std::vector<double> RunQuiet(ev1::Envelope::Stub& envelope, const std::vector<st
         }
         ev1::FinishTurnRequest finish;
         finish.set_turn_id(opened.turn_id());
-        finish.mutable_complete();
+        finish.mutable_complete()->mutable_output()->set_string_value("done");
         ev1::FinishTurnResponse finished;
-        (void)envelope.FinishTurn(As(tokens[tenant]).get(), finish, &finished);
+        grpc::Status finished_status =
+            envelope.FinishTurn(As(tokens[tenant]).get(), finish, &finished);
+        if (!finished_status.ok()) {
+          error(absl::StrCat("FinishTurn ", finished_status.error_code(), " ",
+                             finished_status.error_message()));
+        }
       }
     });
   }

@@ -627,17 +627,23 @@ absl::StatusOr<Json> FilesProvider::Grep(Call& call) {
     std::vector<absl::string_view> lines = absl::StrSplit(*content, '\n');
     if (!lines.empty() && lines.back().empty()) lines.pop_back();
     const std::string joined_path = JoinPath(path);
+    // This file's matches and what they would emit, counted before any of them is built: an
+    // answer past the cap is refused without building it.
+    std::vector<size_t> matched;
     for (size_t i = 0; i < lines.size(); ++i) {
       if (!RE2::PartialMatch(re2::StringPiece(lines[i].data(), lines[i].size()), re)) continue;
-      if (matches.size() == options_.max_grep_matches) {
+      if (matches.size() + matched.size() == options_.max_grep_matches) {
         truncated = true;
-        return false;
+        break;
       }
       const size_t first = i >= static_cast<size_t>(before) ? i - before : 0;
       const size_t last = std::min(lines.size() - 1, i + static_cast<size_t>(after));
       emitted += joined_path.size() + 2 * kPerStringOverhead;
       for (size_t j = first; j <= last; ++j) emitted += lines[j].size() + kPerStringOverhead;
       if (call.max_result_bytes > 0 && emitted > call.max_result_bytes) return ResultTooLarge();
+      matched.push_back(i);
+    }
+    for (const size_t i : matched) {
       Json match = {{"path", joined_path}, {"line", i + 1}, {"text", lines[i]}};
       if (before > 0) {
         Json context = Json::array();
@@ -655,7 +661,7 @@ absl::StatusOr<Json> FilesProvider::Grep(Call& call) {
       }
       matches.push_back(std::move(match));
     }
-    return true;
+    return !truncated;
   };
   RETURN_IF_ERROR(WalkTarget(target, call.segments, call.walk(), visit));
   return Json{{"matches", std::move(matches)}, {"truncated", truncated}};
