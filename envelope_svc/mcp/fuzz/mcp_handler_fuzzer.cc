@@ -126,7 +126,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (++world.calls % kCallsPerTurn == 0) world.OpenTurn();
 
   absl::string_view rest(reinterpret_cast<const char*>(data) + 1, size - 1);
-  common::http::Request request;
+  sharedos::common::http::Request request;
   request.method = "POST";
   request.path = "/mcp";
   const size_t split = rest.find("\n\n");
@@ -142,7 +142,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (data[0] & 2) request.headers.emplace_back("content-type", "application/json");
   if (data[0] & 4) request.headers.emplace_back("accept", "application/json, text/event-stream");
 
-  common::http::Response response;
+  sharedos::common::http::Response response;
   McpServerFuzzPeer::Post(*world.server, request, response);
   CheckResponse(world, response);
   return 0;
