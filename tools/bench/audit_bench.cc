@@ -288,8 +288,10 @@ void BM_PreEffectRecord(benchmark::State& state) {
     return;
   }
   AuditLog log(*std::move(store), sharedos::common::RealClock(), AuditLog::Options{});
+  // The writer is the authorizer (service:authorizer), which produces authorization.checked
+  // (ADR 0014, T4: audit_svc admits a writer only to its own record types).
   auto authenticator = sharedos::common::server::Authenticator::FromJson(
-      R"({"credentials": [{"name": "w", "role": "service", "token_sha256": ")" +
+      R"({"credentials": [{"name": "authorizer", "role": "service", "token_sha256": ")" +
       sharedos::common::server::TokenDigestHex("svc") + R"("}]})");
   sharedos::audit::server::AuditService service(log, **authenticator);
   auto runner = sharedos::common::server::ServerRunner::Start({}, {&service});
