@@ -47,6 +47,26 @@ std::string AddressKey(const Address& address) {
   return absl::StrCat(AddressKind(address), ":", AddressId(address));
 }
 
+std::optional<Address> AddressFromKey(absl::string_view key) {
+  const size_t colon = key.find(':');
+  if (colon == absl::string_view::npos || colon + 1 == key.size()) return std::nullopt;
+  const absl::string_view kind = key.substr(0, colon);
+  const std::string id(key.substr(colon + 1));
+  Address address;
+  if (kind == "human") {
+    address.set_human_user_id(id);
+  } else if (kind == "agent") {
+    address.set_agent_id(id);
+  } else if (kind == "group") {
+    address.set_group_conversation_id(id);
+  } else if (kind == "service") {
+    address.set_service_id(id);
+  } else {
+    return std::nullopt;
+  }
+  return address;
+}
+
 std::vector<std::string> AddressPath(const Address& address) {
   return {std::string(AddressKind(address)), std::string(AddressId(address))};
 }

@@ -1,9 +1,10 @@
-// Address helpers (semantics §1.2): equality, kind names and addressPath. Stateless;
-// thread-safe.
+// Address helpers (semantics §1.2): equality, kind names, address keys both ways and addressPath.
+// Stateless; thread-safe.
 
 #ifndef SHAREDOS_CAPABILITY_ADDRESS_H_
 #define SHAREDOS_CAPABILITY_ADDRESS_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,10 @@ absl::string_view AddressId(const protocol::v1::Address& address);
 // addressPath(address).join(":") = "<kind>:<id>", e.g. "agent:alice-assistant" (the execution
 // token's actor, audit's actor index, credential scopes); empty when no kind is set.
 std::string AddressKey(const protocol::v1::Address& address);
+
+// The inverse of AddressKey: "<kind>:<id>" with kind human, agent, group or service and a
+// non-empty id → the Address; nullopt for anything else (an unknown kind is never guessed).
+std::optional<protocol::v1::Address> AddressFromKey(absl::string_view key);
 
 // addressPath(address) = [kind, id], e.g. ["agent", "alice-assistant"].
 std::vector<std::string> AddressPath(const protocol::v1::Address& address);

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "common/server/access_policy.h"
 #include "common/server/loopback.h"
 #include "console/pages.h"
 #include "grpcpp/grpcpp.h"
@@ -97,6 +98,13 @@ absl::string_view CodeName(grpc::StatusCode code) {
 }
 
 // The namespace a queue shows by default: the first the credential names (not "*").
+// An admin of every namespace: the chain and every namespace's record are its to read.
+bool IsOperator(const Principal& principal) {
+  return principal.role == Role::kAdmin &&
+         std::find(principal.scope.namespaces.begin(), principal.scope.namespaces.end(), "*") !=
+             principal.scope.namespaces.end();
+}
+
 std::string DefaultNamespace(const Principal& principal) {
   for (const std::string& name : principal.scope.namespaces) {
     if (name != "*") return name;
@@ -302,12 +310,11 @@ void ConsoleServer::SignIn(const httplib::Request& request, httplib::Response& r
   const std::string secret = Field(*form, "secret");
   if (secret.empty()) return SignInForm(response, 400, "secret: required");
   absl::StatusOr<Principal> principal =
-      authenticator_.Require(absl::StrCat("Bearer ", secret), {Role::kReviewer, Role::kAdmin});
-  if (!principal.ok()) {
-    const bool wrong_role = principal.status().code() == absl::StatusCode::kPermissionDenied;
-    return SignInForm(response, wrong_role ? 403 : 401,
-                      wrong_role ? "secret: only reviewer and admin credentials sign in here"
-                                 : "secret: not a live credential");
+      authenticator_.Authenticate(absl::StrCat("Bearer ", secret));
+  if (!principal.ok()) return SignInForm(response, 401, "secret: not a live credential");
+  // Who signs in here: the access table's row (reviewers and admins).
+  if (!common::server::Admit("console sign-in", *principal).ok()) {
+    return SignInForm(response, 403, "secret: only reviewer and admin credentials sign in here");
   }
   absl::StatusOr<Session> session = sessions_.Create(secret, *std::move(principal));
   if (!session.ok()) return SignInForm(response, 503, session.status().message());
@@ -408,6 +415,11 @@ void ConsoleServer::Record(const httplib::Request& request, httplib::Response& r
     fields[name] = value;
     if (!value.empty()) invocation.flags[name] = value;
   }
+  // A credential of some namespaces reads one of them (the access table); its first by default.
+  if (fields["namespace"].empty() && !IsOperator(session->principal)) {
+    fields["namespace"] = DefaultNamespace(session->principal);
+    if (!fields["namespace"].empty()) invocation.flags["namespace"] = fields["namespace"];
+  }
   // The same filter sharedosctl's `audit query` builds from the same names.
   absl::StatusOr<av1::AuditFilter> filter = sharedosctl::BuildAuditFilter(invocation);
   if (!filter.ok())
@@ -418,9 +430,12 @@ void ConsoleServer::Record(const httplib::Request& request, httplib::Response& r
   av1::QueryResponse answered;
   grpc::Status status = audit_->Query(CallAs(*session).get(), query, &answered);
   if (!status.ok()) return RpcError(*session, status, "audit Query", response);
-  av1::VerifyResponse verify;
-  status = audit_->Verify(CallAs(*session).get(), av1::VerifyRequest(), &verify);
-  if (!status.ok()) return RpcError(*session, status, "audit Verify", response);
+  // The chain spans every namespace: the operator's alone to verify.
+  std::optional<av1::VerifyResponse> verify;
+  if (IsOperator(session->principal)) {
+    status = audit_->Verify(CallAs(*session).get(), av1::VerifyRequest(), &verify.emplace());
+    if (!status.ok()) return RpcError(*session, status, "audit Verify", response);
+  }
   std::vector<av1::AuditRecord> records(answered.records().begin(), answered.records().end());
   Send(response, 200,
        Page("Record", &*session,
@@ -439,6 +454,16 @@ void ConsoleServer::Turn(const httplib::Request& request, httplib::Response& res
   // decisions within it carry the trace only.
   av1::QueryRequest query;
   query.mutable_filter()->set_execution_id(execution);
+  // A credential of some namespaces reads the turn within the one it names (else its first).
+  std::string namespace_id(absl::StripAsciiWhitespace(request.get_param_value("namespace")));
+  if (namespace_id.empty() && !IsOperator(session->principal)) {
+    namespace_id = DefaultNamespace(session->principal);
+  }
+  if (namespace_id.size() > kMaxFilterBytes) {
+    return Refuse(response, &*session, 400, "Bad request",
+                  absl::StrCat("namespace: at most ", kMaxFilterBytes, " bytes"));
+  }
+  query.mutable_filter()->set_namespace_id(namespace_id);
   query.set_limit(kRecordLimit);
   av1::QueryResponse answered;
   grpc::Status status = audit_->Query(CallAs(*session).get(), query, &answered);
@@ -467,6 +492,7 @@ void ConsoleServer::Turn(const httplib::Request& request, httplib::Response& res
   }
   std::string location = absl::StrCat("/record?trace=", UrlEncode(trace),
                                       "&until=", UrlEncode(sharedosctl::FormatTimestamp(end)));
+  if (!namespace_id.empty()) absl::StrAppend(&location, "&namespace=", UrlEncode(namespace_id));
   if (request.get_param_value("outcome") == "denied") absl::StrAppend(&location, "&outcome=denied");
   Redirect(response, location);
 }

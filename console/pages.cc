@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/time.h"
 #include "common/server/auth.h"
 #include "console/http.h"
 #include "grantstore_svc/core/request_validation.h"
@@ -94,10 +95,30 @@ std::string NoteField(absl::string_view form, absl::string_view suffix) {
                       grantstore::core::kMaxResolutionNoteLength, "\"></textarea></label>");
 }
 
+// What an approval would issue, before the reviewer decides (ADR 0014, T1): whose authority it
+// extends, to whom, on whose resources, and for how long when nothing is narrowed.
+std::string WouldIssue(const gs::EscalationRecord& record) {
+  const auto& request = record.escalation().requested_authority();
+  const std::string reviewer = FormatAddress(record.escalation().reviewer());
+  const std::string expiry =
+      request.constraints().has_expires_at()
+          ? absl::StrCat("until ", sharedosctl::FormatTimestamp(request.constraints().expires_at()))
+          : absl::StrCat("for ", absl::FormatDuration(grantstore::core::kDefaultApprovalTtl),
+                         " after you approve");
+  return absl::StrCat(
+      "<p class=\"would-issue\">Approving issues a grant to ",
+      HtmlEscape(request.has_requester() ? FormatAddress(request.requester()) : "the agent"),
+      " under the authority of ",
+      HtmlEscape(record.has_authority() ? FormatAddress(record.authority()) : reviewer), ", on ",
+      HtmlEscape(reviewer), "'s resources only, ", HtmlEscape(expiry),
+      " unless you narrow it below; no use limit unless you set one.</p>");
+}
+
 std::string DecideForms(const Session& session, const gs::EscalationRecord& record) {
   const std::string& id = record.escalation_id();
   const std::string suffix = HtmlEscape(id);
   return absl::StrCat(
+      WouldIssue(record),
       "<form class=\"decide\" method=\"post\" action=\"/decide\" aria-label=\"Approve ", suffix,
       "\">", Hidden("csrf", session.csrf), Hidden("id", id), Hidden("decision", "approve"),
       Field("expires_at", "Expires at (RFC 3339, optional)", "", absl::StrCat("expires-", suffix),
@@ -206,10 +227,11 @@ std::string QueueBody(const Session& session, absl::string_view namespace_id,
 
 std::string DecidedBody(const gs::ResolveEscalationResponse& response) {
   const gs::EscalationRecord& record = response.escalation();
-  std::string body =
-      absl::StrCat("<p class=\"status-ok\" role=\"status\" id=\"decided\">Escalation ",
-                   HtmlEscape(record.escalation_id()), " is ",
-                   HtmlEscape(sharedosctl::EscalationStatusName(record.status())), ".</p>");
+  std::string body = absl::StrCat(
+      "<p class=\"status-ok\" role=\"status\" id=\"decided\">Escalation ",
+      HtmlEscape(record.escalation_id()), " is ",
+      HtmlEscape(sharedosctl::EscalationStatusName(record.status())), ".</p>",
+      "<p id=\"decider\">Decided by ", HtmlEscape(sharedosctl::FormatDecider(record)), ".</p>");
   if (!record.note().empty()) {
     absl::StrAppend(&body, "<p id=\"note-label\">With the note:</p><blockquote class=\"note\" ",
                     "id=\"note\" aria-labelledby=\"note-label\">", HtmlEscape(record.note()),
@@ -227,7 +249,7 @@ std::string DecidedBody(const gs::ResolveEscalationResponse& response) {
 }
 
 std::string RecordBody(const std::map<std::string, std::string>& fields,
-                       const av1::VerifyResponse& verify,
+                       const std::optional<av1::VerifyResponse>& verify,
                        const std::vector<av1::AuditRecord>& records, bool more) {
   auto value = [&](const std::string& name) {
     auto it = fields.find(name);
@@ -239,8 +261,15 @@ std::string RecordBody(const std::map<std::string, std::string>& fields,
     absl::StrAppend(&body, Field(name, name, value(name), absl::StrCat("f-", name)));
   }
   absl::StrAppend(&body, "<button type=\"submit\">Query</button></form>");
-  absl::StrAppend(&body, "<p id=\"verify\" class=\"", verify.ok() ? "status-ok" : "status-bad",
-                  "\">Chain: ", HtmlEscape(sharedosctl::RenderVerify(verify)), "</p>");
+  if (verify.has_value()) {
+    absl::StrAppend(&body, "<p id=\"verify\" class=\"", verify->ok() ? "status-ok" : "status-bad",
+                    "\">Chain: ", HtmlEscape(sharedosctl::RenderVerify(*verify)), "</p>");
+  } else {
+    // The chain spans every namespace: only the operator verifies it (access table).
+    absl::StrAppend(&body,
+                    "<p id=\"verify\">Chain: verified by the operator (an admin of every "
+                    "namespace); this credential reads the namespaces it administers.</p>");
+  }
   absl::StrAppend(&body, "<table id=\"records\"><caption>", records.size(),
                   more ? " records (more match: narrow the filter)" : " records",
                   "</caption><thead><tr>");

@@ -5,6 +5,7 @@
 #define SHAREDOS_CONSOLE_PAGES_H_
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,11 +40,11 @@ std::string QueueBody(const Session& session, absl::string_view namespace_id,
 // What a decision did: the escalation's status and, on approval, the issued grant.
 std::string DecidedBody(const grantstore::v1::ResolveEscalationResponse& response);
 
-// The record view: the filter form (`fields` as given), the chain's verification, then the
-// records in order under sharedosctl's columns (SOURCE, REASON, CAUSE). `more`: a later page
-// exists.
+// The record view: the filter form (`fields` as given), the chain's verification (absent for a
+// credential that is not the operator's: the chain spans every namespace), then the records in
+// order under sharedosctl's columns (SOURCE, REASON, CAUSE). `more`: a later page exists.
 std::string RecordBody(const std::map<std::string, std::string>& fields,
-                       const audit::v1::VerifyResponse& verify,
+                       const std::optional<audit::v1::VerifyResponse>& verify,
                        const std::vector<audit::v1::AuditRecord>& records, bool more);
 
 // A refusal or failure, `message` in plain text.

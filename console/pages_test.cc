@@ -165,5 +165,39 @@ TEST(RecordBodyTest, ABrokenChainIsShownAsBroken) {
   EXPECT_THAT(body, HasSubstr("more match: narrow the filter"));
 }
 
+// T1 (docs/adr/0014): before deciding, the reviewer reads whose authority the grant extends, to
+// whom, on whose resources, and for how long when nothing is narrowed.
+TEST(QueueBodyTest, SaysWhatAnApprovalWouldIssue) {
+  gs::EscalationRecord record = Escalation("why");
+  record.mutable_authority()->set_human_user_id("user-alice");
+  const std::string body = QueueBody(AliceSession(), "world-demo", {record});
+  EXPECT_THAT(body, HasSubstr("Approving issues a grant to agent:agent-assistant under the "
+                              "authority of human:user-alice, on human:user-alice's resources "
+                              "only, for 24h after you approve"));
+}
+
+// T3: who decided, with which credential, and who set its secret.
+TEST(DecidedBodyTest, NamesTheDecidersCredentialAndWhoSetItsSecret) {
+  gs::ResolveEscalationResponse response;
+  *response.mutable_escalation() = Escalation("why");
+  response.mutable_escalation()->set_status(gs::ESCALATION_RECORD_STATUS_APPROVED);
+  response.mutable_escalation()->mutable_decided_by()->set_human_user_id("user-alice");
+  gs::DecisionCredential* with = response.mutable_escalation()->mutable_decided_with();
+  with->set_credential_id("cred-1");
+  with->mutable_secret_set_by()->set_service_id("ops");
+  EXPECT_THAT(DecidedBody(response),
+              HasSubstr("Decided by human:user-alice with cred-1 (secret set by service:ops, not "
+                        "by the decider)."));
+  with->set_held_by_decider_alone(true);
+  EXPECT_THAT(DecidedBody(response), HasSubstr("with cred-1 (secret set by itself)"));
+}
+
+// T2: a credential that is not the operator's is not shown the whole chain's verification.
+TEST(RecordBodyTest, WithoutTheOperatorsVerificationItSaysWhoVerifies) {
+  const std::string body = RecordBody({{"namespace", "world-b"}}, std::nullopt, {}, false);
+  EXPECT_THAT(body, HasSubstr("verified by the operator"));
+  EXPECT_THAT(body, Not(HasSubstr("status-ok")));
+}
+
 }  // namespace
 }  // namespace sharedos::console

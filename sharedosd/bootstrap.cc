@@ -65,8 +65,10 @@ absl::StatusOr<DataDir> PrepareDataDir(const std::string& root) {
     return absl::FailedPreconditionError(
         absl::StrCat("cannot create ", dir.files_root(), ": ", std::strerror(errno)));
   }
-  const std::string files[] = {dir.admin_token(), dir.host_token(), dir.service_token(),
-                               dir.credentials()};
+  // service.token (minted by earlier versions for sharedosd's own services, which now call each
+  // other in process without one) is neither needed nor minted; an old one authenticates as
+  // service:sharedosd, which the access table admits to nothing.
+  const std::string files[] = {dir.admin_token(), dir.host_token(), dir.credentials()};
   for (const std::string& secret_file : {dir.lease_secret(), dir.mcp_secret()}) {
     if (Exists(secret_file)) continue;
     absl::StatusOr<std::string> secret = NewToken();
@@ -76,17 +78,16 @@ absl::StatusOr<DataDir> PrepareDataDir(const std::string& root) {
   }
   int present = 0;
   for (const std::string& file : files) present += Exists(file) ? 1 : 0;
-  if (present == 4) return dir;
+  if (present == 3) return dir;
   if (present != 0) {
     return absl::FailedPreconditionError(absl::StrCat(
         "data directory ", root,
-        " holds only some of admin.token, host.token, service.token and credentials.json; "
-        "restore them or start from an empty directory"));
+        " holds only some of admin.token, host.token and credentials.json; restore them or "
+        "start from an empty directory"));
   }
   absl::StatusOr<std::string> admin = NewToken();
   absl::StatusOr<std::string> host = NewToken();
-  absl::StatusOr<std::string> service = NewToken();
-  if (!admin.ok() || !host.ok() || !service.ok()) {
+  if (!admin.ok() || !host.ok()) {
     return absl::FailedPreconditionError("cannot mint tokens: no secure randomness");
   }
   const std::string credentials = absl::StrCat(
@@ -95,15 +96,12 @@ absl::StatusOr<DataDir> PrepareDataDir(const std::string& root) {
       common::server::TokenDigestHex(*admin), R"("},
   {"name": "host", "role": "host", "token_sha256": ")",
       common::server::TokenDigestHex(*host), R"(",
-   "scope": {"namespaces": ["world-demo"], "owners": ["*"]}},
-  {"name": "sharedosd", "role": "service", "token_sha256": ")",
-      common::server::TokenDigestHex(*service), R"("}]}
+   "scope": {"namespaces": ["world-demo"], "owners": ["*"]}}]}
 )");
   // Credentials last: its presence marks a complete directory.
   for (const auto& [path, content] :
        {std::pair<std::string, std::string>{dir.admin_token(), *admin + "\n"},
         {dir.host_token(), *host + "\n"},
-        {dir.service_token(), *service + "\n"},
         {dir.credentials(), credentials}}) {
     absl::Status written = WritePrivateFile(path, content);
     if (!written.ok()) return written;

@@ -31,8 +31,8 @@ std::string Root(const std::string& name) {
 TEST(BootstrapTest, MintsPrivateTokensWhoseDigestsAuthenticate) {
   auto dir = PrepareDataDir(Root("fresh"));
   ASSERT_TRUE(dir.ok()) << dir.status();
-  for (const std::string& file : {dir->admin_token(), dir->host_token(), dir->service_token(),
-                                  dir->credentials(), dir->lease_secret(), dir->mcp_secret()}) {
+  for (const std::string& file : {dir->admin_token(), dir->host_token(), dir->credentials(),
+                                  dir->lease_secret(), dir->mcp_secret()}) {
     struct stat info;
     ASSERT_EQ(stat(file.c_str(), &info), 0) << file;
     EXPECT_EQ(info.st_mode & 0777, 0600u) << file;
@@ -50,6 +50,10 @@ TEST(BootstrapTest, MintsPrivateTokensWhoseDigestsAuthenticate) {
   ASSERT_TRUE(host_principal.ok());
   EXPECT_EQ(host_principal->role, common::server::Role::kHost);
   EXPECT_THAT(host_principal->scope.namespaces, testing::ElementsAre("world-demo"));
+  // No service credential: sharedosd's services call each other in process (ADR 0014).
+  EXPECT_THAT(Read(dir->credentials()), testing::Not(HasSubstr("\"service\"")));
+  struct stat none;
+  EXPECT_NE(stat((dir->root + "/service.token").c_str(), &none), 0);
   // The credentials file holds digests, never a token.
   EXPECT_THAT(Read(dir->credentials()), testing::Not(HasSubstr(admin)));
 }

@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/text_format.h"
+#include "grantstore_svc/core/owner_binding.h"
 #include "sharedos/grantstore/v1/grantstore.pb.h"
 
 namespace sharedos::sharedosd {
@@ -67,6 +68,14 @@ absl::StatusOr<std::vector<std::string>> SeedDemo(grantstore::core::GrantStoreCo
   if (existing.ok()) {
     lines.push_back(absl::StrCat("grant ", kDemoGrantId, " in ", kDemoNamespace,
                                  " already present"));
+    // Seeded before owner binding (ADR 0014): it reaches whichever owner a turn names.
+    if (grantstore::core::ReachesAnyOwner(existing->grant())) {
+      lines.push_back(absl::StrCat(
+          "WARNING: ", kDemoGrantId,
+          " was issued by an earlier version without an owner and reaches any owner's files; "
+          "revoke it (sharedosctl grants revoke --namespace=",
+          kDemoNamespace, " --id=", kDemoGrantId, ") or start from an empty --data_dir"));
+    }
   } else if (absl::IsNotFound(existing.status())) {
     grantstore::v1::IssueGrantRequest issue;
     *issue.mutable_grant() = DemoGrant();
@@ -74,8 +83,9 @@ absl::StatusOr<std::vector<std::string>> SeedDemo(grantstore::core::GrantStoreCo
         grantstore.IssueGrant(grantstore::core::InProcessOperator("sharedosd-demo"), issue);
     if (!issued.ok()) return issued.status();
     lines.push_back(absl::StrCat("issued grant ", kDemoGrantId, " in ", kDemoNamespace,
-                                 " (agent:agent-assistant for human:user-alice: read Workspace/**,"
-                                 " create Scratch/**, escalate)"));
+                                 " (agent:agent-assistant for human:user-alice, on alice's own "
+                                 "resources only: read Workspace/**, create Scratch/**, "
+                                 "escalate)"));
   } else {
     return existing.status();
   }

@@ -1,18 +1,17 @@
 // sharedosd: SharedOS in one process on its embedded default — SQLite files in one data
-// directory, every service built by its own Build… (the same as its own binary's) and wired
-// through its own gRPC interface over in-process channels. Composition only.
+// directory, every service built by its own Build… (the same as its own binary's). Composition
+// only.
 //
-// Tiers, leaf first (a service's clients need the channel of the tier below, which exists only
-// once that tier has started):
-//   internal A  audit_svc                      (in-process only: post-effect outboxes deliver
-//                                               through it)
-//   internal B  grantstore_svc                 (in-process only; the authorizer loads through it)
-//   internal C  authorizer_svc                 (in-process only)
-//   public      audit_svc, grantstore_svc, authorizer_svc, envelope_svc
-//               (--host:--port; the same cores)
-// On the hot paths no channel is used: every writer appends to the audit log directly
-// (AuditServer::NewInProcessWriter, pre-effect records committed before they are answered), and
-// the envelope calls the authorizer's core directly (AuthorizerServer::NewInProcessClient).
+// Inside the process the services call each other directly, without channels or credentials
+// (ADR 0014, T4): every writer appends to the audit log as its own service principal
+// (AuditServer::NewInProcessWriter: pre-effect records committed before they are answered, the
+// outbox delivered into the log), the authorizer reads the grant store's core
+// (LocalGrantStoreClient) and the envelope calls the authorizer's core
+// (AuthorizerServer::NewInProcessClient). Built leaf first: the audit log, the grant store
+// (writing into the log), the authorizer (loading from the store), the envelope.
+//   public  audit_svc, grantstore_svc, authorizer_svc, envelope_svc (--host:--port; the same
+//           cores), for operators, hosts and reviewers — no service credential is minted, so
+//           the data-plane methods of the access table are nobody's from outside.
 // The MCP front door (envelope_svc/mcp) listens on its own port (--mcp_port) for harnesses of
 // RUNTIME_MCP turns.
 #include <cstdio>
@@ -45,7 +44,7 @@
 #include "common/time/clock.h"
 #include "console/console_server.h"
 #include "envelope_svc/server/envelope_server.h"
-#include "grantstore_svc/client/grpc_grant_store_client.h"
+#include "grantstore_svc/client/local_grant_store_client.h"
 #include "grantstore_svc/server/grantstore_server.h"
 #include "sharedosd/bootstrap.h"
 #include "sharedosd/demo.h"
@@ -121,11 +120,8 @@ struct Deployment {
   sharedos::sharedosd::DataDir data;
   std::unique_ptr<server::Authenticator> authenticator;
   std::unique_ptr<audit::AuditServer> audit;
-  std::unique_ptr<server::ServerRunner> tier_a;
   std::unique_ptr<grantstore::GrantStoreServer> grantstore;
-  std::unique_ptr<server::ServerRunner> tier_b;
   std::unique_ptr<authorizer::AuthorizerServer> authorizer;
-  std::unique_ptr<server::ServerRunner> tier_c;
   std::unique_ptr<envelope::EnvelopeServer> envelope;
   std::vector<std::unique_ptr<grpc::Service>> public_services;
   // sharedos.status.v1 for the four services, on the public tier.
@@ -168,20 +164,12 @@ std::string FilesRoot(const sharedos::sharedosd::DataDir& data) {
                                                  : absl::GetFlag(FLAGS_files_root);
 }
 
-// A server of `servable`'s services reachable only through in-process channels.
-absl::StatusOr<std::unique_ptr<server::ServerRunner>> StartInternal(server::Servable& servable,
-                                                                    Deployment& d) {
-  server::ServerOptions internal;
-  internal.listen = false;
-  internal.metrics = d.metrics.get();
-  return server::ServerRunner::Start(internal, servable.services());
-}
-
-// The writer of service `name` in this process: into the log directly, its outbox beside.
+// The writer of service `name` in this process: into the log directly as service:<name>, its
+// outbox beside (delivered into the log too: no channel, no credential).
 absl::StatusOr<std::unique_ptr<sharedos::audit::client::AuditWriter>> AuditWriter(
     Deployment& d, const std::string& name) {
-  return d.audit->NewInProcessWriter(d.tier_a->InProcessChannel(), d.data.service_token(),
-                                     d.data.outbox(name), {d.metrics.get(), name});
+  return d.audit->NewInProcessWriter(absl::StrCat("service:", name), d.data.outbox(name),
+                                     {d.metrics.get(), name});
 }
 
 sharedos::authorizer::core::AuthorizerCore::Options AuthorizerCoreOptions(Deployment& d) {
@@ -190,14 +178,13 @@ sharedos::authorizer::core::AuthorizerCore::Options AuthorizerCoreOptions(Deploy
   return options;
 }
 
-// Tiers A, B and C: the audit log, the grant store (writing into the log) and the authorizer
-// (loading from B), each on a server of its own reachable only in-process.
-absl::Status StartInternalTiers(Settings settings, Deployment& d) {
+// The audit log, the grant store (writing into the log) and the authorizer (loading from the
+// store), each calling the one below directly.
+absl::Status BuildInternalServices(Settings settings, Deployment& d) {
   const sharedos::common::Clock& clock = sharedos::common::RealClock();
   settings.audit.db_path = d.data.audit_db();
   ASSIGN_OR_RETURN(
       d.audit, audit::BuildAuditServer({*d.authenticator, clock, d.metrics.get()}, settings.audit));
-  ASSIGN_OR_RETURN(d.tier_a, StartInternal(*d.audit, d));
 
   grantstore::GrantStoreServerOptions grantstore_options;
   grantstore_options.store.path = d.data.grants_db();
@@ -206,20 +193,16 @@ absl::Status StartInternalTiers(Settings settings, Deployment& d) {
                    grantstore::BuildGrantStoreServer(
                        {std::move(grantstore_audit), *d.authenticator, clock, d.metrics.get()},
                        grantstore_options));
-  ASSIGN_OR_RETURN(d.tier_b, StartInternal(*d.grantstore, d));
 
-  ASSIGN_OR_RETURN(std::string token,
-                   server::ReadSecretFile(d.data.service_token(), server::SecretPart::kFirstLine));
   ASSIGN_OR_RETURN(std::string lease_secret,
                    server::ReadSecretFile(d.data.lease_secret(), server::SecretPart::kWholeFile));
   ASSIGN_OR_RETURN(auto authorizer_audit, AuditWriter(d, "authorizer"));
   ASSIGN_OR_RETURN(d.authorizer,
                    authorizer::BuildAuthorizerServer(
-                       {std::make_unique<sharedos::grantstore::client::GrpcGrantStoreClient>(
-                            d.tier_b->InProcessChannel(), std::move(token)),
+                       {std::make_unique<sharedos::grantstore::client::LocalGrantStoreClient>(
+                            d.grantstore->core()),
                         std::move(authorizer_audit), *d.authenticator, clock},
                        {std::move(lease_secret), AuthorizerCoreOptions(d)}));
-  ASSIGN_OR_RETURN(d.tier_c, StartInternal(*d.authorizer, d));
   return absl::OkStatus();
 }
 
@@ -279,7 +262,7 @@ absl::Status StartPublicTier(Deployment& d) {
   options.port = absl::GetFlag(FLAGS_port);
   options.metrics = d.metrics.get();
   options.tls = server::ServerTlsFromFlags();
-  // Ready while both embedded stores can be read (the internal tiers run on them).
+  // Ready while both embedded stores can be read (the services run on them).
   options.dependencies = {server::StoreDependency(d.data.audit_db(), "audit_store"),
                           server::StoreDependency(d.data.grants_db(), "grant_store")};
   options.health_interval = absl::GetFlag(FLAGS_health_interval);
@@ -314,7 +297,7 @@ absl::Status SeedDemo(Deployment& d) {
   return absl::OkStatus();
 }
 
-// Everything, in order: the data directory, the internal tiers, the demo world, the envelope,
+// Everything, in order: the data directory, the internal services, the demo world, the envelope,
 // the public tier.
 absl::Status Start(const char* argv0, const Settings& settings, Deployment& d) {
   if (absl::GetFlag(FLAGS_metrics_port) >= 0) {
@@ -327,7 +310,7 @@ absl::Status Start(const char* argv0, const Settings& settings, Deployment& d) {
   }
   ASSIGN_OR_RETURN(d.data, sharedos::sharedosd::PrepareDataDir(absl::GetFlag(FLAGS_data_dir)));
   ASSIGN_OR_RETURN(d.authenticator, server::Authenticator::FromFile(d.data.credentials()));
-  RETURN_IF_ERROR(StartInternalTiers(settings, d));
+  RETURN_IF_ERROR(BuildInternalServices(settings, d));
   if (absl::GetFlag(FLAGS_demo)) RETURN_IF_ERROR(SeedDemo(d));
   RETURN_IF_ERROR(BuildEnvelope(argv0, settings, d));
   RETURN_IF_ERROR(StartPublicTier(d));
@@ -372,14 +355,11 @@ void LogConfig(const Deployment& d) {
                 {"tools", static_cast<long long>(d.envelope->tool_count())}});
 }
 
-// The front door first, then the public tier, then the internal tiers top down.
+// The front door first, then the public tier.
 void Stop(Deployment& d) {
   if (d.console != nullptr) d.console->Shutdown();
   d.envelope->StopSideListeners();
   d.public_tier->Shutdown();
-  d.tier_c->Shutdown();
-  d.tier_b->Shutdown();
-  d.tier_a->Shutdown();
   d.public_tier->Wait();
   d.status->Attach(nullptr);
 }

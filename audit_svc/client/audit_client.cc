@@ -16,9 +16,49 @@ namespace sharedos::audit::client {
 namespace v1 = ::sharedos::audit::v1;
 using ::sharedos::protocol::v1::AuditEvent;
 
+namespace {
+
+class GrpcTarget final : public AppendTarget {
+ public:
+  GrpcTarget(std::unique_ptr<v1::AuditLog::StubInterface> stub, std::string token)
+      : stub_(std::move(stub)), token_(std::move(token)) {}
+
+  absl::Status Append(const v1::AppendRequest& request, absl::Time deadline) override {
+    v1::AppendResponse response;
+    grpc::ClientContext context;
+    context.AddMetadata("authorization", "Bearer " + token_);
+    context.set_deadline(absl::ToChronoTime(deadline));
+    return common::FromGrpcStatus(stub_->Append(&context, request, &response));
+  }
+
+ private:
+  const std::unique_ptr<v1::AuditLog::StubInterface> stub_;
+  const std::string token_;
+};
+
+// audit_svc refused the records outright (retrying would not help).
+bool Refused(const absl::Status& status) {
+  return absl::IsInvalidArgument(status) || absl::IsFailedPrecondition(status) ||
+         absl::IsPermissionDenied(status);
+}
+
+}  // namespace
+
+std::unique_ptr<AppendTarget> GrpcAppendTarget(std::unique_ptr<v1::AuditLog::StubInterface> stub,
+                                               std::string token) {
+  return std::make_unique<GrpcTarget>(std::move(stub), std::move(token));
+}
+
 absl::StatusOr<std::unique_ptr<AuditClient>> AuditClient::Create(
     std::unique_ptr<v1::AuditLog::StubInterface> stub, AuditClientOptions options) {
   if (stub == nullptr) return absl::InvalidArgumentError("audit client: no stub");
+  std::string token = options.token;
+  return Create(GrpcAppendTarget(std::move(stub), std::move(token)), std::move(options));
+}
+
+absl::StatusOr<std::unique_ptr<AuditClient>> AuditClient::Create(
+    std::unique_ptr<AppendTarget> target, AuditClientOptions options) {
+  if (target == nullptr) return absl::InvalidArgumentError("audit client: no append target");
   if (options.outbox_path.empty()) return absl::InvalidArgumentError("audit outbox: path required");
   if (options.batch_size < 1 || options.batch_size > 1000) {
     return absl::InvalidArgumentError("audit client batch_size: must be 1..1000");
@@ -28,12 +68,12 @@ absl::StatusOr<std::unique_ptr<AuditClient>> AuditClient::Create(
                    common::metrics::OutboxMetrics(options.metrics, options.writer));
   if (!outbox.ok()) return outbox.status();
   return std::unique_ptr<AuditClient>(
-      new AuditClient(std::move(stub), *std::move(outbox), std::move(options)));
+      new AuditClient(std::move(target), *std::move(outbox), std::move(options)));
 }
 
-AuditClient::AuditClient(std::unique_ptr<v1::AuditLog::StubInterface> stub,
-                         std::unique_ptr<Outbox> outbox, AuditClientOptions options)
-    : stub_(std::move(stub)), outbox_(std::move(outbox)), options_(std::move(options)) {
+AuditClient::AuditClient(std::unique_ptr<AppendTarget> target, std::unique_ptr<Outbox> outbox,
+                         AuditClientOptions options)
+    : target_(std::move(target)), outbox_(std::move(outbox)), options_(std::move(options)) {
   if (!options_.writer.empty()) {
     registration_ =
         std::make_unique<common::server::OutboxRegistration>(options_.writer, [this]() -> int64_t {
@@ -64,15 +104,11 @@ absl::Status AuditClient::Prepare(AuditEvent& event) const {
 absl::Status AuditClient::AppendNow(const std::vector<const v1::LogEntry*>& entries) {
   v1::AppendRequest request;
   for (const v1::LogEntry* entry : entries) *request.add_entries() = *entry;
-  v1::AppendResponse response;
-  grpc::ClientContext context;
-  context.AddMetadata("authorization", "Bearer " + options_.token);
-  context.set_deadline(absl::ToChronoTime(absl::Now() + options_.append_deadline));
-  grpc::Status status = stub_->Append(&context, request, &response);
+  const absl::Status status = target_->Append(request, absl::Now() + options_.append_deadline);
   if (status.ok()) return absl::OkStatus();
   return absl::UnavailableError(
       absl::StrCat("audit_unavailable: audit_svc did not take the record (",
-                   absl::StatusCodeToString(common::FromGrpcStatus(status).code()), ")"));
+                   absl::StatusCodeToString(status.code()), ")"));
 }
 
 absl::Status AuditClient::RecordPreEffect(AuditEvent event) {
@@ -167,40 +203,31 @@ bool AuditClient::ShipOnce() {
   if (batch->empty()) return true;
   v1::AppendRequest request;
   for (const auto& [position, entry] : *batch) *request.add_entries() = entry;
-  v1::AppendResponse response;
-  grpc::ClientContext context;
-  context.AddMetadata("authorization", "Bearer " + options_.token);
-  context.set_deadline(absl::ToChronoTime(absl::Now() + options_.append_deadline));
-  grpc::Status status = stub_->Append(&context, request, &response);
+  const absl::Status status = target_->Append(request, absl::Now() + options_.append_deadline);
   if (status.ok()) {
     absl::Status removed = outbox_->RemoveThrough(batch->back().first);
     if (!removed.ok()) Report(removed);
     return removed.ok();
   }
-  if (status.error_code() == grpc::StatusCode::INVALID_ARGUMENT ||
-      status.error_code() == grpc::StatusCode::FAILED_PRECONDITION) {
+  if (Refused(status)) {
     // audit_svc refuses something in the batch outright; retrying would block the queue. Find
     // the refused event by sending the oldest alone, and set it aside for operators.
     if (batch->size() == 1) {
-      absl::Status dead = outbox_->DeadLetter(batch->front().first,
-                                              absl::StatusCodeToString(
-                                                  common::FromGrpcStatus(status).code()));
-      Report(absl::InternalError(absl::StrCat(
-          "audit_svc refused an outbox event (", status.error_message(), "); moved to dead letters")));
+      absl::Status dead =
+          outbox_->DeadLetter(batch->front().first, absl::StatusCodeToString(status.code()));
+      Report(absl::InternalError(absl::StrCat("audit_svc refused an outbox event (",
+                                              status.message(), "); moved to dead letters")));
       return dead.ok();
     }
     v1::AppendRequest single;
     *single.add_entries() = batch->front().second;
-    grpc::ClientContext single_context;
-    single_context.AddMetadata("authorization", "Bearer " + options_.token);
-    single_context.set_deadline(absl::ToChronoTime(absl::Now() + options_.append_deadline));
-    grpc::Status single_status = stub_->Append(&single_context, single, &response);
+    const absl::Status single_status =
+        target_->Append(single, absl::Now() + options_.append_deadline);
     if (single_status.ok()) return outbox_->RemoveThrough(batch->front().first).ok();
-    if (single_status.error_code() == grpc::StatusCode::INVALID_ARGUMENT ||
-        single_status.error_code() == grpc::StatusCode::FAILED_PRECONDITION) {
-      Report(absl::InternalError(absl::StrCat("audit_svc refused an outbox event (",
-                                              single_status.error_message(),
-                                              "); moved to dead letters")));
+    if (Refused(single_status)) {
+      Report(
+          absl::InternalError(absl::StrCat("audit_svc refused an outbox event (",
+                                           single_status.message(), "); moved to dead letters")));
       return outbox_->DeadLetter(batch->front().first, "refused").ok();
     }
     return false;

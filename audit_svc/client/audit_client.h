@@ -18,6 +18,22 @@
 
 namespace sharedos::audit::client {
 
+// Where an AuditClient delivers its records: audit_svc's Append — over gRPC with the writer's
+// service credential (GrpcAppendTarget), or, in sharedosd, into the log in the same process
+// stamped with the writer's principal and no credential at all (AuditServer). Thread-safe.
+class AppendTarget {
+ public:
+  virtual ~AppendTarget() = default;
+  // audit_svc's answer within `deadline`: OK once durable; INVALID_ARGUMENT, FAILED_PRECONDITION
+  // and PERMISSION_DENIED when it refuses the records outright; anything else is an outage.
+  virtual absl::Status Append(const sharedos::audit::v1::AppendRequest& request,
+                              absl::Time deadline) = 0;
+};
+
+// audit_svc over gRPC, each call with "authorization: Bearer <token>" (never logged).
+std::unique_ptr<AppendTarget> GrpcAppendTarget(
+    std::unique_ptr<sharedos::audit::v1::AuditLog::StubInterface> stub, std::string token);
+
 // Where pre-effect records become durable before the operation proceeds.
 enum class PreEffectMode {
   // Appended to audit_svc synchronously, within `append_deadline`: the record is in the one log
@@ -30,7 +46,8 @@ enum class PreEffectMode {
 
 struct AuditClientOptions {
   PreEffectMode mode = PreEffectMode::kRemote;
-  // The writer's service credential for audit_svc (sent as "Bearer <token>"; never logged).
+  // The writer's service credential for audit_svc (sent as "Bearer <token>"; never logged) when
+  // created over a stub.
   std::string token;
   // The durable outbox file.
   std::string outbox_path;
@@ -63,6 +80,9 @@ struct AuditClientOptions {
 class AuditClient : public AuditWriter {
  public:
   // Errors: UNAVAILABLE (outbox cannot be opened), INVALID_ARGUMENT (options).
+  static absl::StatusOr<std::unique_ptr<AuditClient>> Create(std::unique_ptr<AppendTarget> target,
+                                                             AuditClientOptions options);
+  // Over gRPC: Create(GrpcAppendTarget(stub, options.token), options).
   static absl::StatusOr<std::unique_ptr<AuditClient>> Create(
       std::unique_ptr<sharedos::audit::v1::AuditLog::StubInterface> stub,
       AuditClientOptions options);
@@ -80,8 +100,8 @@ class AuditClient : public AuditWriter {
   absl::StatusOr<int64_t> PendingEvents() { return outbox_->Size(); }
 
  private:
-  AuditClient(std::unique_ptr<sharedos::audit::v1::AuditLog::StubInterface> stub,
-              std::unique_ptr<Outbox> outbox, AuditClientOptions options);
+  AuditClient(std::unique_ptr<AppendTarget> target, std::unique_ptr<Outbox> outbox,
+              AuditClientOptions options);
 
   // Stamps version and id, and refuses what audit_svc would refuse (so nothing malformed ever
   // sits in the outbox).
@@ -105,7 +125,7 @@ class AuditClient : public AuditWriter {
   void Wake() ABSL_LOCKS_EXCLUDED(mu_);
   void Report(const absl::Status& status);
 
-  const std::unique_ptr<sharedos::audit::v1::AuditLog::StubInterface> stub_;
+  const std::unique_ptr<AppendTarget> target_;
   const std::unique_ptr<Outbox> outbox_;
   const AuditClientOptions options_;
 

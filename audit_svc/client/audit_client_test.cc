@@ -48,8 +48,10 @@ class AuditServer {
  public:
   explicit AuditServer(const std::string& db) : db_(db) {
     auto auth = Authenticator::FromJson(
-        R"({"credentials": [{"name": "w", "role": "service", "token_sha256": ")" +
-        TokenDigestHex("svc") + R"("}]})");
+        R"({"credentials": [{"name": "authorizer", "role": "service", "token_sha256": ")" +
+        TokenDigestHex("svc") +
+        R"("}, {"name": "grantstore", "role": "service", "token_sha256": ")" +
+        TokenDigestHex("gs-svc") + R"("}]})");
     authenticator_ = *std::move(auth);
   }
   void Start(int port) {
@@ -103,10 +105,11 @@ class AuditClientTest : public ::testing::Test {
     port_ = server_->port();
   }
 
-  std::unique_ptr<AuditClient> Client(PreEffectMode mode) {
+  // A writer with the authorizer's credential, or `token`'s (the grant store's: "gs-svc").
+  std::unique_ptr<AuditClient> Client(PreEffectMode mode, const std::string& token = "svc") {
     AuditClientOptions options;
     options.mode = mode;
-    options.token = "svc";
+    options.token = token;
     options.outbox_path = outbox_path_;
     options.append_deadline = absl::Milliseconds(500);
     options.min_backoff = absl::Milliseconds(10);
@@ -150,7 +153,7 @@ TEST_F(AuditClientTest, ControlPlaneRecordsArePreEffectInBothModes) {
   event.mutable_owner()->set_human_user_id("alice");
   event.set_purpose("sharedos.control-plane");
   {
-    auto remote = Client(PreEffectMode::kRemote);
+    auto remote = Client(PreEffectMode::kRemote, "gs-svc");
     ASSERT_THAT(remote->RecordControlPlane(event), IsOk());
     EXPECT_EQ(server_->log().HeadSequence(), 1);  // appended before OK
     v1::ControlPlaneEvent malformed = event;
@@ -158,7 +161,7 @@ TEST_F(AuditClientTest, ControlPlaneRecordsArePreEffectInBothModes) {
     EXPECT_THAT(remote->RecordControlPlane(malformed),
                 StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("control_plane.actor")));
   }
-  auto local = Client(PreEffectMode::kLocal);
+  auto local = Client(PreEffectMode::kLocal, "gs-svc");
   ASSERT_THAT(local->RecordControlPlane(event), IsOk());
   ASSERT_TRUE(local->Flush(absl::Seconds(10)));
   const std::vector<std::string> ids = server_->Ids();

@@ -1,6 +1,9 @@
 #ifndef SHAREDOS_AUDIT_SVC_CLIENT_LOG_AUDIT_WRITER_H_
 #define SHAREDOS_AUDIT_SVC_CLIENT_LOG_AUDIT_WRITER_H_
 
+#include <string>
+#include <utility>
+
 #include "absl/status/status.h"
 #include "audit_svc/client/audit_writer.h"
 #include "audit_svc/core/audit_log.h"
@@ -18,10 +21,13 @@ namespace sharedos::audit::client {
 // Post-effect: appended the same way; if the log cannot take it (UNAVAILABLE), it goes to
 // `fallback` (a writer with a durable outbox that delivers later), so an outage delays the
 // record but never loses it. A post-effect record handed to the fallback may reach the log
-// after later ones. Thread-safe; borrows both dependencies.
+// after later ones. Every record is stamped with `writer` (the service's principal,
+// "service:envelope") and must be of a type that writer produces (audit_svc/core/writer_policy.h),
+// as over gRPC. Thread-safe; borrows both dependencies.
 class LogAuditWriter : public AuditWriter {
  public:
-  LogAuditWriter(core::AuditLog& log, AuditWriter& fallback) : log_(log), fallback_(fallback) {}
+  LogAuditWriter(core::AuditLog& log, AuditWriter& fallback, std::string writer)
+      : log_(log), fallback_(fallback), writer_(std::move(writer)) {}
 
   absl::Status RecordPreEffect(sharedos::protocol::v1::AuditEvent event) override;
   absl::Status RecordPostEffect(sharedos::protocol::v1::AuditEvent event) override;
@@ -31,6 +37,7 @@ class LogAuditWriter : public AuditWriter {
  private:
   core::AuditLog& log_;
   AuditWriter& fallback_;
+  const std::string writer_;
 };
 
 }  // namespace sharedos::audit::client

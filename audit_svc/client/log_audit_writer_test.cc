@@ -77,7 +77,7 @@ class LogAuditWriterTest : public ::testing::Test {
     log_ = std::make_unique<core::AuditLog>(
         std::make_unique<BreakableStore>(*std::move(store), broken_), clock_,
         core::AuditLog::Options{});
-    writer_ = std::make_unique<LogAuditWriter>(*log_, fallback_);
+    writer_ = std::make_unique<LogAuditWriter>(*log_, fallback_, "service:envelope");
   }
 
   int64_t Head() const { return log_->HeadSequence(); }

@@ -11,6 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "audit_svc/core/control_plane_event.h"
 #include "audit_svc/core/redaction.h"
+#include "audit_svc/core/writer_policy.h"
 #include "audit_svc/storage/event_codec.h"
 #include "common/crypto/base64url.h"
 #include "common/crypto/sha256.h"
@@ -88,7 +89,8 @@ AuditLog::~AuditLog() {
   writer_.join();
 }
 
-absl::StatusOr<AppendResponse> AuditLog::Append(const AppendRequest& request) {
+absl::StatusOr<AppendResponse> AuditLog::Append(const AppendRequest& request,
+                                                absl::string_view writer) {
   const int total = request.events_size() + request.entries_size();
   if (total == 0) return absl::InvalidArgumentError("events: empty (and no entries)");
   if (total > options_.max_events_per_append) {
@@ -99,19 +101,20 @@ absl::StatusOr<AppendResponse> AuditLog::Append(const AppendRequest& request) {
   entries.reserve(total);
   for (const AuditEvent& event : request.events()) *entries.emplace_back().mutable_event() = event;
   entries.insert(entries.end(), request.entries().begin(), request.entries().end());
-  return AppendEntries(std::move(entries), request.events_size());
+  return AppendEntries(std::move(entries), request.events_size(), writer);
 }
 
-absl::StatusOr<AppendResponse> AuditLog::AppendEvent(AuditEvent event) {
+absl::StatusOr<AppendResponse> AuditLog::AppendEvent(AuditEvent event, absl::string_view writer) {
   std::vector<LogEntry> entries(1);
   *entries[0].mutable_event() = std::move(event);
-  return AppendEntries(std::move(entries), 1);
+  return AppendEntries(std::move(entries), 1, writer);
 }
 
-absl::StatusOr<AppendResponse> AuditLog::AppendControlPlane(ControlPlaneEvent event) {
+absl::StatusOr<AppendResponse> AuditLog::AppendControlPlane(ControlPlaneEvent event,
+                                                            absl::string_view writer) {
   std::vector<LogEntry> entries(1);
   *entries[0].mutable_control_plane() = std::move(event);
-  return AppendEntries(std::move(entries), 0);
+  return AppendEntries(std::move(entries), 0, writer);
 }
 
 namespace {
@@ -125,24 +128,31 @@ std::string EntryPath(const LogEntry& entry, size_t i, int from_events) {
   return absl::StrCat("entries[", index, "]");
 }
 
-// Validates, guards and encodes one entry into `pending` (pointing into `entry`).
-absl::Status PrepareEntry(LogEntry& entry, const std::string& path,
+// Validates and guards one entry, checks it is `writer`'s to write and stamps it, then encodes it
+// into `pending` (pointing into `entry`).
+absl::Status PrepareEntry(LogEntry& entry, const std::string& path, absl::string_view writer,
                           storage::PendingEvent& pending) {
   if (entry.has_event()) {
     AuditEvent& event = *entry.mutable_event();
     RETURN_IF_ERROR(common::validation::ValidateAuditEvent(&event, path));
     RETURN_IF_ERROR(CheckRedaction(event, path));
+  } else if (entry.has_control_plane()) {
+    ControlPlaneEvent& event = *entry.mutable_control_plane();
+    RETURN_IF_ERROR(ValidateControlPlaneEvent(&event, path));
+    RETURN_IF_ERROR(CheckRedaction(event, path));
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": neither event nor control_plane"));
+  }
+  RETURN_IF_ERROR(CheckWriter(writer, entry, path));
+  RETURN_IF_ERROR(StampWriter(writer, entry));
+  if (entry.has_event()) {
+    const AuditEvent& event = entry.event();
     ASSIGN_OR_RETURN(pending.canonical_json, storage::CanonicalEventJson(event));
     pending.event = &event;
     pending.columns = storage::DeriveColumns(event);
     return absl::OkStatus();
   }
-  if (!entry.has_control_plane()) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": neither event nor control_plane"));
-  }
-  ControlPlaneEvent& event = *entry.mutable_control_plane();
-  RETURN_IF_ERROR(ValidateControlPlaneEvent(&event, path));
-  RETURN_IF_ERROR(CheckRedaction(event, path));
+  const ControlPlaneEvent& event = entry.control_plane();
   ASSIGN_OR_RETURN(pending.canonical_json, storage::CanonicalControlPlaneJson(event));
   pending.control_plane = &event;
   pending.columns = storage::DeriveColumns(event);
@@ -152,7 +162,7 @@ absl::Status PrepareEntry(LogEntry& entry, const std::string& path,
 }  // namespace
 
 absl::StatusOr<AppendResponse> AuditLog::AppendEntries(std::vector<LogEntry> entries,
-                                                       int from_events) {
+                                                       int from_events, absl::string_view writer) {
   // Counted from here, so concurrent callers are seen while they are still validating.
   active_callers_.fetch_add(1, std::memory_order_relaxed);
   struct Leave {
@@ -166,7 +176,7 @@ absl::StatusOr<AppendResponse> AuditLog::AppendEntries(std::vector<LogEntry> ent
   for (size_t i = 0; i < entries.size(); ++i) {
     const std::string path = EntryPath(entries[i], i, from_events);
     storage::PendingEvent pending;
-    RETURN_IF_ERROR(PrepareEntry(entries[i], path, pending));
+    RETURN_IF_ERROR(PrepareEntry(entries[i], path, writer, pending));
     if (!ids.insert(pending.id()).second) {
       return absl::InvalidArgumentError(absl::StrCat(path, ".id: repeated in this request"));
     }

@@ -10,6 +10,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "audit_svc/storage/audit_store.h"
@@ -44,24 +45,27 @@ class AuditLog {
   // Stops the writer after the queued groups are committed.
   ~AuditLog();
 
-  // Appends request.events, then request.entries (either kind), in order.
+  // Appends request.events, then request.entries (either kind), in order, each stamped with
+  // `writer` — the authenticated writer's address key ("service:envelope") — which must produce
+  // its type (writer_policy.h).
   // Errors: INVALID_ARGUMENT (no records, too many, an event fails protocol "1" validation, a
   // control-plane event its validation (control_plane_event.h), or either the redaction guard;
   // an entry of neither kind; an id repeated in the request) naming the record and field;
-  // FAILED_PRECONDITION (an id already stored with different content; nothing of the request is
-  // written); UNAVAILABLE (storage failed; nothing of the request is written).
+  // PERMISSION_DENIED (a record type `writer` never produces); FAILED_PRECONDITION (an id already
+  // stored with different content; nothing of the request is written); UNAVAILABLE (storage
+  // failed; nothing of the request is written).
   absl::StatusOr<sharedos::audit::v1::AppendResponse> Append(
-      const sharedos::audit::v1::AppendRequest& request);
+      const sharedos::audit::v1::AppendRequest& request, absl::string_view writer);
   // Append of a request holding exactly `event`, taking it by value (an in-process writer moves
   // its record in instead of building a request that is copied again). Same checks, errors and
   // durability; error messages name it `events[0]`.
   absl::StatusOr<sharedos::audit::v1::AppendResponse> AppendEvent(
-      sharedos::protocol::v1::AuditEvent event);
+      sharedos::protocol::v1::AuditEvent event, absl::string_view writer);
 
   // Append of one control-plane record (the in-process grant store's writer); same checks,
   // errors and durability; error messages name it `entries[0].control_plane`.
   absl::StatusOr<sharedos::audit::v1::AppendResponse> AppendControlPlane(
-      sharedos::audit::v1::ControlPlaneEvent event);
+      sharedos::audit::v1::ControlPlaneEvent event, absl::string_view writer);
 
   // Errors: INVALID_ARGUMENT (limit out of range, enums present but unspecified, from ≥ to, a
   // page token not issued for this filter); UNAVAILABLE; DATA_LOSS (a stored event no longer
@@ -94,7 +98,8 @@ class AuditLog {
   // Append's body once the request's size is checked; `entries` is non-empty, its first
   // `from_events` taken from AppendRequest.events (for the paths errors name).
   absl::StatusOr<sharedos::audit::v1::AppendResponse> AppendEntries(
-      std::vector<sharedos::audit::v1::LogEntry> entries, int from_events) ABSL_LOCKS_EXCLUDED(mu_);
+      std::vector<sharedos::audit::v1::LogEntry> entries, int from_events, absl::string_view writer)
+      ABSL_LOCKS_EXCLUDED(mu_);
   void WriterLoop() ABSL_LOCKS_EXCLUDED(mu_);
 
   const std::unique_ptr<storage::AuditStore> store_;

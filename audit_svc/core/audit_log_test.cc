@@ -21,6 +21,10 @@ using ::sharedos::common::StatusIs;
 using ::sharedos::protocol::v1::AuditEvent;
 using ::testing::HasSubstr;
 
+// The writers: the envelope writes tool.invoked (MakeEvent), the grant store control-plane records.
+constexpr char kWriter[] = "service:envelope";
+constexpr char kGrantstoreWriter[] = "service:grantstore";
+
 AuditEvent MakeEvent(const std::string& id, const std::string& ns = "world") {
   AuditEvent event;
   event.set_version("1");
@@ -79,7 +83,7 @@ class AuditLogTest : public ::testing::Test {
 };
 
 TEST_F(AuditLogTest, AppendAcknowledgesWithTheNewHead) {
-  auto response = log_->Append(Request({MakeEvent("e1"), MakeEvent("e2")}));
+  auto response = log_->Append(Request({MakeEvent("e1"), MakeEvent("e2")}), kWriter);
   ASSERT_TRUE(response.ok()) << response.status();
   EXPECT_EQ(response->appended(), 2);
   EXPECT_EQ(response->duplicates(), 0);
@@ -90,27 +94,27 @@ TEST_F(AuditLogTest, AppendAcknowledgesWithTheNewHead) {
 
 // AppendEvent is Append of a one-event request: same record, same checks, same duplicate rule.
 TEST_F(AuditLogTest, AppendEventIsAppendOfOneEvent) {
-  auto appended = log_->AppendEvent(MakeEvent("e1"));
+  auto appended = log_->AppendEvent(MakeEvent("e1"), kWriter);
   ASSERT_TRUE(appended.ok()) << appended.status();
   EXPECT_EQ(appended->appended(), 1);
   EXPECT_EQ(appended->head_sequence(), 1);
-  auto again = log_->AppendEvent(MakeEvent("e1"));
+  auto again = log_->AppendEvent(MakeEvent("e1"), kWriter);
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ(again->appended(), 0);
   EXPECT_EQ(again->duplicates(), 1);
   AuditEvent changed = MakeEvent("e1");
   changed.set_purpose("another");
-  EXPECT_THAT(log_->AppendEvent(changed), StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT(log_->AppendEvent(changed, kWriter), StatusIs(absl::StatusCode::kFailedPrecondition));
   AuditEvent unversioned = MakeEvent("e2");
   unversioned.clear_version();
-  EXPECT_THAT(log_->AppendEvent(unversioned),
+  EXPECT_THAT(log_->AppendEvent(unversioned, kWriter),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("events[0]")));
   EXPECT_EQ(log_->HeadSequence(), 1);
 }
 
 TEST_F(AuditLogTest, ARetriedAppendNeverDoublesARecord) {
-  ASSERT_TRUE(log_->Append(Request({MakeEvent("e1")})).ok());
-  auto retried = log_->Append(Request({MakeEvent("e1"), MakeEvent("e2")}));
+  ASSERT_TRUE(log_->Append(Request({MakeEvent("e1")}), kWriter).ok());
+  auto retried = log_->Append(Request({MakeEvent("e1"), MakeEvent("e2")}), kWriter);
   ASSERT_TRUE(retried.ok()) << retried.status();
   EXPECT_EQ(retried->appended(), 1);
   EXPECT_EQ(retried->duplicates(), 1);
@@ -118,10 +122,10 @@ TEST_F(AuditLogTest, ARetriedAppendNeverDoublesARecord) {
 }
 
 TEST_F(AuditLogTest, AnIdReusedForOtherContentIsRefusedWhole) {
-  ASSERT_TRUE(log_->Append(Request({MakeEvent("e1")})).ok());
+  ASSERT_TRUE(log_->Append(Request({MakeEvent("e1")}), kWriter).ok());
   AuditEvent changed = MakeEvent("e1");
   changed.set_reason("no_matching_grant");
-  EXPECT_THAT(log_->Append(Request({MakeEvent("e2"), changed})),
+  EXPECT_THAT(log_->Append(Request({MakeEvent("e2"), changed}), kWriter),
               StatusIs(absl::StatusCode::kFailedPrecondition,
                        HasSubstr("events[1].id: already recorded with different content")));
   EXPECT_EQ(log_->HeadSequence(), 1);  // e2 was not appended either
@@ -130,16 +134,16 @@ TEST_F(AuditLogTest, AnIdReusedForOtherContentIsRefusedWhole) {
 TEST_F(AuditLogTest, RejectsInvalidEventsNamingTheField) {
   AuditEvent bad = MakeEvent("e1");
   bad.set_version("2");
-  EXPECT_THAT(log_->Append(Request({MakeEvent("e0"), bad})),
+  EXPECT_THAT(log_->Append(Request({MakeEvent("e0"), bad}), kWriter),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("events[1].version")));
   AuditEvent no_type = MakeEvent("e1");
   no_type.clear_type();
-  EXPECT_THAT(log_->Append(Request({no_type})),
+  EXPECT_THAT(log_->Append(Request({no_type}), kWriter),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("events[0].type")));
-  EXPECT_THAT(log_->Append(Request({MakeEvent("same"), MakeEvent("same")})),
+  EXPECT_THAT(log_->Append(Request({MakeEvent("same"), MakeEvent("same")}), kWriter),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("events[1].id: repeated in this request")));
-  EXPECT_THAT(log_->Append(AppendRequest()),
+  EXPECT_THAT(log_->Append(AppendRequest(), kWriter),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("events: empty")));
   EXPECT_EQ(log_->HeadSequence(), 0);
 }
@@ -147,16 +151,17 @@ TEST_F(AuditLogTest, RejectsInvalidEventsNamingTheField) {
 TEST_F(AuditLogTest, RefusesRedactedDataAndStoresNothingOfIt) {
   AuditEvent leaky = MakeEvent("e1");
   (*leaky.mutable_metadata()->mutable_fields())["arguments"].set_string_value("cat /etc/passwd");
-  EXPECT_THAT(log_->Append(Request({MakeEvent("e0"), leaky})),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("events[1].metadata.arguments")));
+  EXPECT_THAT(
+      log_->Append(Request({MakeEvent("e0"), leaky}), kWriter),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("events[1].metadata.arguments")));
   EXPECT_EQ(log_->HeadSequence(), 0);
 }
 
 TEST_F(AuditLogTest, QueryPagesWithTokensBoundToTheirFilter) {
   for (int i = 0; i < 5; ++i) {
     ASSERT_TRUE(log_->Append(Request({MakeEvent("a" + std::to_string(i), "world-a"),
-                                      MakeEvent("b" + std::to_string(i), "world-b")}))
+                                      MakeEvent("b" + std::to_string(i), "world-b")}),
+                             kWriter)
                     .ok());
   }
   QueryRequest request;
@@ -212,7 +217,7 @@ TEST_F(AuditLogTest, ConcurrentWritersAreGroupCommittedIntoOneChain) {
       for (int i = 0; i < kPerThread; ++i) {
         AppendRequest request;
         *request.add_events() = MakeEvent("t" + std::to_string(t) + "-" + std::to_string(i));
-        if (!log_->Append(request).ok()) ++failures;
+        if (!log_->Append(request, kWriter).ok()) ++failures;
       }
     });
   }
@@ -232,7 +237,7 @@ TEST_F(AuditLogTest, LoneAndGroupedCommitsInterleaveIntoOneChain) {
   std::atomic<int> failures{0};
   for (int burst = 0; burst < 5; ++burst) {
     for (int i = 0; i < 20; ++i, ++total) {  // alone: committed inline
-      if (!log_->Append(Request({MakeEvent(absl::StrCat("lone-", burst, "-", i))})).ok()) {
+      if (!log_->Append(Request({MakeEvent(absl::StrCat("lone-", burst, "-", i))}), kWriter).ok()) {
         ++failures;
       }
     }
@@ -240,7 +245,7 @@ TEST_F(AuditLogTest, LoneAndGroupedCommitsInterleaveIntoOneChain) {
     for (int t = 0; t < 4; ++t) {
       threads.emplace_back([&, burst, t] {
         for (int i = 0; i < 10; ++i) {
-          if (!log_->Append(Request({MakeEvent(absl::StrCat("b", burst, "-", t, "-", i))}))
+          if (!log_->Append(Request({MakeEvent(absl::StrCat("b", burst, "-", t, "-", i))}), kWriter)
                    .ok()) {
             ++failures;
           }
@@ -269,8 +274,35 @@ TEST_F(AuditLogTest, VerifyRejectsABadRange) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("after to_sequence")));
 }
 
+// T4 (docs/adr/0014): every record carries its writer inside the hashed record, whatever the
+// writer claimed; a writer never appends a record type it does not produce, and nothing of such a
+// request is written.
+TEST_F(AuditLogTest, EveryRecordIsStampedWithItsWriterWhoWritesOnlyItsOwnTypes) {
+  AuditEvent claimed = MakeEvent("e1");
+  (*claimed.mutable_metadata()->mutable_fields())["writer"].set_string_value("service:grantstore");
+  ASSERT_THAT(log_->AppendEvent(claimed, kWriter), IsOk());
+  AppendRequest forged;
+  *forged.add_entries()->mutable_event() = MakeEvent("e2");
+  *forged.add_entries()->mutable_control_plane() = MakeControlPlane("c1");
+  EXPECT_THAT(log_->Append(forged, kWriter),
+              StatusIs(absl::StatusCode::kPermissionDenied, HasSubstr("entries[1]")));
+  EXPECT_THAT(log_->AppendEvent(MakeEvent("e3"), kGrantstoreWriter),
+              StatusIs(absl::StatusCode::kPermissionDenied, HasSubstr("service:grantstore")));
+  ASSERT_THAT(log_->AppendControlPlane(MakeControlPlane("c2"), kGrantstoreWriter), IsOk());
+  auto records = log_->Query(QueryRequest());
+  ASSERT_TRUE(records.ok()) << records.status();
+  ASSERT_EQ(records->records_size(), 2);
+  EXPECT_EQ(records->records(0).event().metadata().fields().at("writer").string_value(),
+            "service:envelope");
+  EXPECT_EQ(records->records(1).control_plane().writer().service_id(), "grantstore");
+  auto verified = log_->Verify(VerifyRequest());
+  ASSERT_TRUE(verified.ok());
+  EXPECT_TRUE(verified->ok()) << verified->detail();
+}
+
 TEST_F(AuditLogTest, WaitForHeadAfterReturnsOnceTheHeadMoves) {
-  std::thread writer([this] { ASSERT_TRUE(log_->Append(Request({MakeEvent("late")})).ok()); });
+  std::thread writer(
+      [this] { ASSERT_TRUE(log_->Append(Request({MakeEvent("late")}), kWriter).ok()); });
   const int64_t head = log_->WaitForHeadAfter(0, absl::Seconds(10));
   writer.join();
   EXPECT_EQ(head, 1);
@@ -279,18 +311,22 @@ TEST_F(AuditLogTest, WaitForHeadAfterReturnsOnceTheHeadMoves) {
 // Control-plane records (docs/adr/0008): in the same chain, in order with "1" events, idempotent
 // on id across both kinds, verified, and queried apart from the "1" types.
 TEST_F(AuditLogTest, ControlPlaneRecordsShareTheChainButNotProtocol1) {
-  AppendRequest request = Request({MakeEvent("e1")});
-  *request.add_entries()->mutable_control_plane() = MakeControlPlane("c1");
-  *request.add_entries()->mutable_event() = MakeEvent("e2");
-  auto appended = log_->Append(request);
+  ASSERT_TRUE(log_->Append(Request({MakeEvent("e1")}), kWriter).ok());
+  AppendRequest control;
+  *control.add_entries()->mutable_control_plane() = MakeControlPlane("c1");
+  auto appended = log_->Append(control, kGrantstoreWriter);
   ASSERT_TRUE(appended.ok()) << appended.status();
-  EXPECT_EQ(appended->appended(), 3);
-  ASSERT_TRUE(log_->AppendControlPlane(MakeControlPlane("c2")).ok());
+  EXPECT_EQ(appended->appended(), 1);
+  AppendRequest event;
+  *event.add_entries()->mutable_event() = MakeEvent("e2");
+  ASSERT_TRUE(log_->Append(event, kWriter).ok());
+  ASSERT_TRUE(log_->AppendControlPlane(MakeControlPlane("c2"), kGrantstoreWriter).ok());
   // A retry is a duplicate; the same id with other content, of either kind, is refused.
-  auto again = log_->AppendControlPlane(MakeControlPlane("c1"));
+  auto again = log_->AppendControlPlane(MakeControlPlane("c1"), kGrantstoreWriter);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->duplicates(), 1);
-  EXPECT_THAT(log_->AppendEvent(MakeEvent("c1")), StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT(log_->AppendEvent(MakeEvent("c1"), kWriter),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
 
   QueryRequest all;
   auto records = log_->Query(all);
@@ -325,20 +361,21 @@ TEST_F(AuditLogTest, ControlPlaneRecordsAreValidatedAndGuarded) {
   no_actor.clear_actor();
   AppendRequest request;
   *request.add_entries()->mutable_control_plane() = no_actor;
-  EXPECT_THAT(log_->Append(request), StatusIs(absl::StatusCode::kInvalidArgument,
-                                              HasSubstr("entries[0].control_plane.actor")));
+  EXPECT_THAT(
+      log_->Append(request, kGrantstoreWriter),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("entries[0].control_plane.actor")));
   auto leaky = MakeControlPlane("c2");
   (*leaky.mutable_metadata()->mutable_fields())["apiKey"].set_string_value("s3cret");
-  EXPECT_THAT(log_->AppendControlPlane(leaky),
+  EXPECT_THAT(log_->AppendControlPlane(leaky, kGrantstoreWriter),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("apiKey")));
   AppendRequest empty_entry;
   empty_entry.add_entries();
-  EXPECT_THAT(log_->Append(empty_entry),
+  EXPECT_THAT(log_->Append(empty_entry, kWriter),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("entries[0]")));
   // A retired protocol "1" type (12 was grant.issued) is not a "1" event any more.
   AuditEvent retired = MakeEvent("e1");
   retired.set_type(static_cast<sharedos::protocol::v1::AuditEventType>(12));
-  EXPECT_THAT(log_->AppendEvent(retired),
+  EXPECT_THAT(log_->AppendEvent(retired, kWriter),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("type")));
   auto head = log_->Query(QueryRequest());
   ASSERT_TRUE(head.ok());

@@ -79,11 +79,13 @@ class CheckpointPostgresTest : public ::testing::Test {
                      ::testing::UnitTest::GetInstance()->current_test_info()->name(), ".key");
     ASSERT_THAT(testing::WriteNewEd25519Key(key_path_), IsOk());
     OpenLog();
-    for (int i = 0; i < 6; ++i) ASSERT_THAT(log_->AppendEvent(Denied(i)), IsOk());
+    for (int i = 0; i < 6; ++i)
+      ASSERT_THAT(log_->AppendEvent(Denied(i), "service:envelope"), IsOk());
     auto made = checkpointer_->CheckpointNow();
     ASSERT_THAT(made, IsOk());
     earlier_ = *made;
-    for (int i = 6; i < 9; ++i) ASSERT_THAT(log_->AppendEvent(Denied(i)), IsOk());
+    for (int i = 6; i < 9; ++i)
+      ASSERT_THAT(log_->AppendEvent(Denied(i), "service:envelope"), IsOk());
   }
 
   void OpenLog() {

@@ -95,7 +95,8 @@ class CheckpointTest : public ::testing::Test {
   }
 
   void AppendDenied(int from, int to) {
-    for (int i = from; i < to; ++i) ASSERT_THAT(log_->AppendEvent(Denied(i)), IsOk());
+    for (int i = from; i < to; ++i)
+      ASSERT_THAT(log_->AppendEvent(Denied(i), "service:envelope"), IsOk());
   }
 
   VerifyResponse VerifyAgainst(const std::vector<SignedCheckpoint>& checkpoints,
@@ -128,7 +129,7 @@ TEST_F(CheckpointTest, SignsTheHeadAndExportsItAsAJsonLine) {
   EXPECT_EQ(empty->head_hash(), storage::kGenesisHash);
 
   AppendDenied(0, 3);
-  absl::StatusOr<v1::AppendResponse> last = log_->AppendEvent(Denied(3));
+  absl::StatusOr<v1::AppendResponse> last = log_->AppendEvent(Denied(3), "service:envelope");
   ASSERT_THAT(last, IsOk());
   absl::StatusOr<SignedCheckpoint> made = checkpointer_->CheckpointNow();
   ASSERT_THAT(made, IsOk());

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "audit_svc/client/audit_client.h"
 #include "audit_svc/client/audit_writer_factory.h"
 #include "audit_svc/client/log_audit_writer.h"
 #include "common/status/status_macros.h"
@@ -16,8 +17,9 @@ namespace {
 // A LogAuditWriter that owns its fallback (the outbox client).
 class OwningLogAuditWriter final : public client::AuditWriter {
  public:
-  OwningLogAuditWriter(core::AuditLog& log, std::unique_ptr<client::AuditWriter> fallback)
-      : fallback_(std::move(fallback)), writer_(log, *fallback_) {}
+  OwningLogAuditWriter(core::AuditLog& log, std::unique_ptr<client::AuditWriter> fallback,
+                       std::string writer)
+      : fallback_(std::move(fallback)), writer_(log, *fallback_, std::move(writer)) {}
 
   absl::Status RecordPreEffect(protocol::v1::AuditEvent event) override {
     return writer_.RecordPreEffect(std::move(event));
@@ -32,6 +34,20 @@ class OwningLogAuditWriter final : public client::AuditWriter {
  private:
   const std::unique_ptr<client::AuditWriter> fallback_;
   client::LogAuditWriter writer_;
+};
+
+// An outbox's delivery into the log of this process, as `writer`.
+class LogAppendTarget final : public client::AppendTarget {
+ public:
+  LogAppendTarget(core::AuditLog& log, std::string writer)
+      : log_(log), writer_(std::move(writer)) {}
+  absl::Status Append(const v1::AppendRequest& request, absl::Time) override {
+    return log_.Append(request, writer_).status();
+  }
+
+ private:
+  core::AuditLog& log_;
+  const std::string writer_;
 };
 
 core::AuditLog::Options LogOptions(const AuditServerDeps& deps) {
@@ -100,12 +116,17 @@ absl::Status AuditServer::EnableCheckpoints(std::unique_ptr<core::CheckpointKey>
 }
 
 absl::StatusOr<std::unique_ptr<client::AuditWriter>> AuditServer::NewInProcessWriter(
-    std::shared_ptr<grpc::Channel> channel, const std::string& token_file,
-    const std::string& outbox_path, const client::OutboxReporting& reporting) {
-  ASSIGN_OR_RETURN(auto outbox,
-                   client::NewAuditWriterOverChannel({"remote", "", token_file, outbox_path, {}},
-                                                     std::move(channel), true, reporting));
-  return std::make_unique<OwningLogAuditWriter>(log_, std::move(outbox));
+    const std::string& writer, const std::string& outbox_path,
+    const client::OutboxReporting& reporting) {
+  client::AuditClientOptions options;
+  options.mode = client::PreEffectMode::kRemote;
+  options.outbox_path = outbox_path;
+  options.metrics = reporting.metrics;
+  options.writer = reporting.writer;
+  ASSIGN_OR_RETURN(std::unique_ptr<client::AuditClient> outbox,
+                   client::AuditClient::Create(std::make_unique<LogAppendTarget>(log_, writer),
+                                               std::move(options)));
+  return std::make_unique<OwningLogAuditWriter>(log_, std::move(outbox), writer);
 }
 
 absl::StatusOr<std::pair<int64_t, std::string>> AuditServer::Head() {

@@ -71,14 +71,14 @@ class AuditServer final : public common::server::Servable {
   absl::Status EnableCheckpoints(std::unique_ptr<core::CheckpointKey> key,
                                  core::Checkpointer::Options options);
 
-  // The writer of a service in this process: it appends to this log directly (a pre-effect
-  // record is committed before it is answered); a post-effect record the log cannot take waits
-  // in the outbox at `outbox_path` and is delivered over `channel` (to this log's own server)
-  // with the token in `token_file`; the outbox reports its gauges as `reporting` says.
-  // Errors: those of audit::client::NewAuditWriterOverChannel.
+  // The writer of service `writer` ("service:grantstore", …) in this process: it appends to this
+  // log directly (a pre-effect record is committed before it is answered); a post-effect record
+  // the log cannot take waits in the outbox at `outbox_path` and is delivered into the log from
+  // there — no channel, no credential: each record stamped with `writer` and held to its record
+  // types (writer_policy.h) as over gRPC. The outbox reports its gauges as `reporting` says.
+  // Errors: those of audit::client::AuditClient::Create (the outbox cannot be opened).
   absl::StatusOr<std::unique_ptr<client::AuditWriter>> NewInProcessWriter(
-      std::shared_ptr<grpc::Channel> channel, const std::string& token_file,
-      const std::string& outbox_path,
+      const std::string& writer, const std::string& outbox_path,
       const client::OutboxReporting& reporting = client::OutboxReporting());
 
   // The chain's head: its sequence (0: empty) and its record's hash ("" when empty), for

@@ -60,7 +60,7 @@ class AuditServerTest : public ::testing::Test {
         R"({"credentials": [
           {"name": "ops", "role": "admin", "token_sha256": ")" +
         TokenDigestHex("admin") + R"("},
-          {"name": "svc", "role": "service", "token_sha256": ")" +
+          {"name": "envelope", "role": "service", "token_sha256": ")" +
         TokenDigestHex("svc") + R"("}]})");
     ASSERT_TRUE(authenticator.ok()) << authenticator.status();
     authenticator_ = *std::move(authenticator);
@@ -122,21 +122,23 @@ TEST_F(AuditServerTest, AnotherAdapterServesTheSameLog) {
   EXPECT_EQ(Records(), 1);
 }
 
-TEST_F(AuditServerTest, AnInProcessWriterAppendsToTheLogDirectly) {
-  const std::string token = TempPath("svc.token");
-  std::ofstream(token) << "svc\n";
-  auto writer =
-      server_->NewInProcessWriter(runner_->InProcessChannel(), token, TempPath("writer.outbox"));
+// In sharedosd: no channel, no credential; the writer's principal stamps its records and bounds
+// what it may write (ADR 0014, T4).
+TEST_F(AuditServerTest, AnInProcessWriterAppendsToTheLogDirectlyAsItsService) {
+  auto writer = server_->NewInProcessWriter("service:envelope", TempPath("writer.outbox"));
   ASSERT_TRUE(writer.ok()) << writer.status();
   EXPECT_THAT((*writer)->RecordPreEffect(Event("event-3")), IsOk());
   EXPECT_EQ(Records(), 1);
+  auto grantstore = server_->NewInProcessWriter("service:grantstore", TempPath("gs.outbox"));
+  ASSERT_TRUE(grantstore.ok()) << grantstore.status();
+  EXPECT_THAT((*grantstore)->RecordPreEffect(Event("event-4")),
+              StatusIs(absl::StatusCode::kPermissionDenied));
+  EXPECT_EQ(Records(), 1);
 }
 
-TEST_F(AuditServerTest, AnInProcessWriterNeedsItsToken) {
-  EXPECT_THAT(server_->NewInProcessWriter(runner_->InProcessChannel(), "/nonexistent/token",
-                                          TempPath("writer.outbox")),
-              StatusIs(absl::StatusCode::kFailedPrecondition,
-                       "--audit_token_file: cannot read /nonexistent/token"));
+TEST_F(AuditServerTest, AnInProcessWriterNeedsAnOutbox) {
+  EXPECT_FALSE(
+      server_->NewInProcessWriter("service:envelope", "/nonexistent/dir/writer.outbox").ok());
 }
 
 TEST(AuditDurabilityTest, IsFullOrNormalNamingTheFlag) {

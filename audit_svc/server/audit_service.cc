@@ -10,8 +10,12 @@ using ::sharedos::common::ToGrpcStatus;
 
 grpc::Status AuditService::Tail(grpc::ServerContext* context, const v1::TailRequest* request,
                                 grpc::ServerWriter<v1::TailResponse>* writer) {
-  auto caller = rpc_.Caller(*context, {common::server::Role::kAdmin});
+  static const std::string kMethod = MethodName("Tail");
+  auto caller = rpc_.Caller(*context, kMethod);
   if (!caller.ok()) return ToGrpcStatus(caller.status());
+  absl::Status in_scope = common::server::CheckTarget(
+      kMethod, *caller, common::server::OfNamespace(request->filter().namespace_id()));
+  if (!in_scope.ok()) return ToGrpcStatus(in_scope);
   absl::Status valid = core::AuditLog::ValidateFilter(request->filter());
   if (!valid.ok()) return ToGrpcStatus(valid);
   if (request->include_checkpoints() && checkpointer_ == nullptr) {

@@ -3,26 +3,30 @@
 
 #include "audit_svc/core/audit_log.h"
 #include "audit_svc/core/checkpoint.h"
+#include "common/server/access_policy.h"
 #include "common/server/auth.h"
 #include "common/server/rpc_adapter.h"
 #include "sharedos/audit/v1/audit.grpc.pb.h"
 
 namespace sharedos::audit::server {
 
-// The gRPC adapter of sharedos.audit.v1.AuditLog: authenticate, call the core, convert the
-// status. Writers (service credential) append; operators (admin credential) query, tail and
-// verify. Thread-safe (the core is).
+// The gRPC adapter of sharedos.audit.v1.AuditLog: authenticate, admit by the access table
+// (common/server/access_policy.cc), call the core, convert the status. Writers (the authorizer's,
+// the envelope's and the grant store's service credentials) append, each record stamped with the
+// writer and held to its record types; admins query and tail the namespaces they administer; the
+// operator ("*") verifies and checkpoints the whole chain. Thread-safe (the core is).
 class AuditService final : public common::server::CoreAdapter<v1::AuditLog, core::AuditLog> {
  public:
-  // Writers (every service) append; operators read.
-  SHAREDOS_UNARY_RPC(Append, kService, core_.Append(*request));
-  SHAREDOS_UNARY_RPC(Query, kAdmin, core_.Query(*request));
+  // Writers append, as themselves; admins read within their namespaces; the operator the chain.
+  SHAREDOS_UNARY_RPC(Append, core_.Append(*request, caller.address));
+  SHAREDOS_SCOPED_RPC(Query, common::server::OfNamespace(request->filter().namespace_id()),
+                      core_.Query(*request));
   grpc::Status Tail(grpc::ServerContext* context, const v1::TailRequest* request,
                     grpc::ServerWriter<v1::TailResponse>* writer) override;
-  SHAREDOS_UNARY_RPC(Verify, kAdmin,
-                     core::VerifyWithCheckpoints(core_, *request,
-                                                 checkpointer_ ? &checkpointer_->key() : nullptr));
-  SHAREDOS_UNARY_RPC(Checkpoint, kAdmin, MakeCheckpoint());
+  SHAREDOS_SCOPED_RPC(Verify, common::server::Target(),
+                      core::VerifyWithCheckpoints(core_, *request,
+                                                  checkpointer_ ? &checkpointer_->key() : nullptr));
+  SHAREDOS_SCOPED_RPC(Checkpoint, common::server::Target(), MakeCheckpoint());
 
   // Borrows all three; `checkpointer` null: no checkpoint key (Checkpoint and Tail's
   // include_checkpoints are FAILED_PRECONDITION; Verify checks checkpoints only under a key the

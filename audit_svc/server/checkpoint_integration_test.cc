@@ -97,7 +97,7 @@ class CheckpointIntegrationTest : public ::testing::Test {
         Write(secrets_ + "/credentials.json",
               absl::StrCat(R"({"credentials": [{"name": "ops", "role": "admin", "token_sha256": ")",
                            common::server::TokenDigestHex(kAdminToken),
-                           R"("}, {"name": "writer", "role": "service", "token_sha256": ")",
+                           R"("}, {"name": "envelope", "role": "service", "token_sha256": ")",
                            common::server::TokenDigestHex(kServiceToken), R"("}]})"));
   }
 

@@ -60,7 +60,7 @@ std::string Credentials() {
                   credentials,
                   absl::StrCat(R"({"credentials": [{"name": "ops", "role": "admin", )",
                                R"("token_sha256": ")", common::server::TokenDigestHex(kAdminToken),
-                               R"("}, {"name": "writer", "role": "service", "token_sha256": ")",
+                               R"("}, {"name": "envelope", "role": "service", "token_sha256": ")",
                                common::server::TokenDigestHex(kServiceToken), R"("}]})")),
               IsOk());
   return credentials;

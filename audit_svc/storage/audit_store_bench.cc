@@ -120,7 +120,7 @@ void RunAppends(benchmark::State& state, std::vector<std::unique_ptr<AuditLog>>&
       threads.emplace_back([&, w] {
         AuditLog& log = *logs[w % logs.size()];
         for (AuditEvent& event : events[w]) {
-          auto response = log.AppendEvent(std::move(event));
+          auto response = log.AppendEvent(std::move(event), "service:authorizer");
           if (!response.ok() || response->appended() != 1) failed = true;
         }
       });

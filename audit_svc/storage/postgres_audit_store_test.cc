@@ -249,7 +249,8 @@ TEST_F(PostgresAuditStoreTest, AuditLogGroupCommitsConcurrentCallers) {
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < kAppendsPerThread; ++i) {
-        EXPECT_THAT(log.AppendEvent(MakeEvent(absl::StrCat("e-", t, "-", i))), IsOk());
+        EXPECT_THAT(log.AppendEvent(MakeEvent(absl::StrCat("e-", t, "-", i)), "service:authorizer"),
+                    IsOk());
       }
     });
   }

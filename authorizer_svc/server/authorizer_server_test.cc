@@ -36,7 +36,7 @@ class AuthorizerServerTest : public ::testing::Test {
   void SetUp() override {
     auto authenticator = Authenticator::FromJson(
         R"({"credentials": [
-          {"name": "svc", "role": "service", "token_sha256": ")" +
+          {"name": "envelope", "role": "service", "token_sha256": ")" +
         TokenDigestHex("svc") + R"("}]})");
     ASSERT_TRUE(authenticator.ok()) << authenticator.status();
     authenticator_ = *std::move(authenticator);

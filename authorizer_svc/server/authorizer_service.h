@@ -1,6 +1,7 @@
 // The gRPC adapter of sharedos.authorizer.v1.Authorizer: authenticate the caller (only the
-// service credential: none is UNAUTHENTICATED, a host or admin credential PERMISSION_DENIED), call
-// the AuthorizerCore, convert the status. Thread-safe (both dependencies are).
+// envelope's service credential, by the access table: none is UNAUTHENTICATED, any other
+// PERMISSION_DENIED), call the AuthorizerCore, convert the status. Thread-safe (both dependencies
+// are).
 
 #ifndef SHAREDOS_AUTHORIZER_SVC_SERVER_AUTHORIZER_SERVICE_H_
 #define SHAREDOS_AUTHORIZER_SVC_SERVER_AUTHORIZER_SERVICE_H_
@@ -15,13 +16,13 @@ namespace sharedos::authorizer::server {
 class AuthorizerService final
     : public common::server::CoreAdapter<v1::Authorizer, core::AuthorizerCore> {
  public:
-  SHAREDOS_UNARY_RPC(OpenTurnAuthority, kService, core_.OpenTurnAuthority(*request));
-  SHAREDOS_UNARY_RPC(CloseTurnAuthority, kService, core_.CloseTurnAuthority(*request));
-  SHAREDOS_UNARY_RPC(Authorize, kService, core_.Authorize(*request));
-  SHAREDOS_UNARY_RPC(Discover, kService, core_.Discover(*request));
-  SHAREDOS_UNARY_RPC(AdmitTurn, kService, core_.AdmitTurn(*request));
-  SHAREDOS_UNARY_RPC(Reach, kService, core_.Reach(*request));
-  SHAREDOS_UNARY_RPC(RecordEscalation, kService, core_.RecordEscalation(*request));
+  SHAREDOS_UNARY_RPC(OpenTurnAuthority, core_.OpenTurnAuthority(*request));
+  SHAREDOS_UNARY_RPC(CloseTurnAuthority, core_.CloseTurnAuthority(*request));
+  SHAREDOS_UNARY_RPC(Authorize, core_.Authorize(*request));
+  SHAREDOS_UNARY_RPC(Discover, core_.Discover(*request));
+  SHAREDOS_UNARY_RPC(AdmitTurn, core_.AdmitTurn(*request));
+  SHAREDOS_UNARY_RPC(Reach, core_.Reach(*request));
+  SHAREDOS_UNARY_RPC(RecordEscalation, core_.RecordEscalation(*request));
 
   // CoreAdapter(core, authenticator): both borrowed.
   using CoreAdapter::CoreAdapter;

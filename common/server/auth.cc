@@ -116,7 +116,7 @@ namespace {
 absl::Status ParseScope(const nlohmann::json& scope, const std::string& path, Scope& out) {
   if (!scope.is_object()) return absl::InvalidArgumentError(path + ": must be an object");
   for (const auto& [key, unused] : scope.items()) {
-    if (key != "namespaces" && key != "owners") {
+    if (key != "namespaces" && key != "owners" && key != "authorities") {
       return absl::InvalidArgumentError(absl::StrCat(path, ": unknown field ", key));
     }
   }
@@ -129,6 +129,11 @@ absl::Status ParseScope(const nlohmann::json& scope, const std::string& path, Sc
     auto owners = StringList(scope["owners"], path + ".owners");
     if (!owners.ok()) return owners.status();
     out.owners = *std::move(owners);
+  }
+  if (scope.contains("authorities")) {
+    auto authorities = StringList(scope["authorities"], path + ".authorities");
+    if (!authorities.ok()) return authorities.status();
+    out.authorities = *std::move(authorities);
   }
   return absl::OkStatus();
 }
@@ -143,6 +148,7 @@ absl::StatusOr<Principal> ParseEntry(const nlohmann::json& item, const std::stri
     }
   }
   Principal principal;
+  principal.from_file = true;
   if (!item.contains("name") || !item["name"].is_string() ||
       item["name"].get<std::string>().empty()) {
     return absl::InvalidArgumentError(path + ".name: must be a non-empty string");

@@ -26,21 +26,26 @@ enum class Role {
   kReviewer,
 };
 
-// What a credential's role reaches. Empty lists mean "none"; "*" in a list means every value.
-//   admin:    namespaces it administers (owners unused).
-//   host:     namespaces and owners it may open turns for.
-//   reviewer: namespaces in which it may resolve escalations, and owners whose escalations
-//             (besides its own principal's) it may resolve — see Principal::MayReview.
-//   service:  unused.
+// What a credential's role reaches. A list covers a value it holds, "*" covers every value, an
+// empty list covers none — the one meaning everywhere (ScopeCovers).
+//   admin:    namespaces it administers ("*": every one — the operator); owners unused.
+//   host:     namespaces and owners it may open turns for; authorities it may name as a turn's
+//             authority (empty: the owners — a host exercises only its owners' grants).
+//   reviewer: namespaces in which it resolves the escalations addressed to its own principal;
+//             owners unused.
+//   service:  unused (a service is known by its principal, access_policy.h).
 struct Scope {
   std::vector<std::string> namespaces;
   // Owners as "<kind>:<id>" (e.g. "human:user-alice").
   std::vector<std::string> owners;
+  // Authorities as "<kind>:<id>" (hosts only).
+  std::vector<std::string> authorities;
 };
 // The historical name of a host's scope.
 using HostScope = Scope;
 
-// Whether `values` covers `value` ("*" covers everything).
+// Whether `values` covers `value`: it holds it, or "*" (which covers everything, the empty value
+// too); an empty list covers nothing. The one meaning of a scope list (access_policy.h).
 bool ScopeCovers(const std::vector<std::string>& values, absl::string_view value);
 
 // An authenticated caller. Never carries the credential itself.
@@ -52,6 +57,13 @@ struct Principal {
   std::string address;
   Role role = Role::kService;
   Scope scope;
+  // Where the credential came from, so a decision made with it can say who else held its secret
+  // (ADR 0014, T3): its issuer and the principal that last set its secret (issue or rotation),
+  // as address keys. Both empty for a credential of the static file (`from_file`), whose secrets
+  // whoever wrote the file provisioned.
+  std::string issued_by;
+  std::string secret_set_by;
+  bool from_file = false;
 
   // An admin whose scope covers `namespace_id`.
   bool Administers(absl::string_view namespace_id) const;

@@ -16,6 +16,12 @@ absl::StatusOr<Principal> RequireCaller(const Authenticator& authenticator,
   return authenticator.RequireWithPeer(header, PeerSubjectAltNames(context), roles);
 }
 
+absl::StatusOr<Principal> AuthenticateCaller(const Authenticator& authenticator,
+                                             const grpc::ServerContextBase& context) {
+  return RequireCaller(authenticator, context,
+                       {Role::kAdmin, Role::kService, Role::kHost, Role::kReviewer});
+}
+
 std::vector<std::string> PeerSubjectAltNames(const grpc::ServerContextBase& context) {
   std::vector<std::string> names;
   std::shared_ptr<const grpc::AuthContext> auth = context.auth_context();

@@ -18,6 +18,11 @@ absl::StatusOr<Principal> RequireCaller(const Authenticator& authenticator,
                                         const grpc::ServerContextBase& context,
                                         std::initializer_list<Role> roles);
 
+// Authenticates a gRPC call as RequireCaller does, whatever its role (the access table admits it
+// afterwards). Errors: UNAUTHENTICATED, UNAVAILABLE.
+absl::StatusOr<Principal> AuthenticateCaller(const Authenticator& authenticator,
+                                             const grpc::ServerContextBase& context);
+
 // The subject alternative names of the call's client certificate as the TLS listener verified
 // it (mTLS); empty without one.
 std::vector<std::string> PeerSubjectAltNames(const grpc::ServerContextBase& context);

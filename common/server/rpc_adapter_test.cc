@@ -29,12 +29,12 @@ class RpcAdapterTest : public ::testing::Test {
     probe_ =
         std::make_unique<testing::ProbeServer>([this](grpc::GenericCallbackServerContext& context) {
           std::string response;
-          grpc::Status status =
-              rpc_->Unary(context, {Role::kAdmin}, &response, [&](const Principal& principal) {
-                caller_ = principal.name;
-                ++calls_;
-                return answer_;
-              });
+          grpc::Status status = rpc_->Unary(context, "sharedos.status.v1.Status/GetStatus",
+                                            &response, [&](const Principal& principal) {
+                                              caller_ = principal.name;
+                                              ++calls_;
+                                              return answer_;
+                                            });
           if (status.ok()) context.AddTrailingMetadata("response", response);
           return status;
         });

@@ -46,16 +46,17 @@ class RpcTraceTest : public ::testing::Test {
     upstream_ =
         std::make_unique<testing::ProbeServer>([this](grpc::GenericCallbackServerContext& context) {
           std::string response;
-          return rpc_->Unary(context, {Role::kAdmin}, &response, [&](const Principal&) {
-            const logging::TraceContext* trace = logging::CurrentTrace();
-            seen_trace_id_ = trace == nullptr ? "" : trace->trace_id;
-            seen_parent_id_ = trace == nullptr ? "" : trace->parent_id;
-            grpc::ClientContext downstream_context;
-            audit::v1::AppendRequest request;
-            audit::v1::AppendResponse ignored;
-            audit::v1::AuditLog::Stub(channel_).Append(&downstream_context, request, &ignored);
-            return absl::StatusOr<std::string>("ok");
-          });
+          return rpc_->Unary(
+              context, "sharedos.status.v1.Status/GetStatus", &response, [&](const Principal&) {
+                const logging::TraceContext* trace = logging::CurrentTrace();
+                seen_trace_id_ = trace == nullptr ? "" : trace->trace_id;
+                seen_parent_id_ = trace == nullptr ? "" : trace->parent_id;
+                grpc::ClientContext downstream_context;
+                audit::v1::AppendRequest request;
+                audit::v1::AppendResponse ignored;
+                audit::v1::AuditLog::Stub(channel_).Append(&downstream_context, request, &ignored);
+                return absl::StatusOr<std::string>("ok");
+              });
         });
   }
 

@@ -4,7 +4,9 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/server/access_policy.h"
 #include "common/server/outbox_registry.h"
+#include "common/status/status_macros.h"
 
 namespace sharedos::common::server {
 namespace {
@@ -64,7 +66,13 @@ void StatusService::Attach(ServerRunner* runner) {
 grpc::Status StatusService::GetStatus(grpc::ServerContext* context,
                                       const v1::GetStatusRequest* request,
                                       v1::GetStatusResponse* response) {
-  return rpc_.Unary(*context, {Role::kAdmin}, response, [&](const Principal&) { return Status(); });
+  static const std::string kMethod = "sharedos.status.v1.Status/GetStatus";
+  return rpc_.Unary(*context, kMethod, response,
+                    [&](const Principal& caller) -> absl::StatusOr<v1::GetStatusResponse> {
+                      // The process serves every namespace: the operator's.
+                      RETURN_IF_ERROR(CheckTarget(kMethod, caller, Target()));
+                      return Status();
+                    });
 }
 
 absl::StatusOr<v1::GetStatusResponse> StatusService::Status() {

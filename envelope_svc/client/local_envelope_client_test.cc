@@ -108,11 +108,11 @@ TEST_F(LocalEnvelopeClientTest, EveryCallRunsWithinTheClientsScope) {
   EXPECT_THAT(world_2.OpenTurn(Open()), StatusIs(absl::StatusCode::kPermissionDenied));
   auto opened = world_1.OpenTurn(Open());
   ASSERT_TRUE(opened.ok()) << opened.status();
-  EXPECT_THAT(world_2.InvokeTool(Read(opened->turn_id())),
-              StatusIs(absl::StatusCode::kPermissionDenied));
+  // Another scope's turn is as unknown as one that never was (ADR 0014, T2).
+  EXPECT_THAT(world_2.InvokeTool(Read(opened->turn_id())), StatusIs(absl::StatusCode::kNotFound));
   v1::GetTurnRequest get;
   get.set_turn_id(opened->turn_id());
-  EXPECT_THAT(world_2.GetTurn(get), StatusIs(absl::StatusCode::kPermissionDenied));
+  EXPECT_THAT(world_2.GetTurn(get), StatusIs(absl::StatusCode::kNotFound));
   EXPECT_TRUE(files_->invocations().empty());
 }
 

@@ -98,7 +98,9 @@ absl::StatusOr<std::shared_ptr<Turn>> Admission::NewTurn(
   }
   if (!ScopeCovers(scope, execution.context())) {
     return absl::PermissionDeniedError(
-        "execution_request.context: namespace or owner outside the caller's scope");
+        "execution_request.context: namespace, owner or authority outside the caller's scope (a "
+        "host names as a turn's authority only the owners — or authorities — its credential "
+        "lists)");
   }
 
   if (admitting_closed_.load()) {

@@ -251,7 +251,8 @@ TEST_F(InvocationTest, InvokeToolTransportErrors) {
                                                      trace_id: "trace-1"
                                                      arguments {}
                                                      requested_at {})pb");
-  EXPECT_THAT(engine_->InvokeTool(request, other), StatusIs(absl::StatusCode::kPermissionDenied));
+  // Another scope's turn is as unknown as one that never was (ADR 0014, T2).
+  EXPECT_THAT(engine_->InvokeTool(request, other), StatusIs(absl::StatusCode::kNotFound));
   Cancel(turn);
   EXPECT_THAT(TryCall(turn, "files.read", R"({"path": "a"})"),
               StatusIs(absl::StatusCode::kFailedPrecondition));

@@ -157,7 +157,8 @@ v1::MessageDeliveryResult Messenger::Dispatch(const MessagingScope& scope,
                          capability::kMessageTransportNotConfigured, now);
   }
   absl::StatusOr<v1::MessageDeliveryResult> receipt =
-      transport_->Send(scope.context->namespace_id(), message, TransportDeadline(scope, now));
+      transport_->Send(scope.context->namespace_id(), scope.context->owner(), message,
+                       TransportDeadline(scope, now));
   if (!receipt.ok()) {
     return KernelReceipt(message.id(), v1::MESSAGE_DELIVERY_STATUS_FAILED,
                          capability::kMessageDeliveryFailed, now);

@@ -8,6 +8,7 @@
 
 #include "audit_svc/client/fake_audit_writer.h"
 #include "authorizer_svc/client/fake_authorizer_client.h"
+#include "capability/address.h"
 #include "capability/reason_codes.h"
 #include "common/status/status_matchers.h"
 #include "common/time/clock.h"
@@ -31,10 +32,11 @@ pb::Address Agent(const std::string& id) {
 // A transport answering what it is told.
 class ScriptedTransport : public messaging::MessageTransportInterface {
  public:
-  absl::StatusOr<v1::MessageDeliveryResult> Send(absl::string_view,
+  absl::StatusOr<v1::MessageDeliveryResult> Send(absl::string_view, const pb::Address& owner,
                                                  const pb::MessageEnvelope& message,
                                                  absl::Time) override {
     sent.push_back(message);
+    owners.push_back(owner);
     if (!send_status.ok()) return send_status;
     v1::MessageDeliveryResult receipt = receipt_template;
     if (receipt.message_id().empty()) receipt.set_message_id(message.id());
@@ -57,6 +59,8 @@ class ScriptedTransport : public messaging::MessageTransportInterface {
   }();
   std::optional<pb::MessageEnvelope> reply;
   std::vector<pb::MessageEnvelope> sent;
+  // The owner each was dispatched for (the sending turn's).
+  std::vector<pb::Address> owners;
 };
 
 class MessagingTest : public ::testing::Test {
@@ -139,6 +143,9 @@ TEST_F(MessagingTest, SendAuthorizesTheReceiversPathConsumingAndAnswersTheReceip
   ScriptedTransport transport;
   v1::MessageDeliveryResult receipt = Make(&transport).Send(scope_, Message(), clock_.Now());
   EXPECT_EQ(receipt.status(), v1::MESSAGE_DELIVERY_STATUS_ACCEPTED);
+  // Dispatched as the turn's owner's (ADR 0014, T5).
+  ASSERT_THAT(transport.owners, SizeIs(1));
+  EXPECT_TRUE(capability::AddressEquals(transport.owners[0], context_.owner()));
   ASSERT_THAT(authorizer_.authorize_requests(), SizeIs(1));
   const authorizer::v1::AuthorizeRequest asked = authorizer_.authorize_requests()[0];
   EXPECT_EQ(asked.requirement().resource().namespace_(), "sharedos.messaging");
@@ -242,7 +249,7 @@ TEST_F(MessagingTest, ARevokedRouteLeaseIsReturnedVerbatimNeverUpgraded) {
   Messenger messenger = Make(&transport);
   ASSERT_EQ(messenger.Send(scope_, Message(), clock_.Now()).status(),
             v1::MESSAGE_DELIVERY_STATUS_ACCEPTED);
-  transport.RevokeRoute("world-a", Agent("alice"), Agent("bob"));
+  ASSERT_TRUE(transport.RevokeRoute("world-a", "human:owner", Agent("alice"), Agent("bob")).ok());
   audit_.Clear();
   pb::MessageEnvelope second = Message();
   second.set_id("m-2");
@@ -283,7 +290,7 @@ TEST_F(MessagingTest, RequestBuildsTheEnvelopeFromTheTrustedContextAndAnswersThe
 
 TEST_F(MessagingTest, ARequestOnARevokedRouteIsNotAcceptedWithTheLeaseAsCause) {
   messaging::LocalMessageTransport transport(clock_);
-  transport.RevokeRoute("world-a", Agent("alice"), Agent("bob"));
+  ASSERT_TRUE(transport.RevokeRoute("world-a", "human:owner", Agent("alice"), Agent("bob")).ok());
   Messenger::RequestResult requested =
       Make(&transport).Request(scope_, Call(), Arguments(), "grant-m", clock_.Now());
   EXPECT_EQ(requested.result.status(), pb::TOOL_RESULT_STATUS_FAILED);
@@ -353,11 +360,11 @@ TEST_F(MessagingTest, TwoAgentsTalkThroughTheLocalTransport) {
   bob.context = &bob_context;
   bob.lease_id = authorizer_.OpenTurnAuthority(open, absl::Seconds(1))->lease_id();
   std::thread answer([&] {
-    std::vector<pb::MessageEnvelope> inbox =
-        transport.Receive("world-a", Agent("bob"), 1, absl::Now() + absl::Seconds(10));
+    std::vector<messaging::LocalMessageTransport::Received> inbox =
+        transport.Receive("world-a", Agent("bob"), {"*"}, 1, absl::Now() + absl::Seconds(10));
     ASSERT_THAT(inbox, SizeIs(1));
     pb::MessageEnvelope reply = Reply();
-    reply.set_reply_to(inbox[0].id());
+    reply.set_reply_to(inbox[0].message.id());
     EXPECT_EQ(messenger.Send(bob, reply, clock_.Now()).status(),
               v1::MESSAGE_DELIVERY_STATUS_DELIVERED);
   });

@@ -269,8 +269,10 @@ absl::StatusOr<TurnEngine::McpTurn> TurnEngine::FindMcpTurn(
   view.catalog_hash = turn->catalog_hash;
   view.catalog = turn->mcp_catalog;
   view.offers_escalation = turn->Offers(tools::kEscalationToolName);
+  // The execution token reaches its own turn: exactly its namespace, owner and authority.
   view.scope.namespaces = {turn->context.namespace_id()};
   view.scope.owners = {capability::AddressKey(turn->context.owner())};
+  view.scope.authorities = {capability::AddressKey(turn->context.authority())};
   return view;
 }
 

@@ -137,9 +137,9 @@ class TurnEngine {
   // authority_unavailable, an admission denial, tool_catalog_unavailable, audit_unavailable)
   // answers `result` and has written turn.ended.
   // Errors: INVALID_ARGUMENT naming the field (unknown fields, version ≠ "1", bounds, runtime
-  // unspecified); PERMISSION_DENIED (namespace or owner outside `scope`); FAILED_PRECONDITION
-  // (execution_id already used by a held turn; RUNTIME_MCP not configured); RESOURCE_EXHAUSTED
-  // (max_turns held); UNAVAILABLE "envelope draining" (after StopAdmitting).
+  // unspecified); PERMISSION_DENIED (namespace, owner or authority outside `scope`);
+  // FAILED_PRECONDITION (execution_id already used by a held turn; RUNTIME_MCP not configured);
+  // RESOURCE_EXHAUSTED (max_turns held); UNAVAILABLE "envelope draining" (after StopAdmitting).
   absl::StatusOr<v1::OpenTurnResponse> OpenTurn(const v1::OpenTurnRequest& request,
                                                 const common::server::HostScope& scope);
 
@@ -147,7 +147,7 @@ class TurnEngine {
   // declared step, call budget, offered this turn), then kernel mediation. Every refusal is a
   // ToolResult; events tool.requested and tool.completed.
   // Errors: INVALID_ARGUMENT (unknown fields, empty turn_id, malformed call, negative step);
-  // NOT_FOUND (unknown turn); PERMISSION_DENIED (outside `scope`); FAILED_PRECONDITION (the
+  // NOT_FOUND (unknown turn, or one outside `scope`); FAILED_PRECONDITION (the
   // turn has ended, its deadline included).
   absl::StatusOr<v1::InvokeToolResponse> InvokeTool(const v1::InvokeToolRequest& request,
                                                     const common::server::HostScope& scope);
@@ -161,29 +161,29 @@ class TurnEngine {
   // records the ask the same way and ends escalated, with the harness's outcome
   // (harnessOutcome), callsAfterEscalation and escalationAsked in the result's metadata. An
   // escalated response carries the stored escalation's id.
-  // Errors: INVALID_ARGUMENT (no outcome; malformed outcome or metadata); NOT_FOUND;
-  // PERMISSION_DENIED; FAILED_PRECONDITION (already ended or ending; harness_exited on a driver
+  // Errors: INVALID_ARGUMENT (no outcome; malformed outcome or metadata); NOT_FOUND (also
+  // outside `scope`); FAILED_PRECONDITION (already ended or ending; harness_exited on a driver
   // turn); UNAVAILABLE (the authorizer did not record the escalation — the turn stays open).
   absl::StatusOr<v1::FinishTurnResponse> FinishTurn(const v1::FinishTurnRequest& request,
                                                     const common::server::HostScope& scope);
 
   // Ends a running turn cancelled (turn_cancelled) — escalated when its MCP latch engaged
   // (harnessOutcome "cancelled"); an ended turn answers its result unchanged.
-  // Errors: INVALID_ARGUMENT (empty turn_id); NOT_FOUND; PERMISSION_DENIED; UNAVAILABLE (a
+  // Errors: INVALID_ARGUMENT (empty turn_id); NOT_FOUND (also outside `scope`); UNAVAILABLE (a
   // latched turn's escalation was not recorded; the turn stays open).
   absl::StatusOr<v1::CancelTurnResponse> CancelTurn(const v1::CancelTurnRequest& request,
                                                     const common::server::HostScope& scope);
 
   // The result so far (status UNSPECIFIED and no completed_at while running).
-  // Errors: INVALID_ARGUMENT (empty turn_id); NOT_FOUND; PERMISSION_DENIED.
+  // Errors: INVALID_ARGUMENT (empty turn_id); NOT_FOUND (also outside `scope`).
   absl::StatusOr<v1::GetTurnResponse> GetTurn(const v1::GetTurnRequest& request,
                                               const common::server::HostScope& scope);
 
   // Delivers the turn's events from `from_sequence` on through `write` (which answers false
   // when the reader is gone), then new ones as they happen; returns OK after the turn's last
   // event, or CANCELLED when `write` fails or `cancelled()` turns true (polled while waiting).
-  // Errors: INVALID_ARGUMENT (empty turn_id, negative from_sequence); NOT_FOUND;
-  // PERMISSION_DENIED.
+  // Errors: INVALID_ARGUMENT (empty turn_id, negative from_sequence); NOT_FOUND (also outside
+  // `scope`).
   absl::Status WatchTurn(const v1::WatchTurnRequest& request,
                          const common::server::HostScope& scope,
                          const std::function<bool(const protocol::v1::ExecutionEvent&)>& write,
@@ -192,7 +192,7 @@ class TurnEngine {
   // Sends a message for an open turn's actor (Envelope.SendMessage; messaging.h Send): every
   // outcome is a receipt, audited as message.sent.
   // Errors: INVALID_ARGUMENT naming the field (unknown fields, empty turn_id, a malformed
-  // message); NOT_FOUND (unknown turn); PERMISSION_DENIED (outside `scope`);
+  // message); NOT_FOUND (unknown turn, or one outside `scope`);
   // FAILED_PRECONDITION (the turn has ended or is ending).
   absl::StatusOr<v1::SendMessageResponse> SendMessage(const v1::SendMessageRequest& request,
                                                       const common::server::HostScope& scope);
@@ -201,13 +201,13 @@ class TurnEngine {
   // resources.h): every outcome is a ResourceResult, audited as resource.invoked.
   // Errors: INVALID_ARGUMENT naming the field (unknown fields, empty turn_id, operation_id not
   // an Identifier, a malformed resource or action, input not a JSON value); NOT_FOUND (unknown
-  // turn); PERMISSION_DENIED (outside `scope`); FAILED_PRECONDITION (the turn has ended or is
+  // turn, or outside `scope`); FAILED_PRECONDITION (the turn has ended or is
   // ending).
   absl::StatusOr<v1::InvokeResourceResponse> InvokeResource(
       const v1::InvokeResourceRequest& request, const common::server::HostScope& scope);
 
   // The turn's tool namespaces, and an update of them (tool_namespaces.h).
-  // Errors: INVALID_ARGUMENT naming the field; NOT_FOUND; PERMISSION_DENIED; FAILED_PRECONDITION
+  // Errors: INVALID_ARGUMENT naming the field; NOT_FOUND (also outside `scope`); FAILED_PRECONDITION
   // (the turn has ended).
   absl::StatusOr<v1::ListToolNamespacesResponse> ListToolNamespaces(
       const v1::ListToolNamespacesRequest& request, const common::server::HostScope& scope);

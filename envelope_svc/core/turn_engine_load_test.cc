@@ -36,7 +36,7 @@ TEST(TurnEngineLoadTest, ThousandConcurrentOpenTurns) {
   providers.files = &files;
   providers.hosts["host-1"] = &host;
   TurnEngine engine(authorizer, *registry, providers, audit, clock, TurnEngine::Options());
-  common::server::HostScope scope{{"world-1"}, {"*"}};
+  common::server::HostScope scope{{"world-1"}, {"*"}, {}};
 
   const pb::ExecutionRequest base = testing::TestExecutionRequest({"files.read"});
 

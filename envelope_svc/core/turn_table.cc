@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "capability/address.h"
+#include "common/server/access_policy.h"
 #include "common/validation/bounds.h"
 #include "common/validation/limits.h"
 
@@ -21,15 +22,9 @@ std::string ExecutionKey(const pb::ExecutionRequest& request) {
 }  // namespace
 
 bool ScopeCovers(const common::server::HostScope& scope, const pb::AccessContext& context) {
-  if (std::find(scope.namespaces.begin(), scope.namespaces.end(), context.namespace_id()) ==
-      scope.namespaces.end()) {
-    return false;
-  }
-  const std::string owner = capability::AddressKey(context.owner());
-  for (const std::string& allowed : scope.owners) {
-    if (allowed == "*" || allowed == owner) return true;
-  }
-  return false;
+  return common::server::HostCovers(
+      scope, {context.namespace_id(), capability::AddressKey(context.owner()),
+              capability::AddressKey(context.authority())});
 }
 
 absl::Status CheckTurnId(const std::string& turn_id) {
@@ -92,8 +87,9 @@ absl::StatusOr<std::shared_ptr<Turn>> TurnTable::Find(
   if (turn == nullptr) {
     return absl::NotFoundError(absl::StrCat("turn \"", turn_id, "\" not found"));
   }
+  // Another host's turn is as unknown as one that never was (access_policy.h): nothing leaks.
   if (!ScopeCovers(scope, turn->context)) {
-    return absl::PermissionDeniedError("turn: outside the caller's scope");
+    return absl::NotFoundError(absl::StrCat("turn \"", turn_id, "\" not found"));
   }
   return turn;
 }

@@ -25,8 +25,8 @@
 
 namespace sharedos::envelope::core {
 
-// Whether a host scope covers a context: its namespace listed, and its owner listed as
-// "<kind>:<id>" or "*".
+// Whether a host scope covers a context: its namespace, its owner and its authority
+// (common::server::HostCovers, the access table's host rule).
 bool ScopeCovers(const common::server::HostScope& scope,
                  const protocol::v1::AccessContext& context);
 

@@ -61,6 +61,17 @@ TEST(ScopeCoversTest, NamespaceAndOwner) {
   EXPECT_TRUE(ScopeCovers(scope, context));
   scope.namespaces = {"world-2"};
   EXPECT_FALSE(ScopeCovers(scope, context));
+  // The authority a turn names is bounded too: by the owners, or the authorities when listed.
+  scope.namespaces = {"world-1"};
+  scope.owners = {"human:user-alice"};
+  context.mutable_authority()->set_human_user_id("user-bob");
+  EXPECT_FALSE(ScopeCovers(scope, context));
+  context.mutable_authority()->set_human_user_id("user-alice");
+  EXPECT_TRUE(ScopeCovers(scope, context));
+  scope.authorities = {"agent:agent-orchestrator"};
+  EXPECT_FALSE(ScopeCovers(scope, context));
+  context.mutable_authority()->set_agent_id("agent-orchestrator");
+  EXPECT_TRUE(ScopeCovers(scope, context));
 }
 
 TEST(CheckTurnIdTest, EmptyIsInvalid) {
@@ -104,8 +115,9 @@ TEST(TurnTableTest, FindChecksTheCallersScope) {
   ASSERT_TRUE(found.ok()) << found.status();
   EXPECT_EQ(found->get(), turn.get());
   EXPECT_EQ(table.Lookup("turn-1"), turn);
+  // Out of scope reads exactly as unknown: nothing about another host's turns leaks.
   EXPECT_THAT(table.Find("turn-1", AliceIn("world-2")),
-              StatusIs(absl::StatusCode::kPermissionDenied, HasSubstr("scope")));
+              StatusIs(absl::StatusCode::kNotFound, "turn \"turn-1\" not found"));
   EXPECT_THAT(table.Find("turn-9", AliceIn("world-1")),
               StatusIs(absl::StatusCode::kNotFound, HasSubstr("\"turn-9\"")));
   EXPECT_EQ(table.Lookup("turn-9"), nullptr);

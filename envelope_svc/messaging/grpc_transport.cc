@@ -29,13 +29,14 @@ void GrpcMessageTransport::Prepare(grpc::ClientContext& context, absl::Time dead
 }
 
 absl::StatusOr<v1::MessageDeliveryResult> GrpcMessageTransport::Send(
-    absl::string_view namespace_id, const protocol::v1::MessageEnvelope& message,
-    absl::Time deadline) {
+    absl::string_view namespace_id, const protocol::v1::Address& owner,
+    const protocol::v1::MessageEnvelope& message, absl::Time deadline) {
   grpc::ClientContext context;
   Prepare(context, deadline);
   v1::TransportSendRequest request;
   *request.mutable_message() = message;
   request.set_namespace_id(std::string(namespace_id));
+  *request.mutable_owner() = owner;
   v1::TransportSendResponse response;
   grpc::Status status = stub_->Send(&context, request, &response);
   if (!status.ok()) return RpcFailed("Send", status);

@@ -33,6 +33,7 @@ class GrpcMessageTransport final : public MessageTransportInterface {
   // Errors: DEADLINE_EXCEEDED / UNAVAILABLE "MessageTransport.Send failed: <CODE>";
   // INVALID_ARGUMENT "MessageTransport.Send: response carries unknown fields".
   absl::StatusOr<v1::MessageDeliveryResult> Send(absl::string_view namespace_id,
+                                                 const protocol::v1::Address& owner,
                                                  const protocol::v1::MessageEnvelope& message,
                                                  absl::Time deadline) override;
   // Errors: as Send's, for AwaitReply.

@@ -23,6 +23,7 @@ class HostTransport final : public v1::MessageTransport::Service {
   grpc::Status Send(grpc::ServerContext* context, const v1::TransportSendRequest* request,
                     v1::TransportSendResponse* response) override {
     seen_namespace = request->namespace_id();
+    seen_owner = request->owner().human_user_id();
     auto token = context->client_metadata().find("authorization");
     if (token != context->client_metadata().end()) {
       seen_token = std::string(token->second.data(), token->second.length());
@@ -44,8 +45,16 @@ class HostTransport final : public v1::MessageTransport::Service {
 
   bool fail = false;
   std::string seen_namespace;
+  std::string seen_owner;
   std::string seen_token;
 };
+
+// The sending turn's owner, carried to the host's transport.
+pb::Address Owner() {
+  pb::Address owner;
+  owner.set_human_user_id("user-alice");
+  return owner;
+}
 
 class GrpcMessageTransportTest : public ::testing::Test {
  protected:
@@ -73,12 +82,13 @@ class GrpcMessageTransportTest : public ::testing::Test {
 
 TEST_F(GrpcMessageTransportTest, AnswersTheHostsReceiptVerbatimWithTheWorldAndCredential) {
   absl::StatusOr<v1::MessageDeliveryResult> receipt =
-      transport_->Send("world-a", message_, absl::Now() + absl::Seconds(5));
+      transport_->Send("world-a", Owner(), message_, absl::Now() + absl::Seconds(5));
   ASSERT_THAT(receipt.status(), IsOk());
   EXPECT_EQ(receipt->status(), v1::MESSAGE_DELIVERY_STATUS_DENIED);
   EXPECT_EQ(receipt->error().code(), "route_lease_revoked");
   EXPECT_EQ(receipt->message_id(), "m-1");
   EXPECT_EQ(host_.seen_namespace, "world-a");
+  EXPECT_EQ(host_.seen_owner, "user-alice");
   EXPECT_EQ(host_.seen_token, "Bearer service-token");
   absl::StatusOr<pb::MessageEnvelope> reply =
       transport_->AwaitReply("world-a", message_, absl::Now() + absl::Seconds(5));
@@ -89,7 +99,7 @@ TEST_F(GrpcMessageTransportTest, AnswersTheHostsReceiptVerbatimWithTheWorldAndCr
 TEST_F(GrpcMessageTransportTest, AFailedRpcNamesOnlyItsCode) {
   host_.fail = true;
   absl::StatusOr<v1::MessageDeliveryResult> receipt =
-      transport_->Send("world-a", message_, absl::Now() + absl::Seconds(5));
+      transport_->Send("world-a", Owner(), message_, absl::Now() + absl::Seconds(5));
   EXPECT_EQ(receipt.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(std::string(receipt.status().message()), HasSubstr("MessageTransport.Send failed"));
   EXPECT_THAT(std::string(receipt.status().message()), Not(HasSubstr("secret")));

@@ -79,10 +79,10 @@ MessageTransportInterface& ReplicatedMessageTransport::At(const std::string& hom
 }
 
 absl::StatusOr<v1::MessageDeliveryResult> ReplicatedMessageTransport::Send(
-    absl::string_view namespace_id, const protocol::v1::MessageEnvelope& message,
-    absl::Time deadline) {
+    absl::string_view namespace_id, const protocol::v1::Address& owner,
+    const protocol::v1::MessageEnvelope& message, absl::Time deadline) {
   const std::string home = HomeOf(namespace_id);
-  return Logged(At(home).Send(namespace_id, message, deadline), home, "Send");
+  return Logged(At(home).Send(namespace_id, owner, message, deadline), home, "Send");
 }
 
 absl::StatusOr<protocol::v1::MessageEnvelope> ReplicatedMessageTransport::AwaitReply(

@@ -49,6 +49,7 @@ class ReplicatedMessageTransport final : public MessageTransportInterface {
 
   // At the world's home. Errors: the home's transport's (a peer unreachable: UNAVAILABLE).
   absl::StatusOr<v1::MessageDeliveryResult> Send(absl::string_view namespace_id,
+                                                 const protocol::v1::Address& owner,
                                                  const protocol::v1::MessageEnvelope& message,
                                                  absl::Time deadline) override;
   absl::StatusOr<protocol::v1::MessageEnvelope> AwaitReply(

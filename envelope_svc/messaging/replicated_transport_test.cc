@@ -24,17 +24,21 @@ using testing::Message;
 
 absl::Time Soon() { return absl::Now() + absl::Seconds(5); }
 
+// The sending turns' owner.
+pb::Address Owner() { return testing::Human("user-alice"); }
+
 // What a peer's MessageTransport service does for its caller: the peer's own built-in
 // transport, or UNAVAILABLE while the peer is down.
 class PeerLink final : public MessageTransportInterface {
  public:
   explicit PeerLink(LocalMessageTransport& peer) : peer_(peer) {}
   absl::StatusOr<v1::MessageDeliveryResult> Send(absl::string_view namespace_id,
+                                                 const pb::Address& owner,
                                                  const pb::MessageEnvelope& message,
                                                  absl::Time deadline) override {
     ++calls;
     if (down) return absl::UnavailableError("MessageTransport.Send failed: UNAVAILABLE");
-    return peer_.Send(namespace_id, message, deadline);
+    return peer_.Send(namespace_id, owner, message, deadline);
   }
   absl::StatusOr<pb::MessageEnvelope> AwaitReply(absl::string_view namespace_id,
                                                  const pb::MessageEnvelope& request,
@@ -129,14 +133,14 @@ TEST_F(TwoReplicasTest, BothReplicasAgreeOnEveryWorldsHome) {
 
 TEST_F(TwoReplicasTest, AMessageSentThroughEitherReplicaWaitsInTheHomesInbox) {
   const std::string world = WorldHomedAt("r2");
-  ASSERT_EQ(r1_->Send(world, Message("m1", "alice", "bob"), Soon())->status(),
+  ASSERT_EQ(r1_->Send(world, Owner(), Message("m1", "alice", "bob"), Soon())->status(),
             v1::MESSAGE_DELIVERY_STATUS_ACCEPTED);
-  ASSERT_EQ(r2_->Send(world, Message("m2", "carol", "bob"), Soon())->status(),
+  ASSERT_EQ(r2_->Send(world, Owner(), Message("m2", "carol", "bob"), Soon())->status(),
             v1::MESSAGE_DELIVERY_STATUS_ACCEPTED);
   EXPECT_EQ(link_to_r2_->calls, 1);
   EXPECT_EQ(link_to_r1_->calls, 0);
-  EXPECT_THAT(local_r1_.Receive(world, Agent("bob"), 10, absl::Now()), SizeIs(0));
-  EXPECT_THAT(local_r2_.Receive(world, Agent("bob"), 10, absl::Now()), SizeIs(2));
+  EXPECT_THAT(local_r1_.Receive(world, Agent("bob"), {"*"}, 10, absl::Now()), SizeIs(0));
+  EXPECT_THAT(local_r2_.Receive(world, Agent("bob"), {"*"}, 10, absl::Now()), SizeIs(2));
 }
 
 TEST_F(TwoReplicasTest, AReplySentThroughTheOtherReplicaReachesTheWaitingRequest) {
@@ -144,13 +148,15 @@ TEST_F(TwoReplicasTest, AReplySentThroughTheOtherReplicaReachesTheWaitingRequest
     const std::string world = WorldHomedAt(home);
     const pb::MessageEnvelope request = Message(absl::StrCat("req-", home), "alice", "bob");
     // The requesting turn's replica is r1, the answering turn's r2, whichever homes the world.
-    ASSERT_EQ(r1_->Send(world, request, Soon())->status(), v1::MESSAGE_DELIVERY_STATUS_ACCEPTED);
+    ASSERT_EQ(r1_->Send(world, Owner(), request, Soon())->status(),
+              v1::MESSAGE_DELIVERY_STATUS_ACCEPTED);
     std::thread answerer([&] {
       LocalMessageTransport& at_home = home == "r1" ? local_r1_ : local_r2_;
-      std::vector<pb::MessageEnvelope> inbox = at_home.Receive(world, Agent("bob"), 1, Soon());
+      std::vector<LocalMessageTransport::Received> inbox =
+          at_home.Receive(world, Agent("bob"), {"*"}, 1, Soon());
       ASSERT_THAT(inbox, SizeIs(1));
-      absl::StatusOr<v1::MessageDeliveryResult> receipt =
-          r2_->Send(world, Message("reply", "bob", "alice", inbox[0].id()), Soon());
+      absl::StatusOr<v1::MessageDeliveryResult> receipt = r2_->Send(
+          world, Owner(), Message("reply", "bob", "alice", inbox[0].message.id()), Soon());
       ASSERT_THAT(receipt.status(), IsOk());
       EXPECT_EQ(receipt->status(), v1::MESSAGE_DELIVERY_STATUS_DELIVERED);
     });
@@ -163,12 +169,12 @@ TEST_F(TwoReplicasTest, AReplySentThroughTheOtherReplicaReachesTheWaitingRequest
 
 TEST_F(TwoReplicasTest, ARevocationAtTheHomeRefusesTheNextDispatchThroughEitherReplica) {
   const std::string world = WorldHomedAt("r1");
-  ASSERT_EQ(r2_->Send(world, Message("m1", "alice", "bob"), Soon())->status(),
+  ASSERT_EQ(r2_->Send(world, Owner(), Message("m1", "alice", "bob"), Soon())->status(),
             v1::MESSAGE_DELIVERY_STATUS_ACCEPTED);
-  ASSERT_TRUE(local_r1_.RevokeRoute(world, Agent("alice"), Agent("bob")));
+  ASSERT_TRUE(*local_r1_.RevokeRoute(world, "human:user-alice", Agent("alice"), Agent("bob")));
   for (ReplicatedMessageTransport* through : {r1_.get(), r2_.get()}) {
     absl::StatusOr<v1::MessageDeliveryResult> refused =
-        through->Send(world, Message("m2", "alice", "bob"), Soon());
+        through->Send(world, Owner(), Message("m2", "alice", "bob"), Soon());
     ASSERT_THAT(refused.status(), IsOk());
     EXPECT_EQ(refused->status(), v1::MESSAGE_DELIVERY_STATUS_DENIED);
     EXPECT_EQ(refused->error().code(), kRouteLeaseRevoked);
@@ -178,14 +184,14 @@ TEST_F(TwoReplicasTest, ARevocationAtTheHomeRefusesTheNextDispatchThroughEitherR
 TEST_F(TwoReplicasTest, AHomeThatCannotBeReachedFailsAndNothingLandsElsewhere) {
   const std::string world = WorldHomedAt("r2");
   link_to_r2_->down = true;
-  EXPECT_THAT(r1_->Send(world, Message("m1", "alice", "bob"), Soon()).status(),
+  EXPECT_THAT(r1_->Send(world, Owner(), Message("m1", "alice", "bob"), Soon()).status(),
               StatusIs(absl::StatusCode::kUnavailable));
   EXPECT_THAT(r1_->AwaitReply(world, Message("m1", "alice", "bob"), Soon()).status(),
               StatusIs(absl::StatusCode::kUnavailable));
-  EXPECT_THAT(local_r1_.Receive(world, Agent("bob"), 10, absl::Now()), SizeIs(0));
-  EXPECT_THAT(local_r2_.Receive(world, Agent("bob"), 10, absl::Now()), SizeIs(0));
+  EXPECT_THAT(local_r1_.Receive(world, Agent("bob"), {"*"}, 10, absl::Now()), SizeIs(0));
+  EXPECT_THAT(local_r2_.Receive(world, Agent("bob"), {"*"}, 10, absl::Now()), SizeIs(0));
   // A world r1 homes is not affected.
-  EXPECT_EQ(r1_->Send(WorldHomedAt("r1"), Message("m2", "alice", "bob"), Soon())->status(),
+  EXPECT_EQ(r1_->Send(WorldHomedAt("r1"), Owner(), Message("m2", "alice", "bob"), Soon())->status(),
             v1::MESSAGE_DELIVERY_STATUS_ACCEPTED);
 }
 

@@ -17,6 +17,12 @@ inline protocol::v1::Address Agent(const std::string& id) {
   return address;
 }
 
+inline protocol::v1::Address Human(const std::string& id) {
+  protocol::v1::Address address;
+  address.set_human_user_id(id);
+  return address;
+}
+
 // `id` from agent `from` to agent `to`, replying to `reply_to` when given.
 inline protocol::v1::MessageEnvelope Message(const std::string& id, const std::string& from,
                                              const std::string& to,

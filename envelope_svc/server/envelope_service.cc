@@ -9,7 +9,8 @@ using ::sharedos::common::server::Principal;
 grpc::Status EnvelopeService::WatchTurn(grpc::ServerContext* context,
                                         const v1::WatchTurnRequest* request,
                                         grpc::ServerWriter<v1::WatchTurnResponse>* writer) {
-  absl::StatusOr<Principal> caller = rpc_.Caller(*context, {common::server::Role::kHost});
+  static const std::string kMethod = MethodName("WatchTurn");
+  absl::StatusOr<Principal> caller = rpc_.Caller(*context, kMethod);
   if (!caller.ok()) return common::ToGrpcStatus(caller.status());
   if (forwarder_ != nullptr) {
     switch (forwarder_->RouteOf(request->turn_id(), TurnForwarder::Forwarded(*context))) {

@@ -1,8 +1,9 @@
-// The gRPC adapter of sharedos.envelope.v1.Envelope: authenticate the caller (a host
-// credential only: none is UNAUTHENTICATED, one of another role PERMISSION_DENIED), hand its scope
-// to the TurnEngine, convert the status. With a TurnForwarder (envelope replicas, ADR 0011), a
-// per-turn call of a turn another replica owns goes there instead (turn_forwarder.h). Thread-safe
-// (every dependency is).
+// The gRPC adapter of sharedos.envelope.v1.Envelope: authenticate the caller (a host credential
+// only, by the access table: none is UNAUTHENTICATED, one of another role PERMISSION_DENIED), hand
+// its scope to the TurnEngine — which judges the turn's namespace, owner and authority against it
+// (common::server::HostCovers) — convert the status. With a TurnForwarder (envelope replicas, ADR
+// 0011), a per-turn call of a turn another replica owns goes there instead (turn_forwarder.h).
+// Thread-safe (every dependency is).
 
 #ifndef SHAREDOS_ENVELOPE_SVC_SERVER_ENVELOPE_SERVICE_H_
 #define SHAREDOS_ENVELOPE_SVC_SERVER_ENVELOPE_SERVICE_H_
@@ -13,17 +14,17 @@
 #include "envelope_svc/server/turn_forwarder.h"
 #include "sharedos/envelope/v1/envelope.grpc.pb.h"
 
-// A per-turn unary RPC of the Envelope service (callers of Role::kHost): `__VA_ARGS__` on this
-// replica's engine when it owns the turn, else forwarded (TurnForwarder::Serve).
-#define SHAREDOS_TURN_RPC(Method, ...)                                                  \
-  grpc::Status Method(grpc::ServerContext* context, const v1::Method##Request* request, \
-                      v1::Method##Response* response) override {                        \
-    return rpc_.Unary(*context, {::sharedos::common::server::Role::kHost}, response,    \
-                      [&](const ::sharedos::common::server::Principal& caller) {        \
-                        return TurnForwarder::Serve(forwarder_, *context, *request,     \
-                                                    &v1::Envelope::Stub::Method,        \
-                                                    [&] { return __VA_ARGS__; });       \
-                      });                                                               \
+// A per-turn unary RPC of the Envelope service (hosts, by the access table): `__VA_ARGS__` on
+// this replica's engine when it owns the turn, else forwarded (TurnForwarder::Serve).
+#define SHAREDOS_TURN_RPC(Method, ...)                                                             \
+  grpc::Status Method(grpc::ServerContext* context, const v1::Method##Request* request,            \
+                      v1::Method##Response* response) override {                                   \
+    static const std::string kMethod = MethodName(#Method);                                        \
+    return rpc_.Unary(                                                                             \
+        *context, kMethod, response, [&](const ::sharedos::common::server::Principal& caller) {    \
+          return TurnForwarder::Serve(forwarder_, *context, *request, &v1::Envelope::Stub::Method, \
+                                      [&] { return __VA_ARGS__; });                                \
+        });                                                                                        \
   }
 
 namespace sharedos::envelope::server {
@@ -31,7 +32,7 @@ namespace sharedos::envelope::server {
 class EnvelopeService final : public common::server::CoreAdapter<v1::Envelope, core::TurnEngine> {
  public:
   // Each within the scope of the host's credential.
-  SHAREDOS_UNARY_RPC(OpenTurn, kHost, core_.OpenTurn(*request, caller.scope));
+  SHAREDOS_UNARY_RPC(OpenTurn, core_.OpenTurn(*request, caller.scope));
   SHAREDOS_TURN_RPC(InvokeTool, core_.InvokeTool(*request, caller.scope));
   SHAREDOS_TURN_RPC(FinishTurn, core_.FinishTurn(*request, caller.scope));
   SHAREDOS_TURN_RPC(CancelTurn, core_.CancelTurn(*request, caller.scope));

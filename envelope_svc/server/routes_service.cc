@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "capability/address.h"
+#include "common/server/access_policy.h"
 #include "common/status/status_macros.h"
 #include "common/time/proto_time.h"
 #include "common/validation/bounds.h"
@@ -18,7 +20,6 @@ namespace {
 
 namespace pb = ::sharedos::protocol::v1;
 namespace validation = ::sharedos::common::validation;
-using ::sharedos::common::server::Role;
 
 constexpr absl::Duration kMaxWait = absl::Seconds(30);
 
@@ -56,6 +57,34 @@ absl::StatusOr<pb::Address> CheckedAddress(bool present, const pb::Address& addr
   return checked;
 }
 
+// The owners a call reaches: `owner` when given (within the host's scope), else every owner the
+// scope covers. Errors: INVALID_ARGUMENT (a malformed owner); PERMISSION_DENIED (outside scope).
+absl::StatusOr<LocalMessageTransport::Owners> OwnersOf(bool has_owner, const pb::Address& owner,
+                                                       const common::server::Scope& scope) {
+  if (!has_owner) return scope.owners;
+  ASSIGN_OR_RETURN(const pb::Address checked, CheckedAddress(true, owner, "owner"));
+  const std::string key = capability::AddressKey(checked);
+  if (!common::server::ScopeCovers(scope.owners, key)) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("owner: \"", key, "\" is outside the credential's scope"));
+  }
+  return LocalMessageTransport::Owners{key};
+}
+
+// The one owner whose route a RevokeRoute names: `owner`, the scope's one owner, or "*" (every
+// owner's) for a host of every owner. Errors: as OwnersOf; INVALID_ARGUMENT (no owner from a host
+// of several).
+absl::StatusOr<std::string> RouteOwnerOf(const v1::RevokeRouteRequest& request,
+                                         const common::server::Scope& scope) {
+  if (request.has_owner()) {
+    ASSIGN_OR_RETURN(LocalMessageTransport::Owners owners, OwnersOf(true, request.owner(), scope));
+    return owners.front();
+  }
+  if (scope.owners.size() == 1) return scope.owners.front();
+  return absl::InvalidArgumentError(
+      "owner: required — this host credential serves several owners; name whose route to revoke");
+}
+
 }  // namespace
 
 absl::Status MessageRoutesCore::CheckReceive(const v1::ReceiveRequest& request,
@@ -63,6 +92,7 @@ absl::Status MessageRoutesCore::CheckReceive(const v1::ReceiveRequest& request,
   RETURN_IF_ERROR(validation::RejectUnknownFields(request, "request"));
   RETURN_IF_ERROR(CheckWorld(request.namespace_id(), scope));
   RETURN_IF_ERROR(CheckedAddress(request.has_receiver(), request.receiver(), "receiver").status());
+  RETURN_IF_ERROR(OwnersOf(request.has_owner(), request.owner(), scope).status());
   if (request.max() < 1 || request.max() > static_cast<int>(LocalMessageTransport::kMaxReceive)) {
     return absl::InvalidArgumentError("max: must be 1..64");
   }
@@ -80,7 +110,8 @@ absl::Status MessageRoutesCore::CheckRevokeRoute(const v1::RevokeRouteRequest& r
   RETURN_IF_ERROR(validation::RejectUnknownFields(request, "request"));
   RETURN_IF_ERROR(CheckWorld(request.namespace_id(), scope));
   RETURN_IF_ERROR(CheckedAddress(request.has_sender(), request.sender(), "sender").status());
-  return CheckedAddress(request.has_receiver(), request.receiver(), "receiver").status();
+  RETURN_IF_ERROR(CheckedAddress(request.has_receiver(), request.receiver(), "receiver").status());
+  return RouteOwnerOf(request, scope).status();
 }
 
 absl::StatusOr<v1::ReceiveResponse> MessageRoutesCore::Receive(const v1::ReceiveRequest& request,
@@ -92,10 +123,14 @@ absl::StatusOr<v1::ReceiveResponse> MessageRoutesCore::Receive(const v1::Receive
   if (request.has_wait()) {
     ASSIGN_OR_RETURN(wait, common::FromProtoDuration(request.wait()));
   }
+  ASSIGN_OR_RETURN(const LocalMessageTransport::Owners owners,
+                   OwnersOf(request.has_owner(), request.owner(), scope));
   v1::ReceiveResponse response;
-  for (pb::MessageEnvelope& message :
-       transport_.Receive(request.namespace_id(), receiver, request.max(), absl::Now() + wait)) {
-    *response.add_messages() = std::move(message);
+  for (LocalMessageTransport::Received& received : transport_.Receive(
+           request.namespace_id(), receiver, owners, request.max(), absl::Now() + wait)) {
+    *response.add_messages() = std::move(received.message);
+    std::optional<pb::Address> owner = capability::AddressFromKey(received.owner);
+    *response.add_owners() = owner.value_or(pb::Address());
   }
   return response;
 }
@@ -107,8 +142,11 @@ absl::StatusOr<v1::RevokeRouteResponse> MessageRoutesCore::RevokeRoute(
                    CheckedAddress(request.has_sender(), request.sender(), "sender"));
   ASSIGN_OR_RETURN(const pb::Address receiver,
                    CheckedAddress(request.has_receiver(), request.receiver(), "receiver"));
+  ASSIGN_OR_RETURN(const std::string owner, RouteOwnerOf(request, scope));
+  ASSIGN_OR_RETURN(const bool was_leased,
+                   transport_.RevokeRoute(request.namespace_id(), owner, sender, receiver));
   v1::RevokeRouteResponse response;
-  response.set_was_leased(transport_.RevokeRoute(request.namespace_id(), sender, receiver));
+  response.set_was_leased(was_leased);
   return response;
 }
 
@@ -120,8 +158,9 @@ std::string MessageRoutesService::HomeOf(const std::string& namespace_id) const 
 grpc::Status MessageRoutesService::Receive(grpc::ServerContext* context,
                                            const v1::ReceiveRequest* request,
                                            v1::ReceiveResponse* response) {
+  static const std::string kMethod = MethodName("Receive");
   return rpc_.Unary(
-      *context, {Role::kHost}, response,
+      *context, kMethod, response,
       [&](const common::server::Principal& caller) -> absl::StatusOr<v1::ReceiveResponse> {
         RETURN_IF_ERROR(MessageRoutesCore::CheckReceive(*request, caller.scope));
         return server::TurnForwarder::ServeWorld(
@@ -133,8 +172,9 @@ grpc::Status MessageRoutesService::Receive(grpc::ServerContext* context,
 grpc::Status MessageRoutesService::RevokeRoute(grpc::ServerContext* context,
                                                const v1::RevokeRouteRequest* request,
                                                v1::RevokeRouteResponse* response) {
+  static const std::string kMethod = MethodName("RevokeRoute");
   return rpc_.Unary(
-      *context, {Role::kHost}, response,
+      *context, kMethod, response,
       [&](const common::server::Principal& caller) -> absl::StatusOr<v1::RevokeRouteResponse> {
         RETURN_IF_ERROR(MessageRoutesCore::CheckRevokeRoute(*request, caller.scope));
         return server::TurnForwarder::ServeWorld(
@@ -151,8 +191,10 @@ absl::StatusOr<v1::TransportSendResponse> PeerTransportCore::Send(
   pb::MessageEnvelope message = request.message();
   RETURN_IF_ERROR(
       validation::ValidateMessageEnvelope(request.has_message() ? &message : nullptr, "message"));
+  pb::Address owner = request.owner();
+  RETURN_IF_ERROR(validation::ValidateAddress(request.has_owner() ? &owner : nullptr, "owner"));
   ASSIGN_OR_RETURN(v1::MessageDeliveryResult receipt,
-                   transport_.Send(request.namespace_id(), message, deadline));
+                   transport_.Send(request.namespace_id(), owner, message, deadline));
   v1::TransportSendResponse response;
   *response.mutable_receipt() = std::move(receipt);
   return response;
@@ -176,7 +218,8 @@ absl::StatusOr<v1::AwaitReplyResponse> PeerTransportCore::AwaitReply(
 grpc::Status PeerTransportService::Send(grpc::ServerContext* context,
                                         const v1::TransportSendRequest* request,
                                         v1::TransportSendResponse* response) {
-  return rpc_.Unary(*context, {Role::kService}, response, [&](const common::server::Principal&) {
+  static const std::string kMethod = MethodName("Send");
+  return rpc_.Unary(*context, kMethod, response, [&](const common::server::Principal&) {
     return core_.Send(*request, DeadlineOf(*context));
   });
 }
@@ -184,7 +227,8 @@ grpc::Status PeerTransportService::Send(grpc::ServerContext* context,
 grpc::Status PeerTransportService::AwaitReply(grpc::ServerContext* context,
                                               const v1::AwaitReplyRequest* request,
                                               v1::AwaitReplyResponse* response) {
-  return rpc_.Unary(*context, {Role::kService}, response, [&](const common::server::Principal&) {
+  static const std::string kMethod = MethodName("AwaitReply");
+  return rpc_.Unary(*context, kMethod, response, [&](const common::server::Principal&) {
     return core_.AwaitReply(*request, DeadlineOf(*context));
   });
 }

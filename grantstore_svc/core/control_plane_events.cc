@@ -113,6 +113,19 @@ ControlPlaneEvent EscalationResolvedEvent(const MutationContext& context,
   if (record.on_behalf_of_reviewer()) {
     (*event.mutable_metadata()->mutable_fields())["onBehalfOfReviewer"].set_bool_value(true);
   }
+  // The credential decided with, and who else knew its secret (ADR 0014, T3): an approval made
+  // with a secret an admin issued or rotated says so in the record itself.
+  const v1::DecisionCredential& with = record.decided_with();
+  SetString(event, "credentialId", with.credential_id());
+  if (with.from_file()) {
+    (*event.mutable_metadata()->mutable_fields())["credentialFromFile"].set_bool_value(true);
+  }
+  if (with.has_issued_by()) SetString(event, "credentialIssuedBy", AddressString(with.issued_by()));
+  if (with.has_secret_set_by()) {
+    SetString(event, "credentialSecretSetBy", AddressString(with.secret_set_by()));
+  }
+  (*event.mutable_metadata()->mutable_fields())["credentialHeldByDeciderAlone"].set_bool_value(
+      with.held_by_decider_alone());
   // That a note was given and how long it is; its text stays on the record, out of the log.
   if (!record.note().empty()) {
     (*event.mutable_metadata()->mutable_fields())["noteBytes"].set_number_value(

@@ -31,20 +31,7 @@ Role RoleOf(v1::CredentialRole role) {
 
 std::optional<pb::Address> AddressFromKey(absl::string_view key) {
   if (!common::server::IsAddressKey(key)) return std::nullopt;
-  const size_t colon = key.find(':');
-  const absl::string_view kind = key.substr(0, colon);
-  const std::string id(key.substr(colon + 1));
-  pb::Address address;
-  if (kind == "human") {
-    address.set_human_user_id(id);
-  } else if (kind == "agent") {
-    address.set_agent_id(id);
-  } else if (kind == "group") {
-    address.set_group_conversation_id(id);
-  } else {
-    address.set_service_id(id);
-  }
-  return address;
+  return capability::AddressFromKey(key);
 }
 
 pb::Address ActorOf(const Principal& caller) {
@@ -64,6 +51,13 @@ Principal PrincipalFromCredential(const v1::Credential& credential) {
                                     credential.scope().namespaces().end());
   principal.scope.owners.assign(credential.scope().owners().begin(),
                                 credential.scope().owners().end());
+  principal.scope.authorities.assign(credential.scope().authorities().begin(),
+                                     credential.scope().authorities().end());
+  principal.issued_by = capability::AddressKey(credential.issued_by());
+  // Stored before the setter was recorded: its issuer set it.
+  principal.secret_set_by = credential.has_secret_set_by()
+                                ? capability::AddressKey(credential.secret_set_by())
+                                : principal.issued_by;
   return principal;
 }
 
@@ -74,6 +68,9 @@ bool Manages(const Principal& caller, const v1::Credential& credential) {
       credential.role() != v1::CREDENTIAL_ROLE_REVIEWER) {
     return false;
   }
+  // A credential of no namespace, or of every one, is nobody's but the operator's: a scoped
+  // admin manages only what lies wholly within its namespaces.
+  if (credential.scope().namespaces().empty()) return false;
   for (const std::string& namespace_id : credential.scope().namespaces()) {
     if (namespace_id == "*" || !caller.Administers(namespace_id)) return false;
   }

@@ -22,6 +22,7 @@
 #include "google/protobuf/util/message_differencer.h"
 #include "grantstore_svc/core/control_plane_events.h"
 #include "grantstore_svc/core/credentials.h"
+#include "grantstore_svc/core/owner_binding.h"
 #include "grantstore_svc/core/page_token.h"
 #include "grantstore_svc/core/request_validation.h"
 
@@ -111,6 +112,22 @@ absl::Status CheckDecider(const Caller& caller, const v1::EscalationRecord& reco
   return absl::OkStatus();
 }
 
+// The credential `caller` decides with, and who else may have known its secret (T3).
+v1::DecisionCredential DecidedWith(const Caller& caller) {
+  v1::DecisionCredential with;
+  with.set_credential_id(caller.name);
+  with.set_from_file(caller.from_file);
+  if (std::optional<pb::Address> issuer = capability::AddressFromKey(caller.issued_by)) {
+    *with.mutable_issued_by() = *std::move(issuer);
+  }
+  if (std::optional<pb::Address> setter = capability::AddressFromKey(caller.secret_set_by)) {
+    *with.mutable_secret_set_by() = *std::move(setter);
+  }
+  with.set_held_by_decider_alone(!caller.from_file && !caller.secret_set_by.empty() &&
+                                 caller.secret_set_by == caller.address);
+  return with;
+}
+
 // Every requested capability concerns the reviewer's own resources (its owner, or the request's
 // owner when it names none, is the reviewer). Errors: PERMISSION_DENIED naming the first other.
 absl::Status CheckWithinReviewer(const v1::EscalationRecord& record) {
@@ -132,7 +149,8 @@ absl::Status CheckWithinReviewer(const v1::EscalationRecord& record) {
 absl::StatusOr<pb::CapabilityGrant> ApprovedGrant(const v1::EscalationRecord& record,
                                                   const v1::ResolveEscalationRequest& request,
                                                   const std::string& grant_id,
-                                                  const google::protobuf::Timestamp& now) {
+                                                  const google::protobuf::Timestamp& now,
+                                                  absl::Duration default_ttl) {
   const pb::CapabilityRequest& asked = record.escalation().requested_authority();
   pb::CapabilityGrant grant;
   grant.set_id(grant_id);
@@ -144,6 +162,12 @@ absl::StatusOr<pb::CapabilityGrant> ApprovedGrant(const v1::EscalationRecord& re
   *grant.mutable_issuer() =
       record.has_authority() ? record.authority() : record.escalation().reviewer();
   *grant.mutable_capabilities() = asked.capabilities();
+  // An approval acts on the reviewer's own resources only, named on every capability, so the
+  // grant is never put to work on another owner's data whatever a later turn names as its owner
+  // (ADR 0014, T1; CheckWithinReviewer has refused anything else).
+  for (pb::Capability& capability : *grant.mutable_capabilities()) {
+    *capability.mutable_resource()->mutable_owner() = record.escalation().reviewer();
+  }
   pb::CapabilityConstraints* constraints = grant.mutable_constraints();
   if (asked.has_constraints()) *constraints = asked.constraints();
   *grant.mutable_issued_at() = now;
@@ -151,6 +175,22 @@ absl::StatusOr<pb::CapabilityGrant> ApprovedGrant(const v1::EscalationRecord& re
   metadata["escalationId"].set_string_value(record.escalation_id());
   metadata["capabilityRequestId"].set_string_value(asked.id());
   metadata["approvedBy"].set_string_value(capability::AddressKey(record.decided_by()));
+  metadata["approvedWithCredential"].set_string_value(record.decided_with().credential_id());
+  metadata["credentialHeldByDeciderAlone"].set_bool_value(
+      record.decided_with().held_by_decider_alone());
+  // Nothing narrowed and nothing asked for: the approval still ends (Options::approval_ttl).
+  const bool expires = constraints->has_expires_at() ||
+                       (request.has_narrowing() && request.narrowing().has_expires_at());
+  if (!expires && default_ttl > absl::ZeroDuration()) {
+    // From when it may first be used: now, or a later not_before the request asked for.
+    ASSIGN_OR_RETURN(absl::Time start, ToTime(now));
+    if (constraints->has_not_before()) {
+      ASSIGN_OR_RETURN(const absl::Time not_before, ToTime(constraints->not_before()));
+      start = std::max(start, not_before);
+    }
+    ASSIGN_OR_RETURN(*constraints->mutable_expires_at(),
+                     common::ToProtoTimestamp(start + default_ttl));
+  }
 
   if (!request.has_narrowing()) return grant;
   const v1::GrantNarrowing& narrowing = request.narrowing();
@@ -238,6 +278,9 @@ absl::Status GrantStoreCore::AuditAndCommit(std::unique_ptr<WriteTransaction> tx
 absl::StatusOr<v1::IssueGrantResponse> GrantStoreCore::IssueGrant(const Caller& caller,
                                                                   v1::IssueGrantRequest request) {
   RETURN_IF_ERROR(ValidateIssueGrantRequest(&request));
+  // Whose resources each capability reaches, decided now (ADR 0014, T1): what is stored, answered
+  // and compared on a retry is the bound grant.
+  RETURN_IF_ERROR(BindOwners(*request.mutable_grant(), request.any_owner(), "grant"));
   const pb::CapabilityGrant& grant = request.grant();
   ASSIGN_OR_RETURN(std::unique_ptr<WriteTransaction> txn, store_.BeginWrite());
 
@@ -298,6 +341,7 @@ absl::StatusOr<v1::DeriveGrantResponse> GrantStoreCore::DeriveGrant(
   derive.id = child.id();
   derive.subject = child.subject();
   derive.capabilities.assign(child.capabilities().begin(), child.capabilities().end());
+  RETURN_IF_ERROR(BindChildOwners(parent->grant, derive.capabilities, "child.capabilities"));
   if (child.has_constraints()) derive.constraints = child.constraints();
   derive.issued_at = child.issued_at();
   if (child.has_metadata()) derive.metadata = child.metadata();
@@ -516,6 +560,7 @@ absl::StatusOr<v1::ResolveEscalationResponse> GrantStoreCore::ResolveEscalation(
   const MutationContext context{ActorOf(caller), now, txn->revision()};
   *record.mutable_reviewer() = record.escalation().reviewer();
   *record.mutable_decided_by() = ActorOf(caller);
+  *record.mutable_decided_with() = DecidedWith(caller);
   record.set_on_behalf_of_reviewer(request.on_behalf_of_reviewer());
   record.set_note(request.note());
   *record.mutable_resolved_at() = now_proto;
@@ -529,7 +574,7 @@ absl::StatusOr<v1::ResolveEscalationResponse> GrantStoreCore::ResolveEscalation(
     const std::string grant_id =
         request.grant_id().empty() ? absl::StrCat("grant-", options_.new_id()) : request.grant_id();
     ASSIGN_OR_RETURN(pb::CapabilityGrant grant,
-                     ApprovedGrant(record, request, grant_id, now_proto));
+                     ApprovedGrant(record, request, grant_id, now_proto, options_.approval_ttl));
     RETURN_IF_ERROR(common::validation::ValidateCapabilityGrant(&grant, "grant"));
     ASSIGN_OR_RETURN(std::optional<StoredGrant> existing,
                      txn->GetGrant(grant.namespace_id(), grant.id()));

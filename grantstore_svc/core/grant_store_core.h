@@ -19,11 +19,13 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "audit_svc/client/audit_writer.h"
 #include "common/metrics/sinks.h"
 #include "common/server/auth.h"
 #include "common/time/clock.h"
 #include "common/validation/limits.h"
+#include "grantstore_svc/core/request_validation.h"
 #include "grantstore_svc/storage/grant_store.h"
 #include "sharedos/grantstore/v1/grantstore.pb.h"
 
@@ -48,6 +50,9 @@ class GrantStoreCore {
     std::function<std::string()> new_id;
     // Where sharedos_escalations_resolved_total is counted; null: nowhere. Borrowed.
     common::metrics::Metrics* metrics = nullptr;
+    // How long an approved grant lasts when neither the request nor the reviewer's narrowing
+    // sets an expiry (an approval never lasts forever by omission); zero: no default.
+    absl::Duration approval_ttl = kDefaultApprovalTtl;
   };
 
   // Borrows every dependency; each must outlive the core.
@@ -109,10 +114,13 @@ class GrantStoreCore {
   // APPROVE issues, in the same transaction, a root grant built from the escalation's
   // requested_authority: id = grant_id or "grant-<new id>", namespace_id and capabilities as
   // requested — each on the reviewer's own resources (resource.owner = the reviewer, or absent
-  // with the request's owner the reviewer), else PERMISSION_DENIED and nothing issued —,
-  // subject = the requester, issuer = the escalated turn's authority, constraints as requested
-  // narrowed by `narrowing`, issued_at = now, metadata {escalationId, capabilityRequestId,
-  // approvedBy}; the escalation becomes APPROVED with that grant id, decided_by the caller.
+  // with the request's owner the reviewer), else PERMISSION_DENIED and nothing issued; the
+  // reviewer is written as every capability's owner —, subject = the requester, issuer = the
+  // escalated turn's authority, constraints as requested narrowed by `narrowing` (no expiry
+  // from either: now + Options::approval_ttl), issued_at = now, metadata {escalationId,
+  // capabilityRequestId, approvedBy, approvedWithCredential, credentialHeldByDeciderAlone}; the
+  // escalation becomes APPROVED with that grant id, decided_by the caller, decided_with its
+  // credential.
   // DENY marks it DENIED. Audits grant.issued (approve) and escalation.resolved. The same
   // resolution repeated answers the stored result; any other resolution of a resolved
   // escalation is refused.

@@ -7,6 +7,7 @@
 #include "absl/algorithm/container.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "capability/address.h"
 #include "capability/errors.h"
 #include "common/crypto/sha256.h"
 #include "common/status/status_macros.h"
@@ -92,6 +93,7 @@ absl::StatusOr<v1::IssueCredentialResponse> GrantStoreCore::IssueCredential(
   *credential.mutable_issued_at() = now;
   *credential.mutable_secret_set_at() = now;
   *credential.mutable_issued_by() = ActorOf(caller);
+  *credential.mutable_secret_set_by() = ActorOf(caller);
   stored.token_sha256 = common::Sha256Hex(secret);
   ASSIGN_OR_RETURN(std::unique_ptr<WriteTransaction> txn, store_.BeginWrite());
   ASSIGN_OR_RETURN(std::optional<StoredCredential> existing,
@@ -117,18 +119,29 @@ absl::StatusOr<v1::ListCredentialsResponse> GrantStoreCore::ListCredentials(
                      DecodePageToken(request.page_token(), "credentials", filter));
   }
   const int page_size = request.page_size() == 0 ? kDefaultPageSize : request.page_size();
-  query.limit = page_size + 1;
-  ASSIGN_OR_RETURN(std::vector<v1::Credential> scanned, store_.ListCredentials(query));
-  const bool more = static_cast<int>(scanned.size()) > page_size;
-  if (more) scanned.resize(page_size);
+  // Scan the store in batches until the page holds `page_size` credentials the caller manages
+  // (and one more proves another page): the page token then names the last credential answered,
+  // never one the caller may not see — an id of another namespace's credential never leaks.
   v1::ListCredentialsResponse response;
-  // A page holds the scanned ids the caller manages (it may be short); the token follows the scan.
-  for (v1::Credential& credential : scanned) {
-    if (Manages(caller, credential)) *response.add_credentials() = credential;
+  bool more = false;
+  query.limit = std::max(page_size + 1, 100);
+  for (;;) {
+    ASSIGN_OR_RETURN(std::vector<v1::Credential> scanned, store_.ListCredentials(query));
+    for (v1::Credential& credential : scanned) {
+      if (!Manages(caller, credential)) continue;
+      if (response.credentials_size() == page_size) {
+        more = true;
+        break;
+      }
+      *response.add_credentials() = std::move(credential);
+    }
+    if (more || static_cast<int>(scanned.size()) < query.limit) break;
+    query.after_credential_id = scanned.back().credential_id();
   }
   if (more) {
     response.set_next_page_token(
-        EncodePageToken("credentials", filter, scanned.back().credential_id()));
+        EncodePageToken("credentials", filter,
+                        response.credentials(response.credentials_size() - 1).credential_id()));
   }
   return response;
 }
@@ -154,11 +167,33 @@ absl::StatusOr<v1::RotateCredentialResponse> GrantStoreCore::RotateCredential(
     const Caller& caller, v1::RotateCredentialRequest request) {
   RETURN_IF_ERROR(ValidateRotateCredentialRequest(&request));
   ASSIGN_OR_RETURN(std::unique_ptr<WriteTransaction> txn, store_.BeginWrite());
-  ASSIGN_OR_RETURN(StoredCredential stored,
-                   ManagedCredential(caller, *txn, request.credential_id()));
+  // The credential the caller authenticated with is its own to rotate (its secret is then known
+  // to it alone); any other only an admin that manages it.
+  const bool own = !caller.from_file && caller.name == request.credential_id();
+  StoredCredential stored;
+  if (own) {
+    ASSIGN_OR_RETURN(std::optional<StoredCredential> found,
+                     txn->GetCredential(request.credential_id()));
+    if (!found.has_value()) return capability::errors::CredentialNotFound(request.credential_id());
+    stored = *std::move(found);
+  } else {
+    if (caller.role != common::server::Role::kAdmin) {
+      return capability::errors::CredentialNotFound(request.credential_id());
+    }
+    ASSIGN_OR_RETURN(stored, ManagedCredential(caller, *txn, request.credential_id()));
+    // A human's secret is the human's: an admin who set a new one in place could act in its name
+    // and lock it out. Revoke it and issue a new one instead — both recorded (ADR 0014, T3).
+    if (stored.credential.principal().has_human_user_id()) {
+      return absl::PermissionDeniedError(
+          absl::StrCat("credential_id: ", request.credential_id(), " belongs to ",
+                       capability::AddressKey(stored.credential.principal()),
+                       "; only that human rotates it — revoke it and issue a new one instead"));
+    }
+  }
   if (stored.credential.has_revoked_at()) {
     return capability::errors::CredentialRevoked(request.credential_id());
   }
+  *stored.credential.mutable_secret_set_by() = ActorOf(caller);
   ASSIGN_OR_RETURN(std::string secret, NewCredentialSecret());
   stored.token_sha256 = common::Sha256Hex(secret);
   ASSIGN_OR_RETURN(*stored.credential.mutable_secret_set_at(),

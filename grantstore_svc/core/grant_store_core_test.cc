@@ -72,7 +72,11 @@ pb::CapabilityGrant BaseGrant(const std::string& id) {
     subject { agent_id: "assistant" }
     issuer { human_user_id: "alice" }
     capabilities {
-      resource { namespace: "files" path: "docs" }
+      resource {
+        namespace: "files"
+        path: "docs"
+        owner { human_user_id: "alice" }
+      }
       actions: "read"
       actions: "write"
       scope: SCOPE_DESCENDANTS
@@ -387,6 +391,31 @@ TEST_F(GrantStoreCoreTest, AuditFailureRollsBackIssueAndAnswersUnavailable) {
   EXPECT_EQ(response->revision(), 1);
 }
 
+// Owner binding at issue (ADR 0014, T1): what is stored and answered names whose resources each
+// capability reaches.
+TEST_F(GrantStoreCoreTest, IssueGrantBindsEveryCapabilityToAnOwner) {
+  pb::CapabilityGrant ownerless = BaseGrant("g-pinned");
+  ownerless.mutable_capabilities(0)->mutable_resource()->clear_owner();
+  auto pinned = core_->IssueGrant(admin_, Issue(ownerless));
+  ASSERT_THAT(pinned, IsOk());
+  EXPECT_EQ(pinned->grant().capabilities(0).resource().owner().human_user_id(), "alice");
+  // A retry of the same request is the same grant, not a reuse of the id.
+  EXPECT_THAT(core_->IssueGrant(admin_, Issue(ownerless)), IsOk());
+
+  pb::CapabilityGrant by_agent = ownerless;
+  by_agent.set_id("g-agent");
+  by_agent.mutable_issuer()->set_agent_id("orchestrator");
+  EXPECT_THAT(core_->IssueGrant(admin_, Issue(by_agent)),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("grant.capabilities[0].resource.owner: required")));
+  v1::IssueGrantRequest any = Issue(by_agent);
+  any.set_any_owner(true);
+  auto issued = core_->IssueGrant(admin_, any);
+  ASSERT_THAT(issued, IsOk());
+  EXPECT_FALSE(issued->grant().capabilities(0).resource().has_owner());
+  EXPECT_TRUE(issued->grant().metadata().fields().at("anyOwner").bool_value());
+}
+
 // --- DeriveGrant ---
 
 class DeriveGrantTest : public GrantStoreCoreTest {
@@ -425,6 +454,8 @@ class DeriveGrantTest : public GrantStoreCoreTest {
   }
 };
 
+// The child asked for no owner: it takes its parent's (alice's), so it acts on nobody else's data
+// (ADR 0014, T1).
 TEST_F(DeriveGrantTest, DerivesTheChildAndAuditsGrantDerived) {
   auto response = core_->DeriveGrant(admin_, Derive());
   ASSERT_THAT(response, IsOk());
@@ -436,7 +467,12 @@ TEST_F(DeriveGrantTest, DerivesTheChildAndAuditsGrantDerived) {
         subject { agent_id: "helper" }
         issuer { agent_id: "assistant" }
         capabilities {
-          resource { namespace: "files" path: "docs" path: "a" }
+          resource {
+            namespace: "files"
+            path: "docs"
+            path: "a"
+            owner { human_user_id: "alice" }
+          }
           actions: "read"
           scope: SCOPE_EXACT
         }
@@ -974,11 +1010,15 @@ TEST_F(GrantStoreCoreTest, ApproveIssuesTheRequestedGrantInTheSameRevision) {
     subject { agent_id: "assistant" }
     issuer { human_user_id: "alice" }
     capabilities {
-      resource { namespace: "files" path: "reports" }
+      resource {
+        namespace: "files"
+        path: "reports"
+        owner { human_user_id: "alice" }
+      }
       actions: "write"
       scope: SCOPE_EXACT
     }
-    constraints {}
+    constraints { expires_at { seconds: 1700086900 } }
     issued_at { seconds: 1700000500 }
     metadata {
       fields {
@@ -993,9 +1033,21 @@ TEST_F(GrantStoreCoreTest, ApproveIssuesTheRequestedGrantInTheSameRevision) {
         key: "approvedBy"
         value { string_value: "human:alice" }
       }
+      fields {
+        key: "approvedWithCredential"
+        value { string_value: "alice-cred" }
+      }
+      fields {
+        key: "credentialHeldByDeciderAlone"
+        value { bool_value: false }
+      }
     }
   )pb");
+  // The reviewer named as every capability's owner, and an end 24 h after the approval when
+  // nothing set one (ADR 0014, T1).
   EXPECT_THAT(resolved->grant(), EqualsProto(expected_grant));
+  // T3: the credential decided with.
+  EXPECT_EQ(resolved->escalation().decided_with().credential_id(), "alice-cred");
   EXPECT_THAT(resolved->escalation().decided_by(),
               EqualsProto(Parse<pb::Address>(R"pb(human_user_id: "alice")pb")));
   EXPECT_FALSE(resolved->escalation().on_behalf_of_reviewer());
@@ -1239,9 +1291,12 @@ TEST_F(GrantStoreCoreTest, NarrowingAnUnconstrainedRequestSetsTheConstraints) {
       alice_, Resolve("ESCALATION_DECISION_APPROVE",
                       R"pb(narrowing { max_uses: 1 purposes: "assist" })pb"));
   ASSERT_THAT(resolved, IsOk());
+  // Nothing asked or narrowed an expiry: the approval ends 24 h after it was given.
   EXPECT_THAT(
       resolved->grant().constraints(),
-      EqualsProto(Parse<pb::CapabilityConstraints>(R"pb(purposes: "assist" max_uses: 1)pb")));
+      EqualsProto(Parse<pb::CapabilityConstraints>(R"pb(purposes: "assist"
+                                                        max_uses: 1
+                                                        expires_at { seconds: 1700086900 })pb")));
 }
 
 TEST_F(GrantStoreCoreTest, ApprovalErrors) {
@@ -1395,12 +1450,24 @@ TEST_F(GrantStoreCoreTest, CredentialsAreIssuedOnceListedRotatedAndRevoked) {
   ASSERT_THAT(listed, IsOk());
   ASSERT_THAT(listed->credentials(), SizeIs(1));
 
-  // Rotation: the old secret no longer authenticates, the new one does.
+  // Rotation: a human's secret is the human's — the operator may not set it in place (T3) — and
+  // alice rotating her own sets a secret only she knows; the old one no longer authenticates.
   v1::RotateCredentialRequest rotate;
   rotate.set_credential_id("alice-reviewer");
-  auto rotated = core_->RotateCredential(admin_, rotate);
+  EXPECT_THAT(core_->RotateCredential(admin_, rotate),
+              StatusIs(absl::StatusCode::kPermissionDenied,
+                       HasSubstr("revoke it and issue a new one instead")));
+  const Caller alice = Principal("alice-reviewer", "human:alice", Role::kReviewer, {"world"});
+  auto rotated = core_->RotateCredential(alice, rotate);
   ASSERT_THAT(rotated, IsOk());
   EXPECT_NE(rotated->secret(), secret);
+  EXPECT_THAT(rotated->credential().secret_set_by(),
+              EqualsProto(Parse<pb::Address>(R"pb(human_user_id: "alice")pb")));
+  EXPECT_THAT(rotated->credential().issued_by(),
+              EqualsProto(Parse<pb::Address>(R"pb(service_id: "ops")pb")));
+  // Someone else's credential is not its to rotate (as unknown, so nothing leaks).
+  const Caller bob = Principal("bob-reviewer", "human:bob", Role::kReviewer, {"world"});
+  EXPECT_THAT(core_->RotateCredential(bob, rotate), StatusIs(absl::StatusCode::kNotFound));
   EXPECT_THAT(core_->AuthenticateCredential(by_digest), StatusIs(absl::StatusCode::kNotFound));
   by_digest.set_token_sha256(common::server::TokenDigestHex(rotated->secret()));
   EXPECT_THAT(core_->AuthenticateCredential(by_digest), IsOk());
@@ -1413,7 +1480,7 @@ TEST_F(GrantStoreCoreTest, CredentialsAreIssuedOnceListedRotatedAndRevoked) {
   ASSERT_THAT(again, IsOk());
   EXPECT_TRUE(again->credential().has_revoked_at());
   EXPECT_EQ(Revision(), revision);
-  EXPECT_THAT(core_->RotateCredential(admin_, rotate),
+  EXPECT_THAT(core_->RotateCredential(alice, rotate),
               StatusIs(absl::StatusCode::kFailedPrecondition));
   EXPECT_EQ(LastEvent().metadata().fields().at("change").string_value(), "revoked");
 }

@@ -389,6 +389,10 @@ absl::Status ValidateIssueCredentialRequest(v1::IssueCredentialRequest* request)
   v1::CredentialScope* scope = request->mutable_scope();
   RETURN_IF_ERROR(CheckScopeList(scope->mutable_namespaces(), "scope.namespaces", false));
   RETURN_IF_ERROR(CheckScopeList(scope->mutable_owners(), "scope.owners", true));
+  RETURN_IF_ERROR(CheckScopeList(scope->mutable_authorities(), "scope.authorities", true));
+  if (scope->authorities_size() > 0 && request->role() != v1::CREDENTIAL_ROLE_HOST) {
+    return val::InvalidArgumentAt("scope.authorities", "only a host credential names authorities");
+  }
   if (request->role() == v1::CREDENTIAL_ROLE_SERVICE) request->clear_scope();
   return absl::OkStatus();
 }

@@ -13,11 +13,15 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "sharedos/grantstore/v1/grantstore.pb.h"
 
 namespace sharedos::grantstore::core {
 
 // Bounds of this API beyond protocol "1".
+// How long an approved grant lasts when neither the escalation nor the reviewer's narrowing sets
+// an expiry: an approval never lasts forever by omission (ADR 0014; GrantStoreCore::Options).
+inline constexpr absl::Duration kDefaultApprovalTtl = absl::Hours(24);
 inline constexpr int kDefaultPageSize = 100;
 inline constexpr int kMaxPageSize = 1000;
 inline constexpr size_t kMaxHostPolicyRules = 1024;

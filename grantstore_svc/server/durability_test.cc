@@ -110,6 +110,7 @@ sharedos::protocol::v1::CapabilityGrant Grant(int i) {
   auto* capability = grant.add_capabilities();
   capability->mutable_resource()->set_namespace_("files");
   capability->mutable_resource()->add_path(absl::StrCat("doc-", i));
+  capability->mutable_resource()->mutable_owner()->set_human_user_id("alice");
   capability->add_actions("read");
   capability->set_scope(sharedos::protocol::v1::SCOPE_EXACT);
   grant.mutable_constraints();

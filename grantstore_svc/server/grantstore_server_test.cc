@@ -55,7 +55,7 @@ class GrantStoreServerTest : public ::testing::Test {
         R"({"credentials": [
           {"name": "ops", "role": "admin", "token_sha256": ")" +
         TokenDigestHex("admin") + R"("},
-          {"name": "svc", "role": "service", "token_sha256": ")" +
+          {"name": "authorizer", "role": "service", "token_sha256": ")" +
         TokenDigestHex("svc") + R"("}]})");
     ASSERT_TRUE(authenticator.ok()) << authenticator.status();
     authenticator_ = *std::move(authenticator);

@@ -1,55 +1,67 @@
 #include "grantstore_svc/server/grantstore_service.h"
 
+#include <optional>
+#include <string>
+
+#include "common/status/status_macros.h"
+
 namespace sharedos::grantstore::server {
 namespace {
 
 using common::server::Principal;
 using common::server::Role;
 
+// What `caller` reads of `record` through `method`: nullopt when it may not reach it at all; a
+// host reads its status only.
+std::optional<v1::EscalationRecord> Readable(const std::string& method, const Principal& caller,
+                                             v1::EscalationRecord record) {
+  if (!common::server::MayReach(method, caller, TargetOf(record))) return std::nullopt;
+  if (caller.role == Role::kHost) return StatusOnly(record);
+  return record;
+}
+
 }  // namespace
 
 grpc::Status GrantStoreService::ListEscalations(grpc::ServerContext* context,
                                                 const v1::ListEscalationsRequest* request,
                                                 v1::ListEscalationsResponse* response) {
-  return rpc_.Unary(
-      *context, {Role::kAdmin, Role::kReviewer, Role::kHost}, response,
-      [&](const Principal& caller) -> absl::StatusOr<v1::ListEscalationsResponse> {
-        const bool admin = caller.Administers(request->namespace_id());
-        if (!admin &&
-            !common::server::ScopeCovers(caller.scope.namespaces, request->namespace_id())) {
-          return capability::errors::NamespaceNotAdministered(request->namespace_id());
-        }
-        absl::StatusOr<v1::ListEscalationsResponse> listed = core_.ListEscalations(*request);
-        if (!listed.ok() || admin) return listed;
-        // A reviewer sees only what is addressed to it, a host the status of what its scope
-        // covers (a page may come back short).
-        v1::ListEscalationsResponse own;
-        own.set_next_page_token(listed->next_page_token());
-        for (v1::EscalationRecord& record : *listed->mutable_escalations()) {
-          if (HostCovers(caller, record)) {
-            *own.add_escalations() = StatusOnly(record);
-          } else if (MayRead(caller, record)) {
-            *own.add_escalations() = std::move(record);
-          }
-        }
-        return own;
-      });
+  static const std::string kMethod = MethodName("ListEscalations");
+  return rpc_.Unary(*context, kMethod, response,
+                    [&](const Principal& caller) -> absl::StatusOr<v1::ListEscalationsResponse> {
+                      // The namespace asked for must be the caller's (a reviewer: its own queue in
+                      // it).
+                      const std::string own = caller.role == Role::kReviewer ? caller.address : "";
+                      RETURN_IF_ERROR(common::server::CheckTarget(
+                          kMethod, caller, {request->namespace_id(), own, ""}));
+                      absl::StatusOr<v1::ListEscalationsResponse> listed =
+                          core_.ListEscalations(*request);
+                      if (!listed.ok()) return listed;
+                      // Each record as the table judges it (a page may come back short).
+                      v1::ListEscalationsResponse own_page;
+                      own_page.set_next_page_token(listed->next_page_token());
+                      for (v1::EscalationRecord& record : *listed->mutable_escalations()) {
+                        if (auto readable = Readable(kMethod, caller, std::move(record))) {
+                          *own_page.add_escalations() = *std::move(readable);
+                        }
+                      }
+                      return own_page;
+                    });
 }
 
 grpc::Status GrantStoreService::GetEscalation(grpc::ServerContext* context,
                                               const v1::GetEscalationRequest* request,
                                               v1::GetEscalationResponse* response) {
-  return rpc_.Unary(*context, {Role::kAdmin, Role::kReviewer, Role::kHost}, response,
+  static const std::string kMethod = MethodName("GetEscalation");
+  return rpc_.Unary(*context, kMethod, response,
                     [&](const Principal& caller) -> absl::StatusOr<v1::GetEscalationResponse> {
-                      absl::StatusOr<v1::GetEscalationResponse> got = core_.GetEscalation(*request);
-                      if (got.ok() && HostCovers(caller, got->escalation())) {
-                        *got->mutable_escalation() = StatusOnly(got->escalation());
-                        return got;
-                      }
-                      // Not the caller's to read: as unknown, so nothing leaks across scopes.
-                      if (got.ok() && !MayRead(caller, got->escalation())) {
+                      ASSIGN_OR_RETURN(v1::GetEscalationResponse got,
+                                       core_.GetEscalation(*request));
+                      auto readable = Readable(kMethod, caller, got.escalation());
+                      // Out of reach: as unknown, so nothing leaks across scopes.
+                      if (!readable.has_value()) {
                         return capability::errors::EscalationNotFound(request->escalation_id());
                       }
+                      *got.mutable_escalation() = *std::move(readable);
                       return got;
                     });
 }
@@ -57,9 +69,10 @@ grpc::Status GrantStoreService::GetEscalation(grpc::ServerContext* context,
 grpc::Status GrantStoreService::ResolveEscalation(grpc::ServerContext* context,
                                                   const v1::ResolveEscalationRequest* request,
                                                   v1::ResolveEscalationResponse* response) {
-  return rpc_.Unary(
-      *context, {Role::kAdmin, Role::kReviewer}, response,
-      [&](const Principal& caller) { return core_.ResolveEscalation(caller, *request); });
+  static const std::string kMethod = MethodName("ResolveEscalation");
+  return rpc_.Unary(*context, kMethod, response, [&](const Principal& caller) {
+    return core_.ResolveEscalation(caller, *request);
+  });
 }
 
 }  // namespace sharedos::grantstore::server

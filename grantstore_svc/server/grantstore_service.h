@@ -1,11 +1,9 @@
-// The gRPC adapter of sharedos.grantstore.v1.GrantStore: authenticate the caller for the
-// method's role, call the core, convert the status. Control-plane methods need an admin
-// credential (acting only in the namespaces it administers), data-plane methods (LoadAuthority,
-// ResolveGrant, TryConsume, GetUsage, CheckRevocations, RecordEscalation, AuthenticateCredential)
-// the service credential; a reviewer credential may read and resolve the escalations addressed
-// to it, a host credential read the status of those its scope covers. Another role is
-// PERMISSION_DENIED, no or an unknown credential UNAUTHENTICATED. Thread-safe (the core and the
-// authenticator are).
+// The gRPC adapter of sharedos.grantstore.v1.GrantStore: authenticate the caller, admit it by the
+// access table (common/server/access_policy.cc: control-plane methods for admins of the
+// namespace, data-plane methods for the authorizer, escalations also for the reviewer they are
+// addressed to and — status only — the hosts whose scope covers them), call the core, convert the
+// status. Another role is PERMISSION_DENIED, no or an unknown credential UNAUTHENTICATED.
+// Thread-safe (the core and the authenticator are).
 
 #ifndef SHAREDOS_GRANTSTORE_SVC_SERVER_GRANTSTORE_SERVICE_H_
 #define SHAREDOS_GRANTSTORE_SVC_SERVER_GRANTSTORE_SERVICE_H_
@@ -16,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "capability/address.h"
 #include "capability/errors.h"
+#include "common/server/access_policy.h"
 #include "common/server/auth.h"
 #include "common/server/rpc_adapter.h"
 #include "grantstore_svc/core/grant_store_core.h"
@@ -23,33 +22,10 @@
 
 namespace sharedos::grantstore::server {
 
-// `call()` when `caller` administers `namespace_id`, else PERMISSION_DENIED.
-template <typename Call>
-auto InNamespace(const common::server::Principal& caller, const std::string& namespace_id,
-                 Call&& call) -> decltype(call()) {
-  if (!caller.Administers(namespace_id)) {
-    return capability::errors::NamespaceNotAdministered(namespace_id);
-  }
-  return std::forward<Call>(call)();
-}
-
-// Whether `caller` may read `record`: an admin of its namespace, or the reviewer it is
-// addressed to within the reviewer credential's namespaces.
-inline bool MayRead(const common::server::Principal& caller, const v1::EscalationRecord& record) {
-  if (caller.Administers(record.namespace_id())) return true;
-  return caller.role == common::server::Role::kReviewer &&
-         common::server::ScopeCovers(caller.scope.namespaces, record.namespace_id()) &&
-         caller.address == capability::AddressKey(record.escalation().reviewer());
-}
-
-// Whether `caller` is a host whose scope covers `record`'s namespace and owner (the escalation's
-// reviewer: always the context owner).
-inline bool HostCovers(const common::server::Principal& caller,
-                       const v1::EscalationRecord& record) {
-  return caller.role == common::server::Role::kHost &&
-         common::server::ScopeCovers(caller.scope.namespaces, record.namespace_id()) &&
-         common::server::ScopeCovers(caller.scope.owners,
-                                     capability::AddressKey(record.escalation().reviewer()));
+// What an escalation record is, as a scope judges it: its namespace, and its owner — the reviewer
+// it is addressed to (always the escalated turn's context owner).
+inline common::server::Target TargetOf(const v1::EscalationRecord& record) {
+  return {record.namespace_id(), capability::AddressKey(record.escalation().reviewer()), ""};
 }
 
 // What a host reads of an escalation it covers: its id, status, execution and namespace —
@@ -66,28 +42,22 @@ inline v1::EscalationRecord StatusOnly(const v1::EscalationRecord& record) {
 class GrantStoreService final
     : public common::server::CoreAdapter<v1::GrantStore, core::GrantStoreCore> {
  public:
-  // Control plane: operators of a namespace; mutations are audited with the caller as actor.
-  SHAREDOS_UNARY_RPC(IssueGrant, kAdmin, InNamespace(caller, request->grant().namespace_id(), [&] {
-                       return core_.IssueGrant(caller, *request);
-                     }));
-  SHAREDOS_UNARY_RPC(DeriveGrant, kAdmin, InNamespace(caller, request->namespace_id(), [&] {
-                       return core_.DeriveGrant(caller, *request);
-                     }));
-  SHAREDOS_UNARY_RPC(RevokeGrant, kAdmin, InNamespace(caller, request->namespace_id(), [&] {
-                       return core_.RevokeGrant(caller, *request);
-                     }));
-  SHAREDOS_UNARY_RPC(GetGrant, kAdmin, InNamespace(caller, request->namespace_id(), [&] {
-                       return core_.GetGrant(*request);
-                     }));
-  SHAREDOS_UNARY_RPC(ListGrants, kAdmin, InNamespace(caller, request->filter().namespace_id(), [&] {
-                       return core_.ListGrants(*request);
-                     }));
-  SHAREDOS_UNARY_RPC(PutHostPolicy, kAdmin,
-                     InNamespace(caller, request->policy().namespace_id(),
-                                 [&] { return core_.PutHostPolicy(caller, *request); }));
-  SHAREDOS_UNARY_RPC(GetHostPolicy, kAdmin, InNamespace(caller, request->namespace_id(), [&] {
-                       return core_.GetHostPolicy(*request);
-                     }));
+  // Control plane: operators of the namespace (the access table's rows, access_policy.cc);
+  // mutations are audited with the caller as actor.
+  SHAREDOS_SCOPED_RPC(IssueGrant, common::server::OfNamespace(request->grant().namespace_id()),
+                      core_.IssueGrant(caller, *request));
+  SHAREDOS_SCOPED_RPC(DeriveGrant, common::server::OfNamespace(request->namespace_id()),
+                      core_.DeriveGrant(caller, *request));
+  SHAREDOS_SCOPED_RPC(RevokeGrant, common::server::OfNamespace(request->namespace_id()),
+                      core_.RevokeGrant(caller, *request));
+  SHAREDOS_SCOPED_RPC(GetGrant, common::server::OfNamespace(request->namespace_id()),
+                      core_.GetGrant(*request));
+  SHAREDOS_SCOPED_RPC(ListGrants, common::server::OfNamespace(request->filter().namespace_id()),
+                      core_.ListGrants(*request));
+  SHAREDOS_SCOPED_RPC(PutHostPolicy, common::server::OfNamespace(request->policy().namespace_id()),
+                      core_.PutHostPolicy(caller, *request));
+  SHAREDOS_SCOPED_RPC(GetHostPolicy, common::server::OfNamespace(request->namespace_id()),
+                      core_.GetHostPolicy(*request));
 
   // Escalations: admins of the namespace, reviewers for those addressed to them, and hosts — status
   // only (StatusOnly) — for those of the namespaces and owners their scope covers.
@@ -101,20 +71,22 @@ class GrantStoreService final
                                  const v1::ResolveEscalationRequest* request,
                                  v1::ResolveEscalationResponse* response) override;
 
-  // Credentials: admins, within their namespaces (the core checks the scope).
-  SHAREDOS_UNARY_RPC(IssueCredential, kAdmin, core_.IssueCredential(caller, *request));
-  SHAREDOS_UNARY_RPC(ListCredentials, kAdmin, core_.ListCredentials(caller, *request));
-  SHAREDOS_UNARY_RPC(RevokeCredential, kAdmin, core_.RevokeCredential(caller, *request));
-  SHAREDOS_UNARY_RPC(RotateCredential, kAdmin, core_.RotateCredential(caller, *request));
+  // Credentials: admins within their namespaces; anyone rotates its own (the core judges each
+  // credential).
+  SHAREDOS_UNARY_RPC(IssueCredential, core_.IssueCredential(caller, *request));
+  SHAREDOS_UNARY_RPC(ListCredentials, core_.ListCredentials(caller, *request));
+  SHAREDOS_UNARY_RPC(RevokeCredential, core_.RevokeCredential(caller, *request));
+  SHAREDOS_UNARY_RPC(RotateCredential, core_.RotateCredential(caller, *request));
 
-  // Data plane: the services deciding through the store (the authorizer).
-  SHAREDOS_UNARY_RPC(LoadAuthority, kService, core_.LoadAuthority(*request));
-  SHAREDOS_UNARY_RPC(ResolveGrant, kService, core_.ResolveGrant(*request));
-  SHAREDOS_UNARY_RPC(TryConsume, kService, core_.TryConsume(*request));
-  SHAREDOS_UNARY_RPC(GetUsage, kService, core_.GetUsage(*request));
-  SHAREDOS_UNARY_RPC(CheckRevocations, kService, core_.CheckRevocations(*request));
-  SHAREDOS_UNARY_RPC(RecordEscalation, kService, core_.RecordEscalation(caller, *request));
-  SHAREDOS_UNARY_RPC(AuthenticateCredential, kService, core_.AuthenticateCredential(*request));
+  // Data plane: the authorizer deciding through the store; credential lookups of the services.
+  SHAREDOS_UNARY_RPC(LoadAuthority, core_.LoadAuthority(*request));
+  SHAREDOS_UNARY_RPC(ResolveGrant, core_.ResolveGrant(*request));
+  SHAREDOS_UNARY_RPC(TryConsume, core_.TryConsume(*request));
+  SHAREDOS_SCOPED_RPC(GetUsage, common::server::OfNamespace(request->namespace_id()),
+                      core_.GetUsage(*request));
+  SHAREDOS_UNARY_RPC(CheckRevocations, core_.CheckRevocations(*request));
+  SHAREDOS_UNARY_RPC(RecordEscalation, core_.RecordEscalation(caller, *request));
+  SHAREDOS_UNARY_RPC(AuthenticateCredential, core_.AuthenticateCredential(*request));
 
   // CoreAdapter(core, authenticator): both borrowed.
   using CoreAdapter::CoreAdapter;

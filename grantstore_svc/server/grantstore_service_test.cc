@@ -75,7 +75,11 @@ pb::CapabilityGrant Grant(const std::string& id) {
     subject { agent_id: "assistant" }
     issuer { human_user_id: "alice" }
     capabilities {
-      resource { namespace: "files" path: "docs" }
+      resource {
+        namespace: "files"
+        path: "docs"
+        owner { human_user_id: "alice" }
+      }
       actions: "read"
       scope: SCOPE_DESCENDANTS
     }
@@ -218,7 +222,6 @@ const std::vector<std::pair<std::string, Call>>& ServiceRpcs() {
       {"LoadAuthority", Rpc(&Stub::LoadAuthority)},
       {"ResolveGrant", Rpc(&Stub::ResolveGrant)},
       {"TryConsume", Rpc(&Stub::TryConsume)},
-      {"GetUsage", Rpc(&Stub::GetUsage)},
       {"CheckRevocations", Rpc(&Stub::CheckRevocations)},
       {"RecordEscalation", Rpc(&Stub::RecordEscalation)},
   };

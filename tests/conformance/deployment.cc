@@ -25,8 +25,10 @@
 #include "envelope_svc/messaging/local_transport.h"
 #include "envelope_svc/providers/files/files_provider.h"
 #include "envelope_svc/resources/files_resources.h"
+#include "envelope_svc/server/routes_service.h"
 #include "envelope_svc/tools/tool_registry.h"
 #include "grantstore_svc/client/grpc_grant_store_client.h"
+#include "grantstore_svc/core/credentials.h"
 #include "grantstore_svc/core/grant_store_core.h"
 #include "grantstore_svc/server/grantstore_service.h"
 #include "grantstore_svc/storage/open_grant_store.h"
@@ -48,24 +50,47 @@ namespace ev1 = ::sharedos::envelope::v1;
 namespace env = ::sharedos::envelope;
 
 constexpr char kAdminToken[] = "conformance-admin-token-0123456789";
-constexpr char kServiceToken[] = "conformance-service-token-0123456789";
 constexpr char kHostToken[] = "conformance-host-token-0123456789";
 constexpr char kLeaseSecret[] = "conformance-lease-secret-0123456789abcdef0123";
 constexpr char kMcpSecret[] = "conformance-mcp-secret-0123456789abcdef0123456789";
+constexpr char kOtherHostToken[] = "conformance-other-host-token-0123456789";
+// world.json's "bob" and "orchestrator".
+constexpr char kBobKey[] = "human:user-bob";
+constexpr char kOrchestratorKey[] = "agent:agent-orchestrator";
 
-// Who may call either deployment: the admin, the services, and the conformance host, scoped to
-// the world's namespace and owner.
+// The conformance host's scope: the world's namespace; its owner and bob (the tenancy rows' other
+// owner); as authorities, the owner and the orchestrator the agent's grants are derived under.
+common::server::HostScope HostScopeOf(const DeploymentOptions& options) {
+  common::server::HostScope scope;
+  scope.namespaces = {options.namespace_id};
+  scope.owners = {options.owner_key, std::string(kBobKey)};
+  scope.authorities = {options.owner_key, std::string(kOrchestratorKey)};
+  return scope;
+}
+
+// The other host: bob's alone.
+common::server::HostScope OtherHostScopeOf(const DeploymentOptions& options) {
+  common::server::HostScope scope;
+  scope.namespaces = {options.namespace_id};
+  scope.owners = {std::string(kBobKey)};
+  return scope;
+}
+
+// Who may call either deployment: the admin, the services, and the conformance hosts, scoped to
+// the world's namespace and owners.
 testing::DeploymentCredentials Credentials(const DeploymentOptions& options) {
   testing::DeploymentCredentials credentials;
   credentials.admin_token = kAdminToken;
-  credentials.service_token = kServiceToken;
   credentials.host_token = kHostToken;
   credentials.host_name = "conformance-host";
   credentials.host_namespaces = {options.namespace_id};
-  credentials.host_owners = {options.owner_key};
+  credentials.host_owners = HostScopeOf(options).owners;
+  credentials.host_authorities = HostScopeOf(options).authorities;
   credentials.reviewer_principal = options.owner_key;
   credentials.lease_secret = kLeaseSecret;
   credentials.mcp_secret = kMcpSecret;
+  credentials.other_host_token = kOtherHostToken;
+  credentials.other_host_owners = OtherHostScopeOf(options).owners;
   return credentials;
 }
 
@@ -243,7 +268,7 @@ class DirectHost final : public HostApi {
  public:
   DirectHost(env::core::TurnEngine& engine, env::messaging::LocalMessageTransport& transport,
              common::server::HostScope scope)
-      : engine_(engine), transport_(transport), scope_(std::move(scope)) {}
+      : engine_(engine), routes_(transport), scope_(std::move(scope)) {}
   absl::StatusOr<ev1::OpenTurnResponse> OpenTurn(const ev1::OpenTurnRequest& request) override {
     return engine_.OpenTurn(request, scope_);
   }
@@ -258,22 +283,13 @@ class DirectHost final : public HostApi {
   absl::StatusOr<ev1::GetTurnResponse> GetTurn(const ev1::GetTurnRequest& request) override {
     return engine_.GetTurn(request, scope_);
   }
+  // The host side of the built-in transport: the same checks and scope as MessageRoutes.
   absl::StatusOr<ev1::RevokeRouteResponse> RevokeRoute(
       const ev1::RevokeRouteRequest& request) override {
-    ev1::RevokeRouteResponse response;
-    response.set_was_leased(
-        transport_.RevokeRoute(request.namespace_id(), request.sender(), request.receiver()));
-    return response;
+    return routes_.RevokeRoute(request, scope_);
   }
   absl::StatusOr<ev1::ReceiveResponse> Receive(const ev1::ReceiveRequest& request) override {
-    ev1::ReceiveResponse response;
-    const absl::Time deadline = absl::Now() + absl::Seconds(request.wait().seconds()) +
-                                absl::Nanoseconds(request.wait().nanos());
-    for (auto& message : transport_.Receive(request.namespace_id(), request.receiver(),
-                                            static_cast<size_t>(request.max()), deadline)) {
-      *response.add_messages() = std::move(message);
-    }
-    return response;
+    return routes_.Receive(request, scope_);
   }
   absl::StatusOr<ev1::UpdateToolNamespacesResponse> UpdateToolNamespaces(
       const ev1::UpdateToolNamespacesRequest& request) override {
@@ -290,7 +306,7 @@ class DirectHost final : public HostApi {
 
  private:
   env::core::TurnEngine& engine_;
-  env::messaging::LocalMessageTransport& transport_;
+  env::messaging::MessageRoutesCore routes_;
   const common::server::HostScope scope_;
 };
 
@@ -322,8 +338,14 @@ class KernelDeployment final : public Deployment {
   absl::Status Start() {
     ASSIGN_OR_RETURN(authenticator_,
                      common::server::Authenticator::FromJson(CredentialsJson(options_)));
-    RETURN_IF_ERROR(
-        testing::WriteFile(options_.dir + "/service.token", std::string(kServiceToken) + "\n"));
+    // Each writer as its own service principal (ADR 0014, T4).
+    const testing::DeploymentCredentials credentials = Credentials(options_);
+    for (const auto& [name, token] :
+         {std::pair<std::string, std::string>{"authorizer", credentials.authorizer_token},
+          {"envelope", credentials.envelope_token},
+          {"grantstore", credentials.grantstore_token}}) {
+      RETURN_IF_ERROR(testing::WriteFile(options_.dir + "/" + name + ".token", token + "\n"));
+    }
     common::server::ServerOptions internal;
     internal.listen = false;
 
@@ -337,7 +359,7 @@ class KernelDeployment final : public Deployment {
     auto writer = [&](const std::string& name) {
       audit::client::AuditWriterConfig config;
       config.mode = "remote";
-      config.token_file = options_.dir + "/service.token";
+      config.token_file = options_.dir + "/" + name + ".token";
       config.outbox_path = options_.dir + "/" + name + ".outbox";
       return audit::client::NewAuditWriterOverChannel(config, audit_runner_->InProcessChannel());
     };
@@ -351,12 +373,15 @@ class KernelDeployment final : public Deployment {
                      grantstore::storage::SqliteGrantStore::Open(store_options, clock_));
     grantstore_core_ = std::make_unique<grantstore::core::GrantStoreCore>(
         *grant_store_, *grantstore_audit_, clock_);
+    // Credentials issued through the control plane authenticate, as in grantstore_svc.
+    credential_source_ = std::make_unique<grantstore::core::StoreCredentialSource>(*grant_store_);
+    authenticator_->AttachSource(credential_source_.get());
     grantstore_service_ =
         std::make_unique<grantstore::server::GrantStoreService>(*grantstore_core_, *authenticator_);
     ASSIGN_OR_RETURN(grantstore_runner_,
                      common::server::ServerRunner::Start(internal, {grantstore_service_.get()}));
     grantstore_client_ = std::make_unique<grantstore::client::GrpcGrantStoreClient>(
-        grantstore_runner_->InProcessChannel(), kServiceToken);
+        grantstore_runner_->InProcessChannel(), credentials.authorizer_token);
     faults_ = std::make_unique<FaultInjectingGrantStore>(*grantstore_client_);
     authorizer_core_ = std::make_unique<authorizer::core::AuthorizerCore>(
         *faults_, *authorizer_audit_, clock_, kLeaseSecret,
@@ -396,10 +421,11 @@ class KernelDeployment final : public Deployment {
     engine_options.message_transport = messages_unattached_.get();
     engine_unattached_ = std::make_unique<env::core::TurnEngine>(
         *authorizer_client_, *registry_, without_broker, *envelope_audit_, clock_, engine_options);
-    common::server::HostScope scope{{options_.namespace_id}, {options_.owner_key}};
+    const common::server::HostScope scope = HostScopeOf(options_);
     host_ = std::make_unique<DirectHost>(*engine_, *messages_, scope);
     host_unattached_ =
         std::make_unique<DirectHost>(*engine_unattached_, *messages_unattached_, scope);
+    other_host_ = std::make_unique<DirectHost>(*engine_, *messages_, OtherHostScopeOf(options_));
     grants_stub_ = gv1::GrantStore::NewStub(grantstore_runner_->InProcessChannel());
     audit_stub_ = audit::v1::AuditLog::NewStub(audit_runner_->InProcessChannel());
     return absl::OkStatus();
@@ -407,6 +433,7 @@ class KernelDeployment final : public Deployment {
 
   std::string column() const override { return "kernel"; }
   HostApi& host(bool broker) override { return broker ? *host_ : *host_unattached_; }
+  HostApi& other_host() override { return *other_host_; }
   gv1::GrantStore::StubInterface& grants() override { return *grants_stub_; }
   audit::v1::AuditLog::StubInterface& audit() override { return *audit_stub_; }
   std::string admin_token() const override { return kAdminToken; }
@@ -460,7 +487,8 @@ class KernelDeployment final : public Deployment {
   std::unique_ptr<env::resources::FilesResourceProvider> file_resources_;
   std::unique_ptr<NotionFixture> notion_;
   std::unique_ptr<env::core::TurnEngine> engine_, engine_unattached_;
-  std::unique_ptr<DirectHost> host_, host_unattached_;
+  std::unique_ptr<DirectHost> host_, host_unattached_, other_host_;
+  std::unique_ptr<grantstore::core::StoreCredentialSource> credential_source_;
   std::unique_ptr<env::messaging::LocalMessageTransport> messages_;
   std::unique_ptr<env::messaging::LocalMessageTransport> messages_unattached_;
   std::unique_ptr<gv1::GrantStore::Stub> grants_stub_;
@@ -471,64 +499,66 @@ class KernelDeployment final : public Deployment {
 
 class GrpcHost final : public HostApi {
  public:
-  explicit GrpcHost(const std::shared_ptr<grpc::Channel>& channel)
-      : stub_(ev1::Envelope::NewStub(channel)), routes_(ev1::MessageRoutes::NewStub(channel)) {}
+  GrpcHost(const std::shared_ptr<grpc::Channel>& channel, std::string token)
+      : stub_(ev1::Envelope::NewStub(channel)),
+        routes_(ev1::MessageRoutes::NewStub(channel)),
+        token_(std::move(token)) {}
   absl::StatusOr<ev1::OpenTurnResponse> OpenTurn(const ev1::OpenTurnRequest& request) override {
     ev1::OpenTurnResponse response;
-    RETURN_IF_ERROR(FromGrpc(stub_->OpenTurn(As(kHostToken).get(), request, &response)));
+    RETURN_IF_ERROR(FromGrpc(stub_->OpenTurn(As(token_).get(), request, &response)));
     return response;
   }
   absl::StatusOr<ev1::InvokeToolResponse> InvokeTool(
       const ev1::InvokeToolRequest& request) override {
     ev1::InvokeToolResponse response;
-    RETURN_IF_ERROR(FromGrpc(stub_->InvokeTool(As(kHostToken).get(), request, &response)));
+    RETURN_IF_ERROR(FromGrpc(stub_->InvokeTool(As(token_).get(), request, &response)));
     return response;
   }
   absl::StatusOr<ev1::FinishTurnResponse> FinishTurn(
       const ev1::FinishTurnRequest& request) override {
     ev1::FinishTurnResponse response;
-    RETURN_IF_ERROR(FromGrpc(stub_->FinishTurn(As(kHostToken).get(), request, &response)));
+    RETURN_IF_ERROR(FromGrpc(stub_->FinishTurn(As(token_).get(), request, &response)));
     return response;
   }
   absl::StatusOr<ev1::GetTurnResponse> GetTurn(const ev1::GetTurnRequest& request) override {
     ev1::GetTurnResponse response;
-    RETURN_IF_ERROR(FromGrpc(stub_->GetTurn(As(kHostToken).get(), request, &response)));
+    RETURN_IF_ERROR(FromGrpc(stub_->GetTurn(As(token_).get(), request, &response)));
     return response;
   }
   absl::StatusOr<ev1::RevokeRouteResponse> RevokeRoute(
       const ev1::RevokeRouteRequest& request) override {
     ev1::RevokeRouteResponse response;
-    RETURN_IF_ERROR(FromGrpc(routes_->RevokeRoute(As(kHostToken).get(), request, &response)));
+    RETURN_IF_ERROR(FromGrpc(routes_->RevokeRoute(As(token_).get(), request, &response)));
     return response;
   }
   absl::StatusOr<ev1::ReceiveResponse> Receive(const ev1::ReceiveRequest& request) override {
     ev1::ReceiveResponse response;
-    RETURN_IF_ERROR(FromGrpc(routes_->Receive(As(kHostToken).get(), request, &response)));
+    RETURN_IF_ERROR(FromGrpc(routes_->Receive(As(token_).get(), request, &response)));
     return response;
   }
   absl::StatusOr<ev1::UpdateToolNamespacesResponse> UpdateToolNamespaces(
       const ev1::UpdateToolNamespacesRequest& request) override {
     ev1::UpdateToolNamespacesResponse response;
-    RETURN_IF_ERROR(
-        FromGrpc(stub_->UpdateToolNamespaces(As(kHostToken).get(), request, &response)));
+    RETURN_IF_ERROR(FromGrpc(stub_->UpdateToolNamespaces(As(token_).get(), request, &response)));
     return response;
   }
   absl::StatusOr<ev1::SendMessageResponse> SendMessage(
       const ev1::SendMessageRequest& request) override {
     ev1::SendMessageResponse response;
-    RETURN_IF_ERROR(FromGrpc(stub_->SendMessage(As(kHostToken).get(), request, &response)));
+    RETURN_IF_ERROR(FromGrpc(stub_->SendMessage(As(token_).get(), request, &response)));
     return response;
   }
   absl::StatusOr<ev1::InvokeResourceResponse> InvokeResource(
       const ev1::InvokeResourceRequest& request) override {
     ev1::InvokeResourceResponse response;
-    RETURN_IF_ERROR(FromGrpc(stub_->InvokeResource(As(kHostToken).get(), request, &response)));
+    RETURN_IF_ERROR(FromGrpc(stub_->InvokeResource(As(token_).get(), request, &response)));
     return response;
   }
 
  private:
   std::unique_ptr<ev1::Envelope::Stub> stub_;
   std::unique_ptr<ev1::MessageRoutes::Stub> routes_;
+  const std::string token_;
 };
 
 // The four services as processes (tests/testing/deployment.h), with a second envelope without
@@ -584,10 +614,11 @@ class ProcessDeployment final : public Deployment {
     // Replicated: every call goes round-robin over a service's replicas (a turn's calls reach
     // the envelope that does not own it half of the time, and are forwarded).
     ASSIGN_OR_RETURN(auto envelope, Channel(processes_->target(Service::kEnvelope)));
-    host_ = std::make_unique<GrpcHost>(envelope);
+    host_ = std::make_unique<GrpcHost>(envelope, kHostToken);
+    other_host_ = std::make_unique<GrpcHost>(envelope, kOtherHostToken);
     ASSIGN_OR_RETURN(auto unattached,
                      Channel(processes_->address(Service::kUnattachedEnvelope)));
-    host_unattached_ = std::make_unique<GrpcHost>(unattached);
+    host_unattached_ = std::make_unique<GrpcHost>(unattached, kHostToken);
     ASSIGN_OR_RETURN(auto grants, Channel(processes_->target(Service::kGrantstore)));
     grants_stub_ = gv1::GrantStore::NewStub(grants);
     ASSIGN_OR_RETURN(auto audit, Channel(processes_->target(Service::kAudit)));
@@ -599,6 +630,7 @@ class ProcessDeployment final : public Deployment {
 
   std::string column() const override { return options_.replicated ? "grpc-replicated" : "grpc"; }
   HostApi& host(bool broker) override { return broker ? *host_ : *host_unattached_; }
+  HostApi& other_host() override { return *other_host_; }
   gv1::GrantStore::StubInterface& grants() override { return *grants_stub_; }
   audit::v1::AuditLog::StubInterface& audit() override { return *audit_stub_; }
   std::string admin_token() const override { return kAdminToken; }
@@ -671,7 +703,7 @@ class ProcessDeployment final : public Deployment {
   std::unique_ptr<NotionFixture> notion_;
   std::unique_ptr<common::server::ServerRunner> notion_runner_;
   std::unique_ptr<testing::FourProcessDeployment> processes_;
-  std::unique_ptr<GrpcHost> host_, host_unattached_;
+  std::unique_ptr<GrpcHost> host_, host_unattached_, other_host_;
   std::unique_ptr<gv1::GrantStore::Stub> grants_stub_;
   std::unique_ptr<audit::v1::AuditLog::Stub> audit_stub_;
   std::unique_ptr<av1::Authorizer::Stub> authorizer_stub_;

@@ -112,6 +112,9 @@ class Deployment {
   virtual std::string column() const = 0;
   // The host's turn API; `broker` = the envelope with the notion-mcp provider attached.
   virtual HostApi& host(bool broker) = 0;
+  // Another host (the broker's envelope), scoped to the world's namespace and owner bob only
+  // (rows T1–T2: a host of one owner naming another's authority).
+  virtual HostApi& other_host() = 0;
   virtual grantstore::v1::GrantStore::StubInterface& grants() = 0;
   virtual audit::v1::AuditLog::StubInterface& audit() = 0;
   virtual std::string admin_token() const = 0;

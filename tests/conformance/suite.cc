@@ -12,6 +12,8 @@
 #include <optional>
 #include <sstream>
 #include <thread>
+#include <tuple>
+#include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -276,8 +278,14 @@ class WorldBuilder {
     const std::string id = Str(grant, "id");
     std::vector<pb::Capability> capabilities;
     for (const json& name : grant["capabilities"]) {
-      const json& declared = world_["capabilities"][name.get<std::string>()];
+      // "<capability>@<principal>": the capability on that world principal's resources.
+      const std::string spelled = name.get<std::string>();
+      const size_t at = spelled.find('@');
+      const json& declared = world_["capabilities"][spelled.substr(0, at)];
       pb::Capability capability;
+      if (at != std::string::npos) {
+        *capability.mutable_resource()->mutable_owner() = AddressOf(world_[spelled.substr(at + 1)]);
+      }
       capability.mutable_resource()->set_namespace_(Str(declared, "namespace"));
       for (const json& segment : declared["path"]) {
         capability.mutable_resource()->add_path(segment.get<std::string>());
@@ -401,6 +409,10 @@ struct Turn {
   bool ending_at_open_expected = false;
   // FinishTurnResponse.escalation_id.
   std::string escalation_id;
+  // The context's owner and authority (world.json's owner and orchestrator unless the open step
+  // names others): whose escalation it raises, under whose authority an approval issues.
+  pb::Address owner;
+  pb::Address authority;
 };
 
 struct RowRun {
@@ -551,13 +563,15 @@ class RowRunner {
     return absl::InvalidArgumentError(absl::StrCat("unknown step \"", what, "\""));
   }
 
-  // The host's transport revokes the lease of the route `sender` → `receiver` (world.json
-  // principals), on the envelope of the step's turn (seed ADR 0025).
+  // The host's transport revokes the lease of the world owner's route `sender` → `receiver`
+  // (world.json principals), on the envelope of the step's turn (seed ADR 0025).
   absl::Status RevokeRoute(RowRun& run, const json& step) {
     ev1::RevokeRouteRequest request;
     request.set_namespace_id(d_.world["namespace"]);
     *request.mutable_sender() = AddressOf(d_.world[Str(step, "sender")]);
     *request.mutable_receiver() = AddressOf(d_.world[Str(step, "receiver")]);
+    // The route of the turns' owner (ADR 0014, T5: a route is an owner's; the host serves two).
+    *request.mutable_owner() = AddressOf(d_.world["owner"]);
     return deployment_.host(broker_[step.value("turn", 1)]).RevokeRoute(request).status();
   }
 
@@ -758,8 +772,11 @@ class RowRunner {
     pb::AccessContext* context = execution->mutable_context();
     context->set_namespace_id(world["namespace"]);
     *context->mutable_actor() = AddressOf(world["agent"]);
-    *context->mutable_authority() = AddressOf(world["orchestrator"]);
-    *context->mutable_owner() = AddressOf(world["owner"]);
+    // The tenancy rows (T1, T2) name another owner or authority for the turn.
+    turn.authority = AddressOf(world[Str(step, "authority", "orchestrator")]);
+    turn.owner = AddressOf(world[Str(step, "owner", "owner")]);
+    *context->mutable_authority() = turn.authority;
+    *context->mutable_owner() = turn.owner;
     context->set_purpose(world["purpose"]);
     context->set_trace_id(turn.trace_id);
     for (const json& ns : world["enabledToolNamespaces"]) {
@@ -797,8 +814,9 @@ class RowRunner {
     }
     const bool broker = Str(condition, "broker") != "unattached";
 
-    // An open that is itself an attempt (row 34: a malformed protocol "1" object).
-    if (step.contains("mutate")) {
+    // An open that is itself an attempt (row 34: a malformed protocol "1" object; row T2: a turn
+    // opened by a host scoped to another owner).
+    if (step.contains("mutate") || step.contains("as")) {
       Attempt& attempt = NewAttempt(run, step);
       const std::string mutate = Str(step, "mutate");
       if (mutate == "unknown-field") {
@@ -807,7 +825,9 @@ class RowRunner {
         execution->set_version("2");
       }
       run.unrecorded_executions.push_back(turn.trace_id);
-      absl::StatusOr<ev1::OpenTurnResponse> response = deployment_.host(broker).OpenTurn(request);
+      HostApi& host =
+          Str(step, "as") == "other-host" ? deployment_.other_host() : deployment_.host(broker);
+      absl::StatusOr<ev1::OpenTurnResponse> response = host.OpenTurn(request);
       attempt.issued = true;
       if (response.ok()) {
         attempt.status = "opened";
@@ -822,7 +842,7 @@ class RowRunner {
           ev1::FinishTurnRequest finish;
           finish.set_turn_id(turn.turn_id);
           finish.mutable_complete()->mutable_output()->set_string_value("closed");
-          auto finished = deployment_.host(broker).FinishTurn(finish);
+          auto finished = host.FinishTurn(finish);
           if (finished.ok()) turn.result = finished->result();
           turn.finished = true;
         }
@@ -1154,23 +1174,30 @@ class RowRunner {
       attempt.message = "no pending escalation for the turn";
       return absl::OkStatus();
     }
-    const pb::Address reviewer = AddressOf(d_.world["reviewer"]);
+    // The escalation's reviewer is the turn's owner (alice, or bob in the tenancy rows).
+    const pb::Address reviewer = turn.owner;
+    const bool bob = capability::AddressEquals(reviewer, AddressOf(d_.world["bob"]));
     gv1::ResolveEscalationRequest resolve;
     resolve.set_escalation_id(pending->escalation_id());
     resolve.set_decision(gv1::ESCALATION_DECISION_APPROVE);
     *resolve.mutable_reviewer() = reviewer;
     resolve.set_grant_id(world_.GrantId("approved"));
     // Row 35: `as` names another caller than the reviewer (it must be refused, nothing issued).
+    // Row T3: "issued-reviewer" is a reviewer credential the admin issues for the reviewer now,
+    // whose secret the admin therefore knows: the record must say so.
     const std::string as = step.value("as", std::string("reviewer"));
-    std::string token = deployment_.reviewer_token();
+    std::string token = bob ? deployment_.other_reviewer_token() : deployment_.reviewer_token();
+    std::string issued_credential;
     if (as == "other-reviewer") {
-      token = deployment_.other_reviewer_token();
+      token = bob ? deployment_.reviewer_token() : deployment_.other_reviewer_token();
       resolve.clear_reviewer();
     } else if (as == "host") {
       token = deployment_.host_token();
     } else if (as == "admin") {
       token = deployment_.admin_token();  // an operator, not saying on whose behalf
       resolve.clear_reviewer();
+    } else if (as == "issued-reviewer") {
+      ASSIGN_OR_RETURN(std::tie(issued_credential, token), IssueReviewerCredential(reviewer, run));
     } else if (as != "reviewer") {
       return absl::InvalidArgumentError("approve: unknown as " + as);
     }
@@ -1220,12 +1247,17 @@ class RowRunner {
     for (const pb::Capability& capability : stored.grant().capabilities()) {
       have += capability.SerializeAsString();
     }
-    for (const pb::Capability& capability : request.capabilities()) {
+    // As requested, on the requester's owner's resources: an approval names that owner (the
+    // reviewer) on every capability it issues (ADR 0014, T1).
+    for (pb::Capability capability : request.capabilities()) {
+      if (!capability.resource().has_owner()) {
+        *capability.mutable_resource()->mutable_owner() = request.owner();
+      }
       want += capability.SerializeAsString();
     }
     using capability::AddressEquals;
     using capability::AddressKey;
-    const pb::Address authority = AddressOf(d_.world["orchestrator"]);
+    const pb::Address authority = turn.authority;
     std::vector<std::string> wrong;
     if (have != want) wrong.push_back("its capabilities differ from the requested authority");
     if (!AddressEquals(stored.grant().subject(), AddressOf(d_.world["agent"]))) {
@@ -1240,14 +1272,78 @@ class RowRunner {
         decided->grant_id() != stored.grant().id()) {
       wrong.push_back("the escalation record does not show the reviewer's approval and grant");
     }
+    // Row T3: the decision names the credential and that its secret was the admin's to know.
+    if (!issued_credential.empty() && decided.has_value()) {
+      RETURN_IF_ERROR(CheckDecisionCredential(*decided, issued_credential, run, wrong));
+    }
     if (wrong.empty()) {
       attempt.status = "succeeded";
       attempt.details = {{"grantId", stored.grant().id()},
                          {"issuer", AddressKey(stored.grant().issuer())},
                          {"reviewer", AddressKey(decided->reviewer())}};
+      if (!issued_credential.empty()) {
+        attempt.details["decidedWith"] = issued_credential;
+        attempt.details["secretSetBy"] = AddressKey(decided->decided_with().secret_set_by());
+      }
     } else {
       attempt.status = "failed";
       attempt.message = "the approved grant: " + absl::StrJoin(wrong, "; ");
+    }
+    return absl::OkStatus();
+  }
+
+  // Row T3: the admin issues `reviewer` a reviewer credential in the world's namespace and hands
+  // over its id and secret, as an admin who wants to decide in the reviewer's name would.
+  absl::StatusOr<std::pair<std::string, std::string>> IssueReviewerCredential(
+      const pb::Address& reviewer, RowRun& run) {
+    gv1::IssueCredentialRequest issue;
+    issue.set_credential_id(
+        absl::StrCat("cred-r", Pad(run.row["row"].get<int>()), "-", deployment_.column()));
+    *issue.mutable_principal() = reviewer;
+    issue.set_role(gv1::CREDENTIAL_ROLE_REVIEWER);
+    issue.mutable_scope()->add_namespaces(world_.Namespace());
+    gv1::IssueCredentialResponse issued;
+    RETURN_IF_ERROR(FromGrpc(
+        deployment_.grants().IssueCredential(As(deployment_.admin_token()).get(), issue, &issued)));
+    return std::make_pair(issued.credential().credential_id(), issued.secret());
+  }
+
+  // The decision record, and its escalation.resolved record in the log, name the credential
+  // decided with and that someone other than the decider (the admin) set its secret.
+  absl::Status CheckDecisionCredential(const gv1::EscalationRecord& decided,
+                                       const std::string& credential_id, RowRun& run,
+                                       std::vector<std::string>& wrong) {
+    const gv1::DecisionCredential& with = decided.decided_with();
+    if (with.credential_id() != credential_id) {
+      wrong.push_back("the escalation record does not name the credential decided with");
+    }
+    if (with.held_by_decider_alone() || !with.has_secret_set_by() ||
+        capability::AddressEquals(with.secret_set_by(), decided.decided_by())) {
+      wrong.push_back("the escalation record does not say the admin set the decider's secret");
+    }
+    audit::v1::QueryRequest query;
+    query.mutable_filter()->set_namespace_id(world_.Namespace());
+    query.mutable_filter()->set_control_plane_type(
+        audit::v1::CONTROL_PLANE_EVENT_TYPE_ESCALATION_RESOLVED);
+    query.set_limit(1000);
+    audit::v1::QueryResponse records;
+    RETURN_IF_ERROR(
+        FromGrpc(deployment_.audit().Query(As(deployment_.admin_token()).get(), query, &records)));
+    bool recorded = false;
+    for (const audit::v1::AuditRecord& record : records.records()) {
+      const auto& fields = record.control_plane().metadata().fields();
+      auto id = fields.find("escalationId");
+      if (id == fields.end() || id->second.string_value() != decided.escalation_id()) continue;
+      auto setter = fields.find("credentialSecretSetBy");
+      auto alone = fields.find("credentialHeldByDeciderAlone");
+      recorded = fields.count("credentialId") &&
+                 fields.at("credentialId").string_value() == credential_id &&
+                 setter != fields.end() &&
+                 setter->second.string_value() != capability::AddressKey(decided.decided_by()) &&
+                 alone != fields.end() && !alone->second.bool_value();
+    }
+    if (!recorded) {
+      wrong.push_back("the escalation.resolved record does not name the credential and its setter");
     }
     return absl::OkStatus();
   }

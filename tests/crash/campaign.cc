@@ -181,8 +181,7 @@ void Clients::Finish(envelope::v1::Envelope::Stub& envelope, const std::string& 
   }
 }
 
-void CheckAfterCampaign(const Targets& targets, const std::string& admin,
-                        const std::string& service, Ledger& ledger) {
+void CheckAfterCampaign(const Targets& targets, const std::string& admin, Ledger& ledger) {
   auto grants = grantstore::v1::GrantStore::NewStub(Connect(targets.grantstore));
   auto audit = audit::v1::AuditLog::NewStub(Connect(targets.audit));
   absl::MutexLock lock(&ledger.mu);
@@ -208,7 +207,7 @@ void CheckAfterCampaign(const Targets& targets, const std::string& admin,
   usage_request.set_namespace_id(demo::kNamespace);
   usage_request.set_grant_id(demo::Grant().id());
   grantstore::v1::GetUsageResponse usage;
-  ASSERT_TRUE(grants->GetUsage(As(service, absl::Seconds(10)).get(), usage_request, &usage).ok());
+  ASSERT_TRUE(grants->GetUsage(As(admin, absl::Seconds(10)).get(), usage_request, &usage).ok());
   std::printf("bounded grant: %lld of %lld uses counted\n", static_cast<long long>(usage.uses()),
               static_cast<long long>(kMaxUses));
   EXPECT_LE(usage.uses(), kMaxUses);

@@ -115,8 +115,7 @@ int64_t ExpectAuditVerified(const std::string& audit_address, const std::string&
 // the acknowledged reads and kMaxUses; every acknowledged escalation stored once; every
 // acknowledged read with exactly one tool.invoked (waiting up to 60 s for the writers' outboxes);
 // no event id twice; the chain verified. Prints the ledger and the figures. gtest assertions.
-void CheckAfterCampaign(const Targets& targets, const std::string& admin,
-                        const std::string& service, Ledger& ledger);
+void CheckAfterCampaign(const Targets& targets, const std::string& admin, Ledger& ledger);
 
 }  // namespace sharedos::crash
 

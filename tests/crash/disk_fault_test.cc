@@ -184,8 +184,7 @@ TEST(DiskFaultTest, FullAndReadOnlyDataDirectoryFailClosedAndRecover) {
   sharedosd = *std::move(started);
   const std::string again = sharedosd->address();
   EXPECT_TRUE(ServesAgain(again, sharedosd->host_token(), absl::Seconds(15)));
-  CheckAfterCampaign(Targets{again, again, again}, sharedosd->admin_token(),
-                     sharedosd->service_token(), ledger);
+  CheckAfterCampaign(Targets{again, again, again}, sharedosd->admin_token(), ledger);
   EXPECT_TRUE(sharedosd->Stop().ok());
 }
 

@@ -80,7 +80,7 @@ TEST(KillUnderLoadTest, EachOfTheFourServicesKilledAndRestartedLosesNothingAckno
   }
   absl::SleepFor(absl::Milliseconds(300));
   clients.Stop();
-  CheckAfterCampaign(targets, four.admin_token(), four.credentials().service_token, ledger);
+  CheckAfterCampaign(targets, four.admin_token(), ledger);
   EXPECT_TRUE(four.StopAll().ok());
 }
 
@@ -137,7 +137,7 @@ TEST(KillUnderLoadTest, OneReplicaOfEachServiceKilledOnPostgresLosesNothingAckno
     EXPECT_GT(ledger.opened_by["turn-r1"], 0);
     EXPECT_GT(ledger.opened_by["turn-r2"], 0);
   }
-  CheckAfterCampaign(targets, four.admin_token(), four.credentials().service_token, ledger);
+  CheckAfterCampaign(targets, four.admin_token(), ledger);
   EXPECT_TRUE(four.StopAll().ok());
 }
 
@@ -184,7 +184,7 @@ TEST(KillUnderLoadTest, SharedosdKilledAndRestartedLosesNothingAcknowledged) {
   absl::SleepFor(absl::Milliseconds(300));
   clients.Stop();
   const std::string& address = sharedosd->address();
-  CheckAfterCampaign(Targets{address, address, address}, admin, sharedosd->service_token(), ledger);
+  CheckAfterCampaign(Targets{address, address, address}, admin, ledger);
   EXPECT_TRUE(sharedosd->Stop().ok());
 }
 

@@ -77,7 +77,7 @@ class EnvelopeServiceTest : public ::testing::Test {
     const std::string credentials = absl::StrCat(
         R"({"credentials": [)", R"({"name": "ops", "role": "admin", "token_sha256": ")",
         common::server::TokenDigestHex(kAdminToken), R"("},)",
-        R"({"name": "services", "role": "service", "token_sha256": ")",
+        R"({"name": "envelope", "role": "service", "token_sha256": ")",
         common::server::TokenDigestHex(kServiceToken), R"("},)",
         R"({"name": "host-a", "role": "host", "token_sha256": ")",
         common::server::TokenDigestHex(kHostToken),
@@ -217,19 +217,20 @@ TEST_F(EnvelopeServiceTest, ContextOutsideTheHostsScopeIsPermissionDenied) {
   EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED);
   EXPECT_THAT(status.error_message(), HasSubstr("scope"));
 
-  // Nor may another host drive a turn it did not open.
+  // Nor may another host drive a turn it did not open: to it the turn does not exist
+  // (ADR 0014, T2 — nothing of another host's turns leaks).
   const std::string turn_id = OpenTurn();
   v1::InvokeToolResponse invoked;
   EXPECT_EQ(stub_
                 ->InvokeTool(As(kOtherHostToken).get(),
                              Call(turn_id, "files.read", "Workspace/notes.txt"), &invoked)
                 .error_code(),
-            grpc::StatusCode::PERMISSION_DENIED);
+            grpc::StatusCode::NOT_FOUND);
   v1::CancelTurnRequest cancel;
   cancel.set_turn_id(turn_id);
   v1::CancelTurnResponse cancelled;
   EXPECT_EQ(stub_->CancelTurn(As(kOtherHostToken).get(), cancel, &cancelled).error_code(),
-            grpc::StatusCode::PERMISSION_DENIED);
+            grpc::StatusCode::NOT_FOUND);
   EXPECT_THAT(files_->invocations(), IsEmpty());
 }
 

@@ -52,7 +52,7 @@ for n, line in enumerate(sys.stdin, 1):
 
 # Nothing of content or secrets.
 grep -qi "buy milk" "$log" && fail "the demo file's contents are in the log"
-for secret in admin.token host.token service.token lease.secret mcp.secret; do
+for secret in admin.token host.token lease.secret mcp.secret; do
   value="$(head -n 1 "$data/$secret" | tr -d '\r\n')"
   [ "${#value}" -ge 16 ] || { fail "$secret: unexpectedly short"; continue; }
   if grep -qF -- "$value" "$log"; then fail "$secret is in the log"; fi

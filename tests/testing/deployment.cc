@@ -80,7 +80,6 @@ absl::StatusOr<std::unique_ptr<SharedosdDeployment>> SharedosdDeployment::Start(
   }
   deployment->admin_token_ = ReadFirstLine(options.data_dir + "/admin.token");
   deployment->host_token_ = ReadFirstLine(options.data_dir + "/host.token");
-  deployment->service_token_ = ReadFirstLine(options.data_dir + "/service.token");
   if (deployment->admin_token_.empty() || deployment->host_token_.empty()) {
     return absl::FailedPreconditionError(
         absl::StrCat("sharedosd minted no admin or host token in ", options.data_dir));
@@ -104,18 +103,33 @@ std::string CredentialsJson(const DeploymentCredentials& credentials) {
   auto quoted = [](const std::vector<std::string>& values) {
     return absl::StrCat("[\"", absl::StrJoin(values, "\", \""), "\"]");
   };
+  const std::string authorities =
+      credentials.host_authorities.empty()
+          ? ""
+          : absl::StrCat(R"(, "authorities": )", quoted(credentials.host_authorities));
   return absl::StrCat(
       R"({"credentials": [)", R"({"name": "ops", "role": "admin", "token_sha256": ")",
       common::server::TokenDigestHex(credentials.admin_token), R"("},)",
-      R"({"name": "services", "role": "service", "token_sha256": ")",
-      common::server::TokenDigestHex(credentials.service_token), R"("},)", R"({"name": ")",
+      R"({"name": "namespace-admin", "role": "admin", "principal": "human:op-b", )",
+      R"("token_sha256": ")", common::server::TokenDigestHex(credentials.namespace_admin_token),
+      R"(", "scope": {"namespaces": )", quoted(credentials.namespace_admin_namespaces), "}},",
+      R"({"name": "authorizer", "role": "service", "token_sha256": ")",
+      common::server::TokenDigestHex(credentials.authorizer_token), R"("},)",
+      R"({"name": "envelope", "role": "service", "token_sha256": ")",
+      common::server::TokenDigestHex(credentials.envelope_token), R"("},)",
+      R"({"name": "grantstore", "role": "service", "token_sha256": ")",
+      common::server::TokenDigestHex(credentials.grantstore_token), R"("},)", R"({"name": ")",
       credentials.host_name, R"(", "role": "host", "token_sha256": ")",
       common::server::TokenDigestHex(credentials.host_token), R"(", "scope": {"namespaces": )",
       quoted(credentials.host_namespaces), R"(, "owners": )", quoted(credentials.host_owners),
-      "}},", R"({"name": "reviewer", "role": "reviewer", "principal": ")",
-      credentials.reviewer_principal, R"(", "token_sha256": ")",
-      common::server::TokenDigestHex(credentials.reviewer_token), R"(", "scope": {"namespaces": )",
-      quoted(credentials.host_namespaces), "}},",
+      authorities, "}},",
+      R"({"name": "other-host", "role": "host", "principal": "service:other-host", )",
+      R"("token_sha256": ")", common::server::TokenDigestHex(credentials.other_host_token),
+      R"(", "scope": {"namespaces": )", quoted(credentials.host_namespaces), R"(, "owners": )",
+      quoted(credentials.other_host_owners), "}},",
+      R"({"name": "reviewer", "role": "reviewer", "principal": ")", credentials.reviewer_principal,
+      R"(", "token_sha256": ")", common::server::TokenDigestHex(credentials.reviewer_token),
+      R"(", "scope": {"namespaces": )", quoted(credentials.host_namespaces), "}},",
       R"({"name": "other-reviewer", "role": "reviewer", "principal": ")",
       credentials.other_reviewer_principal, R"(", "token_sha256": ")",
       common::server::TokenDigestHex(credentials.other_reviewer_token),
@@ -159,7 +173,7 @@ absl::StatusOr<std::unique_ptr<FourProcessDeployment>> FourProcessDeployment::St
   for (int copy = 0; copy < copies; ++copy) {
     std::vector<std::string> args = {"--port=0", d.credentials_flag_,
                                      "--grantstore_target=" + d.Dialed(Service::kGrantstore),
-                                     "--grantstore_token_file=" + d.service_token_file(),
+                                     "--grantstore_token_file=" + d.token_file("authorizer"),
                                      "--lease_secret_file=" + dir + "/lease.secret"};
     for (const std::string& flag : d.AuditFlags(writer("authorizer", copy))) {
       args.push_back(flag);
@@ -198,7 +212,12 @@ FourProcessDeployment::~FourProcessDeployment() {
 absl::Status FourProcessDeployment::WriteFiles() {
   const std::string& dir = options_.dir;
   RETURN_IF_ERROR(WriteFile(dir + "/credentials.json", CredentialsJson(options_.credentials)));
-  RETURN_IF_ERROR(WriteFile(service_token_file(), options_.credentials.service_token + "\n"));
+  for (const auto& [name, token] :
+       {std::pair<std::string, std::string>{"authorizer", options_.credentials.authorizer_token},
+        {"envelope", options_.credentials.envelope_token},
+        {"grantstore", options_.credentials.grantstore_token}}) {
+    RETURN_IF_ERROR(WriteFile(token_file(name), token + "\n"));
+  }
   RETURN_IF_ERROR(WriteFile(dir + "/lease.secret", options_.credentials.lease_secret));
   if (options_.mcp) {
     RETURN_IF_ERROR(WriteFile(dir + "/mcp.secret", options_.credentials.mcp_secret));
@@ -248,9 +267,11 @@ std::string FourProcessDeployment::Dialed(Service service) const {
 }
 
 std::vector<std::string> FourProcessDeployment::AuditFlags(const std::string& writer) const {
+  // The writer's own credential: "envelope-r2" writes as the envelope.
+  const std::string service = writer.substr(0, writer.find('-'));
   std::vector<std::string> flags = {"--audit=" + options_.audit_mode,
                                     "--audit_target=" + Dialed(Service::kAudit),
-                                    "--audit_token_file=" + service_token_file(),
+                                    "--audit_token_file=" + token_file(service),
                                     "--audit_outbox=" + options_.dir + "/" + writer + ".outbox"};
   if (!options_.outbox_durability.empty()) {
     flags.push_back("--audit_outbox_durability=" + options_.outbox_durability);
@@ -263,9 +284,9 @@ std::vector<std::string> FourProcessDeployment::EnvelopeArgs(const std::string& 
   std::vector<std::string> args = {"--port=0",
                                    credentials_flag_,
                                    "--authorizer_target=" + Dialed(Service::kAuthorizer),
-                                   "--authorizer_token_file=" + service_token_file(),
+                                   "--authorizer_token_file=" + token_file("envelope"),
                                    "--grantstore_target=" + Dialed(Service::kGrantstore),
-                                   "--grantstore_token_file=" + service_token_file(),
+                                   "--grantstore_token_file=" + token_file("envelope"),
                                    "--registry=" + options_.registry,
                                    "--files_root=" + options_.files_root};
   if (attached) {
@@ -273,7 +294,7 @@ std::vector<std::string> FourProcessDeployment::EnvelopeArgs(const std::string& 
       args.push_back(absl::StrCat("--provider=", id, "=", address));
     }
     if (options_.provider_token && !options_.providers.empty()) {
-      args.push_back("--provider_token_file=" + service_token_file());
+      args.push_back("--provider_token_file=" + token_file("envelope"));
     }
   }
   for (const std::string& flag : AuditFlags(writer)) args.push_back(flag);
@@ -297,7 +318,7 @@ std::vector<std::string> FourProcessDeployment::ReplicaArgs(int self) const {
   const int peer = 1 - self;
   args.push_back(absl::StrCat("--replica_name=", names[self]));
   // Each world's messages live at one replica; its peer reaches them with this (ADR 0013).
-  args.push_back("--replica_token_file=" + service_token_file());
+  args.push_back("--replica_token_file=" + token_file("envelope"));
   args.push_back(
       absl::StrCat("--replica_peers=", names[peer], "=127.0.0.1:", replica_ports_[peer]));
   if (options_.mcp) {

@@ -67,7 +67,6 @@ class SharedosdDeployment {
   const std::string& mcp_url() const { return mcp_url_; }
   const std::string& admin_token() const { return admin_token_; }
   const std::string& host_token() const { return host_token_; }
-  const std::string& service_token() const { return service_token_; }
   pid_t pid() const { return process_->pid(); }
   std::string output() const { return process_->output(); }
 
@@ -78,19 +77,31 @@ class SharedosdDeployment {
   SharedosdDeployment() = default;
 
   std::unique_ptr<Process> process_;
-  std::string mcp_url_, admin_token_, host_token_, service_token_;
+  std::string mcp_url_, admin_token_, host_token_;
   bool stopped_ = false;
 };
 
 // The credentials file the four processes load, and the secrets they share.
 struct DeploymentCredentials {
   std::string admin_token = "e2e-admin-token-0123456789";
-  std::string service_token = "e2e-service-token-0123456789";
+  // Each service its own principal (service:<name>), calling only what the access table gives it
+  // (ADR 0014, T4): the authorizer reaches the grant store's data plane, the envelope the
+  // authorizer and its peers, the grant store writes control-plane records.
+  std::string authorizer_token = "e2e-authorizer-token-0123456789";
+  std::string envelope_token = "e2e-envelope-token-0123456789";
+  std::string grantstore_token = "e2e-grantstore-token-0123456789";
   std::string host_token = "e2e-host-token-0123456789";
-  // The host credential's name and scope.
+  // The host credential's name and scope (authorities empty: its owners).
   std::string host_name = "host-a";
   std::vector<std::string> host_namespaces = {"world-demo"};
   std::vector<std::string> host_owners = {"human:user-alice"};
+  std::vector<std::string> host_authorities;
+  // An admin of `namespace_admin_namespaces` only (not the operator).
+  std::string namespace_admin_token = "e2e-namespace-admin-token-0123456789";
+  std::vector<std::string> namespace_admin_namespaces = {"world-b"};
+  // Another host, of the same namespaces but one other owner (a tenant's neighbour).
+  std::string other_host_token = "e2e-other-host-token-0123456789";
+  std::vector<std::string> other_host_owners = {"human:user-bob"};
   // A reviewer credential for `reviewer_principal` (the owner escalations are addressed to) and
   // one for another human, both in host_namespaces.
   std::string reviewer_token = "e2e-reviewer-token-0123456789";
@@ -119,7 +130,7 @@ class FourProcessDeployment {
   };
 
   struct Options {
-    // An existing writable directory: credentials.json, service.token, lease.secret,
+    // An existing writable directory: credentials.json, <service>.token, lease.secret,
     // mcp.secret, audit.db, grantstore.db and one <writer>.outbox per audit writer.
     std::string dir;
     // envelope_svc --registry (one path, or several comma-separated).
@@ -136,7 +147,7 @@ class FourProcessDeployment {
     // --audit_outbox_durability of the three writers; empty: their default.
     std::string outbox_durability;
     // Host ToolProviders the envelope attaches: --provider=<id>=<address> each, and with
-    // `provider_token` --provider_token_file=<the service token>.
+    // `provider_token` --provider_token_file=<the envelope's token>.
     std::vector<std::pair<std::string, std::string>> providers;
     bool provider_token = false;
     // A second envelope_svc ("envelope-unattached"), the same but without `providers`.
@@ -218,7 +229,10 @@ class FourProcessDeployment {
   std::string audit_db() const {
     return options_.database.empty() ? options_.dir + "/audit.db" : options_.database;
   }
-  std::string service_token_file() const { return options_.dir + "/service.token"; }
+  // The token file of service `name` ("authorizer", "envelope", "grantstore").
+  std::string token_file(const std::string& name) const {
+    return options_.dir + "/" + name + ".token";
+  }
 
   // SIGTERM and wait: the service becomes unreachable (audit_svc: pre-effect writes fail,
   // post-effect ones wait in the writers' outboxes). Errors: FAILED_PRECONDITION (not

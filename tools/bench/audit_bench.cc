@@ -175,7 +175,7 @@ void BM_AuditLogAppend(benchmark::State& state) {
     for (int c = 0; c < callers; ++c) {
       threads.emplace_back([&, c] {
         for (const auto& request : requests[c]) {
-          auto response = log.Append(request);
+          auto response = log.Append(request, "service:authorizer");
           if (!response.ok() || response->appended() != request.events_size()) failed = true;
         }
       });
@@ -250,7 +250,7 @@ void BM_SingleEventLatency(benchmark::State& state) {
           sharedos::audit::v1::AppendRequest request;
           *request.add_events() = MakeEvent(next_id.fetch_add(1));
           const absl::Time t0 = absl::Now();
-          (void)log.Append(request);
+          (void)log.Append(request, "service:authorizer");
           per_thread[w].push_back(absl::ToDoubleMicroseconds(absl::Now() - t0));
         }
       });

@@ -388,7 +388,7 @@ int main(int argc, char** argv) {
   sharedos::audit::client::FakeAuditWriter memory_audit;
   env::core::TurnEngine memory_engine(memory_authorizer, *registry, providers, memory_audit,
                                       sharedos::common::RealClock(), {});
-  const sharedos::common::server::HostScope bench_scope{{demo::kNamespace}, {"*"}};
+  const sharedos::common::server::HostScope bench_scope{{demo::kNamespace}, {"*"}, {}};
   std::string memory_turn;
   int memory_calls = 0;
   auto memory_open = [&] {
@@ -427,12 +427,16 @@ int main(int argc, char** argv) {
   sharedos::audit::core::AuditLog audit_log(*std::move(audit_store),
                                             sharedos::common::RealClock(), {});
   sharedos::audit::client::FakeAuditWriter unused_outbox;
-  sharedos::audit::client::LogAuditWriter log_writer(audit_log, unused_outbox);
+  // As sharedosd: each service writes as its own principal (ADR 0014).
+  sharedos::audit::client::LogAuditWriter log_writer(audit_log, unused_outbox,
+                                                     "service:authorizer");
+  sharedos::audit::client::LogAuditWriter envelope_writer(audit_log, unused_outbox,
+                                                          "service:envelope");
   sharedos::authorizer::core::AuthorizerCore local_authorizer_core(
       grantstore, log_writer, sharedos::common::RealClock(),
       "bench-lease-secret-0123456789abcdef0123", {});
   sharedos::authorizer::client::LocalAuthorizerClient local_client(local_authorizer_core);
-  env::core::TurnEngine local_engine(local_client, *registry, providers, log_writer,
+  env::core::TurnEngine local_engine(local_client, *registry, providers, envelope_writer,
                                      sharedos::common::RealClock(), {});
   std::string local_turn;
   int local_calls = 0;

@@ -77,7 +77,6 @@ using ::sharedos::testing::WriteFile;
 using Clock = std::chrono::steady_clock;
 
 constexpr char kAdminToken[] = "bench-admin-token";
-constexpr char kServiceToken[] = "bench-service-token";
 constexpr char kHostToken[] = "bench-host-token";
 
 // The grant both deployments serve: the demo grant (tests/testing/demo_world.h) without its write
@@ -309,7 +308,6 @@ int main(int argc, char** argv) {
     options.registry = path("registry.textproto");
     options.files_root = path("files");
     options.credentials.admin_token = kAdminToken;
-    options.credentials.service_token = kServiceToken;
     options.credentials.host_token = kHostToken;
     options.credentials.lease_secret = "bench-lease-secret-0123456789abcdef0123";
     options.audit_durability = durability;

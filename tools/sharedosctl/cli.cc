@@ -21,8 +21,10 @@ const std::vector<CommandSpec>& Commands() {
   static const auto* commands = new std::vector<CommandSpec>{
       {"grants issue",
        {"file"},
-       {"idempotency_key"},
-       "issue a root CapabilityGrant from a textproto or JSON file"},
+       {"idempotency_key", "any_owner"},
+       "issue a root CapabilityGrant from a textproto or JSON file; a capability without an "
+       "owner is pinned to a human issuer, or, with --any_owner, reaches any owner of the "
+       "namespace (shown as @(any owner))"},
       {"grants derive",
        {"namespace", "parent", "file"},
        {},
@@ -52,12 +54,17 @@ const std::vector<CommandSpec>& Commands() {
        "deny a pending escalation (as approve: the reviewer, or an admin --on_behalf; --note)"},
       {"credentials issue",
        {"role", "principal"},
-       {"id", "namespace", "owner"},
+       {"id", "namespace", "owner", "authority"},
        "issue a credential (role: admin|host|reviewer|service; principal: kind:id; namespace, "
-       "owner: comma-separated scope); prints its secret once (\"secret: ...\")"},
+       "owner, authority: comma-separated scope — a host's authorities default to its owners); "
+       "prints its secret once (\"secret: ...\")"},
       {"credentials list", {}, {"include_revoked"}, "the credentials you manage (never a secret)"},
       {"credentials revoke", {"id"}, {}, "revoke a credential (refused on its next call)"},
-      {"credentials rotate", {"id"}, {}, "a new secret for a credential (printed once)"},
+      {"credentials rotate",
+       {"id"},
+       {},
+       "a new secret for a credential (printed once): your own (then known to you alone), or "
+       "one you manage that is not a human's"},
       {"audit query",
        {},
        {"namespace", "trace", "execution", "type", "outcome", "reason", "source", "actor", "since",
@@ -97,7 +104,8 @@ const std::vector<CommandSpec>& Commands() {
 }
 
 const std::set<std::string>& BoolFlags() {
-  static const auto* flags = new std::set<std::string>{"json", "include_revoked", "help", "on_behalf"};
+  static const auto* flags =
+      new std::set<std::string>{"json", "include_revoked", "help", "on_behalf", "any_owner"};
   return *flags;
 }
 

@@ -199,10 +199,16 @@ TEST(RenderTest, GrantsTable) {
   capability->add_actions("write");
   capability->set_scope(protocol::v1::SCOPE_DESCENDANTS);
   EXPECT_EQ(FormatCapability(*capability), "files:Workspace/** [read,write]");
-  EXPECT_EQ(RenderGrants({grant}),
-            "ID  SUBJECT  ISSUER       CAPABILITIES                     PARENT  REVOKED\n"
-            "g1  agent:a  human:alice  files:Workspace/** [read,write]  -       no\n");
-  EXPECT_THAT(RenderGrant(grant), HasSubstr("capability   files:Workspace/** [read,write]"));
+  // A grant's capability without an owner reaches any owner a turn names: shown as such.
+  EXPECT_EQ(
+      RenderGrants({grant}),
+      "ID  SUBJECT  ISSUER       CAPABILITIES                                 PARENT  REVOKED\n"
+      "g1  agent:a  human:alice  files:Workspace/**@(any owner) [read,write]  -       no\n");
+  EXPECT_THAT(RenderGrant(grant),
+              HasSubstr("capability   files:Workspace/**@(any owner) [read,write]"));
+  capability->mutable_resource()->mutable_owner()->set_human_user_id("alice");
+  EXPECT_THAT(RenderGrant(grant),
+              HasSubstr("capability   files:Workspace/**@human:alice [read,write]"));
 }
 
 TEST(RenderTest, EscalationsShowTheNoteOnOneLine) {
@@ -214,9 +220,17 @@ TEST(RenderTest, EscalationsShowTheNoteOnOneLine) {
   record.mutable_escalation()->set_reason("write");
   record.mutable_reviewer()->set_human_user_id("alice");
   record.set_note("not now\nask Bob");
-  EXPECT_EQ(RenderEscalations({record}),
-            "ID  STATUS  NAMESPACE  EXECUTION  REASON  REVIEWER     GRANT  NOTE\n"
-            "e1  denied  w          x          write   human:alice  -      not now / ask Bob\n");
+  EXPECT_EQ(
+      RenderEscalations({record}),
+      "ID  STATUS  NAMESPACE  EXECUTION  REASON  REVIEWER     DECIDED BY  GRANT  NOTE\n"
+      "e1  denied  w          x          write   human:alice  -           -      not now / ask "
+      "Bob\n");
+  // Who decided, with which credential, and who set its secret (ADR 0014, T3).
+  record.mutable_decided_by()->set_human_user_id("alice");
+  record.mutable_decided_with()->set_credential_id("cred-1");
+  record.mutable_decided_with()->mutable_secret_set_by()->set_service_id("ops");
+  EXPECT_EQ(FormatDecider(record),
+            "human:alice with cred-1 (secret set by service:ops, not by the decider)");
 }
 
 TEST(RenderTest, AuditRecordsUseReferenceNames) {

@@ -69,14 +69,19 @@ absl::StatusOr<gs::IssueCredentialRequest> BuildIssueCredential(const Invocation
   auto principal = ParseAddress(inv.Get("principal"));
   if (!principal.ok()) return principal.status();
   *request.mutable_principal() = *std::move(principal);
-  for (const char* flag : {"namespace", "owner"}) {
+  gs::CredentialScope* scope = request.mutable_scope();
+  for (const auto& [flag, list] :
+       {std::pair<const char*, google::protobuf::RepeatedPtrField<std::string>*>{
+            "namespace", scope->mutable_namespaces()},
+        {"owner", scope->mutable_owners()},
+        {"authority", scope->mutable_authorities()}}) {
     if (!inv.Has(flag)) continue;
     for (absl::string_view value : absl::StrSplit(inv.Get(flag), ',', absl::SkipEmpty())) {
-      std::string* entry = std::string(flag) == "namespace"
-                               ? request.mutable_scope()->add_namespaces()
-                               : request.mutable_scope()->add_owners();
-      *entry = std::string(absl::StripAsciiWhitespace(value));
+      *list->Add() = std::string(absl::StripAsciiWhitespace(value));
     }
+  }
+  if (scope->namespaces().empty() && scope->owners().empty() && scope->authorities().empty()) {
+    request.clear_scope();
   }
   return request;
 }

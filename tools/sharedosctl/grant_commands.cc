@@ -26,6 +26,7 @@ int GrantsIssue(const Invocation& inv, const GlobalOptions& globals, const Clien
     return UsageError(err, loaded);
   }
   request.set_idempotency_key(inv.Get("idempotency_key"));
+  request.set_any_owner(inv.Has("any_owner"));
   gs::IssueGrantResponse response;
   grpc::Status status =
       clients.grants->IssueGrant(Context(clients, globals).get(), request, &response);

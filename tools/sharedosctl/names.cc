@@ -79,22 +79,13 @@ absl::StatusOr<protocol::v1::Address> ParseAddress(absl::string_view text) {
     return absl::InvalidArgumentError(absl::StrCat(
         "address \"", text, "\" must be kind:id (human:…, agent:…, group:…, service:…)"));
   }
-  const absl::string_view kind = text.substr(0, colon);
-  const std::string id(text.substr(colon + 1));
-  protocol::v1::Address address;
-  if (kind == "human") {
-    address.set_human_user_id(id);
-  } else if (kind == "agent") {
-    address.set_agent_id(id);
-  } else if (kind == "group") {
-    address.set_group_conversation_id(id);
-  } else if (kind == "service") {
-    address.set_service_id(id);
-  } else {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "address \"", text, "\": unknown kind \"", kind, "\" (human, agent, group or service)"));
+  std::optional<protocol::v1::Address> address = capability::AddressFromKey(text);
+  if (!address.has_value()) {
+    return absl::InvalidArgumentError(absl::StrCat("address \"", text, "\": unknown kind \"",
+                                                   text.substr(0, colon),
+                                                   "\" (human, agent, group or service)"));
   }
-  return address;
+  return *std::move(address);
 }
 
 std::string FormatAddress(const protocol::v1::Address& address) {

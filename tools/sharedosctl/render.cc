@@ -15,14 +15,30 @@ namespace av1 = ::sharedos::audit::v1;
 
 }  // namespace
 
-std::string FormatCapability(const protocol::v1::Capability& capability) {
+namespace {
+
+// "<namespace>:<path>[/**]@<owner>" (the owner given, or none) " [<actions>]".
+std::string CapabilityText(const protocol::v1::Capability& capability, absl::string_view owner) {
   std::string resource = absl::StrCat(capability.resource().namespace_(), ":",
                                       absl::StrJoin(capability.resource().path(), "/"));
   if (capability.scope() == protocol::v1::SCOPE_DESCENDANTS) absl::StrAppend(&resource, "/**");
-  if (capability.resource().has_owner()) {
-    absl::StrAppend(&resource, "@", FormatAddress(capability.resource().owner()));
-  }
+  if (!owner.empty()) absl::StrAppend(&resource, "@", owner);
   return absl::StrCat(resource, " [", absl::StrJoin(capability.actions(), ","), "]");
+}
+
+}  // namespace
+
+std::string FormatCapability(const protocol::v1::Capability& capability) {
+  return CapabilityText(capability, capability.resource().has_owner()
+                                        ? FormatAddress(capability.resource().owner())
+                                        : "");
+}
+
+std::string FormatGrantCapability(const protocol::v1::Capability& capability) {
+  // A grant's capability without an owner reaches whichever owner a turn names (ADR 0014).
+  return CapabilityText(capability, capability.resource().has_owner()
+                                        ? FormatAddress(capability.resource().owner())
+                                        : "(any owner)");
 }
 
 std::string FormatConstraints(const protocol::v1::CapabilityConstraints& constraints) {
@@ -50,7 +66,7 @@ std::string RenderGrants(const std::vector<protocol::v1::CapabilityGrant>& grant
   for (const auto& grant : grants) {
     std::vector<std::string> capabilities;
     for (const auto& capability : grant.capabilities()) {
-      capabilities.push_back(FormatCapability(capability));
+      capabilities.push_back(FormatGrantCapability(capability));
     }
     table.AddRow({grant.id(), FormatAddress(grant.subject()), FormatAddress(grant.issuer()),
                   absl::StrJoin(capabilities, " "), grant.parent_grant_id(),
@@ -66,7 +82,7 @@ std::string RenderGrant(const protocol::v1::CapabilityGrant& grant) {
   table.AddRow({"subject", FormatAddress(grant.subject())});
   table.AddRow({"issuer", FormatAddress(grant.issuer())});
   for (const auto& capability : grant.capabilities()) {
-    table.AddRow({"capability", FormatCapability(capability)});
+    table.AddRow({"capability", FormatGrantCapability(capability)});
   }
   table.AddRow({"constraints", FormatConstraints(grant.constraints())});
   table.AddRow({"issued_at", FormatTimestamp(grant.issued_at())});
@@ -125,13 +141,29 @@ std::string RenderAuditRecords(const std::vector<av1::AuditRecord>& records) {
   return table.Render();
 }
 
+std::string FormatDecider(const gs::EscalationRecord& record) {
+  if (!record.has_decided_by()) return "";
+  std::string decider = FormatAddress(record.decided_by());
+  if (record.on_behalf_of_reviewer()) absl::StrAppend(&decider, " on the reviewer's behalf");
+  if (!record.has_decided_with()) return decider;
+  const gs::DecisionCredential& with = record.decided_with();
+  absl::StrAppend(&decider, " with ", with.credential_id());
+  if (with.from_file()) return absl::StrCat(decider, " (a credentials-file secret)");
+  if (with.held_by_decider_alone()) return absl::StrCat(decider, " (secret set by itself)");
+  return absl::StrCat(decider, " (secret set by ",
+                      with.has_secret_set_by() ? FormatAddress(with.secret_set_by()) : "unknown",
+                      ", not by the decider)");
+}
+
 std::string RenderEscalations(const std::vector<gs::EscalationRecord>& escalations) {
-  Table table({"ID", "STATUS", "NAMESPACE", "EXECUTION", "REASON", "REVIEWER", "GRANT", "NOTE"});
+  Table table({"ID", "STATUS", "NAMESPACE", "EXECUTION", "REASON", "REVIEWER", "DECIDED BY",
+               "GRANT", "NOTE"});
   for (const auto& record : escalations) {
     // One line per row: the note's newlines are shown as " / " (show prints it whole).
     table.AddRow({record.escalation_id(), EscalationStatusName(record.status()),
                   record.namespace_id(), record.execution_id(), record.escalation().reason(),
-                  record.has_reviewer() ? FormatAddress(record.reviewer()) : "", record.grant_id(),
+                  record.has_reviewer() ? FormatAddress(record.reviewer()) : "",
+                  FormatDecider(record), record.grant_id(),
                   absl::StrReplaceAll(record.note(), {{"\n", " / "}})});
   }
   return table.Render();

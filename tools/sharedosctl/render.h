@@ -14,6 +14,9 @@
 namespace sharedos::sharedosctl {
 
 std::string FormatCapability(const protocol::v1::Capability& capability);
+// A grant's capability: as FormatCapability, and "@(any owner)" when it names no owner (it reaches
+// whichever owner a turn names, docs/adr/0014).
+std::string FormatGrantCapability(const protocol::v1::Capability& capability);
 // "purposes=a,b expires_at=… max_uses=1"; empty when unconstrained.
 std::string FormatConstraints(const protocol::v1::CapabilityConstraints& constraints);
 std::string RenderGrants(const std::vector<protocol::v1::CapabilityGrant>& grants);
@@ -23,6 +26,10 @@ std::string RenderAuditRecords(const std::vector<audit::v1::AuditRecord>& record
 // reviewer console's record view).
 std::vector<std::string> AuditRecordColumns();
 std::vector<std::string> AuditRecordCells(const audit::v1::AuditRecord& record);
+// Who decided an escalation, as one phrase: the principal, "on the reviewer's behalf" for an
+// admin, the credential it used and who set its secret (ADR 0014, T3); empty while pending.
+std::string FormatDecider(const grantstore::v1::EscalationRecord& record);
+
 std::string RenderEscalations(const std::vector<grantstore::v1::EscalationRecord>& escalations);
 std::string RenderPolicy(const grantstore::v1::HostPolicy& policy);
 std::string RenderVerify(const audit::v1::VerifyResponse& verify);

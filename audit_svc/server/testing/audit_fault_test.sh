@@ -14,7 +14,7 @@ digest() { printf %s "$1" | sha256sum | cut -d' ' -f1; }
 cat > "$dir/credentials.json" <<JSON
 {"credentials": [
   {"name": "ops", "role": "admin", "token_sha256": "$(digest admin-token)"},
-  {"name": "writer", "role": "service", "token_sha256": "$(digest writer-token)"}]}
+  {"name": "envelope", "role": "service", "token_sha256": "$(digest writer-token)"}]}
 JSON
 
 # Starts audit_svc on $1 (db) and sets $pid and $addr.
