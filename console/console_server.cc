@@ -9,6 +9,7 @@
 #include "absl/strings/str_split.h"
 #include "common/server/access_policy.h"
 #include "common/server/loopback.h"
+#include "console/explain_page.h"
 #include "console/pages.h"
 #include "grpcpp/grpcpp.h"
 #include "httplib.h"
@@ -224,6 +225,7 @@ void ConsoleServer::Route() {
   http_->Post("/decide", [this](Req request, Res response) { Decide(request, response); });
   http_->Get("/record", [this](Req request, Res response) { Record(request, response); });
   http_->Get("/turn", [this](Req request, Res response) { Turn(request, response); });
+  http_->Get("/explain", [this](Req request, Res response) { Explain(request, response); });
   http_->set_error_handler([](Req, Res response) {
     if (!response.body.empty()) return;
     Refuse(response, nullptr, response.status, "Not here",
@@ -495,6 +497,28 @@ void ConsoleServer::Turn(const httplib::Request& request, httplib::Response& res
   if (!namespace_id.empty()) absl::StrAppend(&location, "&namespace=", UrlEncode(namespace_id));
   if (request.get_param_value("outcome") == "denied") absl::StrAppend(&location, "&outcome=denied");
   Redirect(response, location);
+}
+
+void ConsoleServer::Explain(const httplib::Request& request, httplib::Response& response) {
+  std::optional<Session> session = SessionOf(request);
+  if (!session.has_value()) return Redirect(response, "/signin");
+  const std::string id(absl::StripAsciiWhitespace(request.get_param_value("id")));
+  if (id.size() > kMaxExplainIdBytes) {
+    return Refuse(response, &*session, 400, "Bad request",
+                  absl::StrCat("id: at most ", kMaxExplainIdBytes, " bytes"));
+  }
+  if (id.empty()) return Send(response, 200, Page("Explain", &*session, ExplainBody("", nullptr)));
+  // The same reads as `sharedosctl explain`, with the signed-in credential.
+  sharedosctl::ExplainClients clients{grants_.get(), audit_.get(),
+                                      [this, &session] { return CallAs(*session); }};
+  absl::StatusOr<sharedosctl::Explanation> explanation = sharedosctl::Explain(clients, id);
+  if (!explanation.ok()) {
+    return RpcError(*session,
+                    grpc::Status(static_cast<grpc::StatusCode>(explanation.status().code()),
+                                 std::string(explanation.status().message())),
+                    "explain", response);
+  }
+  Send(response, 200, Page("Explain", &*session, ExplainBody(id, &*explanation)));
 }
 
 }  // namespace sharedos::console

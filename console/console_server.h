@@ -91,6 +91,8 @@ class ConsoleServer {
   void Queue(const httplib::Request& request, httplib::Response& response);
   void Decide(const httplib::Request& request, httplib::Response& response);
   void Record(const httplib::Request& request, httplib::Response& response);
+  // "Why was this refused?" (/explain?id=…): console/explain_page.h.
+  void Explain(const httplib::Request& request, httplib::Response& response);
   // A turn by its execution id: redirects to the record of its trace up to its end (and only its
   // refusals with outcome=denied).
   void Turn(const httplib::Request& request, httplib::Response& response);

@@ -31,6 +31,9 @@ debian_packages=(
   # grantstore never becomes healthy); podman does not pull it in.
   podman runc fuse-overlayfs slirp4netns uidmap podman-compose debootstrap python3-yaml
   golang-github-containernetworking-plugin-dnsname
+  # The Python host client (clients/python): gRPC and protobuf for Debian's python3; its modules
+  # are generated with protoc and grpc_python_plugin (protobuf-compiler-grpc, above).
+  python3-grpcio python3-protobuf
 )
 
 as_root() {

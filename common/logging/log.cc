@@ -6,6 +6,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/logging/trace_context.h"
+#include "common/text/terminal_safe.h"
 #include "nlohmann/json.hpp"
 
 namespace sharedos::common::logging {
@@ -61,8 +62,11 @@ std::string FormatLine(Level level, absl::string_view event, absl::string_view t
       line[field.name] = field.text;
     }
   }
-  // Invalid UTF-8 is replaced, never thrown on: a log line must not take a process down.
-  return line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  // Invalid UTF-8 is replaced, never thrown on: a log line must not take a process down. JSON
+  // escapes C0 controls; DEL, C1 and bidi controls are escaped too, so a value a caller chose
+  // cannot act on the terminal of whoever reads the log (common/text/terminal_safe.h).
+  return text::JsonTerminalSafe(
+      line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 void Log(Level level, absl::string_view event, absl::string_view trace_id,

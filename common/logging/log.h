@@ -5,8 +5,9 @@
 // identifiers, counts, codes and statuses — never arguments, results, payloads, tokens, secrets
 // or provider text (a secret is logged as "set"/"unset" with SecretState). The service name is
 // set once at start-up (SetService). A line written while the thread serves a traced call
-// (trace_context.h) also names its W3C trace id as "w3c_trace_id". Thread-safe: each line is one
-// write(2) of the whole line.
+// (trace_context.h) also names its W3C trace id as "w3c_trace_id". No control character reaches
+// a line raw: JSON escapes C0, and DEL, C1 and bidi controls are written as \u escapes
+// (common/text/terminal_safe.h). Thread-safe: each line is one write(2) of the whole line.
 
 #ifndef SHAREDOS_COMMON_LOGGING_LOG_H_
 #define SHAREDOS_COMMON_LOGGING_LOG_H_

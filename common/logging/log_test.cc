@@ -33,6 +33,24 @@ TEST(LogTest, NoTraceIdWhenEmptyReservedKeysKeptAndBadUtf8Replaced) {
   EXPECT_EQ(parsed["x"].get<std::string>().find('\xff'), std::string::npos);
 }
 
+TEST(LogTest, NoControlCharacterReachesTheLineRaw) {
+  SetService("sharedosd");
+  const std::string value =
+      "tool\x1b]0;pwned\x07\n\x7f\xc2\x9b"
+      "31m\xe2\x80\xae";
+  const std::string line = FormatLine(Level::kInfo, "turn.ended", "", {{"tool", value}});
+  for (size_t i = 0; i < line.size(); ++i) {
+    const auto byte = static_cast<unsigned char>(line[i]);
+    EXPECT_FALSE(byte < 0x20 || byte == 0x7F) << "raw control at " << i << ": " << line;
+    if (byte == 0xC2 && i + 1 < line.size()) {
+      EXPECT_FALSE(static_cast<unsigned char>(line[i + 1]) <= 0x9F) << "raw C1: " << line;
+    }
+  }
+  EXPECT_EQ(line.find("\xe2\x80\xae"), std::string::npos) << line;
+  // Still one JSON object carrying the same value.
+  EXPECT_EQ(nlohmann::json::parse(line)["tool"], value);
+}
+
 TEST(LogTest, SecretsAppearOnlyAsSetOrUnset) {
   EXPECT_STREQ(SecretState(""), "unset");
   EXPECT_STREQ(SecretState("hunter2"), "set");

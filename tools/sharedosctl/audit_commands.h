@@ -20,6 +20,12 @@ int AuditTail(const Invocation& inv, const GlobalOptions& globals, const Clients
               std::ostream& out, std::ostream& err);
 int AuditVerify(const Invocation& inv, const GlobalOptions& globals, const Clients& clients,
                 std::ostream& out, std::ostream& err);
+// `audit export --format=jsonl|ocsf [--since=SEQ] [--follow | --with_checkpoint]
+// [--namespace=N]`: every record after sequence SEQ the credential may read, one line each
+// (export.h); without --follow, read with Query and ended at the last one; with --follow, served
+// from SEQ + 1 by Tail, new records and signed checkpoints as they come, until the stream ends.
+int AuditExport(const Invocation& inv, const GlobalOptions& globals, const Clients& clients,
+                std::ostream& out, std::ostream& err);
 int AuditCheckpoint(const Invocation& inv, const GlobalOptions& globals, const Clients& clients,
                     std::ostream& out, std::ostream& err);
 

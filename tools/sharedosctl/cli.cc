@@ -83,11 +83,26 @@ const std::vector<CommandSpec>& Commands() {
        "lines of `audit checkpoint` or --checkpoint_file) also prove the log still extends every "
        "checkpoint in it, signed under the PEM public key --checkpoint_public_key (default: "
        "the server's own key)"},
+      {"audit export",
+       {"format"},
+       {"since", "follow", "with_checkpoint", "namespace"},
+       "the audit record for a SIEM, one JSON object per line (format: jsonl, schema "
+       "sharedos.audit.export/1 | ocsf, OCSF 1.3.0; docs/schemas/); since: the last sequence "
+       "already exported (default 0: from the first); follow: then stream new records and the "
+       "signed checkpoints made meanwhile until Ctrl-C; with_checkpoint: end with the head "
+       "signed now (not with follow)"},
       {"audit checkpoint",
        {},
        {"public_key_out"},
        "sign the audit head now; prints the signed checkpoint as one JSON line (append it to a "
        "file kept apart: `>> checkpoints.jsonl`); public_key_out: also write the PEM public key"},
+      {"explain",
+       {"id"},
+       {},
+       "why was this refused? id: a record's sequence, an event id or an escalation id; says "
+       "who refused (source), the reason and cause and what they mean, the grants considered and "
+       "why each did not match, the host ceiling and policy, the authority that would have "
+       "allowed it, and the next step (read with the caller's credential)"},
       {"status",
        {},
        {"targets"},
@@ -104,8 +119,8 @@ const std::vector<CommandSpec>& Commands() {
 }
 
 const std::set<std::string>& BoolFlags() {
-  static const auto* flags =
-      new std::set<std::string>{"json", "include_revoked", "help", "on_behalf", "any_owner"};
+  static const auto* flags = new std::set<std::string>{
+      "json", "include_revoked", "help", "on_behalf", "any_owner", "follow", "with_checkpoint"};
   return *flags;
 }
 

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status/grpc_status.h"
+#include "common/text/terminal_safe.h"
 
 namespace sharedos::sharedosctl {
 
@@ -19,13 +20,15 @@ std::unique_ptr<grpc::ClientContext> Context(const Clients& clients, const Globa
 }
 
 int UsageError(std::ostream& err, const absl::Status& status) {
-  err << "sharedosctl: " << status.message() << "\n(see sharedosctl --help)\n";
+  err << "sharedosctl: " << common::text::TerminalSafe(status.message())
+      << "\n(see sharedosctl --help)\n";
   return kExitUsage;
 }
 
 int CallError(std::ostream& err, const absl::Status& status) {
-  err << "sharedosctl: " << absl::StatusCodeToString(status.code()) << ": " << status.message()
-      << "\n";
+  // A service's message may quote what the request carried.
+  err << "sharedosctl: " << absl::StatusCodeToString(status.code()) << ": "
+      << common::text::TerminalSafe(status.message()) << "\n";
   return kExitFailed;
 }
 

@@ -41,7 +41,8 @@ using CommandHandler = int (*)(const Invocation& inv, const GlobalOptions& globa
 std::unique_ptr<grpc::ClientContext> Context(const Clients& clients, const GlobalOptions& globals,
                                              bool deadline = true);
 
-// "sharedosctl: <message>" and a pointer to --help; kExitUsage.
+// "sharedosctl: <message>" and a pointer to --help; kExitUsage. Both print the message through
+// common::text::TerminalSafe.
 int UsageError(std::ostream& err, const absl::Status& status);
 // "sharedosctl: <CODE>: <message>"; kExitFailed.
 int CallError(std::ostream& err, const absl::Status& status);

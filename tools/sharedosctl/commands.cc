@@ -5,6 +5,7 @@
 #include "tools/sharedosctl/audit_commands.h"
 #include "tools/sharedosctl/credential_commands.h"
 #include "tools/sharedosctl/escalation_commands.h"
+#include "tools/sharedosctl/explain_command.h"
 #include "tools/sharedosctl/grant_commands.h"
 #include "tools/sharedosctl/status_commands.h"
 
@@ -27,11 +28,13 @@ int RunCommand(const Invocation& inv, const GlobalOptions& globals, const Client
       {"audit query", AuditQuery},
       {"audit tail", AuditTail},
       {"audit verify", AuditVerify},
+      {"audit export", AuditExport},
       {"audit checkpoint", AuditCheckpoint},
       {"credentials issue", CredentialsIssue},
       {"credentials list", CredentialsList},
       {"credentials revoke", CredentialsRevoke},
       {"credentials rotate", CredentialsRotate},
+      {"explain", ExplainCommand},
       {"status", Status},
       {"turn", RunDemoTurn},
   };

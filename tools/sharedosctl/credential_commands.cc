@@ -7,6 +7,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/text/terminal_safe.h"
 #include "grpcpp/grpcpp.h"
 #include "tools/sharedosctl/names.h"
 #include "tools/sharedosctl/render.h"
@@ -31,13 +32,17 @@ std::string RoleText(gs::CredentialRole role) {
 
 // "<id>  <role>  <principal>  namespaces=<…>  owners=<…>  [revoked]"
 std::string Line(const gs::Credential& credential) {
-  std::string line = absl::StrCat(credential.credential_id(), "  ", RoleText(credential.role()),
-                                  "  ", FormatAddress(credential.principal()));
+  using common::text::TerminalSafe;
+  std::string line =
+      absl::StrCat(TerminalSafe(credential.credential_id()), "  ", RoleText(credential.role()),
+                   "  ", TerminalSafe(FormatAddress(credential.principal())));
   if (credential.scope().namespaces_size() > 0) {
-    absl::StrAppend(&line, "  namespaces=", absl::StrJoin(credential.scope().namespaces(), ","));
+    absl::StrAppend(
+        &line, "  namespaces=", TerminalSafe(absl::StrJoin(credential.scope().namespaces(), ",")));
   }
   if (credential.scope().owners_size() > 0) {
-    absl::StrAppend(&line, "  owners=", absl::StrJoin(credential.scope().owners(), ","));
+    absl::StrAppend(&line,
+                    "  owners=", TerminalSafe(absl::StrJoin(credential.scope().owners(), ",")));
   }
   if (credential.has_revoked_at()) absl::StrAppend(&line, "  revoked");
   return line + "\n";

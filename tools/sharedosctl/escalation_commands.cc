@@ -3,6 +3,8 @@
 #include <string>
 #include <utility>
 
+#include "absl/strings/str_split.h"
+#include "common/text/terminal_safe.h"
 #include "google/protobuf/text_format.h"
 #include "grpcpp/grpcpp.h"
 #include "tools/sharedosctl/names.h"
@@ -16,6 +18,7 @@ namespace gs = ::sharedos::grantstore::v1;
 namespace av1 = ::sharedos::audit::v1;
 namespace ev1 = ::sharedos::envelope::v1;
 namespace pb = ::sharedos::protocol::v1;
+using common::text::TerminalSafe;
 
 int EscalationsResolve(const Invocation& inv, const GlobalOptions& globals, const Clients& clients,
                        std::ostream& out, std::ostream& err, gs::EscalationDecision decision) {
@@ -28,9 +31,9 @@ int EscalationsResolve(const Invocation& inv, const GlobalOptions& globals, cons
   if (globals.json) {
     out << ToJson(response);
   } else {
-    out << "escalation " << response.escalation().escalation_id() << " is "
+    out << "escalation " << TerminalSafe(response.escalation().escalation_id()) << " is "
         << EscalationStatusName(response.escalation().status());
-    if (response.has_grant()) out << "; issued grant " << response.grant().id();
+    if (response.has_grant()) out << "; issued grant " << TerminalSafe(response.grant().id());
     if (!response.escalation().note().empty()) out << "; with a note";
     out << "\n";
   }
@@ -80,8 +83,13 @@ int EscalationsShow(const Invocation& inv, const GlobalOptions& globals, const C
     // The full record (requested authority included) in protobuf text format.
     out << RenderEscalations({response.escalation()});
     if (!response.escalation().note().empty()) {
-      out << "\nnote:\n" << response.escalation().note() << "\n";
+      // The note's own lines, each indented and escaped: a line of it cannot pass for output.
+      out << "\nnote:\n";
+      for (absl::string_view line : absl::StrSplit(response.escalation().note(), '\n')) {
+        out << "  " << TerminalSafe(line) << "\n";
+      }
     }
+    // Text format escapes every control and non-ASCII byte of a string (C escapes).
     std::string text;
     google::protobuf::TextFormat::PrintToString(response.escalation().escalation(), &text);
     out << "\n" << text;

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "common/text/terminal_safe.h"
 #include "grpcpp/grpcpp.h"
 #include "tools/sharedosctl/inputs.h"
 #include "tools/sharedosctl/names.h"
@@ -15,6 +16,7 @@ namespace gs = ::sharedos::grantstore::v1;
 namespace av1 = ::sharedos::audit::v1;
 namespace ev1 = ::sharedos::envelope::v1;
 namespace pb = ::sharedos::protocol::v1;
+using common::text::TerminalSafe;
 
 }  // namespace
 
@@ -34,8 +36,8 @@ int GrantsIssue(const Invocation& inv, const GlobalOptions& globals, const Clien
   if (globals.json) {
     out << ToJson(response);
   } else {
-    out << "issued grant " << response.grant().id() << " at revision " << response.revision()
-        << "\n";
+    out << "issued grant " << TerminalSafe(response.grant().id()) << " at revision "
+        << response.revision() << "\n";
   }
   return kExitOk;
 }
@@ -55,12 +57,13 @@ int GrantsDerive(const Invocation& inv, const GlobalOptions& globals, const Clie
   if (!status.ok()) return CallError(err, status);
   if (globals.json) out << ToJson(response);
   if (response.has_refusal()) {
-    err << "sharedosctl: derivation refused: " << response.refusal().code() << "\n";
+    err << "sharedosctl: derivation refused: " << TerminalSafe(response.refusal().code()) << "\n";
     return kExitFailed;
   }
   if (!globals.json) {
-    out << "derived grant " << response.granted().grant().id() << " from "
-        << request.parent_grant_id() << " at revision " << response.granted().revision() << "\n";
+    out << "derived grant " << TerminalSafe(response.granted().grant().id()) << " from "
+        << TerminalSafe(request.parent_grant_id()) << " at revision "
+        << response.granted().revision() << "\n";
   }
   return kExitOk;
 }
@@ -77,7 +80,7 @@ int GrantsRevoke(const Invocation& inv, const GlobalOptions& globals, const Clie
   if (globals.json) {
     out << ToJson(response);
   } else {
-    out << "revoked grant " << request.grant_id() << " at "
+    out << "revoked grant " << TerminalSafe(request.grant_id()) << " at "
         << FormatTimestamp(response.revoked_at()) << " (revision " << response.revision() << ")\n";
   }
   return kExitOk;
@@ -132,7 +135,7 @@ int PolicyPut(const Invocation& inv, const GlobalOptions& globals, const Clients
   if (globals.json) {
     out << ToJson(response);
   } else {
-    out << "host policy of " << response.policy().namespace_id() << " is version "
+    out << "host policy of " << TerminalSafe(response.policy().namespace_id()) << " is version "
         << response.policy().version() << " (" << response.policy().rules_size()
         << " rules, revision " << response.revision() << ")\n";
   }
@@ -152,7 +155,7 @@ int PolicyGet(const Invocation& inv, const GlobalOptions& globals, const Clients
   } else if (response.has_policy()) {
     out << RenderPolicy(response.policy());
   } else {
-    out << "namespace " << request.namespace_id() << " has no host policy\n";
+    out << "namespace " << TerminalSafe(request.namespace_id()) << " has no host policy\n";
   }
   return kExitOk;
 }

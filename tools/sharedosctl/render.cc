@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "common/text/terminal_safe.h"
 #include "google/protobuf/util/json_util.h"
 #include "tools/sharedosctl/names.h"
 #include "tools/sharedosctl/table.h"
@@ -12,6 +13,7 @@ namespace {
 
 namespace gs = ::sharedos::grantstore::v1;
 namespace av1 = ::sharedos::audit::v1;
+using common::text::TerminalSafe;
 
 }  // namespace
 
@@ -170,7 +172,7 @@ std::string RenderEscalations(const std::vector<gs::EscalationRecord>& escalatio
 }
 
 std::string RenderPolicy(const gs::HostPolicy& policy) {
-  std::string out = absl::StrCat("namespace ", policy.namespace_id(), ", version ",
+  std::string out = absl::StrCat("namespace ", TerminalSafe(policy.namespace_id()), ", version ",
                                  policy.version(), ", ", policy.rules_size(), " deny rules\n");
   Table table({"RULE", "RESOURCE", "SCOPE", "ACTIONS", "ACTORS", "PURPOSES"});
   for (const auto& rule : policy.rules()) {
@@ -192,15 +194,15 @@ std::string RenderVerify(const av1::VerifyResponse& verify) {
           ? absl::StrCat("; ", verify.checkpoints_verified(), " checkpoints extended")
           : "";
   if (verify.ok()) {
-    return absl::StrCat("ok: ", verify.checked(), " records verify; head ", verify.head_hash(),
-                        checkpoints, "\n");
+    return absl::StrCat("ok: ", verify.checked(), " records verify; head ",
+                        TerminalSafe(verify.head_hash()), checkpoints, "\n");
   }
   const std::string where =
       verify.has_first_bad_sequence()
           ? absl::StrCat("first bad sequence ", verify.first_bad_sequence(), " ")
           : "";
   return absl::StrCat("BROKEN: ", where, "(", verify.checked(), " records checked", checkpoints,
-                      "): ", verify.detail(), "\n");
+                      "): ", TerminalSafe(verify.detail()), "\n");
 }
 
 std::string ToJson(const google::protobuf::Message& message, bool compact) {
@@ -210,7 +212,8 @@ std::string ToJson(const google::protobuf::Message& message, bool compact) {
   auto status = google::protobuf::util::MessageToJsonString(message, &json, options);
   if (!status.ok()) return absl::StrCat("{\"error\": \"cannot print as JSON\"}\n");
   if (json.empty() || json.back() != '\n') json += '\n';
-  return json;
+  // JSON's own escaping, plus DEL, C1 and bidi controls, which JSON leaves raw.
+  return common::text::JsonTerminalSafe(json);
 }
 
 }  // namespace sharedos::sharedosctl

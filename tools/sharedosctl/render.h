@@ -1,5 +1,7 @@
 // How sharedosctl shows answers: tables of grants, audit records, escalations, a host policy,
-// a verification, or the response protos as JSON (--json). Pure.
+// a verification, or the response protos as JSON (--json). Every string from a request, a tool
+// call or a record is printed through common/text/terminal_safe.h (tables cell by cell, JSON with
+// its own escaping completed by JsonTerminalSafe). Pure.
 #ifndef SHAREDOS_TOOLS_SHAREDOSCTL_RENDER_H_
 #define SHAREDOS_TOOLS_SHAREDOSCTL_RENDER_H_
 

@@ -8,6 +8,7 @@
 #include "absl/strings/str_split.h"
 #include "common/client/channel.h"
 #include "common/client/health_check.h"
+#include "common/text/terminal_safe.h"
 #include "sharedos/status/v1/status.grpc.pb.h"
 #include "tools/sharedosctl/render.h"
 
@@ -15,24 +16,28 @@ namespace sharedos::sharedosctl {
 namespace {
 
 namespace v1 = ::sharedos::status::v1;
+using common::text::TerminalSafe;
 
 // At most this many targets on one command line.
 constexpr size_t kMaxTargets = 16;
 
 std::string RenderService(const v1::ServiceStatus& service) {
-  std::string line = absl::StrCat("  ", service.service(), ": ", service.health());
+  std::string line =
+      absl::StrCat("  ", TerminalSafe(service.service()), ": ", TerminalSafe(service.health()));
   if (service.has_store()) {
-    absl::StrAppend(&line, "; store ", service.store().kind(), " ", service.store().location());
+    absl::StrAppend(&line, "; store ", TerminalSafe(service.store().kind()), " ",
+                    TerminalSafe(service.store().location()));
   }
   if (service.has_audit_head()) {
     absl::StrAppend(&line, "; audit head ", service.audit_head().sequence());
     if (!service.audit_head().hash_prefix().empty()) {
-      absl::StrAppend(&line, " (", service.audit_head().hash_prefix(), "…)");
+      absl::StrAppend(&line, " (", TerminalSafe(service.audit_head().hash_prefix()), "…)");
     }
   }
   std::vector<std::string> dependencies;
   for (const v1::DependencyStatus& dependency : service.dependencies()) {
-    dependencies.push_back(absl::StrCat(dependency.name(), " ", dependency.up() ? "up" : "DOWN"));
+    dependencies.push_back(
+        absl::StrCat(TerminalSafe(dependency.name()), " ", dependency.up() ? "up" : "DOWN"));
   }
   if (!dependencies.empty()) {
     absl::StrAppend(&line, "; needs ", absl::StrJoin(dependencies, ", "));
@@ -58,7 +63,7 @@ bool OneTarget(const std::string& target, const GlobalOptions& globals, const Cl
   grpc::Status status = v1::Status::NewStub(*channel)->GetStatus(Context(clients, globals).get(),
                                                                  v1::GetStatusRequest(), &response);
   if (!status.ok()) {
-    err << "sharedosctl: " << target << ": health " << health_name << "\n";
+    err << "sharedosctl: " << TerminalSafe(target) << ": health " << health_name << "\n";
     CallError(err, status);
     return false;
   }
@@ -78,12 +83,14 @@ bool OneTarget(const std::string& target, const GlobalOptions& globals, const Cl
 
 std::string RenderStatus(const std::string& target, const std::string& health,
                          const v1::GetStatusResponse& status) {
-  std::string text = absl::StrCat(target, ": ", health, " (SharedOS ", status.version(), ")\n");
+  std::string text = absl::StrCat(TerminalSafe(target), ": ", health, " (SharedOS ",
+                                  TerminalSafe(status.version()), ")\n");
   for (const v1::ServiceStatus& service : status.services()) {
     absl::StrAppend(&text, RenderService(service));
   }
   for (const v1::OutboxStatus& outbox : status.outboxes()) {
-    absl::StrAppend(&text, "  outbox ", outbox.writer(), ": ", outbox.depth(), " waiting\n");
+    absl::StrAppend(&text, "  outbox ", TerminalSafe(outbox.writer()), ": ", outbox.depth(),
+                    " waiting\n");
   }
   return text;
 }

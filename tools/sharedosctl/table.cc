@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/text/terminal_safe.h"
+
 namespace sharedos::sharedosctl {
 namespace {
 
@@ -26,6 +28,8 @@ std::string Table::Render() const {
   for (auto& line : lines) {
     line.resize(columns);
     for (size_t i = 0; i < columns; ++i) {
+      // A cell is one line of inert text whatever a request or a record put in it.
+      line[i] = common::text::TerminalSafe(line[i]);
       if (line[i].empty()) line[i] = "-";
       widths[i] = std::max(widths[i], Width(line[i]));
     }

@@ -1,5 +1,7 @@
 // Plain-text tables for human-readable output: a header row, then rows, columns left-aligned
-// and separated by two spaces; the last column is not padded.
+// and separated by two spaces; the last column is not padded. Every cell is printed through
+// common::text::TerminalSafe: a control character in it (an ANSI escape, a newline) shows as an
+// escape and can neither act on the terminal nor start a row of its own.
 #ifndef SHAREDOS_TOOLS_SHAREDOSCTL_TABLE_H_
 #define SHAREDOS_TOOLS_SHAREDOSCTL_TABLE_H_
 

@@ -16,9 +16,7 @@ TEST(TableTest, AlignsColumnsLeavingTheLastUnpadded) {
   EXPECT_EQ(table.size(), 2u);
 }
 
-TEST(TableTest, HeaderOnlyWhenEmpty) {
-  EXPECT_EQ(Table({"A", "B"}).Render(), "A  B\n");
-}
+TEST(TableTest, HeaderOnlyWhenEmpty) { EXPECT_EQ(Table({"A", "B"}).Render(), "A  B\n"); }
 
 TEST(TableTest, FillsMissingAndEmptyCellsWithADash) {
   Table table({"A", "B", "C"});
@@ -36,6 +34,14 @@ TEST(TableTest, MeasuresUtf8ByCodePoint) {
   EXPECT_EQ(table.Render(),
             "NAME  X\n"
             "é     1\n");
+}
+
+TEST(TableTest, ACellsControlCharactersAreEscapedAndStartNoRow) {
+  Table table({"ID", "REASON"});
+  table.AddRow({"esc-1", "ok\x1b]0;pwned\x07\nesc-2  approved"});
+  EXPECT_EQ(table.Render(),
+            "ID     REASON\n"
+            "esc-1  ok\\x1b]0;pwned\\x07\\nesc-2  approved\n");
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/status/grpc_status.h"
+#include "common/text/terminal_safe.h"
 #include "google/protobuf/util/json_util.h"
 #include "grpcpp/grpcpp.h"
 #include "sharedosd/demo_turn.h"
@@ -19,6 +20,7 @@ namespace {
 namespace gs = ::sharedos::grantstore::v1;
 namespace ev1 = ::sharedos::envelope::v1;
 namespace pb = ::sharedos::protocol::v1;
+using common::text::TerminalSafe;
 
 constexpr char kDemoNotes[] = "Workspace/notes.txt";
 constexpr char kDemoSummary[] = "Workspace/summary.txt";
@@ -87,12 +89,12 @@ class DemoTurn {
     if (opened.has_result()) {
       if (globals_.json) out_ << ToJson(opened.result());
       err_ << "sharedosctl: the turn ended at admission: " << ExecutionStatus(opened.result())
-           << " " << opened.result().error().code() << ": " << opened.result().error().message()
-           << "\n";
+           << " " << TerminalSafe(opened.result().error().code()) << ": "
+           << TerminalSafe(opened.result().error().message()) << "\n";
       return false;
     }
     turn_id_ = opened.turn_id();
-    log_ << "turn " << turn_id_ << " opened (execution " << execution_id_ << ", "
+    log_ << "turn " << TerminalSafe(turn_id_) << " opened (execution " << execution_id_ << ", "
          << opened.catalog().tools_size() << " tools)\n";
     return true;
   }
@@ -101,13 +103,14 @@ class DemoTurn {
     auto read = CallTool(clients_, globals_, turn_id_, "call-read", "files.read",
                          absl::StrCat(R"({"path": ")", kDemoNotes, R"("})"));
     if (!read.ok()) {
-      err_ << "sharedosctl: files.read: " << read.status() << "\n";
+      err_ << "sharedosctl: files.read: " << TerminalSafe(read.status().ToString()) << "\n";
       Cancel();
       return false;
     }
     log_ << "files.read " << kDemoNotes << ": " << ToolStatus(*read);
     if (read->status() != pb::TOOL_RESULT_STATUS_SUCCEEDED) {
-      log_ << " " << read->error().code() << ": " << read->error().message() << "\n";
+      log_ << " " << TerminalSafe(read->error().code()) << ": "
+           << TerminalSafe(read->error().message()) << "\n";
       GoOffScript();
       return false;
     }
@@ -122,7 +125,7 @@ class DemoTurn {
         clients_, globals_, turn_id_, "call-write", "files.create",
         absl::StrCat(R"({"path": ")", kDemoSummary, R"(", "content": "summary: buy milk\n"})"));
     if (!write.ok()) {
-      err_ << "sharedosctl: files.create: " << write.status() << "\n";
+      err_ << "sharedosctl: files.create: " << TerminalSafe(write.status().ToString()) << "\n";
       Cancel();
       return std::nullopt;
     }
@@ -136,19 +139,21 @@ class DemoTurn {
     }
     if (write->status() != pb::TOOL_RESULT_STATUS_DENIED ||
         write->error().code() != "no_matching_grant") {
-      log_ << " " << write->error().code() << ": " << write->error().message() << "\n";
+      log_ << " " << TerminalSafe(write->error().code()) << ": "
+           << TerminalSafe(write->error().message()) << "\n";
       GoOffScript();
       return std::nullopt;
     }
-    log_ << " " << write->error().code() << "\n";
+    log_ << " " << TerminalSafe(write->error().code()) << "\n";
     auto required = RequiredAuthority(*write);
     if (!required.ok()) {
-      err_ << "sharedosctl: the denial names no authority: " << required.status().message() << "\n";
+      err_ << "sharedosctl: the denial names no authority: "
+           << TerminalSafe(required.status().message()) << "\n";
       Cancel();
       return std::nullopt;
     }
     for (const pb::Capability& capability : required->capabilities()) {
-      log_ << "  requires " << FormatCapability(capability) << "\n";
+      log_ << "  requires " << TerminalSafe(FormatCapability(capability)) << "\n";
     }
     finish.mutable_escalate()->set_reason("The assistant needs to write its summary.");
     *finish.mutable_escalate()->mutable_requested_authority() = *required;
@@ -192,7 +197,7 @@ class DemoTurn {
       err_ << "sharedosctl: the escalation of " << execution_id_ << " is not listed\n";
       return false;
     }
-    log_ << "escalation: " << id << "\n";
+    log_ << "escalation: " << TerminalSafe(id) << "\n";
     return true;
   }
 
