@@ -238,6 +238,16 @@ Got AppendGrantIssued(World& w, const Role& role, const MatrixRow& row) {
   return Answered(status, appended.appended() == 1, appended.ShortDebugString());
 }
 
+// A host reads an escalation's status only: its reason, the authority asked for and who decided
+// are not its to see (grantstore_svc/server/grantstore_service.h, StatusOnly).
+std::optional<Got> HostReadsMoreThanStatus(const Role& role, const gs::EscalationRecord& record) {
+  if (!absl::StartsWith(role.column, "host-")) return std::nullopt;
+  if (!record.has_escalation() && !record.has_authority() && !record.has_decided_by()) {
+    return std::nullopt;
+  }
+  return Got{"more-than-status", record.ShortDebugString()};
+}
+
 // The record of the target's escalated turn.
 av1::AuditFilter TargetRecords(const Target& target) {
   av1::AuditFilter filter;
@@ -593,7 +603,9 @@ const std::map<std::string, Driver>& Drivers() {
            status = w.grants().ListEscalations(As(role).get(), list, &listed);
            if (!status.ok()) break;
            for (const gs::EscalationRecord& record : listed.escalations()) {
-             found |= record.escalation_id() == target.escalation_id;
+             if (record.escalation_id() != target.escalation_id) continue;
+             if (auto leak = HostReadsMoreThanStatus(role, record)) return *leak;
+             found = true;
            }
            if (listed.next_page_token().empty()) break;
            list.set_page_token(listed.next_page_token());
@@ -607,6 +619,9 @@ const std::map<std::string, Driver>& Drivers() {
          get.set_escalation_id(target.escalation_id);
          gs::GetEscalationResponse got;
          grpc::Status status = w.grants().GetEscalation(As(role).get(), get, &got);
+         if (status.ok()) {
+           if (auto leak = HostReadsMoreThanStatus(role, got.escalation())) return *leak;
+         }
          return Answered(status, got.escalation().escalation_id() == target.escalation_id,
                          got.ShortDebugString());
        }},
