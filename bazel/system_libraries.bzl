@@ -34,6 +34,9 @@ _LIBRARIES = {
     "benchmark": (["benchmark"], ["-lpthread"], []),
     "benchmark_main": (["benchmark"], ["-lbenchmark_main", "-lpthread"], []),
     "httplib": (["cpp-httplib", "openssl"], [], []),
+    # Boost.Beast over Boost.Asio (header-only; Debian's libboost-dev), with OpenSSL for HTTPS:
+    # the bounded HTTP server of the MCP front door and the console (common/http, ADR 0017).
+    "beast": (["openssl"], ["-lpthread"], []),
     # Linear-time regular expressions for agent-supplied patterns.
     "re2": (["re2"], [], []),
     # Prometheus metrics and their HTTP exposer (common/metrics).

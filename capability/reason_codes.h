@@ -56,6 +56,12 @@ inline constexpr absl::string_view kCauseHostPolicyDenied = kHostPolicyDenied;
 // Behind turn_draining: the call named a turn that had already ended (answered
 // FAILED_PRECONDITION over gRPC, recorded as tool.invoked source envelope).
 inline constexpr absl::string_view kCauseTurnEnded = "turn_ended";
+// A turn ended because its calls kept being refused past its budget (ADR 0016): turn.ended's
+// cause, beside the code of the refusal that reached the bound.
+inline constexpr absl::string_view kCauseRefusalsExhausted = "refusals_exhausted";
+// A tool's result would exceed its cap (per tool, or the envelope's): tool_execution_failed's
+// cause; the result is never built past the cap.
+inline constexpr absl::string_view kCauseResultTooLarge = "result_too_large";
 
 // ---- Messages (semantics §6.4). A transport's own refusal code (e.g. route_lease_revoked) is
 // returned verbatim by sendMessage and is the audit cause of message_request_not_accepted. ----

@@ -12,7 +12,6 @@
 #include "console/explain_page.h"
 #include "console/pages.h"
 #include "grpcpp/grpcpp.h"
-#include "httplib.h"
 #include "tools/sharedosctl/cli.h"
 #include "tools/sharedosctl/names.h"
 #include "tools/sharedosctl/requests.h"
@@ -36,7 +35,7 @@ constexpr size_t kMaxFilterBytes = 512;
 constexpr absl::Duration kSignInTokenAge = absl::Minutes(10);
 
 // Every answer: no caching, no framing, no sniffing, nothing but this origin (no script at all).
-void Send(httplib::Response& response, int status, const std::string& html) {
+void Send(common::http::Response& response, int status, const std::string& html) {
   response.status = status;
   response.set_header("Content-Security-Policy",
                       "default-src 'self'; script-src 'none'; form-action 'self'; "
@@ -49,12 +48,12 @@ void Send(httplib::Response& response, int status, const std::string& html) {
   response.set_content(html, "text/html; charset=utf-8");
 }
 
-void Redirect(httplib::Response& response, const std::string& location) {
+void Redirect(common::http::Response& response, const std::string& location) {
   Send(response, 303, "");
   response.set_header("Location", location);
 }
 
-void Refuse(httplib::Response& response, const Session* session, int status,
+void Refuse(common::http::Response& response, const Session* session, int status,
             absl::string_view heading, absl::string_view message) {
   Send(response, status, Page(heading, session, MessageBody(heading, message)));
 }
@@ -122,8 +121,9 @@ std::string UrlHost(const std::string& host) {
                                                                     : host;
 }
 
-// Bind to --console_host:--console_port, HTTPS when TLS is configured.
-absl::StatusOr<std::unique_ptr<httplib::Server>> NewHttpServer(
+// Bind to --console_host:--console_port, HTTPS when TLS is configured, every connection, read
+// and write bounded (common/http/bounded_http_server.h).
+absl::StatusOr<std::unique_ptr<common::http::BoundedHttpServer>> NewHttpServer(
     const ConsoleOptions& options, std::shared_ptr<common::server::KeyPairWatcher>& key_pair) {
   if (!options.tls.enabled()) {
     if (!common::server::IsLoopbackHost(options.host)) {
@@ -131,18 +131,31 @@ absl::StatusOr<std::unique_ptr<httplib::Server>> NewHttpServer(
           absl::StrCat("--console_host: the console serves plaintext HTTP only on loopback (got ",
                        options.host, "); give --tls_cert and --tls_key to serve HTTPS"));
     }
-    return std::make_unique<httplib::Server>();
+  } else {
+    common::server::ServerTls pair = options.tls;
+    pair.client_ca_file.clear();
+    absl::StatusOr<std::shared_ptr<common::server::KeyPairWatcher>> loaded =
+        common::server::KeyPairWatcher::Load(pair);
+    if (!loaded.ok()) return loaded.status();
+    key_pair = *std::move(loaded);
   }
-  common::server::ServerTls pair = options.tls;
-  pair.client_ca_file.clear();
-  absl::StatusOr<std::shared_ptr<common::server::KeyPairWatcher>> loaded =
-      common::server::KeyPairWatcher::Load(pair);
-  if (!loaded.ok()) return loaded.status();
-  key_pair = *std::move(loaded);
-  auto https = std::make_unique<httplib::SSLServer>(
-      [watcher = key_pair.get()](SSL_CTX& ctx) { return watcher->Install(ctx); });
-  if (!https->is_valid()) return absl::InvalidArgumentError("--tls_cert: refused by OpenSSL");
-  return std::unique_ptr<httplib::Server>(std::move(https));
+  common::http::BoundedHttpServer::Options http;
+  http.host = options.host;
+  http.port = options.port;
+  http.tls = key_pair;
+  http.max_connections = options.max_connections;
+  http.max_connections_per_address = options.max_connections_per_address;
+  http.max_body_bytes = options.form.max_body_bytes;
+  http.read_timeout = absl::Seconds(10);
+  http.write_timeout = absl::Seconds(10);
+  http.handler_threads = options.handler_threads;
+  absl::StatusOr<std::unique_ptr<common::http::BoundedHttpServer>> bound =
+      common::http::BoundedHttpServer::Bind(std::move(http));
+  if (!bound.ok() && bound.status().code() != absl::StatusCode::kInvalidArgument) {
+    return absl::UnavailableError(
+        absl::StrCat("--console_port: cannot listen on ", options.host, ":", options.port));
+  }
+  return bound;
 }
 
 std::string Field(const std::map<std::string, std::string>& form, const std::string& name) {
@@ -159,9 +172,11 @@ ConsoleServer::ConsoleServer(ConsoleOptions options,
                              const common::Clock& clock)
     : options_(std::move(options)),
       authenticator_(authenticator),
+      clock_(clock),
       grants_(gs::GrantStore::NewStub(grants)),
       audit_(av1::AuditLog::NewStub(audit)),
-      sessions_(clock, options_.session_ttl, options_.max_sessions) {}
+      sessions_(clock, options_.session_ttl, options_.max_sessions,
+                options_.max_sessions_per_principal) {}
 
 ConsoleServer::~ConsoleServer() { Shutdown(); }
 
@@ -172,32 +187,23 @@ absl::StatusOr<std::unique_ptr<ConsoleServer>> ConsoleServer::Start(
   std::unique_ptr<ConsoleServer> console(
       new ConsoleServer(std::move(options), authenticator, grants, audit, clock));
   const ConsoleOptions& o = console->options_;
-  absl::StatusOr<std::unique_ptr<httplib::Server>> http = NewHttpServer(o, console->key_pair_);
+  absl::StatusOr<std::unique_ptr<common::http::BoundedHttpServer>> http =
+      NewHttpServer(o, console->key_pair_);
   if (!http.ok()) return http.status();
   console->http_ = *std::move(http);
-  int port = o.port;
-  if (port == 0) {
-    port = console->http_->bind_to_any_port(o.host);
-  } else if (!console->http_->bind_to_port(o.host, port)) {
-    port = -1;
-  }
-  if (port <= 0) {
-    return absl::UnavailableError(
-        absl::StrCat("--console_port: cannot listen on ", o.host, ":", o.port));
-  }
+  const int port = console->http_->port();
   console->port_ = port;
   for (const std::string& host :
        {std::string("127.0.0.1"), std::string("localhost"), UrlHost(o.host)}) {
     console->origins_.push_back(absl::StrCat(Scheme(o), "://", host, ":", port));
   }
   console->Route();
-  console->thread_ = std::thread([server = console->http_.get()] { server->listen_after_bind(); });
+  console->http_->Start();
   return console;
 }
 
 void ConsoleServer::Shutdown() {
-  if (http_ != nullptr) http_->stop();
-  if (thread_.joinable()) thread_.join();
+  if (http_ != nullptr) http_->Stop();
 }
 
 std::string ConsoleServer::url() const {
@@ -205,44 +211,39 @@ std::string ConsoleServer::url() const {
 }
 
 void ConsoleServer::Route() {
-  http_->set_read_timeout(10, 0);
-  http_->set_write_timeout(10, 0);
-  http_->set_payload_max_length(options_.form.max_body_bytes);
-  using Req = const httplib::Request&;
-  using Res = httplib::Response&;
-  http_->Get("/console.css", [](Req, Res response) {
+  using Req = const common::http::Request&;
+  using Res = common::http::Response&;
+  http_->Route("GET", "/console.css", [](Req, Res response) {
     response.set_header("Cache-Control", "no-store");
     response.set_header("X-Content-Type-Options", "nosniff");
     response.set_content(std::string(Stylesheet()), "text/css; charset=utf-8");
   });
-  http_->Get("/", [this](Req request, Res response) {
+  http_->Route("GET", "/", [this](Req request, Res response) {
     Redirect(response, SessionOf(request).has_value() ? "/queue" : "/signin");
   });
-  http_->Get("/signin", [this](Req, Res response) { SignInForm(response, 200, ""); });
-  http_->Post("/signin", [this](Req request, Res response) { SignIn(request, response); });
-  http_->Post("/signout", [this](Req request, Res response) { SignOut(request, response); });
-  http_->Get("/queue", [this](Req request, Res response) { Queue(request, response); });
-  http_->Post("/decide", [this](Req request, Res response) { Decide(request, response); });
-  http_->Get("/record", [this](Req request, Res response) { Record(request, response); });
-  http_->Get("/turn", [this](Req request, Res response) { Turn(request, response); });
-  http_->Get("/explain", [this](Req request, Res response) { Explain(request, response); });
-  http_->set_error_handler([](Req, Res response) {
-    if (!response.body.empty()) return;
-    Refuse(response, nullptr, response.status, "Not here",
-           absl::StrCat("The console has no page for this request (HTTP ", response.status, ")."));
-  });
-  http_->set_exception_handler([](Req, Res response, std::exception_ptr) {
-    Refuse(response, nullptr, 500, "Internal error", "The console failed on this request.");
+  http_->Route("GET", "/signin", [this](Req, Res response) { SignInForm(response, 200, ""); });
+  http_->Route("POST", "/signin", [this](Req request, Res response) { SignIn(request, response); });
+  http_->Route("POST", "/signout",
+               [this](Req request, Res response) { SignOut(request, response); });
+  http_->Route("GET", "/queue", [this](Req request, Res response) { Queue(request, response); });
+  http_->Route("POST", "/decide", [this](Req request, Res response) { Decide(request, response); });
+  http_->Route("GET", "/record", [this](Req request, Res response) { Record(request, response); });
+  http_->Route("GET", "/turn", [this](Req request, Res response) { Turn(request, response); });
+  http_->Route("GET", "/explain",
+               [this](Req request, Res response) { Explain(request, response); });
+  http_->SetFallback([](Req, Res response) {
+    Refuse(response, nullptr, 404, "Not here",
+           "The console has no page for this request (HTTP 404).");
   });
 }
 
-std::optional<Session> ConsoleServer::SessionOf(const httplib::Request& request) {
+std::optional<Session> ConsoleServer::SessionOf(const common::http::Request& request) {
   std::optional<std::string> id = CookieValue(request.get_header_value("Cookie"), kSessionCookie);
   if (!id.has_value() || id->empty()) return std::nullopt;
   return sessions_.Find(*id);
 }
 
-bool ConsoleServer::CrossSite(const httplib::Request& request) const {
+bool ConsoleServer::CrossSite(const common::http::Request& request) const {
   if (request.get_header_value("Sec-Fetch-Site") == "cross-site") return true;
   if (!request.has_header("Origin")) return false;
   const std::string origin = request.get_header_value("Origin");
@@ -258,7 +259,7 @@ std::unique_ptr<grpc::ClientContext> ConsoleServer::CallAs(const Session& sessio
 }
 
 void ConsoleServer::RpcError(const Session& session, const grpc::Status& status,
-                             absl::string_view call, httplib::Response& response) {
+                             absl::string_view call, common::http::Response& response) {
   // Revoked or rotated since sign-in (as the credentials that signed it in say): the session ends
   // with it. A service that does not know the credential (an audit_svc without
   // --grantstore_target) refuses this call only.
@@ -273,7 +274,8 @@ void ConsoleServer::RpcError(const Session& session, const grpc::Status& status,
 }
 
 std::optional<std::map<std::string, std::string>> ConsoleServer::CheckedForm(
-    const httplib::Request& request, const Session& session, httplib::Response& response) {
+    const common::http::Request& request, const Session& session,
+    common::http::Response& response) {
   if (CrossSite(request)) {
     Refuse(response, &session, 403, "Refused", "origin: a cross-site request is refused");
     return std::nullopt;
@@ -291,7 +293,8 @@ std::optional<std::map<std::string, std::string>> ConsoleServer::CheckedForm(
   return *std::move(form);
 }
 
-void ConsoleServer::SignInForm(httplib::Response& response, int status, absl::string_view error) {
+void ConsoleServer::SignInForm(common::http::Response& response, int status,
+                               absl::string_view error) {
   absl::StatusOr<std::string> token = NewToken();
   if (!token.ok()) {
     Refuse(response, nullptr, 503, "Unavailable", "no randomness for a sign-in token");
@@ -301,7 +304,7 @@ void ConsoleServer::SignInForm(httplib::Response& response, int status, absl::st
   response.set_header("Set-Cookie", SetCookie(kSignInCookie, *token, kSignInTokenAge, secure()));
 }
 
-void ConsoleServer::SignIn(const httplib::Request& request, httplib::Response& response) {
+void ConsoleServer::SignIn(const common::http::Request& request, common::http::Response& response) {
   absl::StatusOr<std::map<std::string, std::string>> form = ParseForm(request.body, options_.form);
   if (!form.ok()) return SignInForm(response, 400, form.status().message());
   const std::optional<std::string> cookie =
@@ -326,7 +329,8 @@ void ConsoleServer::SignIn(const httplib::Request& request, httplib::Response& r
   response.set_header("Set-Cookie", SetCookie(kSignInCookie, "", absl::ZeroDuration(), secure()));
 }
 
-void ConsoleServer::SignOut(const httplib::Request& request, httplib::Response& response) {
+void ConsoleServer::SignOut(const common::http::Request& request,
+                            common::http::Response& response) {
   std::optional<Session> session = SessionOf(request);
   if (!session.has_value()) return Redirect(response, "/signin");
   if (!CheckedForm(request, *session, response).has_value()) return;
@@ -335,7 +339,7 @@ void ConsoleServer::SignOut(const httplib::Request& request, httplib::Response& 
   response.set_header("Set-Cookie", SetCookie(kSessionCookie, "", absl::ZeroDuration(), secure()));
 }
 
-void ConsoleServer::Queue(const httplib::Request& request, httplib::Response& response) {
+void ConsoleServer::Queue(const common::http::Request& request, common::http::Response& response) {
   std::optional<Session> session = SessionOf(request);
   if (!session.has_value()) return Redirect(response, "/signin");
   std::string namespace_id =
@@ -366,7 +370,7 @@ void ConsoleServer::Queue(const httplib::Request& request, httplib::Response& re
   Send(response, 200, Page("Escalations", &*session, QueueBody(*session, namespace_id, pending)));
 }
 
-void ConsoleServer::Decide(const httplib::Request& request, httplib::Response& response) {
+void ConsoleServer::Decide(const common::http::Request& request, common::http::Response& response) {
   std::optional<Session> session = SessionOf(request);
   if (!session.has_value()) return Refuse(response, nullptr, 401, "Signed out", "sign in first");
   std::optional<std::map<std::string, std::string>> form = CheckedForm(request, *session, response);
@@ -403,7 +407,7 @@ void ConsoleServer::Decide(const httplib::Request& request, httplib::Response& r
   Send(response, 200, Page("Decided", &*session, DecidedBody(resolved)));
 }
 
-void ConsoleServer::Record(const httplib::Request& request, httplib::Response& response) {
+void ConsoleServer::Record(const common::http::Request& request, common::http::Response& response) {
   std::optional<Session> session = SessionOf(request);
   if (!session.has_value()) return Redirect(response, "/signin");
   std::map<std::string, std::string> fields;
@@ -432,10 +436,10 @@ void ConsoleServer::Record(const httplib::Request& request, httplib::Response& r
   av1::QueryResponse answered;
   grpc::Status status = audit_->Query(CallAs(*session).get(), query, &answered);
   if (!status.ok()) return RpcError(*session, status, "audit Query", response);
-  // The chain spans every namespace: the operator's alone to verify.
+  // The chain spans every namespace: the operator's alone to verify (its last verification).
   std::optional<av1::VerifyResponse> verify;
   if (IsOperator(session->principal)) {
-    status = audit_->Verify(CallAs(*session).get(), av1::VerifyRequest(), &verify.emplace());
+    status = LastVerification(*session, verify.emplace());
     if (!status.ok()) return RpcError(*session, status, "audit Verify", response);
   }
   std::vector<av1::AuditRecord> records(answered.records().begin(), answered.records().end());
@@ -444,7 +448,29 @@ void ConsoleServer::Record(const httplib::Request& request, httplib::Response& r
             RecordBody(fields, verify, records, !answered.next_page_token().empty())));
 }
 
-void ConsoleServer::Turn(const httplib::Request& request, httplib::Response& response) {
+grpc::Status ConsoleServer::LastVerification(const Session& session, av1::VerifyResponse& verify) {
+  {
+    absl::MutexLock lock(&verify_mu_);
+    // Fresh enough, or another page is verifying now: the last verification answers.
+    if (last_verify_.has_value() &&
+        (verifying_ || clock_.Now() - verified_at_ < options_.verify_interval)) {
+      verify = *last_verify_;
+      return grpc::Status::OK;
+    }
+    verifying_ = true;
+  }
+  av1::VerifyResponse answered;
+  grpc::Status status = audit_->Verify(CallAs(session).get(), av1::VerifyRequest(), &answered);
+  absl::MutexLock lock(&verify_mu_);
+  verifying_ = false;
+  if (!status.ok()) return status;
+  last_verify_ = answered;
+  verified_at_ = clock_.Now();
+  verify = std::move(answered);
+  return grpc::Status::OK;
+}
+
+void ConsoleServer::Turn(const common::http::Request& request, common::http::Response& response) {
   std::optional<Session> session = SessionOf(request);
   if (!session.has_value()) return Redirect(response, "/signin");
   const std::string execution(absl::StripAsciiWhitespace(request.get_param_value("execution")));
@@ -499,7 +525,8 @@ void ConsoleServer::Turn(const httplib::Request& request, httplib::Response& res
   Redirect(response, location);
 }
 
-void ConsoleServer::Explain(const httplib::Request& request, httplib::Response& response) {
+void ConsoleServer::Explain(const common::http::Request& request,
+                            common::http::Response& response) {
   std::optional<Session> session = SessionOf(request);
   if (!session.has_value()) return Redirect(response, "/signin");
   const std::string id(absl::StripAsciiWhitespace(request.get_param_value("id")));

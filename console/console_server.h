@@ -14,13 +14,17 @@
 #ifndef SHAREDOS_CONSOLE_CONSOLE_SERVER_H_
 #define SHAREDOS_CONSOLE_CONSOLE_SERVER_H_
 
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/http/bounded_http_server.h"
 #include "common/server/auth.h"
 #include "common/server/tls.h"
 #include "common/time/clock.h"
@@ -29,12 +33,6 @@
 #include "grpcpp/channel.h"
 #include "sharedos/audit/v1/audit.grpc.pb.h"
 #include "sharedos/grantstore/v1/grantstore.grpc.pb.h"
-
-namespace httplib {
-class Server;
-struct Request;
-struct Response;
-}  // namespace httplib
 
 namespace sharedos::console {
 
@@ -46,6 +44,17 @@ struct ConsoleOptions {
   common::server::ServerTls tls;
   absl::Duration session_ttl = absl::Minutes(30);
   size_t max_sessions = 256;
+  // Live sessions of one principal (the credential's name; --console_max_sessions_per_principal):
+  // a new sign-in beyond ends that principal's oldest session.
+  size_t max_sessions_per_principal = 4;
+  // The record page shows the chain's last verification, run at most this often (a full Verify
+  // per page view would make every view as costly as the whole log).
+  absl::Duration verify_interval = absl::Minutes(1);
+  // Connections at once, in total and per client address (closed at accept beyond), and the
+  // threads rendering pages (common/http/bounded_http_server.h).
+  size_t max_connections = 256;
+  size_t max_connections_per_address = 32;
+  int handler_threads = 4;
   absl::Duration rpc_timeout = absl::Seconds(10);
   FormLimits form;
 };
@@ -80,40 +89,48 @@ class ConsoleServer {
   bool secure() const { return options_.tls.enabled(); }
 
   // The request's live session, or null.
-  std::optional<Session> SessionOf(const httplib::Request& request);
+  std::optional<Session> SessionOf(const common::http::Request& request);
   // A POST from another site (Origin or Sec-Fetch-Site), refused before anything else.
-  bool CrossSite(const httplib::Request& request) const;
+  bool CrossSite(const common::http::Request& request) const;
   std::unique_ptr<grpc::ClientContext> CallAs(const Session& session) const;
+  // The chain's last verification (ConsoleOptions::verify_interval), run with `session`'s
+  // credential when it is stale. Errors: Verify's.
+  grpc::Status LastVerification(const Session& session, audit::v1::VerifyResponse& verify)
+      ABSL_LOCKS_EXCLUDED(verify_mu_);
 
-  void SignInForm(httplib::Response& response, int status, absl::string_view error);
-  void SignIn(const httplib::Request& request, httplib::Response& response);
-  void SignOut(const httplib::Request& request, httplib::Response& response);
-  void Queue(const httplib::Request& request, httplib::Response& response);
-  void Decide(const httplib::Request& request, httplib::Response& response);
-  void Record(const httplib::Request& request, httplib::Response& response);
+  void SignInForm(common::http::Response& response, int status, absl::string_view error);
+  void SignIn(const common::http::Request& request, common::http::Response& response);
+  void SignOut(const common::http::Request& request, common::http::Response& response);
+  void Queue(const common::http::Request& request, common::http::Response& response);
+  void Decide(const common::http::Request& request, common::http::Response& response);
+  void Record(const common::http::Request& request, common::http::Response& response);
   // "Why was this refused?" (/explain?id=…): console/explain_page.h.
-  void Explain(const httplib::Request& request, httplib::Response& response);
+  void Explain(const common::http::Request& request, common::http::Response& response);
   // A turn by its execution id: redirects to the record of its trace up to its end (and only its
   // refusals with outcome=denied).
-  void Turn(const httplib::Request& request, httplib::Response& response);
+  void Turn(const common::http::Request& request, common::http::Response& response);
   // The session's form (CSRF-checked) or a refusal already written to `response`.
-  std::optional<std::map<std::string, std::string>> CheckedForm(const httplib::Request& request,
-                                                                const Session& session,
-                                                                httplib::Response& response);
+  std::optional<std::map<std::string, std::string>> CheckedForm(
+      const common::http::Request& request, const Session& session,
+      common::http::Response& response);
   // A gRPC refusal as a page: 400/401/403/404/409/503 with the service's message.
   void RpcError(const Session& session, const grpc::Status& status, absl::string_view call,
-                httplib::Response& response);
+                common::http::Response& response);
 
   const ConsoleOptions options_;
   const common::server::Authenticator& authenticator_;
+  const common::Clock& clock_;
   std::unique_ptr<grantstore::v1::GrantStore::Stub> grants_;
   std::unique_ptr<audit::v1::AuditLog::Stub> audit_;
   SessionStore sessions_;
+  absl::Mutex verify_mu_;
+  std::optional<audit::v1::VerifyResponse> last_verify_ ABSL_GUARDED_BY(verify_mu_);
+  absl::Time verified_at_ ABSL_GUARDED_BY(verify_mu_);
+  bool verifying_ ABSL_GUARDED_BY(verify_mu_) = false;
   std::shared_ptr<common::server::KeyPairWatcher> key_pair_;
-  std::unique_ptr<httplib::Server> http_;
+  std::unique_ptr<common::http::BoundedHttpServer> http_;
   std::vector<std::string> origins_;
   int port_ = 0;
-  std::thread thread_;
 };
 
 }  // namespace sharedos::console

@@ -1,6 +1,8 @@
 #include "console/session.h"
 
+#include <algorithm>
 #include <utility>
+#include <vector>
 
 #include "common/crypto/base64url.h"
 #include "common/crypto/random.h"
@@ -37,9 +39,21 @@ absl::StatusOr<Session> SessionStore::Create(std::string secret,
   session.expires_at = now + ttl_;
   absl::MutexLock lock(&mu_);
   DropExpired(now);
+  // The principal's own sessions, oldest first: beyond its share, the oldest goes.
+  std::vector<std::map<std::string, Session, std::less<>>::iterator> own;
+  for (auto it = sessions_.begin(); it != sessions_.end(); ++it) {
+    if (it->second.principal.name == session.principal.name) own.push_back(it);
+  }
+  std::sort(own.begin(), own.end(), [](const auto& a, const auto& b) {
+    return a->second.expires_at < b->second.expires_at;
+  });
+  for (size_t i = 0; max_per_principal_ > 0 && own.size() - i >= max_per_principal_; ++i) {
+    sessions_.erase(own[i]);
+  }
   if (sessions_.size() >= max_sessions_) {
     return absl::ResourceExhaustedError(
-        "console: too many signed-in sessions; sign out elsewhere or wait for one to expire");
+        "console: too many signed-in sessions (quota --console_max_sessions); sign out "
+        "elsewhere or wait for one to expire");
   }
   sessions_.emplace(session.id, session);
   return session;

@@ -35,12 +35,19 @@ struct Session {
 
 class SessionStore {
  public:
-  // Sessions live `ttl` from sign-in; at most `max_sessions` at once.
-  SessionStore(const common::Clock& clock, absl::Duration ttl, size_t max_sessions)
-      : clock_(clock), ttl_(ttl), max_sessions_(max_sessions) {}
+  // Sessions live `ttl` from sign-in; at most `max_sessions` at once, and at most
+  // `max_per_principal` of one principal (its credential's name).
+  SessionStore(const common::Clock& clock, absl::Duration ttl, size_t max_sessions,
+               size_t max_per_principal = 4)
+      : clock_(clock),
+        ttl_(ttl),
+        max_sessions_(max_sessions),
+        max_per_principal_(max_per_principal) {}
 
-  // A new session. Expired sessions are dropped first. Errors: RESOURCE_EXHAUSTED (max_sessions
-  // live sessions); UNAVAILABLE (no randomness).
+  // A new session. Expired sessions are dropped first; a principal at max_per_principal loses
+  // its oldest session (so one principal never holds more, and never all of them).
+  // Errors: RESOURCE_EXHAUSTED (max_sessions live sessions, naming
+  // --console_max_sessions); UNAVAILABLE (no randomness).
   absl::StatusOr<Session> Create(std::string secret, common::server::Principal principal)
       ABSL_LOCKS_EXCLUDED(mu_);
 
@@ -59,6 +66,7 @@ class SessionStore {
   const common::Clock& clock_;
   const absl::Duration ttl_;
   const size_t max_sessions_;
+  const size_t max_per_principal_;
   mutable absl::Mutex mu_;
   std::map<std::string, Session, std::less<>> sessions_ ABSL_GUARDED_BY(mu_);
 };

@@ -2,6 +2,7 @@
 
 #include <set>
 #include <string>
+#include <vector>
 
 #include "common/time/clock.h"
 #include "gmock/gmock.h"
@@ -33,6 +34,27 @@ TEST(SessionStoreTest, CreatedSessionIsFoundWithItsSecretAndPrincipal) {
   EXPECT_EQ(found->principal.address, "human:user-alice");
   EXPECT_EQ(found->csrf, created->csrf);
   EXPECT_EQ(found->expires_at, absl::FromUnixSeconds(1000) + absl::Minutes(30));
+}
+
+// Issue 34 (observation 6): one principal holds at most its share of the sessions (its oldest
+// goes), so it can never take them all; others still sign in.
+TEST(SessionStoreTest, SessionsAreBoundedPerPrincipal) {
+  common::SimulatedClock clock(absl::FromUnixSeconds(1000));
+  SessionStore store(clock, absl::Minutes(30), /*max_sessions=*/8, /*max_per_principal=*/2);
+  std::vector<std::string> ids;
+  for (int i = 0; i < 100; ++i) {
+    clock.AdvanceTime(absl::Seconds(1));
+    absl::StatusOr<Session> session = store.Create("s", Alice());
+    ASSERT_TRUE(session.ok()) << session.status();
+    ids.push_back(session->id);
+  }
+  EXPECT_EQ(store.size(), 2u);
+  EXPECT_FALSE(store.Find(ids[97]).has_value());
+  EXPECT_TRUE(store.Find(ids[98]).has_value());
+  EXPECT_TRUE(store.Find(ids[99]).has_value());
+  common::server::Principal bob = Alice();
+  bob.name = "cred-bob";
+  EXPECT_TRUE(store.Create("b", bob).ok());
 }
 
 TEST(SessionStoreTest, IdsAndCsrfTokensAreDistinct256BitTokens) {

@@ -7,7 +7,9 @@
 #   sharedos-tls-<service>   kubernetes.io/tls: tls.crt, tls.key, ca.crt (audit, grantstore,
 #                            authorizer, envelope, postgres)
 #   sharedos-credentials     credentials.json (SHA-256 digests only)
-#   sharedos-service-token   service.token
+#   sharedos-<service>-token <service>.token, one Secret per service (audit, grantstore,
+#                            authorizer, envelope), each mounted by that service's pods only:
+#                            no pod can present another service's token (ADR 0014, T4)
 #   sharedos-lease-secret    lease.secret (authorizer)
 #   sharedos-mcp-secret      mcp.secret (envelope)
 #   sharedos-postgres        postgres.password (the PostgreSQL variant: the postgres StatefulSet,
@@ -48,7 +50,9 @@ for service in audit grantstore authorizer envelope postgres; do
     "tls.key=$certs/$service/tls.key" "ca.crt=$certs/$service/ca.crt"
 done
 secret sharedos-credentials Opaque "credentials.json=$secrets/credentials/credentials.json"
-secret sharedos-service-token Opaque "service.token=$secrets/service-token/service.token"
+for service in audit grantstore authorizer envelope; do
+  secret "sharedos-$service-token" Opaque "$service.token=$secrets/$service-token/$service.token"
+done
 secret sharedos-lease-secret Opaque "lease.secret=$secrets/lease/lease.secret"
 secret sharedos-mcp-secret Opaque "mcp.secret=$secrets/mcp/mcp.secret"
 secret sharedos-postgres Opaque "postgres.password=$secrets/postgres/postgres.password"

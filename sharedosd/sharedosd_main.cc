@@ -33,6 +33,7 @@
 #include "common/logging/log.h"
 #include "common/metrics/metrics.h"
 #include "common/server/auth.h"
+#include "common/server/capacity_flags.h"
 #include "common/server/dependency_probes.h"
 #include "common/server/secret_file.h"
 #include "common/server/server_runner.h"
@@ -44,6 +45,7 @@
 #include "common/time/clock.h"
 #include "console/console_server.h"
 #include "envelope_svc/server/envelope_server.h"
+#include "envelope_svc/server/limit_flags.h"
 #include "grantstore_svc/client/local_grant_store_client.h"
 #include "grantstore_svc/server/grantstore_server.h"
 #include "sharedosd/bootstrap.h"
@@ -133,6 +135,7 @@ struct Deployment {
 
 absl::StatusOr<Settings> ReadSettings() {
   Settings settings;
+  RETURN_IF_ERROR(server::ApplyCapacityFlags());
   ASSIGN_OR_RETURN(settings.audit.durability,
                    audit::ParseAuditDurability(absl::GetFlag(FLAGS_durability)));
   settings.audit.binary_name = kName;
@@ -228,6 +231,7 @@ absl::Status BuildEnvelope(const char* argv0, Settings settings, Deployment& d) 
   if (mcp.server.port < 0) {
     mcp.server.port = absl::GetFlag(FLAGS_port) == 0 ? 0 : absl::GetFlag(FLAGS_port) + 1;
   }
+  RETURN_IF_ERROR(envelope::ApplyLimitFlags(options));
   // The envelope's open turns, beside its outbox: ended at the next start (ADR 0009).
   options.turn_journal = absl::StrCat(d.data.outbox("envelope"), ".turns");
   // As durable as the audit log (--durability): fsynced under full, a process crash under normal.

@@ -12,7 +12,7 @@ debian_packages=(
   bazel-bootstrap pkg-config g++
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev libssl-dev libpq-dev
-  libcpp-httplib-dev nlohmann-json3-dev libvalijson-dev libgoogle-glog-dev libre2-dev
+  libcpp-httplib-dev libboost-dev nlohmann-json3-dev libvalijson-dev libgoogle-glog-dev libre2-dev
   prometheus-cpp-dev  # metrics (common/metrics)
   # Tools and tests: the sqlite3 shell (tamper tests, operators), python3 (test summary),
   # node + npm (buf, the official MCP and gRPC clients).

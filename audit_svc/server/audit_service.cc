@@ -16,6 +16,9 @@ grpc::Status AuditService::Tail(grpc::ServerContext* context, const v1::TailRequ
   absl::Status in_scope = common::server::CheckTarget(
       kMethod, *caller, common::server::OfNamespace(request->filter().namespace_id()));
   if (!in_scope.ok()) return ToGrpcStatus(in_scope);
+  // A long-poll (until the caller leaves): bounded per principal (issue 34).
+  auto slot = long_polls_.Acquire(caller->name, "AuditLog.Tail");
+  if (!slot.ok()) return ToGrpcStatus(slot.status());
   absl::Status valid = core::AuditLog::ValidateFilter(request->filter());
   if (!valid.ok()) return ToGrpcStatus(valid);
   if (request->include_checkpoints() && checkpointer_ == nullptr) {

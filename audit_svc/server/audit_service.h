@@ -5,6 +5,7 @@
 #include "audit_svc/core/checkpoint.h"
 #include "common/server/access_policy.h"
 #include "common/server/auth.h"
+#include "common/server/long_poll_limiter.h"
 #include "common/server/rpc_adapter.h"
 #include "sharedos/audit/v1/audit.grpc.pb.h"
 
@@ -42,6 +43,8 @@ class AuditService final : public common::server::CoreAdapter<v1::AuditLog, core
   bool WriteCheckpoints(int64_t& generation, grpc::ServerWriter<v1::TailResponse>* writer);
 
   core::Checkpointer* const checkpointer_;
+  // Tail's long-polls, bounded per principal and in total.
+  common::server::LongPollLimiter long_polls_;
 };
 
 }  // namespace sharedos::audit::server

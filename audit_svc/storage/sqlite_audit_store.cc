@@ -231,19 +231,24 @@ absl::StatusOr<std::unique_ptr<SqliteAuditStore>> SqliteAuditStore::Open(
     RETURN_IF_ERROR(writer->Exec(absl::StrCat("PRAGMA max_page_count = ", pages)));
   }
   ASSIGN_OR_RETURN(std::unique_ptr<Database> reader, Database::Open(path, options));
+  ASSIGN_OR_RETURN(std::unique_ptr<Database> verifier, Database::Open(path, options));
   ASSIGN_OR_RETURN(std::unique_ptr<Database> checkpointer, Database::Open(path, options));
-  return std::unique_ptr<SqliteAuditStore>(
-      new SqliteAuditStore(std::move(writer), std::move(reader), std::move(checkpointer),
-                           head_sequence, store_options.durability,
-                           store_options.background_indexing));
+  return std::unique_ptr<SqliteAuditStore>(new SqliteAuditStore(
+      std::move(writer), std::move(reader), std::move(verifier), std::move(checkpointer),
+      head_sequence, store_options.durability, store_options.background_indexing));
 }
 
 SqliteAuditStore::SqliteAuditStore(std::unique_ptr<Database> writer,
                                    std::unique_ptr<Database> reader,
+                                   std::unique_ptr<Database> verifier,
                                    std::unique_ptr<Database> checkpointer, int64_t head_sequence,
                                    Durability durability, bool background_indexing)
-    : durability_(durability), writer_(std::move(writer)), reader_(std::move(reader)),
-      checkpointer_(std::move(checkpointer)), committed_through_(head_sequence),
+    : durability_(durability),
+      writer_(std::move(writer)),
+      reader_(std::move(reader)),
+      verifier_(std::move(verifier)),
+      checkpointer_(std::move(checkpointer)),
+      committed_through_(head_sequence),
       indexed_through_(head_sequence) {
   checkpoint_thread_ = std::thread([this] { CheckpointLoop(); });
   if (background_indexing) index_thread_ = std::thread([this] { IndexLoop(); });
@@ -539,8 +544,8 @@ absl::StatusOr<VerifyResult> SqliteAuditStore::Verify(std::optional<int64_t> fro
   // Every record up to `indexed_through` has its keys row in the snapshot read below (which
   // starts after this); later records may not have one yet.
   ASSIGN_OR_RETURN(const int64_t indexed_through, CatchUpIndex());
-  absl::MutexLock lock(&read_mu_);
-  Database& db = *reader_;
+  absl::MutexLock lock(&verify_mu_);
+  Database& db = *verifier_;
   // One read transaction: a consistent snapshot while the writer goes on.
   ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db, Transaction::Mode::kDeferred));
   ASSIGN_OR_RETURN(Head head, ReadHead(db));

@@ -98,7 +98,7 @@ class SqliteAuditStore : public AuditStore {
   absl::StatusOr<Head> GetHead() override ABSL_LOCKS_EXCLUDED(read_mu_);
   absl::StatusOr<VerifyResult> Verify(std::optional<int64_t> from,
                                       std::optional<int64_t> to) override
-      ABSL_LOCKS_EXCLUDED(write_mu_, read_mu_, index_mu_);
+      ABSL_LOCKS_EXCLUDED(write_mu_, verify_mu_, index_mu_);
 
   // Stops the background checkpointer and indexer (the last connection to close checkpoints the
   // rest; records left unindexed are indexed at the next Open).
@@ -110,6 +110,7 @@ class SqliteAuditStore : public AuditStore {
  private:
   SqliteAuditStore(std::unique_ptr<common::sqlite::Database> writer,
                    std::unique_ptr<common::sqlite::Database> reader,
+                   std::unique_ptr<common::sqlite::Database> verifier,
                    std::unique_ptr<common::sqlite::Database> checkpointer, int64_t head_sequence,
                    Durability durability, bool background_indexing);
 
@@ -130,6 +131,11 @@ class SqliteAuditStore : public AuditStore {
   bool full_sync_pending_ ABSL_GUARDED_BY(write_mu_) = false;
   absl::Mutex read_mu_;
   std::unique_ptr<common::sqlite::Database> reader_ ABSL_GUARDED_BY(read_mu_);
+  // Verify's own connection (issue 34): a full-chain verification reads its snapshot here and
+  // never holds read_mu_, so Query and GetHead are answered while it runs (WAL readers do not
+  // block each other). Verifications run one at a time.
+  absl::Mutex verify_mu_;
+  std::unique_ptr<common::sqlite::Database> verifier_ ABSL_GUARDED_BY(verify_mu_);
   // Used only by the checkpoint thread.
   const std::unique_ptr<common::sqlite::Database> checkpointer_;
   absl::Mutex checkpoint_mu_;

@@ -2,10 +2,12 @@
 
 #include <sys/stat.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <string>
+#include <thread>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -214,6 +216,30 @@ class SqliteAuditStoreTest : public ::testing::Test {
   std::string path_;
   std::unique_ptr<SqliteAuditStore> store_;
 };
+
+// Issue 34 (observation 6): a full-chain Verify does not hold the connection that answers Query;
+// queries are answered while it runs (before, every one waited for its end).
+TEST_F(SqliteAuditStoreTest, QueriesAreAnsweredWhileAFullVerifyRuns) {
+  for (int i = 0; i < 20; ++i) AppendAll(2000, 1 + i * 2000);
+  std::atomic<bool> verifying{false};
+  std::atomic<bool> verified{false};
+  std::thread verifier([&] {
+    verifying = true;
+    absl::StatusOr<VerifyResult> result = store_->Verify(std::nullopt, std::nullopt);
+    EXPECT_TRUE(result.ok() && result->ok);
+    verified = true;
+  });
+  while (!verifying) std::this_thread::yield();
+  int answered_meanwhile = 0;
+  while (!verified) {
+    sharedos::audit::v1::AuditFilter filter;
+    filter.set_namespace_id("world-none");
+    ASSERT_TRUE(store_->Query(filter, 0, 10).ok());
+    if (!verified) ++answered_meanwhile;
+  }
+  verifier.join();
+  EXPECT_GE(answered_meanwhile, 5);
+}
 
 TEST_F(SqliteAuditStoreTest, CheckpointsTheWalInTheBackground) {
   // Single-event commits, as a mediated call makes them, until the WAL passes the background

@@ -127,6 +127,9 @@ std::vector<MethodPolicy> BuildTable() {
       {"console /decide", {addressee, administers}, "as GrantStore/ResolveEscalation"},
       {"console /record", {administers}, "as AuditLog/Query (the chain's Verify: the operator)"},
       {"console /turn", {administers}, "as AuditLog/Query"},
+      {"console /explain",
+       {administers, addressee},
+       "as GrantStore/GetEscalation (an escalation) or AuditLog/Query (a record)"},
   };
 }
 

@@ -2,6 +2,8 @@
 
 #include <signal.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <utility>
 
@@ -12,6 +14,7 @@
 #include "common/server/rpc_metrics.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/resource_quota.h"
 
 namespace sharedos::common::server {
 namespace {
@@ -20,6 +23,8 @@ namespace {
 // 2026-12-06): 16 raised Authorize throughput at 16 callers most but cost one caller ~20 % more
 // server CPU per call; 4 keeps most of the gain at no measurable cost to one caller.
 constexpr int kMaxPollers = 4;
+
+std::atomic<int> default_max_threads{256};
 
 std::string HostForUri(const std::string& host) {
   if (host.find(':') != std::string::npos && host.front() != '[') {
@@ -33,6 +38,8 @@ std::string HostForUri(const std::string& host) {
 void ConfigureServiceProcess() {
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
 }
+
+void SetDefaultMaxThreads(int max_threads) { default_max_threads.store(max_threads); }
 
 absl::StatusOr<std::unique_ptr<ServerRunner>> ServerRunner::Start(
     const ServerOptions& options, const std::vector<grpc::Service*>& services) {
@@ -63,6 +70,11 @@ absl::StatusOr<std::unique_ptr<ServerRunner>> ServerRunner::Start(
   // Keep up to this many idle threads polling for calls: with gRPC's default (2), a burst of
   // concurrent calls makes the sync server create a thread per call beyond it and end it after.
   builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, kMaxPollers);
+  // Threads are bounded (issue 34): past the quota a call is refused, never given a new thread.
+  grpc::ResourceQuota quota("sharedos-server");
+  quota.SetMaxThreads(std::max(
+      options.max_threads > 0 ? options.max_threads : default_max_threads.load(), kMaxPollers + 1));
+  builder.SetResourceQuota(quota);
   int bound_port = 0;
   if (options.listen) {
     builder.AddListeningPort(absl::StrCat(HostForUri(options.host), ":", options.port),

@@ -43,7 +43,16 @@ struct ServerOptions {
   std::vector<DependencyCheck> dependencies;
   // How often `dependencies` are probed (--health_interval).
   absl::Duration health_interval = absl::Seconds(2);
+  // Threads the server may run calls on (a grpc::ResourceQuota; --grpc_max_threads): a call
+  // that finds none is RESOURCE_EXHAUSTED at once instead of a new thread. Long-polls are
+  // bounded below it (long_poll_limiter.h), so unary calls always find one.
+  // 0: the process's default (SetDefaultMaxThreads; 256 until then).
+  int max_threads = 0;
 };
+
+// The thread bound of servers whose options leave it 0: set once by a main from its flags
+// (capacity_flags.h), before servers start.
+void SetDefaultMaxThreads(int max_threads);
 
 // Starts a gRPC server with the given services plus the standard health service (every
 // registered service SERVING while every one of options.dependencies is up) and server

@@ -7,6 +7,7 @@
 #include "absl/status/status.h"
 #include "common/client/rpc_client_metrics.h"
 #include "common/logging/log.h"
+#include "common/server/capacity_flags.h"
 #include "common/server/channel_flags.h"
 #include "common/server/tls_flags.h"
 #include "common/status/status_macros.h"
@@ -43,6 +44,7 @@ ABSL_FLAG(absl::Duration, health_interval, absl::Seconds(2),
 namespace sharedos::common::server {
 
 absl::StatusOr<ServiceFlags> ReadServiceFlags() {
+  if (absl::Status capacity = ApplyCapacityFlags(); !capacity.ok()) return capacity;
   ServiceFlags flags;
   flags.server.host = absl::GetFlag(FLAGS_host);
   flags.server.port = absl::GetFlag(FLAGS_port);

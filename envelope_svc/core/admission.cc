@@ -64,8 +64,10 @@ struct Admission::Admitting {
 // OpenTurn: new turn → reserved → admitted → MCP seat → published
 
 absl::StatusOr<v1::OpenTurnResponse> Admission::OpenTurn(const v1::OpenTurnRequest& request,
-                                                         const common::server::HostScope& scope) {
+                                                         const common::server::HostScope& scope,
+                                                         absl::string_view host) {
   ASSIGN_OR_RETURN(std::shared_ptr<Turn> turn, NewTurn(request, scope));
+  turn->host = std::string(host);
   RETURN_IF_ERROR(table_.Reserve(*turn));
   v1::OpenTurnResponse response;
   response.set_turn_id(turn->id);

@@ -99,7 +99,8 @@ class Admission {
 
   // TurnEngine::OpenTurn (turn_engine.h), errors included.
   absl::StatusOr<v1::OpenTurnResponse> OpenTurn(const v1::OpenTurnRequest& request,
-                                                const common::server::HostScope& scope);
+                                                const common::server::HostScope& scope,
+                                                absl::string_view host);
 
   AdmissionStats stats() const ABSL_LOCKS_EXCLUDED(stats_mu_);
   // From now on OpenTurn answers UNAVAILABLE (a replica draining, ADR 0011); the turns already

@@ -63,6 +63,13 @@ absl::StatusOr<v1::InvokeToolResponse> Invocation::InvokeTool(
   const CallEvent event{call,
                         request.has_step() ? std::optional<int64_t>(request.step()) : std::nullopt};
   ASSIGN_OR_RETURN(const Verdict verdict, CheckEnvelope(*turn, event, now));
+  if (verdict.ends_turn) {
+    EndForRefusals(*turn, verdict.code, now);
+    v1::InvokeToolResponse response;
+    *response.mutable_result() = Denied(call, verdict.code);
+    *response.mutable_result()->mutable_completed_at() = TimestampOf(now);
+    return response;
+  }
   if (!verdict.code.empty()) return Refuse(*turn, event, now, verdict);
   MediationResult mediated = Mediate(*turn, call, now);
   if (mediated.required_authority.has_value()) {
@@ -94,14 +101,25 @@ absl::StatusOr<Invocation::Verdict> Invocation::CheckEnvelope(Turn& turn, const 
                                                               absl::Time now) {
   absl::ReleasableMutexLock lock(&turn.mu);
   if (turn.phase == Phase::kEnded) {
+    const bool past_bound = PastRefusalBound(turn);
     lock.Release();
+    if (past_bound) return absl::FailedPreconditionError("the turn has ended");
     return RefuseEnded(turn, event.call, now);
   }
-  turn.Emit("tool.requested", CallData(event.call, event.step, {}), now);
   Verdict verdict;
   verdict.code = CheckDraining(turn, now);
   if (verdict.code.empty()) verdict.code = CheckStepBudget(turn, event.step);
   if (verdict.code.empty()) verdict.code = CheckCallBudget(turn);
+  // Past the budget: recorded one by one up to the bound, then the turn ends (ADR 0016).
+  if (!verdict.code.empty() && PastRefusalBound(turn)) {
+    verdict.ends_turn = turn.phase == Phase::kRunning;
+    if (!verdict.ends_turn) {
+      lock.Release();
+      return absl::FailedPreconditionError("the turn has ended");
+    }
+    return verdict;
+  }
+  turn.Emit("tool.requested", CallData(event.call, event.step, {}), now);
   if (verdict.code.empty() && !turn.Offers(event.call.tool())) {
     verdict.code = capability::kToolUnavailable;
     verdict.cause = turn.NotOfferedCause(event.call.tool());
@@ -237,6 +255,20 @@ void Invocation::SettleCall(Turn& turn, const CallEvent& event, bool repeatable,
     turn.Emit("tool.completed", std::move(data), clock_.Now());
   }
   turn.changed.SignalAll();
+}
+
+bool Invocation::PastRefusalBound(Turn& turn) const {
+  if (turn.refusals_past_budget > options_.max_refusals_past_budget) return true;
+  return ++turn.refusals_past_budget > options_.max_refusals_past_budget;
+}
+
+void Invocation::EndForRefusals(Turn& turn, absl::string_view code, absl::Time now) {
+  Settlement ending = Settlement::Failed(CodeError(code), pb::ENDED_BY_ENVELOPE);
+  ending.cause = std::string(capability::kCauseRefusalsExhausted);
+  (*ending.metadata.mutable_fields())["cause"] = Str(capability::kCauseRefusalsExhausted);
+  (*ending.metadata.mutable_fields())["refusalsPastBudget"] =
+      Num(static_cast<double>(options_.max_refusals_past_budget));
+  settler_.Finalize(turn, std::move(ending), now);
 }
 
 absl::Status Invocation::RefuseEnded(const Turn& turn, const pb::ToolCall& call, absl::Time now) {

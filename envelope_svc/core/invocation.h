@@ -38,9 +38,22 @@ namespace sharedos::envelope::core {
 // turn's mutex, which is never held across mediation or an audit call. Borrows every dependency.
 class Invocation {
  public:
+  struct Options {
+    // Refusals recorded one by one past a turn's budget (turn_draining, step_limit_exceeded,
+    // tool_call_limit_exceeded, calls after its end); the next one ends a running turn failed
+    // with that refusal's code (turn.ended cause refusals_exhausted) and is not recorded on its
+    // own, and calls after that are refused without a record (ADR 0016).
+    int32_t max_refusals_past_budget = 32;
+  };
+
   Invocation(TurnTable& table, Settler& settler, Mediator& mediator,
-             audit::client::AuditWriter& audit, const common::Clock& clock)
-      : table_(table), settler_(settler), mediator_(mediator), audit_(audit), clock_(clock) {}
+             audit::client::AuditWriter& audit, const common::Clock& clock, Options options)
+      : table_(table),
+        settler_(settler),
+        mediator_(mediator),
+        audit_(audit),
+        clock_(clock),
+        options_(options) {}
   Invocation(const Invocation&) = delete;
   Invocation& operator=(const Invocation&) = delete;
 
@@ -68,6 +81,8 @@ class Invocation {
     // refusal's tool.completed waits for that record).
     const Turn::Withheld* withheld = nullptr;
     bool repeatable = true;
+    // The refusal past the budget that reached the bound: the turn ends (no record of its own).
+    bool ends_turn = false;
   };
 
   // The steps, in order.
@@ -90,7 +105,11 @@ class Invocation {
   void SettleCall(Turn& turn, const CallEvent& event, bool repeatable,
                   const MediationResult& mediated) ABSL_LOCKS_EXCLUDED(turn.mu);
 
-  // A call on a turn that has ended, recorded: FAILED_PRECONDITION.
+  // Counts a refusal past the budget; true when it is beyond the bound (not recorded).
+  bool PastRefusalBound(Turn& turn) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(turn.mu);
+  // Ends `turn` for refusals past its budget: failed `code`, cause refusals_exhausted.
+  void EndForRefusals(Turn& turn, absl::string_view code, absl::Time now);
+  // A call on a turn that has ended, recorded while under the refusal bound: FAILED_PRECONDITION.
   absl::Status RefuseEnded(const Turn& turn, const protocol::v1::ToolCall& call, absl::Time now);
 
   TurnTable& table_;
@@ -98,6 +117,7 @@ class Invocation {
   Mediator& mediator_;
   audit::client::AuditWriter& audit_;
   const common::Clock& clock_;
+  const Options options_;
 };
 
 }  // namespace sharedos::envelope::core

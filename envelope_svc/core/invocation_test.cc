@@ -169,6 +169,58 @@ TEST_F(InvocationTest, CallBudgetRefusesTheCallNotTheTurn) {
             pb::EXECUTION_STATUS_SUCCEEDED);
 }
 
+// Issue 34 (observation 2): refusals past the budget are recorded one by one up to the bound;
+// the next ends the turn (the refusal's code, cause refusals_exhausted) and later calls leave no
+// record.
+TEST_F(InvocationTest, RefusalsPastTheBudgetAreBoundedThenTheTurnEnds) {
+  TurnEngine::Options options;
+  options.max_refusals_past_budget = 3;
+  MakeEngine(options);
+  pb::ExecutionRequest request = Request();
+  request.mutable_options()->set_max_tool_calls(1);
+  const std::string turn = OpenRunning(request);
+  EXPECT_EQ(Call(turn, "files.read", R"({"path": "a"})").status(),
+            pb::TOOL_RESULT_STATUS_SUCCEEDED);
+  for (int i = 0; i < 4; ++i) {
+    pb::ToolResult refused = Call(turn, "files.read", R"({"path": "b"})");
+    EXPECT_EQ(refused.status(), pb::TOOL_RESULT_STATUS_DENIED) << i;
+    EXPECT_EQ(refused.error().code(), "tool_call_limit_exceeded") << i;
+  }
+  // The fourth ended the turn.
+  const v1::GetTurnResponse got = Get(turn);
+  EXPECT_EQ(got.result().status(), pb::EXECUTION_STATUS_FAILED);
+  EXPECT_EQ(got.result().error().code(), "tool_call_limit_exceeded");
+  EXPECT_EQ(got.result().metadata().fields().at("cause").string_value(), "refusals_exhausted");
+  const size_t events = got.result().events_size();
+  const size_t records = audit_.events().size();
+  for (int i = 0; i < 100; ++i) {
+    EXPECT_THAT(TryCall(turn, "files.read", R"({"path": "c"})"),
+                StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("ended")));
+  }
+  EXPECT_EQ(audit_.events().size(), records);
+  EXPECT_EQ(Get(turn).result().events_size(), events);
+  const std::vector<pb::AuditEvent> invoked = Audited(pb::AUDIT_EVENT_TYPE_TOOL_INVOKED);
+  ASSERT_THAT(invoked, SizeIs(4));  // one call, three refusals
+  const pb::AuditEvent ended = TurnEnded();
+  EXPECT_EQ(ended.reason(), "tool_call_limit_exceeded");
+  EXPECT_EQ(ended.cause(), "refusals_exhausted");
+  EXPECT_EQ(ended.ended_by(), pb::ENDED_BY_ENVELOPE);
+}
+
+TEST_F(InvocationTest, CallsAfterAnEndingAreRecordedOnlyUpToTheBound) {
+  TurnEngine::Options options;
+  options.max_refusals_past_budget = 2;
+  MakeEngine(options);
+  const std::string turn = OpenRunning();
+  Finish(turn, R"pb(complete { output { string_value: "done" } })pb");
+  const size_t records = audit_.events().size();
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_THAT(TryCall(turn, "files.read", R"({"path": "c"})"),
+                StatusIs(absl::StatusCode::kFailedPrecondition));
+  }
+  EXPECT_EQ(audit_.events().size(), records + 2);
+}
+
 TEST_F(InvocationTest, StepBudgetCountsDeclaredSteps) {
   pb::ExecutionRequest request = Request();
   request.mutable_options()->set_max_steps(2);

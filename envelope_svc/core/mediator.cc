@@ -56,6 +56,7 @@ MediationResult RefuseWith(MediationResult out, const pb::ToolCall& call,
                            const absl::Status& refusal, absl::Time now) {
   out.result = tools::RefusalResult(call, refusal, now);
   out.facts.reason = out.result.error().code();
+  out.facts.cause = tools::RefusalCause(refusal);
   return out;
 }
 
@@ -320,7 +321,8 @@ MediationResult Mediator::InvokeProvider(const Call& c, const std::string& grant
       std::max(absl::ZeroDuration(),
                std::min(options_.provider_timeout, c.scope.turn_deadline - c.now));
   absl::StatusOr<pb::ToolResult> result =
-      c.scope.tools->Invoke(c.call, c.requirement, tools::ProviderContextOf(c.context), deadline);
+      c.scope.tools->Invoke(c.call, c.requirement, tools::ProviderContextOf(c.context), deadline,
+                            options_.max_tool_result_bytes);
   if (!result.ok()) return RefuseWith(std::move(out), c.call, result.status(), c.now);
   out.result = *std::move(result);
   if (out.result.has_error()) out.facts.reason = out.result.error().code();

@@ -46,6 +46,7 @@
 #ifndef SHAREDOS_ENVELOPE_SVC_CORE_MEDIATOR_H_
 #define SHAREDOS_ENVELOPE_SVC_CORE_MEDIATOR_H_
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -102,6 +103,9 @@ class Mediator {
     // Runs messages.request once its requirement is allowed (messaging.h); null: the tool is
     // never offered, and a call reaching step 12 fails message_transport_not_configured.
     Messenger* messenger = nullptr;
+    // The largest tool result accepted (a tool's own cap may be lower; turn_tools.h): a larger
+    // one fails tool_execution_failed, cause result_too_large. 0: none.
+    uint64_t max_tool_result_bytes = 0;
   };
 
   Mediator(authorizer::client::AuthorizerClient& authorizer, audit::client::AuditWriter& audit,

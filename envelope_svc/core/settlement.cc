@@ -477,6 +477,7 @@ void Settler::Finalize(Turn& turn, Settlement settlement, std::optional<absl::Ti
   // Post-effect: recorded once, whatever the audit log's state; never changes the result.
   pb::AuditEvent ended = TurnEndedEvent(turn.context, result, settlement.ended_by);
   if (!turn.ended_event_id.empty()) ended.set_id(turn.ended_event_id);
+  if (!settlement.cause.empty()) ended.set_cause(settlement.cause);
   if (settlement.audit_outcome.has_value()) {
     ended.set_outcome(*settlement.audit_outcome);
     if (settlement.ended_by.has_value()) ended.set_ended_by(*settlement.ended_by);

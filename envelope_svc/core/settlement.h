@@ -47,6 +47,8 @@ struct Settlement {
   google::protobuf::Struct metadata;
   // turn.ended's outcome when not the one the status maps to (interrupted).
   std::optional<protocol::v1::AuditOutcome> audit_outcome;
+  // turn.ended's cause (the situation behind its reason code; e.g. refusals_exhausted).
+  std::string cause;
 
   // denied at admission: turn.denied {code}.
   static Settlement Denied(absl::string_view code);

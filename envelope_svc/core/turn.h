@@ -70,6 +70,8 @@ enum class Phase { kRunning, kEnding, kEnded };
 // `mu` is guarded by `mu`. Thread-safe in that sense; held by shared_ptr.
 struct Turn {
   std::string id;
+  // The host credential that opened the turn (its name; the per-host open-turn quota's key).
+  std::string host;
   protocol::v1::ExecutionRequest request;
   // request.context with now = the admission instant.
   protocol::v1::AccessContext context;
@@ -119,6 +121,9 @@ struct Turn {
   bool audit_outage ABSL_GUARDED_BY(mu) = false;
   absl::flat_hash_set<int64_t> steps_seen ABSL_GUARDED_BY(mu);
   int32_t tool_calls ABSL_GUARDED_BY(mu) = 0;
+  // Calls refused past the turn's budget (draining, step and call limits, calls after its end):
+  // bounded by Invocation::Options::max_refusals_past_budget (ADR 0016).
+  int32_t refusals_past_budget ABSL_GUARDED_BY(mu) = 0;
   int in_flight ABSL_GUARDED_BY(mu) = 0;
   int in_flight_unrepeatable ABSL_GUARDED_BY(mu) = 0;
   // A non-repeatable call reached its provider and was not refused there.

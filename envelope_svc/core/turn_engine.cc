@@ -38,6 +38,17 @@ Admission::Options AdmissionOptions(const TurnEngine::Options& options) {
   return admission;
 }
 
+TurnTable::Options TableOptions(const TurnEngine::Options& options) {
+  TurnTable::Options table;
+  table.max_turns = options.max_turns;
+  table.ended_turn_retention = options.ended_turn_retention;
+  table.metrics = options.metrics;
+  table.max_open_turns_per_namespace = options.max_open_turns_per_namespace;
+  table.max_open_turns_per_host = options.max_open_turns_per_host;
+  table.max_admission_ended = options.max_admission_ended;
+  return table;
+}
+
 Settler::Options SettlerOptions(const TurnEngine::Options& options) {
   Settler::Options settler;
   settler.authorizer_timeout = options.authorizer_timeout;
@@ -81,20 +92,23 @@ TurnEngine::TurnEngine(authorizer::client::AuthorizerClient& authorizer,
       runtime_{options.runtime_id, options.mcp_runtime_id, options.runtime_version},
       messenger_(authorizer, audit, options.message_transport, clock, MessengerOptions(options)),
       resources_(authorizer, audit, options.resource_providers, clock, ResourceOptions(options)),
-      mediator_(authorizer, audit, clock,
-                Mediator::Options{options.authorizer_timeout, options.provider_timeout,
-                                  options.deadline_clock, &messenger_}),
-      table_(TurnTable::Options{options.max_turns, options.ended_turn_retention, options.metrics}),
+      mediator_(
+          authorizer, audit, clock,
+          Mediator::Options{options.authorizer_timeout, options.provider_timeout,
+                            options.deadline_clock, &messenger_, options.max_tool_result_bytes}),
+      table_(TableOptions(options)),
       settler_(authorizer, audit, clock, table_, runtime_, SettlerOptions(options)),
       admission_(authorizer, registry, providers_, audit, clock, table_, settler_, runtime_,
                  AdmissionOptions(options)),
-      invocation_(table_, settler_, mediator_, audit, clock) {}
+      invocation_(table_, settler_, mediator_, audit, clock,
+                  Invocation::Options{options.max_refusals_past_budget}) {}
 
 absl::StatusOr<int> TurnEngine::RecoverInterrupted() { return settler_.RecoverInterrupted(); }
 
 absl::StatusOr<v1::OpenTurnResponse> TurnEngine::OpenTurn(const v1::OpenTurnRequest& request,
-                                                          const common::server::HostScope& scope) {
-  return admission_.OpenTurn(request, scope);
+                                                          const common::server::HostScope& scope,
+                                                          absl::string_view host) {
+  return admission_.OpenTurn(request, scope, host);
 }
 
 absl::StatusOr<v1::InvokeToolResponse> TurnEngine::InvokeTool(

@@ -35,6 +35,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "audit_svc/client/audit_writer.h"
 #include "authorizer_svc/client/authorizer_client.h"
@@ -84,8 +85,19 @@ class TurnEngine {
     absl::Duration finish_wait = absl::Seconds(10);
     // How long an ended turn stays readable (GetTurn, CancelTurn, WatchTurn).
     absl::Duration ended_turn_retention = absl::Minutes(15);
-    // Turns held at once (open and retained); OpenTurn answers RESOURCE_EXHAUSTED beyond.
+    // Turns held at once (open and retained; retained ones give way to new turns); OpenTurn
+    // answers RESOURCE_EXHAUSTED when open turns fill it.
     size_t max_turns = 100000;
+    // Open turns per namespace and per host credential, and turns ended at admission retained
+    // (turn_table.h; docs/reliability.md).
+    size_t max_open_turns_per_namespace = 1000;
+    size_t max_open_turns_per_host = 1000;
+    size_t max_admission_ended = 1024;
+    // Refusals recorded past a turn's budget before the turn is ended (invocation.h, ADR 0016).
+    int32_t max_refusals_past_budget = 32;
+    // The largest tool result (its output, serialized) any tool may answer; a tool's registry
+    // max_result_bytes may lower it (turn_tools.h). 0: none.
+    uint64_t max_tool_result_bytes = 2 << 20;
     // Per authorizer RPC and per provider call (see Mediator::Options).
     absl::Duration authorizer_timeout = absl::Seconds(2);
     absl::Duration provider_timeout = absl::Seconds(30);
@@ -147,9 +159,12 @@ class TurnEngine {
   // Errors: INVALID_ARGUMENT naming the field (unknown fields, version ≠ "1", bounds, runtime
   // unspecified); PERMISSION_DENIED (namespace, owner or authority outside `scope`);
   // FAILED_PRECONDITION (execution_id already used by a held turn; RUNTIME_MCP not configured);
-  // RESOURCE_EXHAUSTED (max_turns held); UNAVAILABLE "envelope draining" (after StopAdmitting).
+  // RESOURCE_EXHAUSTED naming the quota reached and the flag that raises it (open turns in the
+  // namespace, of the host credential `host`, or filling the table: turn_table.h); UNAVAILABLE
+  // "envelope draining" (after StopAdmitting).
   absl::StatusOr<v1::OpenTurnResponse> OpenTurn(const v1::OpenTurnRequest& request,
-                                                const common::server::HostScope& scope);
+                                                const common::server::HostScope& scope,
+                                                absl::string_view host = "");
 
   // One tool call of an open turn: the turn layer's checks (draining, step budget for a
   // declared step, call budget, offered this turn), then kernel mediation. Every refusal is a

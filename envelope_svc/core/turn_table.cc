@@ -33,20 +33,77 @@ absl::Status CheckTurnId(const std::string& turn_id) {
 }
 
 absl::Status TurnTable::Reserve(const Turn& turn) {
+  const std::string& namespace_id = turn.request.context().namespace_id();
   absl::MutexLock lock(&mu_);
-  if (by_execution_.size() >= options_.max_turns) {
-    return absl::ResourceExhaustedError("too many turns held by this envelope");
+  if (auto open = open_by_namespace_.find(namespace_id);
+      open != open_by_namespace_.end() && open->second >= options_.max_open_turns_per_namespace) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "open turns in namespace \"", namespace_id, "\": ", open->second, " of ",
+        options_.max_open_turns_per_namespace,
+        " (quota max_open_turns_per_namespace; --max_open_turns_per_namespace raises it)"));
+  }
+  if (auto open = open_by_host_.find(turn.host);
+      open != open_by_host_.end() && open->second >= options_.max_open_turns_per_host) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("open turns of host credential \"", turn.host, "\": ", open->second, " of ",
+                     options_.max_open_turns_per_host,
+                     " (quota max_open_turns_per_host; --max_open_turns_per_host raises it)"));
+  }
+  // Ended turns give way to open ones; only open turns can fill the table.
+  while (by_execution_.size() >= options_.max_turns) {
+    if (!EvictOneLocked()) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("open turns held by this envelope: ", by_execution_.size(), " of ",
+                       options_.max_turns, " (quota max_turns; --max_turns raises it)"));
+    }
   }
   if (!by_execution_.emplace(ExecutionKey(turn.request), turn.id).second) {
     return absl::FailedPreconditionError(absl::StrCat("execution_request.execution_id: \"",
                                                       turn.request.execution_id(),
                                                       "\" is already used by another turn"));
   }
+  ++open_by_namespace_[namespace_id];
+  ++open_by_host_[turn.host];
+  reserved_.insert(turn.id);
   return absl::OkStatus();
+}
+
+void TurnTable::CloseLocked(const Turn& turn) {
+  auto decrement = [](absl::flat_hash_map<std::string, size_t>& counts, const std::string& key) {
+    auto it = counts.find(key);
+    if (it == counts.end()) return;
+    if (--it->second == 0) counts.erase(it);
+  };
+  decrement(open_by_namespace_, turn.request.context().namespace_id());
+  decrement(open_by_host_, turn.host);
+}
+
+bool TurnTable::ForgetLocked(const std::string& turn_id) {
+  auto turn = turns_.find(turn_id);
+  if (turn == turns_.end() || running_.contains(turn_id)) return false;
+  by_execution_.erase(ExecutionKey(turn->second->request));
+  turns_.erase(turn);
+  return true;
+}
+
+bool TurnTable::EvictOneLocked() {
+  // The turns ended at admission first (cheapest to lose), then those closest to forgetting.
+  while (!admission_ended_.empty()) {
+    const std::string id = std::move(admission_ended_.front().second);
+    admission_ended_.pop_front();
+    if (ForgetLocked(id)) return true;
+  }
+  while (!retention_.empty()) {
+    const std::string id = std::move(retention_.begin()->second);
+    retention_.erase(retention_.begin());
+    if (ForgetLocked(id)) return true;
+  }
+  return false;
 }
 
 void TurnTable::PublishRunning(std::shared_ptr<Turn> turn) {
   absl::MutexLock lock(&mu_);
+  reserved_.erase(turn->id);
   deadlines_.emplace(turn->deadline, turn->id);
   running_.insert(turn->id);
   metrics_.TurnOpened();
@@ -56,14 +113,21 @@ void TurnTable::PublishRunning(std::shared_ptr<Turn> turn) {
 
 void TurnTable::PublishEnded(std::shared_ptr<Turn> turn, absl::Time ended_at) {
   absl::MutexLock lock(&mu_);
-  retention_.emplace(ended_at + options_.ended_turn_retention, turn->id);
+  if (reserved_.erase(turn->id) > 0) CloseLocked(*turn);
   const std::string id = turn->id;
   turns_.emplace(id, std::move(turn));
+  admission_ended_.emplace_back(ended_at + options_.ended_turn_retention, id);
+  while (admission_ended_.size() > options_.max_admission_ended) {
+    const std::string oldest = std::move(admission_ended_.front().second);
+    admission_ended_.pop_front();
+    ForgetLocked(oldest);
+  }
 }
 
 bool TurnTable::Retire(const Turn& turn, absl::Time ended_at) {
   absl::MutexLock lock(&mu_);
   if (running_.erase(turn.id) == 0) return false;
+  CloseLocked(turn);
   auto [first, last] = deadlines_.equal_range(turn.deadline);
   for (auto it = first; it != last; ++it) {
     if (it->second == turn.id) {
@@ -101,11 +165,12 @@ std::vector<std::shared_ptr<Turn>> TurnTable::Sweep(absl::Time now) {
     if (auto turn = turns_.find(it->second); turn != turns_.end()) due.push_back(turn->second);
   }
   while (!retention_.empty() && retention_.begin()->first <= now) {
-    if (auto turn = turns_.find(retention_.begin()->second); turn != turns_.end()) {
-      by_execution_.erase(ExecutionKey(turn->second->request));
-      turns_.erase(turn);
-    }
+    ForgetLocked(retention_.begin()->second);
     retention_.erase(retention_.begin());
+  }
+  while (!admission_ended_.empty() && admission_ended_.front().first <= now) {
+    ForgetLocked(admission_ended_.front().second);
+    admission_ended_.pop_front();
   }
   return due;
 }
@@ -118,6 +183,18 @@ size_t TurnTable::held() const {
 size_t TurnTable::running() const {
   absl::MutexLock lock(&mu_);
   return running_.size();
+}
+
+size_t TurnTable::open_in_namespace(const std::string& namespace_id) const {
+  absl::MutexLock lock(&mu_);
+  auto it = open_by_namespace_.find(namespace_id);
+  return it == open_by_namespace_.end() ? 0 : it->second;
+}
+
+size_t TurnTable::open_of_host(const std::string& host) const {
+  absl::MutexLock lock(&mu_);
+  auto it = open_by_host_.find(host);
+  return it == open_by_host_.end() ? 0 : it->second;
 }
 
 }  // namespace sharedos::envelope::core

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "common/status/status_matchers.h"
 #include "envelope_svc/core/turn.h"
 #include "gmock/gmock.h"
@@ -98,12 +99,94 @@ TEST(TurnTableTest, AnExecutionIsReservedOncePerNamespace) {
   EXPECT_EQ(table.Lookup("turn-1"), nullptr);
 }
 
-TEST(TurnTableTest, ReservationsAreBoundedByMaxTurns) {
+TEST(TurnTableTest, OpenTurnsAreBoundedByMaxTurns) {
   TurnTable table = MakeTable(/*max_turns=*/2);
   EXPECT_TRUE(table.Reserve(*MakeTurn("turn-1", "exec-1")).ok());
   EXPECT_TRUE(table.Reserve(*MakeTurn("turn-2", "exec-2")).ok());
   EXPECT_THAT(table.Reserve(*MakeTurn("turn-3", "exec-3")),
-              StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("too many turns")));
+              StatusIs(absl::StatusCode::kResourceExhausted,
+                       HasSubstr("quota max_turns; --max_turns raises it")));
+}
+
+TEST(TurnTableTest, RetainedTurnsGiveWayToNewOnesWhenTheTableIsFull) {
+  TurnTable table = MakeTable(/*max_turns=*/2);
+  std::shared_ptr<Turn> ran = MakeTurn("turn-1", "exec-1");
+  ASSERT_TRUE(table.Reserve(*ran).ok());
+  table.PublishRunning(ran);
+  table.Retire(*ran, kStart);
+  std::shared_ptr<Turn> open = MakeTurn("turn-2", "exec-2");
+  ASSERT_TRUE(table.Reserve(*open).ok());
+  table.PublishRunning(open);
+  // The ended turn is forgotten early; the open one stays.
+  EXPECT_TRUE(table.Reserve(*MakeTurn("turn-3", "exec-3")).ok());
+  EXPECT_EQ(table.Lookup("turn-1"), nullptr);
+  EXPECT_EQ(table.Lookup("turn-2"), open);
+}
+
+std::shared_ptr<Turn> HostTurn(const std::string& id, const std::string& namespace_id,
+                               const std::string& host) {
+  std::shared_ptr<Turn> turn = MakeTurn(id, "exec-" + id, namespace_id);
+  turn->host = host;
+  return turn;
+}
+
+TEST(TurnTableTest, OpenTurnsAreBoundedPerNamespaceAndOthersKeepOpening) {
+  TurnTable::Options options;
+  options.max_open_turns_per_namespace = 2;
+  TurnTable table(options);
+  ASSERT_TRUE(table.Reserve(*HostTurn("a1", "world-bob", "host-bob")).ok());
+  std::shared_ptr<Turn> second = HostTurn("a2", "world-bob", "host-bob");
+  ASSERT_TRUE(table.Reserve(*second).ok());
+  table.PublishRunning(second);
+  EXPECT_THAT(table.Reserve(*HostTurn("a3", "world-bob", "host-bob")),
+              StatusIs(absl::StatusCode::kResourceExhausted,
+                       HasSubstr("open turns in namespace \"world-bob\": 2 of 2 (quota "
+                                 "max_open_turns_per_namespace; --max_open_turns_per_namespace "
+                                 "raises it)")));
+  // Another namespace is not affected.
+  EXPECT_TRUE(table.Reserve(*HostTurn("b1", "world-alice", "host-alice")).ok());
+  // A turn that ends frees its slot.
+  table.Retire(*second, kStart);
+  EXPECT_EQ(table.open_in_namespace("world-bob"), 1u);
+  EXPECT_TRUE(table.Reserve(*HostTurn("a4", "world-bob", "host-bob")).ok());
+}
+
+TEST(TurnTableTest, OpenTurnsAreBoundedPerHostCredential) {
+  TurnTable::Options options;
+  options.max_open_turns_per_host = 1;
+  TurnTable table(options);
+  std::shared_ptr<Turn> first = HostTurn("a1", "world-1", "host-bob");
+  ASSERT_TRUE(table.Reserve(*first).ok());
+  EXPECT_THAT(table.Reserve(*HostTurn("a2", "world-2", "host-bob")),
+              StatusIs(absl::StatusCode::kResourceExhausted,
+                       HasSubstr("open turns of host credential \"host-bob\": 1 of 1 (quota "
+                                 "max_open_turns_per_host; --max_open_turns_per_host raises it)")));
+  EXPECT_TRUE(table.Reserve(*HostTurn("b1", "world-1", "host-alice")).ok());
+  // Ended at admission: no longer open.
+  table.PublishEnded(first, kStart);
+  EXPECT_EQ(table.open_of_host("host-bob"), 0u);
+  EXPECT_TRUE(table.Reserve(*HostTurn("a3", "world-2", "host-bob")).ok());
+}
+
+TEST(TurnTableTest, TurnsEndedAtAdmissionAreRetainedInABoundedFifo) {
+  TurnTable::Options options;
+  options.max_admission_ended = 3;
+  options.ended_turn_retention = absl::Minutes(1);
+  TurnTable table(options);
+  for (int i = 0; i < 10; ++i) {
+    std::shared_ptr<Turn> turn = HostTurn(absl::StrCat("d", i), "world-1", "host-bob");
+    ASSERT_TRUE(table.Reserve(*turn).ok());
+    table.PublishEnded(turn, kStart + absl::Seconds(i));
+  }
+  EXPECT_EQ(table.held(), 3u);
+  EXPECT_EQ(table.Lookup("d6"), nullptr);
+  EXPECT_NE(table.Lookup("d7"), nullptr);
+  EXPECT_NE(table.Lookup("d9"), nullptr);
+  // The oldest's execution is free again; the retention still applies to the rest.
+  EXPECT_TRUE(table.Reserve(*MakeTurn("again", "exec-d0")).ok());
+  table.Sweep(kStart + absl::Seconds(67));
+  EXPECT_EQ(table.Lookup("d7"), nullptr);
+  EXPECT_NE(table.Lookup("d8"), nullptr);
 }
 
 TEST(TurnTableTest, FindChecksTheCallersScope) {

@@ -1,7 +1,5 @@
 #include "envelope_svc/mcp/mcp_server.h"
 
-#include <httplib.h>
-
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -83,7 +81,7 @@ Json ErrorBody(const Json& id, int code, const std::string& message, Json data =
 }
 
 // An optional header, whitespace trimmed.
-std::optional<std::string> Header(const httplib::Request& request, const char* name) {
+std::optional<std::string> Header(const common::http::Request& request, const char* name) {
   if (!request.has_header(name)) return std::nullopt;
   return std::string(absl::StripAsciiWhitespace(request.get_header_value(name)));
 }
@@ -318,7 +316,7 @@ absl::Status CheckPublicUrl(const std::string& url) {
 }  // namespace
 
 McpServer::McpServer(Options options, std::shared_ptr<common::server::KeyPairWatcher> key_pair,
-                     std::unique_ptr<httplib::Server> http, int port)
+                     std::unique_ptr<common::http::BoundedHttpServer> http, int port)
     : options_(std::move(options)),
       metrics_(options_.metrics),
       key_pair_(std::move(key_pair)),
@@ -339,7 +337,6 @@ McpServer::~McpServer() { Shutdown(); }
 absl::StatusOr<std::unique_ptr<McpServer>> McpServer::Bind(Options options) {
   if (absl::Status url = CheckPublicUrl(options.public_url); !url.ok()) return url;
   std::shared_ptr<common::server::KeyPairWatcher> key_pair;
-  std::unique_ptr<httplib::Server> http;
   if (options.tls.enabled()) {
     common::server::ServerTls pair = options.tls;
     pair.client_ca_file.clear();
@@ -347,32 +344,33 @@ absl::StatusOr<std::unique_ptr<McpServer>> McpServer::Bind(Options options) {
         common::server::KeyPairWatcher::Load(pair);
     if (!loaded.ok()) return loaded.status();
     key_pair = *std::move(loaded);
-    auto https = std::make_unique<httplib::SSLServer>(
-        [watcher = key_pair.get()](SSL_CTX& ctx) { return watcher->Install(ctx); });
-    if (!https->is_valid()) return absl::InvalidArgumentError("--tls_cert: refused by OpenSSL");
-    http = std::move(https);
   } else if (!common::server::IsLoopbackHost(options.host)) {
     return absl::InvalidArgumentError(
         absl::StrCat("--mcp_host: the MCP front door serves plaintext HTTP only on loopback (got ",
                      options.host, "); give --tls_cert and --tls_key to serve HTTPS"));
-  } else {
-    http = std::make_unique<httplib::Server>();
   }
-  // One small answer per request: Nagle's algorithm against the client's delayed ACK would add
-  // tens of milliseconds to each (accepted sockets inherit the option on Linux).
-  http->set_tcp_nodelay(true);
-  int port = options.port;
-  if (port == 0) {
-    port = http->bind_to_any_port(options.host);
-  } else if (!http->bind_to_port(options.host, port)) {
-    port = -1;
-  }
-  if (port <= 0) {
+  common::http::BoundedHttpServer::Options http;
+  http.host = options.host;
+  http.port = options.port;
+  http.tls = key_pair;
+  http.max_connections = options.max_connections;
+  http.max_connections_per_address = options.max_connections_per_address;
+  http.max_header_bytes = options.max_header_bytes;
+  http.max_body_bytes = options.max_body_bytes;
+  http.read_timeout = options.read_timeout;
+  http.write_timeout = options.request_timeout;
+  http.handler_threads = options.handler_threads;
+  http.max_queued_requests = options.max_queued_requests;
+  absl::StatusOr<std::unique_ptr<common::http::BoundedHttpServer>> bound =
+      common::http::BoundedHttpServer::Bind(std::move(http));
+  if (!bound.ok()) {
+    if (bound.status().code() == absl::StatusCode::kInvalidArgument) return bound.status();
     return absl::UnavailableError(
         absl::StrCat("--mcp_port: cannot listen on ", options.host, ":", options.port));
   }
+  const int port = (*bound)->port();
   return std::unique_ptr<McpServer>(
-      new McpServer(std::move(options), std::move(key_pair), std::move(http), port));
+      new McpServer(std::move(options), std::move(key_pair), *std::move(bound), port));
 }
 
 void McpServer::Start(core::TurnEngine& engine, const ExecutionTokenCodec& tokens,
@@ -383,50 +381,37 @@ void McpServer::Start(core::TurnEngine& engine, const ExecutionTokenCodec& token
   invoker_ = std::make_unique<EngineInvoker>(engine);
   latch_ = std::make_unique<EscalationLatch>(engine, *invoker_, clock);
 
-  const auto seconds = absl::ToInt64Seconds(options_.request_timeout);
-  const auto micros = absl::ToInt64Microseconds(options_.request_timeout - absl::Seconds(seconds));
-  http_->set_read_timeout(seconds, micros);
-  http_->set_write_timeout(seconds, micros);
-  http_->set_keep_alive_max_count(1000);
-  http_->set_payload_max_length(options_.max_body_bytes);
-  auto not_allowed = [](const httplib::Request&, httplib::Response& response) {
+  auto not_allowed = [](const common::http::Request&, common::http::Response& response) {
     response.status = 405;
     response.set_header("Allow", "POST");
     response.set_content(ErrorBody(nullptr, kServerError, "Method not allowed.").dump(),
                          "application/json");
   };
-  http_->Post("/mcp", [this](const httplib::Request& request, httplib::Response& response) {
-    HandlePost(request, response);
-  });
-  http_->Get("/mcp", not_allowed);
-  http_->Delete("/mcp", not_allowed);
-  http_->Put("/mcp", not_allowed);
-  http_->Patch("/mcp", not_allowed);
-  http_->set_exception_handler(
-      [](const httplib::Request&, httplib::Response& response, std::exception_ptr) {
-        response.status = 500;
-        response.set_content(ErrorBody(nullptr, kInternalError, "Internal error").dump(),
-                             "application/json");
+  http_->Route(
+      "POST", "/mcp",
+      [this](const common::http::Request& request, common::http::Response& response) {
+        HandlePost(request, response);
+      },
+      [this](const common::http::Request& request, common::http::Response& response) {
+        return CheckHeaders(request, response);
       });
-  thread_ = std::thread([this] {
-    http_->listen_after_bind();
-    loop_ended_ = true;
-  });
-  // The socket already listens (Bind), so no connection is lost meanwhile; waiting for the loop
-  // makes a Shutdown right after Start stop it (stop() ignores a server not yet running).
-  while (!http_->is_running() && !loop_ended_) std::this_thread::yield();
+  for (const char* method : {"GET", "DELETE", "PUT", "PATCH"}) {
+    http_->Route(method, "/mcp", not_allowed);
+  }
+  http_->SetErrorBody(ErrorBody(nullptr, kInternalError, "Internal error").dump(),
+                      "application/json");
+  http_->Start();
 }
 
 void McpServer::Shutdown() {
-  if (http_ != nullptr) http_->stop();
-  if (thread_.joinable()) thread_.join();
+  if (http_ != nullptr) http_->Stop();
 }
 
 // ---------------------------------------------------------------------------------------------
 // POST /mcp
 
 struct McpServer::Exchange {
-  Exchange(const httplib::Request& request, httplib::Response& response)
+  Exchange(const common::http::Request& request, common::http::Response& response)
       : request(request), response(response) {}
 
   // Answers `body` with `status`: JSON, or — to a client that accepts only text/event-stream —
@@ -453,8 +438,8 @@ struct McpServer::Exchange {
   // Accepted, nothing to answer.
   void Accept() { response.status = 202; }
 
-  const httplib::Request& request;
-  httplib::Response& response;
+  const common::http::Request& request;
+  common::http::Response& response;
   // Authenticate.
   ExecutionTokenClaims claims;
   core::TurnEngine::McpTurn turn;
@@ -501,7 +486,29 @@ struct McpServer::Method {
   Reply (McpServer::*handler)(Exchange&);
 };
 
-void McpServer::HandlePost(const httplib::Request& request, httplib::Response& response) {
+bool McpServer::CheckHeaders(const common::http::Request& request,
+                             common::http::Response& response) const {
+  Exchange exchange(request, response);
+  if (!CheckOrigin(exchange)) return false;
+  // Refused here before the body is read, exactly as Authenticate answers.
+  const std::string authorization = request.get_header_value("Authorization");
+  absl::string_view bearer = absl::StripAsciiWhitespace(authorization);
+  if (bearer.size() < 7 || !absl::EqualsIgnoreCase(bearer.substr(0, 7), "Bearer ")) {
+    response.set_header("WWW-Authenticate", kRealm);
+    exchange.Reject(401, kUnauthorized, "Unauthorized: an execution token is required");
+    return false;
+  }
+  const absl::Status verified =
+      tokens_->Verify(absl::StripAsciiWhitespace(bearer.substr(7)), clock_->Now()).status();
+  if (verified.ok()) return true;
+  response.set_header("WWW-Authenticate",
+                      absl::StrCat(kRealm, ", error=\"invalid_token\", error_description=\"",
+                                   verified.message(), "\""));
+  exchange.Reject(401, kUnauthorized, absl::StrCat("Unauthorized: ", verified.message()));
+  return false;
+}
+
+void McpServer::HandlePost(const common::http::Request& request, common::http::Response& response) {
   Exchange exchange(request, response);
   if (!CheckOrigin(exchange) || !Authenticate(exchange) || !ReadNaming(exchange) ||
       !NegotiateMedia(exchange) || !ParseMessage(exchange) || !ResolveEra(exchange)) {

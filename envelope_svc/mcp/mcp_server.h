@@ -26,7 +26,12 @@
 // structuredContent when the tool declares an output schema. Responses are JSON, or one SSE event
 // when the client accepts only text/event-stream.
 //
-// Thread-safe: requests are served concurrently on cpp-httplib's worker pool.
+// Transport (issue 34, ADR 0017): a BoundedHttpServer (common/http) — connections capped in total
+// and per client address, one read deadline per request, bounded headers and body, a fixed pool
+// of handler threads — and the Origin and the execution token are checked with the headers,
+// before any of the body is read (a refusal closes the connection).
+//
+// Thread-safe: requests are served concurrently by the server's handler threads.
 
 #ifndef SHAREDOS_ENVELOPE_SVC_MCP_MCP_SERVER_H_
 #define SHAREDOS_ENVELOPE_SVC_MCP_MCP_SERVER_H_
@@ -35,12 +40,12 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "common/http/bounded_http_server.h"
 #include "common/metrics/sinks.h"
 #include "common/server/tls.h"
 #include "common/time/clock.h"
@@ -48,12 +53,6 @@
 #include "envelope_svc/mcp/escalation_latch.h"
 #include "envelope_svc/mcp/execution_token.h"
 #include "sharedos/protocol/v1/tool.pb.h"
-
-namespace httplib {
-class Server;
-struct Request;
-struct Response;
-}  // namespace httplib
 
 namespace sharedos::envelope::mcp {
 
@@ -89,9 +88,21 @@ class McpServer {
     int port = 0;
     // Request bodies above this are 413.
     size_t max_body_bytes = 4 << 20;
-    // Reading a request and writing its answer, each (a tools/call is bounded by the engine's
-    // provider and authorizer timeouts).
+    // Writing an answer (a tools/call is bounded by the engine's provider and authorizer
+    // timeouts).
     absl::Duration request_timeout = absl::Seconds(60);
+    // Reading one request — TLS handshake, headers and body — and keeping an idle connection
+    // (--mcp_read_timeout); a slower client loses its connection.
+    absl::Duration read_timeout = absl::Seconds(10);
+    // Connections at once, in total and per client address (--mcp_max_connections,
+    // --mcp_max_connections_per_address); beyond, closed at accept.
+    size_t max_connections = 512;
+    size_t max_connections_per_address = 32;
+    // Header bytes of one request (431 beyond).
+    size_t max_header_bytes = 16 * 1024;
+    // Threads running requests, and requests waiting for one (503 beyond): --mcp_threads.
+    int handler_threads = 8;
+    size_t max_queued_requests = 256;
     // Origins accepted besides the endpoint's own (http://127.0.0.1:<port>,
     // http://localhost:<port>).
     std::vector<std::string> allowed_origins;
@@ -103,8 +114,8 @@ class McpServer {
     // before the turn is looked up here; answering true means it answered the request itself
     // (proxied to the turn's owner replica: envelope_svc/server/turn_forwarder.h). Unset: every
     // turn is looked up here.
-    std::function<bool(const std::string& turn_id, const httplib::Request& request,
-                       httplib::Response& response)>
+    std::function<bool(const std::string& turn_id, const common::http::Request& request,
+                       common::http::Response& response)>
         forward;
   };
 
@@ -135,7 +146,7 @@ class McpServer {
   friend class McpServerFuzzPeer;
 
   McpServer(Options options, std::shared_ptr<common::server::KeyPairWatcher> key_pair,
-            std::unique_ptr<httplib::Server> http, int port);
+            std::unique_ptr<common::http::BoundedHttpServer> http, int port);
 
   // One POST /mcp as it passes the steps (mcp_server.cc).
   struct Exchange;
@@ -145,7 +156,10 @@ class McpServer {
   struct Method;
 
   // POST /mcp: the steps below, in the order they run; the first that answers ends it.
-  void HandlePost(const httplib::Request& request, httplib::Response& response);
+  void HandlePost(const common::http::Request& request, common::http::Response& response);
+  // With the headers alone, before the body is read: the Origin and the token's signature and
+  // expiry (not the turn: that is HandlePost's, on a handler thread).
+  bool CheckHeaders(const common::http::Request& request, common::http::Response& response) const;
   // Transport: the Origin (DNS rebinding), then the execution token (401, not audited).
   bool CheckOrigin(Exchange& exchange) const;
   bool Authenticate(Exchange& exchange) const;
@@ -174,7 +188,7 @@ class McpServer {
   common::metrics::TurnMetrics metrics_;
   // The HTTPS pair (null for plaintext); outlives http_, whose handshakes read it.
   std::shared_ptr<common::server::KeyPairWatcher> key_pair_;
-  std::unique_ptr<httplib::Server> http_;
+  std::unique_ptr<common::http::BoundedHttpServer> http_;
   const int port_;
   const std::string listen_url_;
   const std::string url_;
@@ -184,8 +198,6 @@ class McpServer {
   const common::Clock* clock_ = nullptr;
   std::unique_ptr<EngineInvoker> invoker_;
   std::unique_ptr<EscalationLatch> latch_;
-  std::thread thread_;
-  std::atomic<bool> loop_ended_{false};
 };
 
 }  // namespace sharedos::envelope::mcp

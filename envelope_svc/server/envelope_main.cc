@@ -24,6 +24,7 @@
 #include "common/status/status_macros.h"
 #include "common/time/clock.h"
 #include "envelope_svc/server/envelope_server.h"
+#include "envelope_svc/server/limit_flags.h"
 #include "grantstore_svc/client/grpc_credential_source.h"
 
 // Defined by audit_writer_flags (the outbox the turn journal sits beside).
@@ -256,6 +257,7 @@ absl::StatusOr<std::unique_ptr<server::Servable>> Build(const server::ServiceFla
       server::ReadUpstream("authorizer", absl::GetFlag(FLAGS_authorizer_target),
                            absl::GetFlag(FLAGS_authorizer_token_file), flags.channel_tls));
   ASSIGN_OR_RETURN(env::EnvelopeServerOptions options, Options(repeated));
+  RETURN_IF_ERROR(env::ApplyLimitFlags(options));
   options.provider_tls = flags.channel_tls;
   options.replica.tls = flags.channel_tls;
   if (options.mcp.has_value()) options.mcp->server.tls = flags.server.tls;

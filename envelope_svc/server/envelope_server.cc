@@ -171,6 +171,8 @@ absl::Status EnvelopeServer::AttachProviders(const EnvelopeServerOptions& option
   if (!options.files_root.empty()) {
     files::FilesProvider::Options files_options;
     files_options.root = options.files_root;
+    files_options.max_owner_bytes = options.files_max_owner_bytes;
+    files_options.max_owner_files = options.files_max_owner_files;
     for (const auto& tool : registry_->tools()) {
       if (tool->provider_binding().has_files()) files_options.tools.push_back(tool->definition());
     }
@@ -211,9 +213,10 @@ absl::Status EnvelopeServer::JoinReplicas(EnvelopeServerOptions& options) {
   forwarder_ = *std::move(forwarder);
   options.engine.replica_name = forwarder_->name();
   if (options.mcp.has_value()) {
-    options.mcp->server.forward = [forwarder = forwarder_.get()](const std::string& turn_id,
-                                                                 const httplib::Request& request,
-                                                                 httplib::Response& response) {
+    options.mcp->server.forward = [forwarder = forwarder_.get()](
+                                      const std::string& turn_id,
+                                      const common::http::Request& request,
+                                      common::http::Response& response) {
       return forwarder->ProxyMcp(turn_id, request, response);
     };
   }

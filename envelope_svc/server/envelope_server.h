@@ -67,6 +67,9 @@ struct EnvelopeServerOptions {
   // Root of the built-in files provider's per-owner workspaces; empty: files-bound tools are not
   // offered.
   std::string files_root;
+  // Per-owner quotas of the files provider (bytes and files; 0: none).
+  uint64_t files_max_owner_bytes = uint64_t{1} << 30;
+  uint64_t files_max_owner_files = 100000;
   // Host ToolProviders, each called with "authorization: Bearer <provider_token>" unless the
   // token is empty.
   std::vector<HostProvider> providers;

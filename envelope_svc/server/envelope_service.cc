@@ -12,6 +12,10 @@ grpc::Status EnvelopeService::WatchTurn(grpc::ServerContext* context,
   static const std::string kMethod = MethodName("WatchTurn");
   absl::StatusOr<Principal> caller = rpc_.Caller(*context, kMethod);
   if (!caller.ok()) return common::ToGrpcStatus(caller.status());
+  // A long-poll (up to the turn's deadline): bounded per principal (issue 34).
+  absl::StatusOr<common::server::LongPollLimiter::Slot> slot =
+      long_polls_.Acquire(caller->name, "Envelope.WatchTurn");
+  if (!slot.ok()) return common::ToGrpcStatus(slot.status());
   if (forwarder_ != nullptr) {
     switch (forwarder_->RouteOf(request->turn_id(), TurnForwarder::Forwarded(*context))) {
       case TurnForwarder::Route::kLocal:

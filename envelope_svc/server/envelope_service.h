@@ -9,6 +9,7 @@
 #define SHAREDOS_ENVELOPE_SVC_SERVER_ENVELOPE_SERVICE_H_
 
 #include "common/server/auth.h"
+#include "common/server/long_poll_limiter.h"
 #include "common/server/rpc_adapter.h"
 #include "envelope_svc/core/turn_engine.h"
 #include "envelope_svc/server/turn_forwarder.h"
@@ -32,7 +33,7 @@ namespace sharedos::envelope::server {
 class EnvelopeService final : public common::server::CoreAdapter<v1::Envelope, core::TurnEngine> {
  public:
   // Each within the scope of the host's credential.
-  SHAREDOS_UNARY_RPC(OpenTurn, core_.OpenTurn(*request, caller.scope));
+  SHAREDOS_UNARY_RPC(OpenTurn, core_.OpenTurn(*request, caller.scope, caller.name));
   SHAREDOS_TURN_RPC(InvokeTool, core_.InvokeTool(*request, caller.scope));
   SHAREDOS_TURN_RPC(FinishTurn, core_.FinishTurn(*request, caller.scope));
   SHAREDOS_TURN_RPC(CancelTurn, core_.CancelTurn(*request, caller.scope));
@@ -51,6 +52,8 @@ class EnvelopeService final : public common::server::CoreAdapter<v1::Envelope, c
 
  private:
   const TurnForwarder* const forwarder_;
+  // WatchTurn's long-polls, bounded per principal and in total.
+  common::server::LongPollLimiter long_polls_;
 };
 
 }  // namespace sharedos::envelope::server

@@ -163,6 +163,9 @@ grpc::Status MessageRoutesService::Receive(grpc::ServerContext* context,
       *context, kMethod, response,
       [&](const common::server::Principal& caller) -> absl::StatusOr<v1::ReceiveResponse> {
         RETURN_IF_ERROR(MessageRoutesCore::CheckReceive(*request, caller.scope));
+        // A long-poll (up to 30 s): bounded per principal (issue 34).
+        ASSIGN_OR_RETURN(common::server::LongPollLimiter::Slot slot,
+                         long_polls_.Acquire(caller.name, "MessageRoutes.Receive"));
         return server::TurnForwarder::ServeWorld(
             forwarder_, *context, HomeOf(request->namespace_id()), *request,
             &v1::MessageRoutes::Stub::Receive, [&] { return core_.Receive(*request, caller.scope); });

@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "common/server/auth.h"
+#include "common/server/long_poll_limiter.h"
 #include "common/server/rpc_adapter.h"
 #include "envelope_svc/messaging/local_transport.h"
 #include "envelope_svc/server/turn_forwarder.h"
@@ -61,6 +62,8 @@ class MessageRoutesService final
   std::string HomeOf(const std::string& namespace_id) const;
 
   const server::TurnForwarder* const forwarder_;
+  // Receive's long-polls, bounded per principal and in total.
+  common::server::LongPollLimiter long_polls_;
 };
 
 // sharedos.envelope.v1.MessageTransport as a replica serves it to its peers: this replica's

@@ -178,8 +178,8 @@ grpc::Status TurnForwarder::RelayWatch(const grpc::ServerContext& context,
   return common::ToGrpcStatus(Failed(owner, status));
 }
 
-bool TurnForwarder::ProxyMcp(const std::string& turn_id, const httplib::Request& request,
-                             httplib::Response& response) const {
+bool TurnForwarder::ProxyMcp(const std::string& turn_id, const common::http::Request& request,
+                             common::http::Response& response) const {
   const std::string owner = TurnOwner(turn_id);
   if (owner.empty() || owner == options_.name || request.has_header("X-SharedOS-Forwarded")) {
     return false;

@@ -32,17 +32,13 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "common/client/channel.h"
+#include "common/http/bounded_http_server.h"
 #include "common/status/grpc_status.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/server_context.h"
 #include "grpcpp/support/sync_stream.h"
 #include "sharedos/envelope/v1/envelope.grpc.pb.h"
 #include "sharedos/envelope/v1/messaging.grpc.pb.h"
-
-namespace httplib {
-struct Request;
-struct Response;
-}  // namespace httplib
 
 namespace sharedos::envelope::server {
 
@@ -162,8 +158,8 @@ class TurnForwarder {
   // verified execution token) is owned by another replica and `request` is not itself
   // forwarded, proxies it whole to the owner's MCP URL, fills `response` and answers true; else
   // false (served here).
-  bool ProxyMcp(const std::string& turn_id, const httplib::Request& request,
-                httplib::Response& response) const;
+  bool ProxyMcp(const std::string& turn_id, const common::http::Request& request,
+                common::http::Response& response) const;
 
   // Whether a gRPC call carries the marker.
   static bool Forwarded(const grpc::ServerContext& context);

@@ -11,6 +11,8 @@ namespace sharedos::envelope::tools {
 namespace {
 
 constexpr absl::string_view kDetailTypeUrl = "type.sharedos.dev/envelope.ToolRefusalDetail";
+constexpr absl::string_view kCauseTypeUrl = "type.sharedos.dev/envelope.ToolRefusalCause";
+constexpr absl::string_view kFactsTypeUrl = "type.sharedos.dev/envelope.ToolRefusalFacts";
 
 }  // namespace
 
@@ -18,6 +20,19 @@ absl::Status ToolRefusal(absl::string_view code, absl::string_view detail) {
   absl::Status status(absl::StatusCode::kFailedPrecondition, code);
   status.SetPayload(kDetailTypeUrl, absl::Cord(detail));
   return status;
+}
+
+absl::Status ToolRefusalWithCause(absl::string_view code, absl::string_view cause,
+                                  const google::protobuf::Struct& facts, absl::string_view detail) {
+  absl::Status status = ToolRefusal(code, detail);
+  status.SetPayload(kCauseTypeUrl, absl::Cord(cause));
+  status.SetPayload(kFactsTypeUrl, absl::Cord(facts.SerializeAsString()));
+  return status;
+}
+
+std::string RefusalCause(const absl::Status& status) {
+  absl::optional<absl::Cord> cause = status.GetPayload(kCauseTypeUrl);
+  return cause.has_value() ? std::string(*cause) : std::string();
 }
 
 bool IsToolRefusal(const absl::Status& status) {
@@ -37,6 +52,13 @@ protocol::v1::ProtocolError RefusalError(const absl::Status& refusal) {
   error.set_message(std::string(capability::CodeMessage(code)));
   error.set_code(code);
   error.set_retryable(false);
+  if (const std::string cause = RefusalCause(refusal); !cause.empty()) {
+    google::protobuf::Struct* details = error.mutable_details();
+    if (absl::optional<absl::Cord> facts = refusal.GetPayload(kFactsTypeUrl); facts.has_value()) {
+      details->ParseFromString(std::string(*facts));
+    }
+    (*details->mutable_fields())["cause"].set_string_value(cause);
+  }
   return error;
 }
 

@@ -23,6 +23,23 @@ std::string ProviderFailure(absl::string_view provider_id, absl::string_view wha
                       absl::StatusCodeToString(status.code()));
 }
 
+// A call's result cap: the tool's, else the envelope's, never above the envelope's (0: none).
+uint64_t ResultCap(const Tool& tool, uint64_t envelope_cap) {
+  const uint64_t own = tool.provider_binding().max_result_bytes();
+  if (own == 0) return envelope_cap;
+  return envelope_cap == 0 ? own : std::min(own, envelope_cap);
+}
+
+absl::Status ResultTooLarge(absl::string_view provider_id, uint64_t cap) {
+  google::protobuf::Struct facts;
+  (*facts.mutable_fields())["limitBytes"].set_number_value(static_cast<double>(cap));
+  (*facts.mutable_fields())["limit"].set_string_value(
+      "the tool's max_result_bytes, else --max_tool_result_bytes");
+  return ToolRefusalWithCause(
+      capability::kToolExecutionFailed, capability::kCauseResultTooLarge, facts,
+      absl::StrCat("provider \"", provider_id, "\": result over ", cap, " bytes"));
+}
+
 }  // namespace
 
 absl::StatusOr<TurnTools> TurnTools::Resolve(const ToolRegistry& registry,
@@ -88,7 +105,7 @@ const Tool* TurnTools::Find(absl::string_view name) const {
 
 absl::StatusOr<protocol::v1::ToolResult> TurnTools::Invoke(
     const protocol::v1::ToolCall& call, const protocol::v1::CapabilityRequirement& requirement,
-    const v1::ProviderContext& context, absl::Time deadline) const {
+    const v1::ProviderContext& context, absl::Time deadline, uint64_t max_result_bytes) const {
   const Tool* tool = nullptr;
   ToolProviderInterface* provider = nullptr;
   if (auto host = host_.find(call.tool()); host != host_.end()) {
@@ -117,7 +134,13 @@ absl::StatusOr<protocol::v1::ToolResult> TurnTools::Invoke(
   *request.mutable_resource() = std::move(*authorized.mutable_resource());
   request.set_action(authorized.action());
   *request.mutable_context() = context;
+  const uint64_t cap = ResultCap(*tool, max_result_bytes);
+  request.set_max_result_bytes(cap);
   absl::StatusOr<protocol::v1::ToolResult> result = provider->Invoke(request, deadline);
+  if ((!result.ok() && result.status().code() == absl::StatusCode::kResourceExhausted) ||
+      (result.ok() && cap > 0 && result->output().ByteSizeLong() > cap)) {
+    return ResultTooLarge(provider->id(), cap);
+  }
   if (!result.ok()) {
     return ToolRefusal(capability::kToolExecutionFailed,
                        ProviderFailure(provider->id(), "Invoke failed", result.status()));

@@ -66,10 +66,14 @@ class TurnTools {
   // Errors (refusals): escalation_not_terminated for sharedos.escalate and tool_execution_failed
   // for any other providerless tool; tool_execution_failed when the tool is not this turn's or
   // the provider answers an error (no provider text is kept, only its status code in the
-  // detail); invalid_tool_result when its result is not a valid result for the call.
+  // detail); invalid_tool_result when its result is not a valid result for the call;
+  // tool_execution_failed with cause result_too_large (details limitBytes) when the result would
+  // exceed the call's cap — the tool's max_result_bytes, else `max_result_bytes` (the
+  // envelope's; 0: none), never above the envelope's — told to the provider in the request and
+  // checked on the answer.
   absl::StatusOr<protocol::v1::ToolResult> Invoke(
       const protocol::v1::ToolCall& call, const protocol::v1::CapabilityRequirement& requirement,
-      const v1::ProviderContext& context, absl::Time deadline) const;
+      const v1::ProviderContext& context, absl::Time deadline, uint64_t max_result_bytes = 0) const;
 
  private:
   struct HostEntry {

@@ -20,6 +20,12 @@ std::optional<v1::EscalationRecord> Readable(const std::string& method, const Pr
   return record;
 }
 
+v1::GetEscalationRequest ToGet(const v1::ResolveEscalationRequest& request) {
+  v1::GetEscalationRequest get;
+  get.set_escalation_id(request.escalation_id());
+  return get;
+}
+
 }  // namespace
 
 grpc::Status GrantStoreService::ListEscalations(grpc::ServerContext* context,
@@ -70,9 +76,17 @@ grpc::Status GrantStoreService::ResolveEscalation(grpc::ServerContext* context,
                                                   const v1::ResolveEscalationRequest* request,
                                                   v1::ResolveEscalationResponse* response) {
   static const std::string kMethod = MethodName("ResolveEscalation");
-  return rpc_.Unary(*context, kMethod, response, [&](const Principal& caller) {
-    return core_.ResolveEscalation(caller, *request);
-  });
+  return rpc_.Unary(*context, kMethod, response,
+                    [&](const Principal& caller) -> absl::StatusOr<v1::ResolveEscalationResponse> {
+                      // Out of the caller's reach: as unknown, as GetEscalation answers (T2). An
+                      // escalation's namespace and reviewer never change, so this read decides.
+                      ASSIGN_OR_RETURN(v1::GetEscalationResponse got,
+                                       core_.GetEscalation(ToGet(*request)));
+                      if (!common::server::MayReach(kMethod, caller, TargetOf(got.escalation()))) {
+                        return capability::errors::EscalationNotFound(request->escalation_id());
+                      }
+                      return core_.ResolveEscalation(caller, *request);
+                    });
 }
 
 }  // namespace sharedos::grantstore::server

@@ -68,6 +68,8 @@ protocol::v1::CapabilityGrant Grant(const std::string& id) {
   capability->mutable_resource()->add_path("doc");
   capability->add_actions("read");
   capability->set_scope(protocol::v1::SCOPE_EXACT);
+  // Owned by its human issuer, as the store would pin it (ADR 0014): stored and loaded as issued.
+  capability->mutable_resource()->mutable_owner()->set_human_user_id("alice");
   grant.mutable_constraints();
   grant.mutable_issued_at()->set_seconds(1700000000);
   return grant;

@@ -167,7 +167,9 @@ async function aliceDeniesWithANote(page) {
     encoding: 'utf8', env: { ...process.env }, cwd: env('TURN_DIR'),
   });
   const shown = ctl(['escalations', 'show', `--id=${deniedEscalation}`]);
-  assert.ok(shown.includes(`note:\n${note}\n`), shown);
+  // Operator output indents each line of a multi-line field by two spaces.
+  const indented = note.split('\n').map((line) => `  ${line}`).join('\n');
+  assert.ok(shown.includes(`note:\n${indented}\n`), shown);
   const resolved = ctl(['--json', 'audit', 'query', '--namespace=world-demo',
     '--type=escalation.resolved']);
   assert.match(resolved, /"noteBytes": ?\d+/, resolved);

@@ -9,15 +9,17 @@ set -euo pipefail
 root="$TEST_SRCDIR/sharedos"
 dir="$TEST_TMPDIR"
 admin="sos_admin-$RANDOM$RANDOM$RANDOM"
-service="sos_service-$RANDOM$RANDOM$RANDOM"
+# The grant store's own service credential (service:grantstore), with which it appends its
+# control-plane records (ADR 0014: each service its own).
+grantstore_token="sos_grantstore-$RANDOM$RANDOM$RANDOM"
 digest() { printf '%s' "$1" | sha256sum | cut -d' ' -f1; }
 printf '%s\n' "$admin" > "$dir/admin.token"
-printf '%s\n' "$service" > "$dir/service.token"
-chmod 600 "$dir/admin.token" "$dir/service.token"
+printf '%s\n' "$grantstore_token" > "$dir/grantstore.token"
+chmod 600 "$dir/admin.token" "$dir/grantstore.token"
 cat > "$dir/credentials.json" <<JSON
 {"credentials": [
   {"name": "ops", "role": "admin", "token_sha256": "$(digest "$admin")"},
-  {"name": "grantstore", "role": "service", "token_sha256": "$(digest "$service")"}]}
+  {"name": "grantstore", "role": "service", "token_sha256": "$(digest "$grantstore_token")"}]}
 JSON
 
 pids=()
@@ -40,7 +42,7 @@ audit="$(sed -n 's/^audit_svc listening on //p' "$dir/audit.log")"
 
 "$root/grantstore_svc/server/grantstore_svc" --port=0 --db="$dir/grants.db" \
   --credentials="$dir/credentials.json" --audit=remote --audit_target="$audit" \
-  --audit_token_file="$dir/service.token" --audit_outbox="$dir/grantstore.outbox" \
+  --audit_token_file="$dir/grantstore.token" --audit_outbox="$dir/grantstore.outbox" \
   --console_port=0 > "$dir/grantstore.log" 2>&1 &
 pids+=($!)
 wait_for "$dir/grantstore.log" "^grantstore_svc console listening on " "${pids[1]}"
@@ -92,7 +94,7 @@ expect "queue after revocation" 401 \
 expect "queue after the session ended" 303 \
   "$(curl -s -b "$dir/alice.jar" -o /dev/null -w '%{http_code}' "${console}queue")"
 
-for secret in "$admin" "$reviewer"; do
+for secret in "$admin" "$reviewer" "$grantstore_token"; do
   if grep -qF "${secret#sos_}" "$dir/grantstore.log" "$dir/audit.log"; then
     echo "a secret reached a service's output"; exit 1
   fi

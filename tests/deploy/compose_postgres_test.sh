@@ -4,7 +4,8 @@
 # makes a CA, certificates and secrets, starts SHAREDOS_COMPOSE_VARIANT=postgres — PostgreSQL and
 # two replicas of each service, TLS on every hop — on free loopback ports, and checks:
 #   - each group's shared name (audit, grantstore, authorizer, envelope) resolves to both of its
-#     replicas inside the network, and PostgreSQL refuses plaintext and a wrong password;
+#     replicas inside the network, each replica holds only its own service's token (ADR 0014),
+#     and PostgreSQL refuses plaintext and a wrong password;
 #   - deploy/README.md's PostgreSQL quickstart block, verbatim: the first turn through envelope-1
 #     (its id names envelope-1; escalated), approval through grantstore-2, the next turn through
 #     envelope-2 (its id names envelope-2; the write succeeds), `audit verify` through both audit
@@ -77,6 +78,16 @@ for group in audit grantstore authorizer envelope; do
   [ "$addresses" = "$want" ] || fail "$group resolves to [$addresses], its replicas are [$want]"
   echo "$group -> $(echo "$addresses" | paste -sd' ')"
 done
+
+echo "--- each replica holds only its own service's token"
+for group in audit grantstore authorizer envelope; do
+  for n in 1 2; do
+    held="$(sharedos_podman exec "$(container "$group-$n")" ls -A /etc/sharedos/token |
+      paste -sd' ')" || fail "cannot list $group-$n's /etc/sharedos/token"
+    [ "$held" = "$group.token" ] || fail "$group-$n holds [$held] in /etc/sharedos/token, want $group.token"
+  done
+done
+echo "each replica holds its own service's token only"
 
 echo "--- PostgreSQL refuses plaintext, a wrong password and the superuser (TLS, SCRAM)"
 # psql inside the PostgreSQL container, over TCP as any client of the network would.

@@ -8,7 +8,10 @@
 # deployment, starts it again on the same volumes and checks every record was kept (the same
 # count verifies, the grant and the written file are there, and the approved write is allowed
 # again once the file is removed). Before the restart, the certificates are reissued on disk
-# and the audit log is seen serving the new one without a restart.
+# and the audit log is seen serving the new one without a restart. One token per service (ADR
+# 0014, T4): each container holds only its own token, and each service's token is refused
+# operators' calls (PERMISSION_DENIED); audit_svc authenticates a run-time credential at the
+# grant store with its own token.
 # Needs root, podman, podman-compose and debootstrap (tools/setup.sh); fails, never skips,
 # without them.
 set -euo pipefail
@@ -85,6 +88,39 @@ ctl() {
     "$root/tools/sharedosctl/sharedosctl" --tls_ca="$SHAREDOS_CERTS_DIR/ca.crt" \
     --token_file="$SHAREDOS_SECRETS_DIR/admin.token" "$@"
 }
+echo "--- each service holds only its own token, which reaches only that service's calls"
+for service in audit grantstore authorizer envelope; do
+  held="$(sharedos_podman exec "${SHAREDOS_PROJECT}_${service}_1" ls -A /etc/sharedos/token |
+    paste -sd' ')" || fail "cannot list $service's /etc/sharedos/token"
+  [ "$held" = "$service.token" ] || fail "$service holds [$held] in /etc/sharedos/token, want $service.token"
+done
+# as_service SERVICE CMD...: sharedosctl presenting SERVICE's own token: PERMISSION_DENIED.
+as_service() {
+  local service="$1" said
+  shift
+  if said="$(SHAREDOS_TARGET="127.0.0.1:$envelope_port" \
+      SHAREDOS_GRANTSTORE_TARGET="127.0.0.1:$grantstore_port" \
+      SHAREDOS_AUDIT_TARGET="127.0.0.1:$audit_port" "$root/tools/sharedosctl/sharedosctl" \
+      --tls_ca="$SHAREDOS_CERTS_DIR/ca.crt" \
+      --token_file="$SHAREDOS_SECRETS_DIR/$service-token/$service.token" --timeout=10s "$@" 2>&1)"; then
+    fail "$service's token was admitted to sharedosctl $*: $said"
+  fi
+  echo "$said" | grep -q PERMISSION_DENIED || fail "$service's token, sharedosctl $*: $said"
+  echo "refused PERMISSION_DENIED: $service's token, sharedosctl $1 $2"
+}
+as_service envelope grants list --namespace=world-demo        # the control plane: admins only
+as_service authorizer audit query --namespace=world-demo      # the record: admins only
+as_service grantstore audit verify                            # the chain: the operator only
+as_service audit escalations list --namespace=world-demo      # reviewers, admins, hosts only
+# audit_svc knows alice's reviewer credential (issued at run time) only by asking the grant store
+# with its own token: alice is authenticated there, then refused the record (not UNAUTHENTICATED).
+said="$(SHAREDOS_AUDIT_TARGET="127.0.0.1:$audit_port" "$root/tools/sharedosctl/sharedosctl" \
+  --tls_ca="$SHAREDOS_CERTS_DIR/ca.crt" --token_file="$work/alice.token" --timeout=10s \
+  audit query --namespace=world-demo 2>&1)" && fail "alice's reviewer credential read the record: $said"
+echo "$said" | grep -q PERMISSION_DENIED ||
+  fail "audit_svc did not authenticate alice through the grant store with its own token: $said"
+echo "refused PERMISSION_DENIED: alice's reviewer credential, authenticated by audit_svc at the grant store"
+
 # Plaintext to a TLS listener and a client trusting another CA are refused.
 if SHAREDOS_AUDIT_TARGET="127.0.0.1:$audit_port" "$root/tools/sharedosctl/sharedosctl" \
     --token_file="$SHAREDOS_SECRETS_DIR/admin.token" --timeout=3s audit verify > /dev/null 2>&1; then

@@ -28,9 +28,20 @@ generated password appears in no file; several envelope replicas each name thems
 address and port it listens on — on Kubernetes a StatefulSet (stable pod names, $(POD_NAME)) with
 a headless Service — and keep their data volume to themselves; PostgreSQL is reachable only from
 the audit and grant-store pods (NetworkPolicy), and replicated envelopes from each other.
+
+One token per service (docs/adr/0014-tenants-apart.md, T4), both variants: gen-secrets.sh's
+directory holds a token for each of audit, grantstore, authorizer and envelope in a directory of
+its own (<service>-token/<service>.token, owner-only), credentials.json names each as the
+service credential "<service>" (principal service:<service>) with that token's digest, no two
+credentials share a token, and no shared service token exists (no service-token/, no credential
+"services", no Secret sharedos-service-token); each Secret sharedos-<service>-token holds only
+<service>.token. A service's container mounts no other service's token (no volume, projected
+source, env or bind mount of it), and every --*_token_file it passes is its own
+<service>.token, from its own Secret (compose: its own <service>-token/ directory).
 """
 import urllib.parse
 import copy
+import hashlib
 import json
 import os
 import re
@@ -46,6 +57,14 @@ POSTGRES_PROBE = ["/usr/local/bin/sharedos-healthcheck"]
 POSTGRES_FILES = {"SHAREDOS_POSTGRES_PASSWORD_FILE": "/etc/sharedos/postgres/postgres.password",
                   "SHAREDOS_POSTGRES_TLS_DIR": "/etc/sharedos/tls"}
 ENVELOPE = "envelope_svc"
+# The service each binary runs as (its principal service:<name>) and the name of its token.
+SERVICES = {"audit_svc": "audit", "grantstore_svc": "grantstore",
+            "authorizer_svc": "authorizer", "envelope_svc": "envelope"}
+# A token's Secret (Kubernetes) and directory (gen-secrets.sh, compose): sharedos-<x>-token and
+# <x>-token, x a service; "service" is the token every service once shared.
+TOKEN_SECRET = re.compile(r"sharedos-([a-z0-9]+)-token")
+TOKEN_DIR = re.compile(r"([a-z0-9]+)-token")
+SHARED = "service"
 
 
 def load_yaml(paths):
@@ -93,6 +112,55 @@ class Checker:
             self.password = f.readline().strip()
         if len(self.password) < 16:
             raise SystemExit("the generated PostgreSQL password is missing or short")
+
+    def check_service_tokens(self):
+        """gen-secrets.sh's directory: one owner-only token per service in its own directory,
+        each the digest of its service's credential; none shared, no shared service token."""
+        where = "gen-secrets.sh"
+        if os.path.exists(os.path.join(self.secrets, f"{SHARED}-token")):
+            self.fail(where, f"{SHARED}-token/ exists: one token shared by every service (ADR 0014: each its own)")
+        with open(os.path.join(self.secrets, "credentials", "credentials.json")) as f:
+            entries = json.load(f)["credentials"]
+        services = {e.get("name"): e for e in entries if e.get("role") == "service"}
+        if set(services) != set(SERVICES.values()):
+            self.fail(where, f"service credentials {sorted(services)}, want one per service {sorted(SERVICES.values())}")
+        digests = {}
+        for e in entries:
+            digests.setdefault(e.get("token_sha256"), []).append(e.get("name"))
+        for names in digests.values():
+            if len(names) > 1:
+                self.fail(where, f"credentials {sorted(names)} share one token")
+        for name, entry in services.items():
+            if entry.get("principal", f"service:{name}") != f"service:{name}":
+                self.fail(where, f"service credential {name} names principal {entry.get('principal')}, not service:{name}")
+            directory = os.path.join(self.secrets, f"{name}-token")
+            files = sorted(os.listdir(directory)) if os.path.isdir(directory) else []
+            if files != [f"{name}.token"]:
+                self.fail(where, f"{name}-token/ holds {files}, want only {name}.token (mounted into {name} alone)")
+                continue
+            path = os.path.join(directory, f"{name}.token")
+            if os.stat(path).st_mode & 0o077:
+                self.fail(where, f"{name}-token/{name}.token is mode {oct(os.stat(path).st_mode & 0o777)}, not owner-only")
+            with open(path) as f:
+                token = "".join(f.readline().split())
+            if hashlib.sha256(token.encode()).hexdigest() != entry.get("token_sha256"):
+                self.fail(where, f"credential {name}'s digest is not that of {name}-token/{name}.token")
+
+    def check_own_token(self, where, own, values, token_mounts):
+        """token_mounts: {mount path: the service whose token is mounted there}. A service
+        mounts no other service's token, and each --*_token_file is its own <own>.token."""
+        for path, holder in token_mounts.items():
+            if holder == SHARED:
+                self.fail(where, f"mounts the shared service token at {path}: each service has its own (ADR 0014)")
+            elif holder != own:
+                self.fail(where, f"mounts {holder}'s token at {path}: a service holds only its own token")
+        for name, value in values.items():
+            if not name.endswith("_token_file"):
+                continue
+            under = [m for m in token_mounts if value.startswith(m.rstrip("/") + "/")]
+            mount = max(under, key=len) if under else None
+            if mount is None or token_mounts[mount] != own or os.path.relpath(value, mount) != f"{own}.token":
+                self.fail(where, f"--{name}={value} is not {own}'s own token ({own}.token from {own}'s token secret)")
 
     def check_no_password(self, paths):
         """The generated PostgreSQL password appears in no manifest or compose file."""
@@ -247,6 +315,12 @@ class Checker:
         secrets = {n: set((s.get("data") or {}).keys()) | set((s.get("stringData") or {}).keys())
                    for n, s in by_kind.get("Secret", {}).items()}
         claims = set(by_kind.get("PersistentVolumeClaim", {}))
+        for secret, keys in secrets.items():
+            m = TOKEN_SECRET.fullmatch(secret)
+            if m and m.group(1) == SHARED:
+                self.fail("k8s-secrets", f"Secret {secret}: one token shared by every service (ADR 0014: each its own)")
+            elif m and keys != {f"{m.group(1)}.token"}:
+                self.fail("k8s-secrets", f"Secret {secret} holds {sorted(keys)}, want only {m.group(1)}.token")
         service_ports = {}
         for name, svc in by_kind.get("Service", {}).items():
             grpc = [p for p in svc["spec"]["ports"] if p.get("name") in ("grpc", "postgres")]
@@ -367,13 +441,29 @@ class Checker:
                 self.fail(where, "the liveness probe must pass while a dependency is down (--mode=live)")
             if not (c.get("resources") or {}).get("requests"):
                 self.fail(where, "no resource requests")
-            mounts = {}
+            mounts, token_mounts = {}, {}
             for m in c.get("volumeMounts", []):
                 if m["name"] not in volumes and m["name"] not in templates:
                     self.fail(where, f"volumeMount {m['name']} is not a volume of the pod")
                     continue
                 v = volumes.get(m["name"], {})
                 mounts[m["mountPath"]] = secrets.get(v["secret"]["secretName"]) if "secret" in v else None
+                sources = [v["secret"].get("secretName")] if "secret" in v else []
+                sources += [p["secret"].get("name") for p in (v.get("projected") or {}).get("sources", []) if "secret" in p]
+                holders = [t.group(1) for t in (TOKEN_SECRET.fullmatch(x or "") for x in sources) if t]
+                if holders:  # another service's token, if any, is the one to report
+                    foreign = [h for h in holders if h != SERVICES.get(binary)]
+                    token_mounts[m["mountPath"]] = (foreign or holders)[0]
+            refs = [e[1] for e in env.values() if isinstance(e, tuple) and e[0] == "secret"]
+            refs += [(e.get("secretRef") or {}).get("name") for e in c.get("envFrom", [])]
+            for ref in refs:
+                t = TOKEN_SECRET.fullmatch(ref or "")
+                if t:
+                    self.fail(where, f"takes the token Secret {ref} as environment: tokens are files of the service's own Secret")
+            if binary in SERVICES:
+                self.check_own_token(where, SERVICES[binary], values, token_mounts)
+            elif token_mounts:
+                self.fail(where, f"mounts service tokens at {sorted(token_mounts)}: only each service its own")
             if binary == "-":
                 self.check_postgres(where, c.get("args", []) + c.get("command", []), env, mounts)
                 continue
@@ -457,9 +547,12 @@ class Checker:
                 published.add(m.group(1))
             if published - {values.get("port"), values.get("mcp_port")}:
                 self.fail(where, f"publishes {sorted(published)} but listens on {values.get('port')}")
-            mounts = {}
+            mounts, token_mounts = {}, {}
             for v in s.get("volumes", []):
                 source, target = self.resolve(v).split(":")[:2]
+                t = TOKEN_DIR.fullmatch(os.path.basename(source.rstrip("/")))
+                if "/" in source and t:
+                    token_mounts[target] = t.group(1)
                 if "/" not in source:
                     if source not in declared:
                         self.fail(where, f"volume {source} is not declared")
@@ -477,6 +570,10 @@ class Checker:
             for dep in s.get("depends_on", []):
                 if dep not in services:
                     self.fail(where, f"depends_on {dep}, which is not a service")
+            if binary in SERVICES:
+                self.check_own_token(where, SERVICES[binary], values, token_mounts)
+            elif token_mounts:
+                self.fail(where, f"mounts service tokens at {sorted(token_mounts)}: only each service its own")
             if binary == "-":
                 self.check_postgres(where, s.get("command", []) + s.get("entrypoint", []), env, mounts)
                 continue
@@ -528,6 +625,7 @@ def main(argv):
     checker.check_k8s(load_yaml(files))
     checker.check_compose(opts["compose"])
     checker.check_no_password(files + [opts["compose"]])
+    checker.check_service_tokens()
     for p in checker.problems:
         print("FAIL: " + p)
     if not checker.problems:

@@ -9,7 +9,10 @@
 # PostgreSQL). And the checks are shown to bite: broken copies of a manifest (a wrong field type,
 # missing required fields) are rejected by the schemas, and manifests with an unknown flag, a
 # probe on another port, an undeclared volume, a peer at a wrong port, an envelope replica
-# without peers, a password in a --db URI, … are rejected by the consistency check.
+# without peers, a password in a --db URI, … are rejected by the consistency check. One token per
+# service (ADR 0014, T4): a container mounting another service's token or the shared one, a
+# --*_token_file that is not the service's own, a shared service-token/, two services with one
+# token, a token readable by others are rejected too.
 set -euo pipefail
 export PATH="$PATH:/usr/local/bin"
 root="$TEST_SRCDIR/sharedos"
@@ -69,9 +72,10 @@ variant() {
   echo "--- $name: the consistency check rejects broken copies"
 }
 
-# mutate NAME SED FILE: a copy of FILE (a manifest or the compose file) changed by SED must fail.
+# mutate NAME SED FILE [PATTERN]: a copy of FILE (a manifest or the compose file) changed by SED
+# must fail (with PATTERN among the failures, when given).
 mutate() {
-  local name="$1" expr="$2" file="$3" copy="$tmp/mutated-$1" mutated_compose="$compose" k8s=()
+  local name="$1" expr="$2" file="$3" want="${4:-}" copy="$tmp/mutated-$1" mutated_compose="$compose" k8s=()
   mkdir -p "$copy"
   for m in "${manifests[@]}"; do
     if [ "$m" = "$file" ]; then sed -e "$expr" "$m" > "$copy/$(basename "$m")"; k8s+=("$copy/$(basename "$m")")
@@ -85,7 +89,12 @@ mutate() {
       > "$copy/out" 2>&1; then
     cat "$copy/out"; fail "mutation $name was accepted"
   fi
-  echo "rejected as expected: $name: $(grep -m1 FAIL "$copy/out")"
+  if [ -n "$want" ]; then
+    grep -q -- "$want" "$copy/out" || { cat "$copy/out"; fail "mutation $name: no failure says: $want"; }
+    echo "rejected as expected: $name: $(grep -m1 -- "$want" "$copy/out")"
+  else
+    echo "rejected as expected: $name: $(grep -m1 FAIL "$copy/out")"
+  fi
 }
 
 k8s="$root/deploy/k8s"
@@ -108,6 +117,20 @@ mutate envelope-peers-blocked '/name: envelope-from-hosts/,/^---/s/^\( *\)port: 
 mutate compose-flag 's/--lease_secret_file=/--lease_file=/' "$compose"
 mutate compose-peer 's/--audit_target=audit:50053/--audit_target=audit:50054/' "$compose"
 mutate compose-secret-key 's|/etc/sharedos/mcp/mcp.secret|/etc/sharedos/mcp/mcp.key|' "$compose"
+# One token per service (ADR 0014, T4): a service presenting or merely holding another's token,
+# or the shared one, is rejected however consistently it is wired.
+mutate k8s-other-token 's/sharedos-audit-token/sharedos-grantstore-token/;s|token/audit.token|token/grantstore.token|' \
+  "$k8s/audit.yaml" "audit: mounts grantstore's token"
+mutate k8s-shared-token 's/secretName: sharedos-envelope-token/secretName: sharedos-service-token/' \
+  "$k8s/envelope.yaml" "envelope: mounts the shared service token"
+mutate k8s-token-off-secret 's|--audit_token_file=/etc/sharedos/token/authorizer.token|--audit_token_file=/etc/sharedos/credentials/credentials.json|' \
+  "$k8s/authorizer.yaml" "is not authorizer's own token"
+mutate k8s-projected-token '/^        - name: lease$/,/defaultMode/{s/^          secret:$/          projected:\n            sources:\n              - secret:\n                  name: sharedos-lease-secret\n              - secret:\n                  name: sharedos-envelope-token/;s/^            secretName: sharedos-lease-secret$//;s/^            defaultMode: 0440$//}' \
+  "$k8s/authorizer.yaml" "authorizer: mounts envelope's token"
+mutate compose-other-token 's|/envelope-token:/etc/sharedos/token:ro|/authorizer-token:/etc/sharedos/token:ro|;s|token/envelope.token|token/authorizer.token|' \
+  "$compose" "envelope: mounts authorizer's token"
+mutate compose-extra-token 's|^\( *\)- \(.*\)/grantstore-token:/etc/sharedos/token:ro$|&\n\1- \2/envelope-token:/etc/sharedos/envelope-token:ro|' \
+  "$compose" "grantstore: mounts envelope's token"
 
 pg="$k8s/postgres"
 pg_manifests=("$pg"/*.yaml)
@@ -140,6 +163,57 @@ mutate pg-compose-envelope-no-name '0,/--replica_name=envelope-1/{/--replica_nam
 mutate pg-compose-shared-outbox 's|envelope-2-data:/var/lib/sharedos|envelope-1-data:/var/lib/sharedos|' "$compose"
 mutate pg-compose-db-host 's|@postgres:5432/|@audit:5432/|' "$compose"
 mutate pg-compose-no-tls '/^  postgres:/,/^$/{/:\/etc\/sharedos\/tls:ro/d}' "$compose"
+mutate pg-compose-replica-token 's|--replica_token_file=/etc/sharedos/token/envelope.token|--replica_token_file=/etc/sharedos/credentials/credentials.json|' \
+  "$compose" "is not envelope's own token"
+mutate pg-k8s-other-token 's/sharedos-grantstore-token/sharedos-authorizer-token/;s|token/grantstore.token|token/authorizer.token|' \
+  "$pg/grantstore.yaml" "grantstore: mounts authorizer's token"
+
+echo "--- one token per service: a shared token, shared values, a token beside another are rejected"
+# reject NAME SECRETS_DIR SECRETS_YAML PATTERN: the postgres variant's check with these secrets.
+reject() {
+  if check_py check "${consistency[@]/--secrets=*/--secrets=$2}" --compose="$compose" \
+      "${pg_manifests[@]}" "$3" > "$tmp/$1.out" 2>&1; then
+    cat "$tmp/$1.out"; fail "$1 was accepted"
+  fi
+  grep -q -- "$4" "$tmp/$1.out" || { cat "$tmp/$1.out"; fail "$1: no failure says: $4"; }
+  echo "rejected as expected: $1: $(grep -m1 -- "$4" "$tmp/$1.out")"
+}
+# An earlier version's directory: the shared service-token/ and its "services" credential.
+shared="$tmp/secrets-shared"
+cp -a "$tmp/secrets" "$shared"
+mkdir "$shared/service-token"
+cp "$shared/envelope-token/envelope.token" "$shared/service-token/service.token"
+python3 - "$shared/credentials/credentials.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["credentials"].append({"name": "services", "role": "service",
+                         "token_sha256": next(e["token_sha256"] for e in c["credentials"] if e["name"] == "envelope")})
+json.dump(c, open(sys.argv[1], "w"))
+PY
+reject shared-token-dir "$shared" "$tmp/secrets.yaml" "service-token/ exists"
+reject shared-token-credential "$shared" "$tmp/secrets.yaml" "want one per service"
+reject shared-token-digest "$shared" "$tmp/secrets.yaml" "share one token"
+# Two services given the same token (gen-secrets.sh keeps existing files and digests them).
+same="$tmp/secrets-same"
+cp -a "$tmp/secrets" "$same"
+cp "$same/authorizer-token/authorizer.token" "$same/envelope-token/envelope.token"
+"$root/deploy/gen-secrets.sh" "$same" > /dev/null
+reject same-token "$same" "$tmp/secrets.yaml" "\['authorizer', 'envelope'\] share one token"
+# A token readable by others, and a directory holding a second token.
+loose="$tmp/secrets-loose"
+cp -a "$tmp/secrets" "$loose"
+chmod 0644 "$loose/audit-token/audit.token"
+cp "$loose/audit-token/audit.token" "$loose/envelope-token/audit.token"
+reject loose-token "$loose" "$tmp/secrets.yaml" "audit.token is mode 0o644"
+reject token-beside-another "$loose" "$tmp/secrets.yaml" "envelope-token/ holds \['audit.token', 'envelope.token'\]"
+# The Kubernetes Secrets: a shared one, and a service's Secret carrying another's key.
+cp "$tmp/secrets.yaml" "$tmp/secrets-shared.yaml"
+printf -- '---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: sharedos-service-token\n  namespace: sharedos\ntype: Opaque\ndata:\n  service.token: c29zXzAwMDA=\n' \
+  >> "$tmp/secrets-shared.yaml"
+reject k8s-shared-secret "$tmp/secrets" "$tmp/secrets-shared.yaml" "Secret sharedos-service-token: one token shared"
+sed -e '/^  name: sharedos-envelope-token$/,/^---/s/^  envelope.token: \(.*\)$/&\n  authorizer.token: \1/' \
+  "$tmp/secrets.yaml" > "$tmp/secrets-two-keys.yaml"
+reject k8s-secret-two-keys "$tmp/secrets" "$tmp/secrets-two-keys.yaml" "sharedos-envelope-token holds \['authorizer.token', 'envelope.token'\]"
 
 echo "--- the generated password is in no file"
 copy="$tmp/mutated-password"

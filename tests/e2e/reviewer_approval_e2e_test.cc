@@ -1,7 +1,8 @@
 // Who may approve an escalation, through the real processes (both deployments): credentials are
-// issued through the control plane (IssueCredential, secret shown once); another reviewer, the
-// host credential, an admin not acting on the reviewer's behalf and an admin of another
-// namespace are all refused PERMISSION_DENIED and the escalation stays pending; the reviewer's
+// issued through the control plane (IssueCredential, secret shown once); the host credential and
+// an admin not acting on the reviewer's behalf are refused PERMISSION_DENIED, another reviewer and
+// an admin of another namespace are answered NOT_FOUND as for an unknown id (the escalation is
+// out of their reach, ADR 0014 T2), and the escalation stays pending; the reviewer's
 // own credential approves, the record and grant name it, and the next turn may do exactly the
 // escalated write and nothing wider. A revoked credential is refused on its next call without a
 // restart, and no secret reaches the audit log or a process's output.
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/util/json_util.h"
 #include "grpcpp/grpcpp.h"
@@ -141,15 +143,25 @@ TEST_P(ReviewerApprovalTest, OnlyTheReviewerApprovesAndARevokedCredentialIsRefus
     const char* who;
     std::string token;
     bool on_behalf;
-  } refused[] = {{"another reviewer", bob, false},
-                 {"the host credential", host_token_, false},
-                 {"an admin not acting on the reviewer's behalf", admin_token_, false},
-                 {"an admin of another namespace", other_admin, true}};
+    grpc::StatusCode code;
+  } refused[] = {{"another reviewer", bob, false, grpc::StatusCode::NOT_FOUND},
+                 {"the host credential", host_token_, false, grpc::StatusCode::PERMISSION_DENIED},
+                 {"an admin not acting on the reviewer's behalf", admin_token_, false,
+                  grpc::StatusCode::PERMISSION_DENIED},
+                 {"an admin of another namespace", other_admin, true, grpc::StatusCode::NOT_FOUND}};
   for (const Refused& r : refused) {
     gs::ResolveEscalationResponse response;
-    EXPECT_EQ(Resolve(r.token, id, r.on_behalf, &response).error_code(),
-              grpc::StatusCode::PERMISSION_DENIED)
-        << r.who;
+    grpc::Status status = Resolve(r.token, id, r.on_behalf, &response);
+    EXPECT_EQ(status.error_code(), r.code) << r.who;
+    if (r.code == grpc::StatusCode::NOT_FOUND) {
+      // Word for word what an unknown id answers: nothing says the escalation exists.
+      gs::ResolveEscalationResponse unknown_response;
+      EXPECT_EQ(status.error_message(),
+                absl::StrReplaceAll(
+                    Resolve(r.token, "esc-unknown", r.on_behalf, &unknown_response).error_message(),
+                    {{"esc-unknown", id}}))
+          << r.who;
+    }
     EXPECT_EQ(Stored(admin_token_, id).status(), gs::ESCALATION_RECORD_STATUS_PENDING) << r.who;
   }
   // The request may not name another decider than the credential's principal either.

@@ -67,6 +67,7 @@ absl::StatusOr<std::unique_ptr<SharedosdDeployment>> SharedosdDeployment::Start(
   if (!options.registry.empty()) args.push_back("--registry=" + options.registry);
   if (options.demo) args.push_back("--demo");
   if (options.mcp) args.push_back("--mcp_port=0");
+  if (options.console) args.push_back("--console_port=0");
   args.insert(args.end(), options.args.begin(), options.args.end());
 
   auto deployment = std::unique_ptr<SharedosdDeployment>(new SharedosdDeployment());
@@ -77,6 +78,10 @@ absl::StatusOr<std::unique_ptr<SharedosdDeployment>> SharedosdDeployment::Start(
     ASSIGN_OR_RETURN(
         deployment->mcp_url_,
         deployment->process_->WaitForLine("sharedosd mcp listening on ", options.start_timeout));
+  }
+  if (options.console) {
+    ASSIGN_OR_RETURN(deployment->console_url_, deployment->process_->WaitForLine(
+                                                   "sharedosd console on ", options.start_timeout));
   }
   deployment->admin_token_ = ReadFirstLine(options.data_dir + "/admin.token");
   deployment->host_token_ = ReadFirstLine(options.data_dir + "/host.token");
@@ -118,7 +123,9 @@ std::string CredentialsJson(const DeploymentCredentials& credentials) {
       R"({"name": "envelope", "role": "service", "token_sha256": ")",
       common::server::TokenDigestHex(credentials.envelope_token), R"("},)",
       R"({"name": "grantstore", "role": "service", "token_sha256": ")",
-      common::server::TokenDigestHex(credentials.grantstore_token), R"("},)", R"({"name": ")",
+      common::server::TokenDigestHex(credentials.grantstore_token), R"("},)",
+      R"({"name": "audit", "role": "service", "token_sha256": ")",
+      common::server::TokenDigestHex(credentials.audit_token), R"("},)", R"({"name": ")",
       credentials.host_name, R"(", "role": "host", "token_sha256": ")",
       common::server::TokenDigestHex(credentials.host_token), R"(", "scope": {"namespaces": )",
       quoted(credentials.host_namespaces), R"(, "owners": )", quoted(credentials.host_owners),
@@ -148,24 +155,43 @@ absl::StatusOr<std::unique_ptr<FourProcessDeployment>> FourProcessDeployment::St
   RETURN_IF_ERROR(d.WriteFiles());
   const std::string& dir = d.options_.dir;
   const int copies = d.options_.replicate_all ? 2 : 1;
+  // audit_svc dials the grant store for credentials before the grant store starts: its ports are
+  // chosen first.
+  std::string grantstore_lookup;
+  if (d.options_.audit_credential_lookup) {
+    for (int copy = 0; copy < copies; ++copy) {
+      ASSIGN_OR_RETURN(d.grantstore_ports_[copy], FreeLoopbackPort());
+    }
+    grantstore_lookup = copies == 1 ? absl::StrCat("127.0.0.1:", d.grantstore_ports_[0])
+                                    : absl::StrCat("ipv4:127.0.0.1:", d.grantstore_ports_[0],
+                                                   ",127.0.0.1:", d.grantstore_ports_[1]);
+  }
   // The second replica's outbox is "<writer>-r2.outbox".
   auto writer = [](const char* name, int copy) {
     return copy == 0 ? std::string(name) : absl::StrCat(name, "-r2");
   };
 
   for (int copy = 0; copy < copies; ++copy) {
-    RETURN_IF_ERROR(d.StartMember(
-        copy == 0 ? Service::kAudit : Service::kAuditReplica, "audit_svc/server/audit_svc",
-        "audit_svc",
-        {"--port=0", "--db=" + d.audit_db(), "--durability=" + d.options_.audit_durability,
-         d.credentials_flag_}));
+    std::vector<std::string> args = {"--port=0", "--db=" + d.audit_db(),
+                                     "--durability=" + d.options_.audit_durability,
+                                     d.credentials_flag_};
+    if (!grantstore_lookup.empty()) {
+      args.push_back("--grantstore_target=" + grantstore_lookup);
+      args.push_back("--grantstore_token_file=" + d.token_file("audit"));
+    }
+    args.insert(args.end(), d.options_.audit_args.begin(), d.options_.audit_args.end());
+    RETURN_IF_ERROR(d.StartMember(copy == 0 ? Service::kAudit : Service::kAuditReplica,
+                                  "audit_svc/server/audit_svc", "audit_svc", std::move(args)));
   }
   for (int copy = 0; copy < copies; ++copy) {
-    std::vector<std::string> args = {"--port=0", "--db=" + d.grantstore_db(),
-                                     d.credentials_flag_};
+    std::vector<std::string> args = {d.grantstore_ports_[copy] == 0
+                                         ? std::string("--port=0")
+                                         : absl::StrCat("--port=", d.grantstore_ports_[copy]),
+                                     "--db=" + d.grantstore_db(), d.credentials_flag_};
     for (const std::string& flag : d.AuditFlags(writer("grantstore", copy))) {
       args.push_back(flag);
     }
+    if (d.options_.console) args.push_back("--console_port=0");
     RETURN_IF_ERROR(
         d.StartMember(copy == 0 ? Service::kGrantstore : Service::kGrantstoreReplica,
                       "grantstore_svc/server/grantstore_svc", "grantstore_svc", std::move(args)));
@@ -215,7 +241,8 @@ absl::Status FourProcessDeployment::WriteFiles() {
   for (const auto& [name, token] :
        {std::pair<std::string, std::string>{"authorizer", options_.credentials.authorizer_token},
         {"envelope", options_.credentials.envelope_token},
-        {"grantstore", options_.credentials.grantstore_token}}) {
+        {"grantstore", options_.credentials.grantstore_token},
+        {"audit", options_.credentials.audit_token}}) {
     RETURN_IF_ERROR(WriteFile(token_file(name), token + "\n"));
   }
   RETURN_IF_ERROR(WriteFile(dir + "/lease.secret", options_.credentials.lease_secret));
@@ -371,6 +398,15 @@ absl::Status FourProcessDeployment::Launch(Member& member, const std::vector<std
     }
     member.mcp_url = *std::move(url);
   }
+  if (options_.console && member.name == "grantstore_svc") {
+    absl::StatusOr<std::string> url =
+        member.process->WaitForLine("grantstore_svc console listening on ", options_.start_timeout);
+    if (!url.ok()) {
+      return absl::Status(url.status().code(),
+                          absl::StrCat(member.name, " console: ", url.status().message()));
+    }
+    member.console_url = *std::move(url);
+  }
   return absl::OkStatus();
 }
 
@@ -380,6 +416,10 @@ const std::string& FourProcessDeployment::address(Service service) const {
 
 const std::string& FourProcessDeployment::mcp_url(Service envelope) const {
   return member(envelope).mcp_url;
+}
+
+const std::string& FourProcessDeployment::console_url(Service grantstore) const {
+  return member(grantstore).console_url;
 }
 
 bool FourProcessDeployment::running(Service service) const {
@@ -413,6 +453,7 @@ absl::Status FourProcessDeployment::Stop(Service service) {
   stopping.process.reset();
   stopping.address.clear();
   stopping.mcp_url.clear();
+  stopping.console_url.clear();
   return stopped;
 }
 
@@ -425,6 +466,7 @@ absl::Status FourProcessDeployment::Kill(Service service) {
   killing.process.reset();
   killing.address.clear();
   killing.mcp_url.clear();
+  killing.console_url.clear();
   return absl::OkStatus();
 }
 

@@ -49,6 +49,8 @@ class SharedosdDeployment {
     bool demo = false;
     // --mcp_port=0: serve the MCP front door (mcp_url() then holds its URL).
     bool mcp = false;
+    // --console_port=0: serve the reviewer console (console_url() then holds its URL).
+    bool console = false;
     // More flags (e.g. turn-engine flags such as --drain_grace).
     std::vector<std::string> args;
     // argv[0] of a binary run by `bazel run` (for its runfiles); null in a test.
@@ -65,6 +67,8 @@ class SharedosdDeployment {
   const std::string& address() const { return process_->address(); }
   // The MCP front door's URL (Options::mcp).
   const std::string& mcp_url() const { return mcp_url_; }
+  // The reviewer console's URL, "http://127.0.0.1:<port>/" (Options::console).
+  const std::string& console_url() const { return console_url_; }
   const std::string& admin_token() const { return admin_token_; }
   const std::string& host_token() const { return host_token_; }
   pid_t pid() const { return process_->pid(); }
@@ -77,7 +81,7 @@ class SharedosdDeployment {
   SharedosdDeployment() = default;
 
   std::unique_ptr<Process> process_;
-  std::string mcp_url_, admin_token_, host_token_;
+  std::string mcp_url_, console_url_, admin_token_, host_token_;
   bool stopped_ = false;
 };
 
@@ -90,6 +94,9 @@ struct DeploymentCredentials {
   std::string authorizer_token = "e2e-authorizer-token-0123456789";
   std::string envelope_token = "e2e-envelope-token-0123456789";
   std::string grantstore_token = "e2e-grantstore-token-0123456789";
+  // audit_svc's own principal (service:audit), with which it looks credentials up at
+  // grantstore_svc (FourProcessDeployment::Options::audit_credential_lookup).
+  std::string audit_token = "e2e-audit-token-0123456789";
   std::string host_token = "e2e-host-token-0123456789";
   // The host credential's name and scope (authorities empty: its owners).
   std::string host_name = "host-a";
@@ -171,6 +178,16 @@ class FourProcessDeployment {
     bool mcp = false;
     // More envelope_svc flags, on every envelope (e.g. --drain_grace).
     std::vector<std::string> envelope_args;
+    // More audit_svc flags, on every audit_svc (e.g. --checkpoint_key_file).
+    std::vector<std::string> audit_args;
+    // audit_svc honours the credentials issued through the control plane, as the compose and
+    // Kubernetes deployments run it: --grantstore_target (the grant store's ports are chosen
+    // before either starts) and --grantstore_token_file with its own token (audit.token,
+    // service:audit). Off: audit_svc knows the static credentials file only.
+    bool audit_credential_lookup = false;
+    // grantstore_svc serves the reviewer console beside it (--console_port=0); Start waits for
+    // its line, console_url() then holds its URL.
+    bool console = false;
     // The address a dependent service dials for `service` (audit, grantstore or authorizer), given
     // its own: e.g. a proxy in front of it (tests/testing/tcp_proxy.h). Called once per dependent
     // (the audit log's three writers each ask). Unset: its own address.
@@ -211,6 +228,8 @@ class FourProcessDeployment {
   std::string target(Service service) const;
   // An envelope's MCP front door URL (Options::mcp).
   const std::string& mcp_url(Service envelope = Service::kEnvelope) const;
+  // A grant store's reviewer console URL, "http://127.0.0.1:<port>/" (Options::console).
+  const std::string& console_url(Service grantstore = Service::kGrantstore) const;
   bool running(Service service) const;
   // What `service` has printed so far, stdout and stderr ("" when it is not running).
   std::string output(Service service) const;
@@ -229,7 +248,7 @@ class FourProcessDeployment {
   std::string audit_db() const {
     return options_.database.empty() ? options_.dir + "/audit.db" : options_.database;
   }
-  // The token file of service `name` ("authorizer", "envelope", "grantstore").
+  // The token file of service `name` ("authorizer", "envelope", "grantstore", "audit").
   std::string token_file(const std::string& name) const {
     return options_.dir + "/" + name + ".token";
   }
@@ -255,7 +274,7 @@ class FourProcessDeployment {
     std::string name;    // "<name> listening on"
     std::vector<std::string> args;
     std::unique_ptr<Process> process;
-    std::string address, mcp_url;
+    std::string address, mcp_url, console_url;
     std::vector<std::string> former_args;  // with --port=<its port>, for Restart
   };
 
@@ -281,10 +300,13 @@ class FourProcessDeployment {
   // Options::replicas: each replica's gRPC and MCP port.
   int replica_ports_[2] = {0, 0};
   int replica_mcp_ports_[2] = {0, 0};
+  // Options::audit_credential_lookup: each grant store replica's gRPC port.
+  int grantstore_ports_[2] = {0, 0};
   Member members_[9];
 };
 
-// The credentials.json of `credentials` (admin "ops", service "services", the host's own).
+// The credentials.json of `credentials`: the operator "ops", the namespace admin, a service
+// credential per service (authorizer, envelope, grantstore, audit), the hosts and the reviewers.
 std::string CredentialsJson(const DeploymentCredentials& credentials);
 
 }  // namespace sharedos::testing

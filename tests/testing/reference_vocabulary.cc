@@ -101,6 +101,12 @@ const std::vector<LocalCode>& LocalCodes() {
       {"revocation_unavailable",
        "internal authority code (metadata.authority) of a failed live revocation source; "
        "collapses to authority_unavailable (semantics §6.1: 'also live-revocation outage')"},
+      {"refusals_exhausted",
+       "cause on turn.ended beside the code of the refusal that reached the turn's bound on "
+       "refusals past its budget (ADR 0016); the reference leaves that count unbounded"},
+      {"result_too_large",
+       "cause behind tool_execution_failed for a result over its cap (issue 34); the reference "
+       "bounds no tool result"},
   };
   return *kCodes;
 }

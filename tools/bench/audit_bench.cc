@@ -288,6 +288,8 @@ void BM_PreEffectRecord(benchmark::State& state) {
     return;
   }
   AuditLog log(*std::move(store), sharedos::common::RealClock(), AuditLog::Options{});
+  // The writer is the authorizer (service:authorizer), which produces authorization.checked
+  // (ADR 0014, T4: audit_svc admits a writer only to its own record types).
   auto authenticator = sharedos::common::server::Authenticator::FromJson(
       R"({"credentials": [{"name": "authorizer", "role": "service", "token_sha256": ")" +
       sharedos::common::server::TokenDigestHex("svc") + R"("}]})");

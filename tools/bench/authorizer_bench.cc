@@ -67,7 +67,11 @@ using ::sharedos::testing::WriteFile;
 using Clock = std::chrono::steady_clock;
 
 constexpr char kAdminToken[] = "bench-admin-token";
-constexpr char kServiceToken[] = "bench-service-token";
+// Each service its own credential (ADR 0014, T4): the authorizers present the authorizer's to
+// the grant store and the audit log (so does the audit diagnostic, an authorizer record); this
+// process calls the authorizers as the envelope, their only caller.
+constexpr char kAuthorizerToken[] = "bench-authorizer-token";
+constexpr char kEnvelopeToken[] = "bench-envelope-token";
 constexpr int kGrants = 100;
 
 [[noreturn]] void Die(const std::string& what) {
@@ -197,10 +201,12 @@ int main(int argc, char** argv) {
            path("credentials.json"),
            absl::StrCat(R"({"credentials": [{"name": "ops", "role": "admin", "token_sha256": ")",
                         TokenDigestHex(kAdminToken),
-                        R"("}, {"name": "services", "role": "service", "token_sha256": ")",
-                        TokenDigestHex(kServiceToken), R"("}]})"))
+                        R"("}, {"name": "authorizer", "role": "service", "token_sha256": ")",
+                        TokenDigestHex(kAuthorizerToken),
+                        R"("}, {"name": "envelope", "role": "service", "token_sha256": ")",
+                        TokenDigestHex(kEnvelopeToken), R"("}]})"))
            .ok() ||
-      !WriteFile(path("service.token"), kServiceToken).ok() ||
+      !WriteFile(path("authorizer.token"), kAuthorizerToken).ok() ||
       !WriteFile(path("lease.secret"), "bench-lease-secret-0123456789abcdef").ok()) {
     Die("cannot write configuration");
   }
@@ -221,9 +227,9 @@ int main(int argc, char** argv) {
     return start(
         "authorizer_svc/server/authorizer_svc", "authorizer_svc",
         {"--port=0", credentials, "--grantstore_target=" + grantstore->address(),
-         "--grantstore_token_file=" + path("service.token"),
+         "--grantstore_token_file=" + path("authorizer.token"),
          "--lease_secret_file=" + path("lease.secret"), "--audit=" + mode,
-         "--audit_target=" + audit->address(), "--audit_token_file=" + path("service.token"),
+         "--audit_target=" + audit->address(), "--audit_token_file=" + path("authorizer.token"),
          "--audit_outbox=" + path("outbox-" + mode + "-" + outbox_durability + ".db"),
          "--audit_outbox_durability=" + outbox_durability});
   };
@@ -258,7 +264,7 @@ int main(int argc, char** argv) {
     open.set_turn_id("bench-turn");
     av1::OpenTurnAuthorityResponse lease;
     grpc::ClientContext context;
-    Authenticate(context, kServiceToken);
+    Authenticate(context, kEnvelopeToken);
     const grpc::Status status = t.stub->OpenTurnAuthority(&context, open, &lease);
     if (!status.ok() || lease.status() != av1::LEASE_STATUS_RESOLVED ||
         lease.grant_count() != kGrants) {
@@ -285,7 +291,7 @@ int main(int argc, char** argv) {
     return [&t] {
       av1::AuthorizeResponse response;
       grpc::ClientContext context;
-      Authenticate(context, kServiceToken);
+      Authenticate(context, kEnvelopeToken);
       return t.stub->Authorize(&context, t.request, &response).ok() &&
              response.decision().allowed();
     };
@@ -331,7 +337,7 @@ int main(int argc, char** argv) {
     event->set_source(pb::AUDIT_SOURCE_KERNEL);
     sharedos::audit::v1::AppendResponse response;
     grpc::ClientContext context;
-    Authenticate(context, kServiceToken);
+    Authenticate(context, kAuthorizerToken);
     return audit_stub->Append(&context, request, &response).ok();
   };
 

@@ -122,7 +122,9 @@ namespace av1 = ::sharedos::authorizer::v1;
 namespace demo = ::sharedos::testing::demo;
 using Clock = std::chrono::steady_clock;
 
-constexpr char kServiceToken[] = "bench-service-token";
+// The envelope's own service credential (service:envelope), the one the authorizer admits
+// (ADR 0014, T4): the envelope and this process call the authorizer with it.
+constexpr char kEnvelopeToken[] = "bench-envelope-token";
 constexpr char kHostToken[] = "bench-host-token";
 
 // The mediator's former pattern, for comparison in the same run: an Authorize carrying the
@@ -245,7 +247,7 @@ int main(int argc, char** argv) {
       "bench-lease-secret-0123456789abcdef0123", {});
   const std::string credentials =
       absl::StrCat(R"({"credentials": [{"name": "envelope", "role": "service", "token_sha256": ")",
-                   server::TokenDigestHex(kServiceToken),
+                   server::TokenDigestHex(kEnvelopeToken),
                    R"("}, {"name": "host", "role": "host", "token_sha256": ")",
                    server::TokenDigestHex(kHostToken), R"(", "scope": {"namespaces": [")",
                    demo::kNamespace, R"("], "owners": ["*"]}}]})");
@@ -265,7 +267,7 @@ int main(int argc, char** argv) {
   env::tools::AttachedProviders providers;
   providers.files = &noop;
   sharedos::authorizer::client::GrpcAuthorizerClient authorizer_client(
-      av1::Authorizer::NewStub(authorizer_channel), kServiceToken);
+      av1::Authorizer::NewStub(authorizer_channel), kEnvelopeToken);
   sharedos::audit::client::FakeAuditWriter envelope_audit;
   env::core::TurnEngine engine(authorizer_client, *registry, providers, envelope_audit,
                                sharedos::common::RealClock(), {});
@@ -349,7 +351,7 @@ int main(int argc, char** argv) {
   av1::OpenTurnAuthorityResponse lease;
   {
     grpc::ClientContext context;
-    Authenticate(context, kServiceToken);
+    Authenticate(context, kEnvelopeToken);
     if (!authorizer->OpenTurnAuthority(&context, lease_request, &lease).ok()) return 1;
   }
   av1::AuthorizeRequest authorize_request;
@@ -362,7 +364,7 @@ int main(int argc, char** argv) {
   std::function<bool()> authorize_call = [&] {
     authorize_request.set_operation_id(absl::StrCat("op-", next_call++));
     grpc::ClientContext context;
-    Authenticate(context, kServiceToken);
+    Authenticate(context, kEnvelopeToken);
     av1::AuthorizeResponse response;
     return authorizer->Authorize(&context, authorize_request, &response).ok() &&
            response.decision().allowed();

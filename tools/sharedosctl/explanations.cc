@@ -85,6 +85,14 @@ constexpr CodeExplanation kCodes[] = {
      "Issue a grant that reaches the tool's resources, or stop offering the tool."},
     {"turn_ended", "The call named a turn that had already ended.",
      "Open a new turn for further calls."},
+    {"refusals_exhausted",
+     "The turn kept calling past its budget; the envelope ended it after a bounded number of "
+     "refusals (ADR 0016).",
+     "Raise the turn's budget (max_tool_calls) if the work needs more calls, or find why the "
+     "agent kept calling."},
+    {"result_too_large", "The tool's result would have exceeded its cap; nothing was returned.",
+     "Ask for less (a narrower path or pattern), or raise the tool's max_result_bytes or "
+     "--max_tool_result_bytes."},
     // ---- Messages (semantics §6.4) ----
     {"message_transport_not_configured", "No message transport is configured.",
      "Configure one (envelope_svc --message_transport) or use sharedosd's built-in transport."},

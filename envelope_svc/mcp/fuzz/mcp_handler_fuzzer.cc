@@ -7,8 +7,6 @@
 // Properties: nothing crashes; every answer is an HTTP status the handler documents; a JSON answer
 // parses; no answer echoes the token.
 
-#include <httplib.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -18,6 +16,7 @@
 #include <set>
 #include <string>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
@@ -36,8 +35,8 @@ namespace sharedos::envelope::mcp {
 // Reaches the private handler (friend of McpServer).
 class McpServerFuzzPeer {
  public:
-  static void Post(McpServer& server, const httplib::Request& request,
-                   httplib::Response& response) {
+  static void Post(McpServer& server, const common::http::Request& request,
+                   common::http::Response& response) {
     server.HandlePost(request, response);
   }
 };
@@ -104,11 +103,15 @@ World& GetWorld() {
   return *world;
 }
 
-void CheckResponse(const World& world, const httplib::Response& response) {
+void CheckResponse(const World& world, const common::http::Response& response) {
   static const std::set<int> kStatuses = {200, 202, 400, 401, 403, 404, 405, 406, 413, 415, 500};
   if (kStatuses.count(response.status) == 0) std::abort();
   if (response.body.find(world.token) != std::string::npos) std::abort();
-  if (response.get_header_value("Content-Type").rfind("application/json", 0) == 0) {
+  std::string content_type;
+  for (const auto& [name, value] : response.headers) {
+    if (name == "Content-Type") content_type = value;
+  }
+  if (content_type.rfind("application/json", 0) == 0) {
     if (nlohmann::json::parse(response.body, nullptr, false).is_discarded()) std::abort();
   }
 }
@@ -123,7 +126,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (++world.calls % kCallsPerTurn == 0) world.OpenTurn();
 
   absl::string_view rest(reinterpret_cast<const char*>(data) + 1, size - 1);
-  httplib::Request request;
+  sharedos::common::http::Request request;
   request.method = "POST";
   request.path = "/mcp";
   const size_t split = rest.find("\n\n");
@@ -132,14 +135,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (absl::string_view line : absl::StrSplit(header_text, '\n', absl::SkipEmpty())) {
     const size_t colon = line.find(':');
     if (colon == absl::string_view::npos) continue;
-    request.headers.emplace(std::string(line.substr(0, colon)),
-                            std::string(absl::StripAsciiWhitespace(line.substr(colon + 1))));
+    request.headers.emplace_back(absl::AsciiStrToLower(line.substr(0, colon)),
+                                 std::string(absl::StripAsciiWhitespace(line.substr(colon + 1))));
   }
-  if (data[0] & 1) request.headers.emplace("Authorization", "Bearer " + world.token);
-  if (data[0] & 2) request.headers.emplace("Content-Type", "application/json");
-  if (data[0] & 4) request.headers.emplace("Accept", "application/json, text/event-stream");
+  if (data[0] & 1) request.headers.emplace_back("authorization", "Bearer " + world.token);
+  if (data[0] & 2) request.headers.emplace_back("content-type", "application/json");
+  if (data[0] & 4) request.headers.emplace_back("accept", "application/json, text/event-stream");
 
-  httplib::Response response;
+  sharedos::common::http::Response response;
   McpServerFuzzPeer::Post(*world.server, request, response);
   CheckResponse(world, response);
   return 0;

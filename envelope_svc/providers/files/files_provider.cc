@@ -77,6 +77,10 @@ constexpr CodeInfo kCodes[] = {
     {kInvalidPattern, "The pattern is not a valid regular expression.", false},
     {kUnsupportedAction, "The files provider does not perform the authorized action.", false},
     {kUnsupportedResource, "The files provider does not serve the authorized resource.", false},
+    {kQuotaExceeded,
+     "The owner's files quota (bytes or files, --files_max_owner_bytes and "
+     "--files_max_owner_files) would be exceeded; nothing was changed.",
+     false},
 };
 
 const CodeInfo& InfoOf(absl::string_view code) {
@@ -91,6 +95,15 @@ const CodeInfo& InfoOf(absl::string_view code) {
 }
 
 absl::Status Fail(absl::string_view code) { return FsError(code); }
+
+// The call's result would pass its max_result_bytes (not in band: the envelope refuses it).
+absl::Status ResultTooLarge() {
+  return absl::ResourceExhaustedError("files provider: result over the call's max_result_bytes");
+}
+
+// What one grep match costs in the answer: its path, text and context lines, with the JSON
+// around them (keys, quotes, the line number) as a fixed allowance per string.
+constexpr uint64_t kPerStringOverhead = 16;
 
 std::string JoinPath(const Segments& segments) { return absl::StrJoin(segments, "/"); }
 
@@ -283,6 +296,8 @@ struct FilesProvider::Call {
   UniqueFd snapshots;
   UniqueFd tmp;
   std::optional<WalkBudget> budget;
+  // The request's max_result_bytes (0: none).
+  uint64_t max_result_bytes = 0;
 
   WalkBudget& walk() { return *budget; }
   absl::StatusOr<Location> Target(bool create_parents) const {
@@ -332,6 +347,7 @@ absl::StatusOr<ToolResult> FilesProvider::Invoke(const v1::InvokeRequest& reques
   call.now = clock_.Now();
   call.budget.emplace(deadline_clock_, deadline, options_.max_tree_entries,
                       options_.max_tree_bytes);
+  call.max_result_bytes = request.max_result_bytes();
   absl::StatusOr<Json> output = [&]() -> absl::StatusOr<Json> {
     RETURN_IF_ERROR(call.walk().CheckDeadline());
     if (request.resource().namespace_() != options_.resource_namespace) {
@@ -360,6 +376,10 @@ absl::StatusOr<ToolResult> FilesProvider::Invoke(const v1::InvokeRequest& reques
     return Run(call);
   }();
 
+  // A result past the call's cap is not an answer: the envelope refuses it (result_too_large).
+  if (!output.ok() && output.status().code() == absl::StatusCode::kResourceExhausted) {
+    return output.status();
+  }
   ToolResult result;
   result.set_call_id(request.call_id());
   result.set_tool(request.tool());
@@ -445,6 +465,9 @@ absl::StatusOr<Json> FilesProvider::Read(Call& call) {
   ASSIGN_OR_RETURN(Location target, call.Target(false));
   ASSIGN_OR_RETURN(std::string content, ReadLocatedFile(target, options_.max_file_bytes));
   const bool text = IsUtf8(content);
+  // base64url grows the content by a third.
+  const uint64_t answered = text ? content.size() : (content.size() + 2) / 3 * 4;
+  if (call.max_result_bytes > 0 && answered > call.max_result_bytes) return ResultTooLarge();
   return Json{{"path", JoinPath(call.segments)},
               {"content", text ? content : common::Base64UrlEncode(content)},
               {"encoding", text ? "utf-8" : "base64url"},
@@ -490,6 +513,27 @@ absl::Status WalkTarget(const Location& target, const Segments& segments, WalkBu
   ASSIGN_OR_RETURN(UniqueFd dir, OpenDirectory(target.parent.get(), target.leaf, false));
   bool stopped = false;
   return WalkTree(dir.get(), path, budget, 0, visit, stopped);
+}
+
+// The files below (or at) a target and their bytes, without reading them.
+struct TreeCount {
+  uint64_t bytes = 0;
+  uint64_t files = 0;
+};
+absl::StatusOr<TreeCount> CountTree(const Location& target, const Segments& segments,
+                                    WalkBudget& budget) {
+  TreeCount count;
+  if (!target.exists) return count;
+  RETURN_IF_ERROR(
+      WalkTarget(target, segments, budget,
+                 [&](const Segments&, const DirEntry& entry, int) -> absl::StatusOr<bool> {
+                   if (entry.type == EntryType::kFile) {
+                     count.bytes += entry.size;
+                     ++count.files;
+                   }
+                   return true;
+                 }));
+  return count;
 }
 
 // The content of a plain file `name` below `dir_fd` when it is searchable text within
@@ -572,6 +616,9 @@ absl::StatusOr<Json> FilesProvider::Grep(Call& call) {
   ASSIGN_OR_RETURN(Location target, call.Target(false));
   Json matches = Json::array();
   bool truncated = false;
+  // Bytes this answer emits so far, checked before each match is built (bytes emitted, not only
+  // bytes read: context lines repeat the same lines in many matches).
+  uint64_t emitted = 0;
   auto visit = [&](const Segments& path, const DirEntry& entry,
                    int dir_fd) -> absl::StatusOr<bool> {
     ASSIGN_OR_RETURN(std::optional<std::string> content,
@@ -579,13 +626,25 @@ absl::StatusOr<Json> FilesProvider::Grep(Call& call) {
     if (!content.has_value()) return true;
     std::vector<absl::string_view> lines = absl::StrSplit(*content, '\n');
     if (!lines.empty() && lines.back().empty()) lines.pop_back();
+    const std::string joined_path = JoinPath(path);
+    // This file's matches and what they would emit, counted before any of them is built: an
+    // answer past the cap is refused without building it.
+    std::vector<size_t> matched;
     for (size_t i = 0; i < lines.size(); ++i) {
       if (!RE2::PartialMatch(re2::StringPiece(lines[i].data(), lines[i].size()), re)) continue;
-      if (matches.size() == options_.max_grep_matches) {
+      if (matches.size() + matched.size() == options_.max_grep_matches) {
         truncated = true;
-        return false;
+        break;
       }
-      Json match = {{"path", JoinPath(path)}, {"line", i + 1}, {"text", lines[i]}};
+      const size_t first = i >= static_cast<size_t>(before) ? i - before : 0;
+      const size_t last = std::min(lines.size() - 1, i + static_cast<size_t>(after));
+      emitted += joined_path.size() + 2 * kPerStringOverhead;
+      for (size_t j = first; j <= last; ++j) emitted += lines[j].size() + kPerStringOverhead;
+      if (call.max_result_bytes > 0 && emitted > call.max_result_bytes) return ResultTooLarge();
+      matched.push_back(i);
+    }
+    for (const size_t i : matched) {
+      Json match = {{"path", joined_path}, {"line", i + 1}, {"text", lines[i]}};
       if (before > 0) {
         Json context = Json::array();
         for (size_t j = i >= static_cast<size_t>(before) ? i - before : 0; j < i; ++j) {
@@ -602,7 +661,7 @@ absl::StatusOr<Json> FilesProvider::Grep(Call& call) {
       }
       matches.push_back(std::move(match));
     }
-    return true;
+    return !truncated;
   };
   RETURN_IF_ERROR(WalkTarget(target, call.segments, call.walk(), visit));
   return Json{{"matches", std::move(matches)}, {"truncated", truncated}};
@@ -612,9 +671,11 @@ absl::StatusOr<Json> FilesProvider::Create(Call& call) {
   ASSIGN_OR_RETURN(std::string content, RequiredString(call.args, "content"));
   if (content.size() > options_.max_file_bytes) return Fail(kFileTooLarge);
   if (call.segments.empty()) return Fail(kInvalidPath);
+  RETURN_IF_ERROR(CheckQuota(call, static_cast<int64_t>(content.size()), 1));
   ASSIGN_OR_RETURN(Location target, call.Target(/*create_parents=*/true));
   if (target.exists) return Fail(kAlreadyExists);
   RETURN_IF_ERROR(WriteFileAtomically(call.tmp.get(), target, content, WriteMode::kCreate));
+  Account(call, static_cast<int64_t>(content.size()), 1);
   return Json{{"path", JoinPath(call.segments)},
               {"version", ContentVersion(content)},
               {"size", content.size()}};
@@ -629,7 +690,10 @@ absl::StatusOr<Json> FilesProvider::Write(Call& call, bool append) {
   RETURN_IF_ERROR(CheckExpected(expected, previous_version));
   std::string next = append ? absl::StrCat(current, content) : std::move(content);
   if (next.size() > options_.max_file_bytes) return Fail(kFileTooLarge);
+  const int64_t grown = static_cast<int64_t>(next.size()) - static_cast<int64_t>(current.size());
+  RETURN_IF_ERROR(CheckQuota(call, grown, 0));
   RETURN_IF_ERROR(WriteFileAtomically(call.tmp.get(), target, next, WriteMode::kReplace));
+  Account(call, grown, 0);
   return Json{{"path", JoinPath(call.segments)},
               {"version", ContentVersion(next)},
               {"previousVersion", previous_version},
@@ -653,8 +717,10 @@ absl::StatusOr<Json> FilesProvider::Delete(Call& call) {
   }
   if (target.type == EntryType::kFile) {
     if (unlinkat(target.parent.get(), target.leaf.c_str(), 0) != 0) return Fail(kIoFailed);
+    Account(call, -static_cast<int64_t>(target.st.st_size), -1);
     if (fsync(target.parent.get()) != 0) return Fail(kIoFailed);
   } else {
+    ForgetUsage(call);
     // Out of the workspace in one rename, then removed at leisure.
     const std::string trash = TemporaryName("d");
     RETURN_IF_ERROR(
@@ -680,6 +746,9 @@ absl::StatusOr<Json> FilesProvider::SnapshotCreate(Call& call) {
   manifest.label = label;
   manifest.created_at = common::FormatRfc3339(now);
   ASSIGN_OR_RETURN(manifest.version, VersionOf(target, options_.max_file_bytes, call.walk()));
+  ASSIGN_OR_RETURN(const Usage copied, TreeUsage(target, call.segments, call.walk()));
+  RETURN_IF_ERROR(CheckQuota(call, static_cast<int64_t>(copied.bytes) + 1024,
+                             static_cast<int64_t>(copied.files) + 1));
 
   // Built in tmp/, then renamed into snapshots/ whole.
   const std::string staging = TemporaryName("s");
@@ -699,6 +768,7 @@ absl::StatusOr<Json> FilesProvider::SnapshotCreate(Call& call) {
     RemoveTree(call.tmp.get(), staging, cleanup).IgnoreError();
     return status;
   }
+  ForgetUsage(call);
   Json out = {{"snapshotId", manifest.id},
               {"path", JoinPath(call.segments)},
               {"createdAt", manifest.created_at},
@@ -757,6 +827,10 @@ absl::StatusOr<Json> FilesProvider::SnapshotRestore(Call& call) {
     ASSIGN_OR_RETURN(previous_version, VersionOf(target, options_.max_file_bytes, call.walk()));
   }
   RETURN_IF_ERROR(CheckExpected(expected, previous_version));
+  // The restored tree counts in full (the one it replaces is not subtracted: bounded, not exact).
+  ASSIGN_OR_RETURN(const Usage restoring, TreeUsage(source, below, call.walk()));
+  RETURN_IF_ERROR(CheckQuota(call, static_cast<int64_t>(restoring.bytes),
+                             static_cast<int64_t>(restoring.files)));
 
   const std::string staging = TemporaryName("r");
   absl::Status copied = CopyTree(source.parent.get(), source.leaf, call.tmp.get(), staging,
@@ -771,6 +845,7 @@ absl::StatusOr<Json> FilesProvider::SnapshotRestore(Call& call) {
                                 target.exists ? RENAME_EXCHANGE : RENAME_NOREPLACE);
   RemoveTree(call.tmp.get(), staging, cleanup).IgnoreError();
   RETURN_IF_ERROR(swapped);
+  ForgetUsage(call);
 
   ASSIGN_OR_RETURN(Location restored, call.Target(false));
   WalkBudget version_budget(deadline_clock_, absl::InfiniteFuture(), options_.max_tree_entries,
@@ -780,6 +855,70 @@ absl::StatusOr<Json> FilesProvider::SnapshotRestore(Call& call) {
   Json out = {{"snapshotId", id}, {"path", JoinPath(call.segments)}, {"version", version}};
   if (previous_version.has_value()) out["previousVersion"] = *previous_version;
   return out;
+}
+
+// ---- per-owner quotas ----
+
+absl::StatusOr<FilesProvider::Usage> FilesProvider::TreeUsage(const Location& target,
+                                                              const Segments& segments,
+                                                              WalkBudget& budget) {
+  ASSIGN_OR_RETURN(TreeCount count, CountTree(target, segments, budget));
+  return Usage{count.bytes, count.files};
+}
+
+absl::StatusOr<FilesProvider::Usage> FilesProvider::OwnerUsage(Call& call) {
+  {
+    absl::MutexLock lock(&usage_mu_);
+    if (auto it = usage_.find(call.owner_key); it != usage_.end()) return it->second;
+  }
+  // Walked once (then kept by the writers, under the owner's lock): the workspace and the
+  // snapshots. An area too large to walk is over any quota (fail closed).
+  const size_t max_entries =
+      options_.max_owner_files == 0 ? SIZE_MAX : options_.max_owner_files * 4 + 1024;
+  WalkBudget budget(deadline_clock_, absl::InfiniteFuture(), max_entries, SIZE_MAX);
+  Usage usage;
+  for (const char* dir : {kWorkspaceDir, kSnapshotsDir}) {
+    absl::StatusOr<Location> area = Locate(call.owner.get(), dir, {}, false);
+    if (!area.ok()) return Fail(kIoFailed);
+    absl::StatusOr<TreeCount> count = CountTree(*area, {}, budget);
+    if (!count.ok()) {
+      return count.status().message() == kTreeTooLarge ? Fail(kQuotaExceeded) : count.status();
+    }
+    usage.bytes += count->bytes;
+    usage.files += count->files;
+  }
+  absl::MutexLock lock(&usage_mu_);
+  usage_[call.owner_key] = usage;
+  return usage;
+}
+
+absl::Status FilesProvider::CheckQuota(Call& call, int64_t bytes, int64_t files) {
+  if (options_.max_owner_bytes == 0 && options_.max_owner_files == 0) return absl::OkStatus();
+  ASSIGN_OR_RETURN(const Usage usage, OwnerUsage(call));
+  const auto over = [](uint64_t used, int64_t more, uint64_t quota) {
+    return quota > 0 && more > 0 && used + static_cast<uint64_t>(more) > quota;
+  };
+  if (over(usage.bytes, bytes, options_.max_owner_bytes) ||
+      over(usage.files, files, options_.max_owner_files)) {
+    return Fail(kQuotaExceeded);
+  }
+  return absl::OkStatus();
+}
+
+void FilesProvider::Account(const Call& call, int64_t bytes, int64_t files) {
+  absl::MutexLock lock(&usage_mu_);
+  auto it = usage_.find(call.owner_key);
+  if (it == usage_.end()) return;
+  const auto add = [](uint64_t& total, int64_t delta) {
+    total = delta < 0 && static_cast<uint64_t>(-delta) > total ? 0 : total + delta;
+  };
+  add(it->second.bytes, bytes);
+  add(it->second.files, files);
+}
+
+void FilesProvider::ForgetUsage(const Call& call) {
+  absl::MutexLock lock(&usage_mu_);
+  usage_.erase(call.owner_key);
 }
 
 }  // namespace sharedos::envelope::files

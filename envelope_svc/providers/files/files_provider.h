@@ -12,8 +12,15 @@
 //
 // Failures are in-band: a FAILED ToolResult whose code is one of confined_fs.h's codes or
 // version_conflict, snapshot_not_found, snapshot_not_covering, invalid_arguments,
-// limit_exceeded, invalid_pattern, unsupported_action, unsupported_resource; messages are fixed
-// phrases (no path or content). Thread-safe: writers of one owner are serialised.
+// limit_exceeded, invalid_pattern, unsupported_action, unsupported_resource, quota_exceeded;
+// messages are fixed phrases (no path or content). Thread-safe: writers of one owner are
+// serialised.
+//
+// Bounded per owner (issue 34): the bytes and files an owner's area holds (workspace and
+// snapshots) — a write that would pass either quota fails quota_exceeded and changes nothing —
+// and what one call answers: a result past the request's max_result_bytes (grep counts the bytes
+// it emits as it goes) is RESOURCE_EXHAUSTED, which the envelope refuses tool_execution_failed,
+// cause result_too_large.
 
 #ifndef SHAREDOS_ENVELOPE_SVC_PROVIDERS_FILES_FILES_PROVIDER_H_
 #define SHAREDOS_ENVELOPE_SVC_PROVIDERS_FILES_FILES_PROVIDER_H_
@@ -47,6 +54,7 @@ inline constexpr absl::string_view kLimitExceeded = "limit_exceeded";
 inline constexpr absl::string_view kInvalidPattern = "invalid_pattern";
 inline constexpr absl::string_view kUnsupportedAction = "unsupported_action";
 inline constexpr absl::string_view kUnsupportedResource = "unsupported_resource";
+inline constexpr absl::string_view kQuotaExceeded = "quota_exceeded";
 
 class FilesProvider final : public tools::ToolProviderInterface {
  public:
@@ -63,6 +71,10 @@ class FilesProvider final : public tools::ToolProviderInterface {
     // Entries one list answers, matches one grep answers (then `truncated`).
     size_t max_list_entries = 1000;
     size_t max_grep_matches = 500;
+    // Per owner: bytes and files its workspace and snapshots hold (--files_max_owner_bytes,
+    // --files_max_owner_files). 0: no quota.
+    uint64_t max_owner_bytes = uint64_t{1} << 30;
+    uint64_t max_owner_files = 100000;
     // Defaults of `limit` (search, snapshot list).
     int default_limit = 20;
     // What ListTools answers: the registry's files-bound definitions.
@@ -102,6 +114,25 @@ class FilesProvider final : public tools::ToolProviderInterface {
   // The lock serialising writers of one owner area.
   absl::Mutex& OwnerLock(const std::string& owner_key) ABSL_LOCKS_EXCLUDED(locks_mu_);
 
+  // What an owner's area holds (workspace and snapshots).
+  struct Usage {
+    uint64_t bytes = 0;
+    uint64_t files = 0;
+  };
+  // The owner's usage, walked once and then kept up to date by its writers (under its lock).
+  // Errors: quota_exceeded when the area is too large to walk (fail closed).
+  absl::StatusOr<Usage> OwnerUsage(Call& call) ABSL_LOCKS_EXCLUDED(usage_mu_);
+  // Errors: quota_exceeded when adding `bytes` and `files` to the owner's usage passes a quota.
+  absl::Status CheckQuota(Call& call, int64_t bytes, int64_t files) ABSL_LOCKS_EXCLUDED(usage_mu_);
+  // Adds a change the owner's area went through (after a write succeeded); Forget makes the next
+  // writer walk the area again (after a change too large to account for exactly).
+  void Account(const Call& call, int64_t bytes, int64_t files) ABSL_LOCKS_EXCLUDED(usage_mu_);
+  void ForgetUsage(const Call& call) ABSL_LOCKS_EXCLUDED(usage_mu_);
+  // The files below (or at) `target` and their bytes. Errors: those of the walk.
+  static absl::StatusOr<Usage> TreeUsage(const Location& target,
+                                         const std::vector<std::string>& segments,
+                                         WalkBudget& budget);
+
   absl::StatusOr<nlohmann::json> Run(Call& call);
   absl::StatusOr<nlohmann::json> List(Call& call);
   absl::StatusOr<nlohmann::json> Stat(Call& call);
@@ -123,6 +154,8 @@ class FilesProvider final : public tools::ToolProviderInterface {
   absl::Mutex locks_mu_;
   absl::flat_hash_map<std::string, std::unique_ptr<absl::Mutex>> owner_locks_
       ABSL_GUARDED_BY(locks_mu_);
+  absl::Mutex usage_mu_;
+  absl::flat_hash_map<std::string, Usage> usage_ ABSL_GUARDED_BY(usage_mu_);
 };
 
 // The directory name of an owner id: [A-Za-z0-9_-] and non-leading '.' kept, every other byte

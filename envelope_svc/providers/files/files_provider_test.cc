@@ -686,5 +686,70 @@ TEST(FilesProviderCreateTest, RootMustBeADirectory) {
               ::sharedos::common::StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
+// Issue 34 (observation 3): grep counts the bytes it emits — context lines repeat lines in many
+// matches — and stops at the call's max_result_bytes: RESOURCE_EXHAUSTED, never in band.
+TEST_F(FilesProviderTest, GrepStopsAtTheBytesItEmitsNotOnlyTheBytesItReads) {
+  std::string content;
+  for (int i = 0; i < 400; ++i) content += "match " + std::string(200, 'x') + "\n";
+  Put("big.txt", content);  // ~82 KB read
+  v1::InvokeRequest request;
+  request.set_call_id("call-1");
+  request.set_tool("files.grep");
+  request.set_action("grep");
+  request.mutable_resource()->set_namespace_("files");
+  request.mutable_resource()->mutable_owner()->set_human_user_id("user-alice");
+  request.mutable_context()->mutable_owner()->set_human_user_id("user-alice");
+  *request.mutable_arguments() = *common::JsonToProtoStruct(
+      Json{{"pattern", "match"}, {"contextBefore", 100}, {"contextAfter", 100}});
+  // Uncapped, the answer would be ~400 matches × 201 lines × 200 bytes ≈ 16 MB.
+  request.set_max_result_bytes(1 << 20);
+  absl::StatusOr<ToolResult> capped = provider_->Invoke(request, absl::InfiniteFuture());
+  EXPECT_EQ(capped.status().code(), absl::StatusCode::kResourceExhausted);
+  // Without context the same grep fits.
+  *request.mutable_arguments() = *common::JsonToProtoStruct(Json{{"pattern", "match"}});
+  absl::StatusOr<ToolResult> fits = provider_->Invoke(request, absl::InfiniteFuture());
+  ASSERT_THAT(fits, IsOk());
+  EXPECT_EQ(Ok(*fits)["matches"].size(), 400u);
+  EXPECT_LT(fits->output().ByteSizeLong(), size_t{1} << 20);
+}
+
+TEST_F(FilesProviderTest, ReadPastTheCallsCapIsResourceExhausted) {
+  Put("a.txt", std::string(5000, 'a'));
+  v1::InvokeRequest request;
+  request.set_call_id("call-1");
+  request.set_tool("files.read");
+  request.set_action("read");
+  request.mutable_resource()->set_namespace_("files");
+  request.mutable_resource()->add_path("a.txt");
+  request.mutable_resource()->mutable_owner()->set_human_user_id("user-alice");
+  request.mutable_context()->mutable_owner()->set_human_user_id("user-alice");
+  request.set_max_result_bytes(4096);
+  EXPECT_EQ(provider_->Invoke(request, absl::InfiniteFuture()).status().code(),
+            absl::StatusCode::kResourceExhausted);
+}
+
+// Issue 34 (observation 5): an owner's bytes and files are bounded; a write past either quota
+// fails quota_exceeded and changes nothing; another owner is not affected; deleting frees space.
+TEST_F(FilesProviderTest, OwnerQuotasBoundBytesAndFiles) {
+  FilesProvider::Options options;
+  options.max_owner_bytes = 1000;
+  options.max_owner_files = 3;
+  MakeProvider(options);
+  Put("a.txt", std::string(600, 'a'));
+  EXPECT_EQ(Code(Run("create", {"b.txt"}, {{"content", std::string(500, 'b')}})), "quota_exceeded");
+  EXPECT_EQ(Code(Run("read", {"b.txt"})), "not_found");
+  EXPECT_EQ(Code(Run("append", {"a.txt"}, {{"content", std::string(500, 'a')}})), "quota_exceeded");
+  Put("b.txt", "b");
+  Put("c.txt", "c");
+  EXPECT_EQ(Code(Run("create", {"d.txt"}, {{"content", "d"}})), "quota_exceeded");
+  // Snapshots count too.
+  EXPECT_EQ(Code(Run("snapshot:create", {"a.txt"})), "quota_exceeded");
+  // Bob has his own quota.
+  Ok(Run("create", {"d.txt"}, {{"content", "d"}}, "user-bob"));
+  Ok(Run("delete", {"a.txt"}));
+  Put("d.txt", std::string(900, 'd'));
+  EXPECT_NE(Run("read", {"a.txt"}).status(), protocol::v1::TOOL_RESULT_STATUS_SUCCEEDED);
+}
+
 }  // namespace
 }  // namespace sharedos::envelope::files
