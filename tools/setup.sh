@@ -68,7 +68,12 @@ if [ -f "$root/package-lock.json" ]; then
   want="$(sha256sum "$root/package-lock.json" | cut -d' ' -f1)"
   if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     echo "setup: installing npm test tools from package-lock.json"
-    (cd "$root" && npm ci --no-audit --no-fund --loglevel=error)
+    # `npm install` from the committed lock, not `npm ci`: opencode-ai lists optional binaries for
+    # other systems (darwin, windows, musl) that this registry does not carry, so they cannot be
+    # in the lock, and `npm ci` refuses a lock without them. `npm install` installs exactly the
+    # lock's versions and skips an optional package it cannot fetch.
+    (cd "$root" && npm install --no-audit --no-fund --loglevel=error) || {
+      echo "setup: npm install failed"; exit 1; }
     echo "$want" > "$stamp"
   else
     echo "setup: npm test tools already installed"
