@@ -1,7 +1,8 @@
 // TLS for every SharedOS listener, in one place: the gRPC server credentials of ServerRunner and
-// the certificate the MCP front door (cpp-httplib) presents. Certificates and keys are re-read
-// when they change on disk (rotation without restart): gRPC watches them itself
-// (FileWatcherCertificateProvider); KeyPairWatcher does the same for OpenSSL contexts.
+// the certificate the MCP front door and the console (common/http, on Boost.Beast) present.
+// Certificates and keys are re-read when they change on disk (rotation without restart): gRPC
+// watches them itself (FileWatcherCertificateProvider); KeyPairWatcher does the same for OpenSSL
+// contexts.
 // The flags that fill ServerTls are in tls_flags.h; channels (the client side) in
 // common/client/channel.h.
 

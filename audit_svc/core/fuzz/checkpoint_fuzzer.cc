@@ -88,7 +88,7 @@ Fixture& Get() {
       event.set_purpose("fuzz");
       event.set_reason("tool_unavailable");
       event.set_source(sharedos::protocol::v1::AUDIT_SOURCE_ENVELOPE);
-      if (!f->log->AppendEvent(event).ok()) std::abort();
+      if (!f->log->AppendEvent(event, "service:envelope").ok()) std::abort();
     }
     auto checkpointer =
         Checkpointer::Create(*f->log, FixedKey(), sharedos::common::RealClock(), {});
