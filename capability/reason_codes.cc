@@ -48,59 +48,93 @@ bool IsFailClosedCode(absl::string_view code) {
          code == kAuditUnavailable || code == kOperationAborted;
 }
 
+namespace {
+
+struct CodeAndMessage {
+  absl::string_view code;
+  absl::string_view message;
+};
+
+// One sentence per code: what happened, in words a model or a person can act on.
+constexpr CodeAndMessage kMessages[] = {
+    {kAllowed, "A grant of this turn authorizes the operation."},
+    {kNoMatchingGrant, "No grant authorizes this operation."},
+    {kGrantExhausted, "The matching grant has no uses left."},
+    {kInvalidContext, "The access context is not usable."},
+    {kInvalidRequest, "The request names a resource of another owner or world."},
+    {kAuthorityUnavailable, "The authority of the turn could not be resolved."},
+    {kUsageStoreUnavailable, "Grant usage could not be counted."},
+    {kDelegationChainUnverified, "The grant's delegation chain could not be verified."},
+    {kDelegationChainInvalid, "The grant's delegation chain is invalid."},
+    {kHostPolicyDenied, "The host policy does not allow this operation."},
+    {kHostPolicyUnavailable, "The host policy could not be evaluated."},
+    {kToolUnavailable, "The tool is not available to this turn."},
+    {kTraceMismatch, "The tool call's trace does not match the turn's."},
+    {kStepLimitExceeded, "The turn's step budget is spent."},
+    {kToolCallLimitExceeded, "The turn's tool call budget is spent."},
+    {kTurnDraining, "The turn is ending; no new tool calls are accepted."},
+    {kInvalidToolArguments, "The tool arguments do not satisfy the tool's input schema."},
+    {kToolRequirementResolutionFailed,
+     "The tool's requirement could not be resolved from its arguments."},
+    {kInvalidToolRequirement,
+     "The tool's resolved requirement lies outside its declared capability."},
+    {kToolCatalogUnavailable, "A tool provider could not list its tools."},
+    {kToolExecutionFailed, "The tool provider failed to run the call."},
+    {kInvalidToolResult, "The tool provider returned an invalid result for the call."},
+    {kEscalationPending,
+     "The turn has asked for a human; no further tool calls are run until a reviewer decides."},
+    {kEscalationNotTerminated, "sharedos.escalate ends the turn and is never executed as a tool."},
+    {kMessageTransportNotConfigured, "No message transport is configured."},
+    {kMessageRequirementResolutionFailed,
+     "The message's receiver could not be resolved to a resource."},
+    {kMessageDeliveryFailed, "The message transport failed."},
+    {kInvalidMessageReceipt, "The message transport answered a malformed receipt."},
+    {kMessageRequestNotPrepared, "The message request was not prepared."},
+    {kMessageRequestNotAccepted, "The message transport did not accept the request."},
+    {kMessageReplyResolutionFailed, "The reply to the message could not be resolved."},
+    {kInvalidMessageReply, "The reply does not answer the message."},
+    {kResourceProviderNotFound, "No resource provider serves the resource's namespace."},
+    {kResourceExecutionFailed, "The resource provider failed."},
+    {kInvalidResourceResult, "The resource provider answered a malformed result."},
+    {kActorMismatch, "The context's actor is not the turn's agent."},
+    {kReceiverMismatch, "The message's receiver is not the turn's agent."},
+    {kMessageContextMismatch, "The message's sender, trace or purpose does not match the context."},
+    {kAuditUnavailable, "The audit log could not record the operation."},
+    {kTurnCancelled, "The turn was cancelled."},
+    {kEscalationRequested, "The turn asked for a human; a reviewer decides on the authority."},
+    {kHarnessExitedWithoutOutcome, "The harness exited without an outcome."},
+    {kOperationAborted, "The turn was stopped by a restart of its envelope."},
+    {kDriverFailed, "The turn's driver failed."},
+    {kInvalidDriverDecision, "The turn's driver made a malformed decision."},
+    {kRuntimeFailed, "The turn's runtime failed."},
+    {kInvalidRuntimeOutcome, "The turn's runtime reported a malformed outcome."},
+    {kHarnessNotStarted, "The harness could not be started."},
+    {kHarnessEndedWithoutOutcome, "The harness ended its turn without an outcome."},
+    {kHarnessFrameLimitExceeded, "The harness sent too many frames that could not be used."},
+    {kHarnessArgumentsUnparseable, "The harness sent tool arguments that could not be parsed."},
+    {kHarnessCommandRejected, "The harness refused the command it was given."},
+    {kHarnessFailed, "The harness failed or was stopped at its limit."},
+    {kModelCallFailed, "The call to the model failed."},
+    {kModelOutputTruncated, "The model's output was cut off at its length limit."},
+    {kModelMalformedCallLimitExceeded, "The model made too many malformed tool calls."},
+};
+
+}  // namespace
+
 absl::string_view CodeMessage(absl::string_view code) {
-  if (code == kToolUnavailable) return "The tool is not available to this turn.";
-  if (code == kOperationAborted) return "The turn was stopped by a restart of its envelope.";
-  if (code == kTraceMismatch) return "The tool call's trace does not match the turn's.";
-  if (code == kInvalidRequest) return "The request names a resource of another owner or world.";
-  if (code == kStepLimitExceeded) return "The turn's step budget is spent.";
-  if (code == kToolCallLimitExceeded) return "The turn's tool call budget is spent.";
-  if (code == kTurnDraining) return "The turn is ending; no new tool calls are accepted.";
-  if (code == kNoMatchingGrant) return "No grant authorizes this operation.";
-  if (code == kGrantExhausted) return "The matching grant has no uses left.";
-  if (code == kHostPolicyDenied) return "The host policy does not allow this operation.";
-  if (code == kDelegationChainInvalid) return "The grant's delegation chain is invalid.";
-  if (code == kInvalidContext) return "The access context is not usable.";
-  if (code == kActorMismatch) return "The context's actor is not the turn's agent.";
-  if (code == kReceiverMismatch) return "The message's receiver is not the turn's agent.";
-  if (code == kMessageTransportNotConfigured) return "No message transport is configured.";
-  if (code == kMessageRequirementResolutionFailed)
-    return "The message's receiver could not be resolved to a resource.";
-  if (code == kMessageDeliveryFailed) return "The message transport failed.";
-  if (code == kInvalidMessageReceipt) return "The message transport answered a malformed receipt.";
-  if (code == kMessageRequestNotPrepared) return "The message request was not prepared.";
-  if (code == kMessageRequestNotAccepted)
-    return "The message transport did not accept the request.";
-  if (code == kMessageReplyResolutionFailed)
-    return "The reply to the message could not be resolved.";
-  if (code == kInvalidMessageReply) return "The reply does not answer the message.";
-  if (code == kResourceProviderNotFound)
-    return "No resource provider serves the resource's namespace.";
-  if (code == kResourceExecutionFailed) return "The resource provider failed.";
-  if (code == kInvalidResourceResult) return "The resource provider answered a malformed result.";
-  if (code == kMessageContextMismatch)
-    return "The message's sender, trace or purpose does not match the context.";
-  if (code == kAuthorityUnavailable) return "The authority of the turn could not be resolved.";
-  if (code == kUsageStoreUnavailable) return "Grant usage could not be counted.";
-  if (code == kDelegationChainUnverified)
-    return "The grant's delegation chain could not be verified.";
-  if (code == kHostPolicyUnavailable) return "The host policy could not be evaluated.";
-  if (code == kAuditUnavailable) return "The audit log could not record the operation.";
-  if (code == kTurnCancelled) return "The turn was cancelled.";
-  if (code == kHarnessExitedWithoutOutcome) return "The harness exited without an outcome.";
-  if (code == kInvalidToolArguments)
-    return "The tool arguments do not satisfy the tool's input schema.";
-  if (code == kToolRequirementResolutionFailed)
-    return "The tool's requirement could not be resolved from its arguments.";
-  if (code == kInvalidToolRequirement)
-    return "The tool's resolved requirement lies outside its declared capability.";
-  if (code == kToolCatalogUnavailable) return "A tool provider could not list its tools.";
-  if (code == kToolExecutionFailed) return "The tool provider failed to run the call.";
-  if (code == kInvalidToolResult)
-    return "The tool provider returned an invalid result for the call.";
-  if (code == kEscalationNotTerminated)
-    return "sharedos.escalate ends the turn and is never executed as a tool.";
-  return "The tool call was refused.";
+  for (const CodeAndMessage& entry : kMessages) {
+    if (entry.code == code) return entry.message;
+  }
+  return kUnknownCodeMessage;
+}
+
+const std::vector<absl::string_view>& CodesWithMessages() {
+  static const auto* const codes = [] {
+    auto* out = new std::vector<absl::string_view>();
+    for (const CodeAndMessage& entry : kMessages) out->push_back(entry.code);
+    return out;
+  }();
+  return *codes;
 }
 
 absl::string_view Name(RejectionReason reason) {

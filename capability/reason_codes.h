@@ -9,6 +9,7 @@
 #define SHAREDOS_CAPABILITY_REASON_CODES_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 
@@ -91,6 +92,22 @@ inline constexpr absl::string_view kAuditUnavailable = "audit_unavailable";
 inline constexpr absl::string_view kTurnCancelled = "turn_cancelled";
 inline constexpr absl::string_view kEscalationRequested = "escalation_requested";
 inline constexpr absl::string_view kHarnessExitedWithoutOutcome = "harness_exited_without_outcome";
+// Turn endings a runtime or harness reports (semantics §6.5, §6.6): the codes a host passes in
+// FinishTurn(fail) or harness_exited.error_code. Listed so each has a message of its own.
+inline constexpr absl::string_view kDriverFailed = "driver_failed";
+inline constexpr absl::string_view kInvalidDriverDecision = "invalid_driver_decision";
+inline constexpr absl::string_view kRuntimeFailed = "runtime_failed";
+inline constexpr absl::string_view kInvalidRuntimeOutcome = "invalid_runtime_outcome";
+inline constexpr absl::string_view kHarnessNotStarted = "harness_not_started";
+inline constexpr absl::string_view kHarnessEndedWithoutOutcome = "harness_ended_without_outcome";
+inline constexpr absl::string_view kHarnessFrameLimitExceeded = "harness_frame_limit_exceeded";
+inline constexpr absl::string_view kHarnessArgumentsUnparseable = "harness_arguments_unparseable";
+inline constexpr absl::string_view kHarnessCommandRejected = "harness_command_rejected";
+inline constexpr absl::string_view kHarnessFailed = "harness_failed";
+inline constexpr absl::string_view kModelCallFailed = "model_call_failed";
+inline constexpr absl::string_view kModelOutputTruncated = "model_output_truncated";
+inline constexpr absl::string_view kModelMalformedCallLimitExceeded =
+    "model_malformed_call_limit_exceeded";
 // A turn the envelope's process stopped under (a crash or kill): ended on restart, fail closed
 // (semantics §5: the `interrupted` audit reason; ADR 0009).
 inline constexpr absl::string_view kOperationAborted = "operation_aborted";
@@ -100,8 +117,15 @@ inline constexpr absl::string_view kOperationAborted = "operation_aborted";
 // audit_unavailable, operation_aborted.
 bool IsFailClosedCode(absl::string_view code);
 
-// The fixed phrase answered with `code` (a generic one for a code not listed here).
+// The fixed phrase answered with `code`: every code SharedOS answers or records has its own,
+// which says what happened (kUnknownCodeMessage only for a code outside this catalogue, e.g. one
+// a harness invented).
 absl::string_view CodeMessage(absl::string_view code);
+inline constexpr absl::string_view kUnknownCodeMessage =
+    "The call or turn ended with a code outside SharedOS's catalogue (named by its harness or "
+    "host).";
+// Every code with a message of its own (reason_codes_test checks each against the catalogue).
+const std::vector<absl::string_view>& CodesWithMessages();
 
 // AuthorizationDecision.reasonCode (semantics §6.1).
 enum class ReasonCode : uint8_t {

@@ -1,5 +1,6 @@
 #include "capability/reason_codes.h"
 
+#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -89,6 +90,24 @@ TEST(AuthorityCodeTest, Vocabulary) {
   EXPECT_EQ(Name(MissingDependency::kUsageStore), "usageStore");
   EXPECT_EQ(Name(MissingDependency::kDelegationResolver), "delegationResolver");
   EXPECT_EQ(Name(MissingDependency::kNone), "");
+}
+
+// Every code SharedOS answers or records says what happened: none answers the catch-all (a
+// harness killed at its limit once answered "The tool call was refused.").
+TEST(CodeMessageTest, EveryCodeHasItsOwnMessage) {
+  std::set<std::string> messages;
+  for (absl::string_view code : CodesWithMessages()) {
+    const absl::string_view message = CodeMessage(code);
+    EXPECT_NE(message, kUnknownCodeMessage) << code;
+    EXPECT_TRUE(messages.insert(std::string(message)).second) << code << ": message shared";
+  }
+  for (absl::string_view code :
+       {kHarnessFailed, kEscalationPending, kEscalationRequested, kTurnCancelled,
+        kHarnessExitedWithoutOutcome, kOperationAborted, kNoMatchingGrant, kToolUnavailable}) {
+    EXPECT_NE(CodeMessage(code), kUnknownCodeMessage) << code;
+  }
+  EXPECT_EQ(CodeMessage("harness_invented_this"), kUnknownCodeMessage);
+  EXPECT_THAT(std::string(CodeMessage(kHarnessFailed)), ::testing::HasSubstr("harness"));
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "common/time/proto_time.h"
 #include "common/validation/protocol.h"
 #include "common/validation/unknown_fields.h"
+#include "envelope_svc/tools/portable_names.h"
 #include "envelope_svc/tools/tool_provider.h"
 #include "envelope_svc/tools/tool_refusal.h"
 
@@ -97,6 +98,10 @@ absl::StatusOr<std::shared_ptr<Turn>> Admission::NewTurn(
       request.has_execution_request() ? &execution : nullptr, "execution_request"));
   if (request.runtime() == v1::RUNTIME_MCP && options_.mcp_tokens == nullptr) {
     return absl::FailedPreconditionError("runtime: RUNTIME_MCP is not configured on this envelope");
+  }
+  if (request.runtime() == v1::RUNTIME_MCP) {
+    // Every tool must stay reachable under every agent CLI's naming (issue 35).
+    RETURN_IF_ERROR(tools::CheckPortableNames(execution.tools(), "execution_request.tools"));
   }
   if (!ScopeCovers(scope, execution.context())) {
     return absl::PermissionDeniedError(

@@ -141,6 +141,18 @@ pb::AuditEvent TurnEndedEvent(const pb::AccessContext& context, const pb::Execut
   if (!reason.empty()) event.set_reason(reason);
   if (outcome == pb::AUDIT_OUTCOME_FAILED && ended_by.has_value()) event.set_ended_by(*ended_by);
   if (capability::IsFailClosedCode(reason)) event.set_fail_closed(true);
+  // A turn whose MCP escalation latch engaged (seed ADR 0018; docs/adr/0018): what the harness
+  // did after it asked — its own outcome and the calls refused escalation_pending — is part of
+  // the tamper-evident record. Bounded facts only: never the reason text the harness gave.
+  const auto& metadata = result.metadata().fields();
+  if (metadata.contains("escalationAsked")) {
+    for (const char* key : {"harnessOutcome", "harnessErrorCode", "callsAfterEscalation",
+                            "escalationRequirement", "escalationRecorded"}) {
+      if (auto it = metadata.find(key); it != metadata.end()) {
+        (*event.mutable_metadata()->mutable_fields())[key] = it->second;
+      }
+    }
+  }
   return event;
 }
 

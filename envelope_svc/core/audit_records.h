@@ -88,6 +88,9 @@ protocol::v1::AuditEvent DiscoveryDeniedEvent(const protocol::v1::AccessContext&
 // failed with reason turn_cancelled; reason = the terminal code (escalation_requested for an
 // escalated turn, none for a succeeded one); ended_by on failed (and cancelled) turns;
 // failClosed for an infrastructure code; operation_id = the execution id; `at` = completed_at.
+// A turn whose MCP escalation latch engaged (its metadata has escalationAsked) also records
+// metadata harnessOutcome, harnessErrorCode?, callsAfterEscalation, escalationRequirement? and
+// escalationRecorded? (docs/adr/0018), never the harness's reason text.
 protocol::v1::AuditEvent TurnEndedEvent(const protocol::v1::AccessContext& context,
                                         const protocol::v1::ExecutionResult& result,
                                         std::optional<protocol::v1::EndedBy> ended_by);

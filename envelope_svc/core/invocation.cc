@@ -72,6 +72,11 @@ absl::StatusOr<v1::InvokeToolResponse> Invocation::InvokeTool(
   }
   if (!verdict.code.empty()) return Refuse(*turn, event, now, verdict);
   MediationResult mediated = Mediate(*turn, call, now);
+  if (mediated.required_authority.has_value()) {
+    // What the kernel described, kept for an MCP escalation to name (docs/adr/0018).
+    absl::MutexLock lock(&turn->mu);
+    turn->Describe(*mediated.required_authority);
+  }
   SettleCall(*turn, event, verdict.repeatable, mediated);
   v1::InvokeToolResponse response;
   *response.mutable_result() = std::move(mediated.result);

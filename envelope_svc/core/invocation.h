@@ -61,6 +61,12 @@ class Invocation {
   absl::StatusOr<v1::InvokeToolResponse> InvokeTool(const v1::InvokeToolRequest& request,
                                                     const common::server::HostScope& scope);
 
+  // Records an envelope refusal of `call` (tool.invoked, source envelope; post-effect). Also
+  // for the MCP latch's refusal of an ask (TurnEngine::StepEscalationLatch).
+  void RecordEnvelopeRefusal(const Turn& turn, const protocol::v1::ToolCall& call, absl::Time at,
+                             const protocol::v1::ToolResult& result, absl::string_view cause,
+                             bool fail_closed = false);
+
  private:
   // The call as its events name it: callId, tool and the declared step.
   struct CallEvent {
@@ -105,10 +111,6 @@ class Invocation {
   void EndForRefusals(Turn& turn, absl::string_view code, absl::Time now);
   // A call on a turn that has ended, recorded while under the refusal bound: FAILED_PRECONDITION.
   absl::Status RefuseEnded(const Turn& turn, const protocol::v1::ToolCall& call, absl::Time now);
-  // Records an envelope refusal of `call` (tool.invoked, source envelope).
-  void RecordEnvelopeRefusal(const Turn& turn, const protocol::v1::ToolCall& call, absl::Time at,
-                             const protocol::v1::ToolResult& result, absl::string_view cause,
-                             bool fail_closed = false);
 
   TurnTable& table_;
   Settler& settler_;

@@ -208,6 +208,10 @@ absl::StatusOr<Settler::Outcome> Settler::ValidateFinish(const v1::FinishTurnReq
       const v1::HarnessExitedOutcome& exited = request.harness_exited();
       std::string code = exited.error_code();
       RETURN_IF_ERROR(validation::CheckOptionalIdentifier(&code, "harness_exited.error_code"));
+      // Bounded before it is kept (metadata.harnessOutcome reaches turn.ended's record).
+      std::string status = exited.outcome_status();
+      RETURN_IF_ERROR(
+          validation::CheckOptionalIdentifier(&status, "harness_exited.outcome_status"));
       if (exited.has_output()) {
         RETURN_IF_ERROR(validation::CheckJsonValue(exited.output(), "harness_exited.output"));
       }
@@ -242,6 +246,7 @@ Settler::Snapshot Settler::TakeSnapshot(const Turn& turn) {
   snapshot.safe = turn.SafeToRetry();
   snapshot.escalation_asked = turn.escalation_asked;
   snapshot.calls_after_escalation = turn.calls_after_escalation;
+  snapshot.escalation_requirement = turn.escalation_requirement;
   return snapshot;
 }
 
@@ -312,9 +317,13 @@ absl::StatusOr<Settlement> Settler::SettleLatched(Turn& turn, const Snapshot& sn
                                                   Struct harness) {
   // The latch engaged (seed ADR 0018): the ask is recorded now, the harness's own outcome kept
   // under metadata.
+  // It names the authority its ask named among those the kernel described (docs/adr/0018).
+  const pb::CapabilityRequest* requirement =
+      snapshot.escalation_requirement.has_value() ? &*snapshot.escalation_requirement : nullptr;
   ASSIGN_OR_RETURN(Settlement settlement,
-                   RecordEscalation(turn, *snapshot.escalation_asked, nullptr));
+                   RecordEscalation(turn, *snapshot.escalation_asked, requirement));
   auto& fields = *harness.mutable_fields();
+  if (requirement != nullptr) fields["escalationRequirement"] = Str(requirement->id());
   fields["escalationAsked"] = Object(
       {{"tool", Str(tools::kEscalationToolName)}, {"reason", Str(*snapshot.escalation_asked)}});
   fields["callsAfterEscalation"] = Num(snapshot.calls_after_escalation);

@@ -170,6 +170,8 @@ class Settler {
     bool safe = true;
     std::optional<std::string> escalation_asked;
     int32_t calls_after_escalation = 0;
+    // The described authority the latched ask named (Turn::escalation_requirement).
+    std::optional<protocol::v1::CapabilityRequest> escalation_requirement;
   };
   // The turn's snapshot as it begins ending (phase kEnding). Requires turn.mu.
   static Snapshot TakeSnapshot(const Turn& turn) ABSL_EXCLUSIVE_LOCKS_REQUIRED(turn.mu);

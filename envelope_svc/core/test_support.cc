@@ -139,7 +139,7 @@ std::unique_ptr<tools::ToolRegistry> TestRegistry(int extra_tools) {
     tools {
       definition {
         name: 'sharedos.escalate'
-        description: 'Ask a human for authority this turn lacks. Give the reason; the turn ends escalated and a reviewer decides.'
+        description: 'Ask a human for authority this turn lacks. Give the reason, and as requirement the capreq- id a refusal of this turn named; the turn ends escalated and a reviewer decides on exactly that authority.'
         namespace: 'sharedos'
         source: 'sharedos'
         read_write: READ_WRITE_READ
@@ -151,7 +151,7 @@ std::unique_ptr<tools::ToolRegistry> TestRegistry(int extra_tools) {
       }
       requirement { ceiling {} }
       provider { none {} }
-      input_schema_json: '{"type": "object", "properties": {"reason": {"type": "string", "minLength": 1, "maxLength": 512}}, "required": ["reason"], "additionalProperties": false}'
+      input_schema_json: '{"type": "object", "properties": {"reason": {"type": "string", "minLength": 1, "maxLength": 512}, "requirement": {"type": "string", "pattern": "^capreq-[0-9a-f]{64}$"}}, "required": ["reason"], "additionalProperties": false}'
     }
   )pb";
   absl::StatusOr<v1::ToolRegistryConfig> config =

@@ -89,6 +89,24 @@ const Turn::Withheld* Turn::WithheldAtDiscovery(absl::string_view name) const {
   return it == withheld.end() ? nullptr : &it->second;
 }
 
+void Turn::Describe(const protocol::v1::CapabilityRequest& request) {
+  for (auto it = described.begin(); it != described.end(); ++it) {
+    if (it->id() == request.id()) {
+      described.erase(it);
+      break;
+    }
+  }
+  if (described.size() >= kMaxDescribed) described.erase(described.begin());
+  described.push_back(request);
+}
+
+const protocol::v1::CapabilityRequest* Turn::Described(absl::string_view id) const {
+  for (const protocol::v1::CapabilityRequest& request : described) {
+    if (request.id() == id) return &request;
+  }
+  return nullptr;
+}
+
 void Turn::Emit(absl::string_view type, Value data, absl::Time at) {
   pb::ExecutionEvent& event = events.emplace_back();
   event.set_version("1");

@@ -131,6 +131,13 @@ struct Turn {
   // The MCP escalation latch: the reason the harness asked with, and calls it made since.
   std::optional<std::string> escalation_asked ABSL_GUARDED_BY(mu);
   int32_t calls_after_escalation ABSL_GUARDED_BY(mu) = 0;
+  // The authorities the kernel described to this turn: each no_matching_grant denial's
+  // required_authority (ADR 0019), once per id, oldest first, the newest kMaxDescribed kept.
+  // An MCP escalation names one of them (docs/adr/0018) — never an authority the harness wrote.
+  static constexpr size_t kMaxDescribed = 64;
+  std::vector<protocol::v1::CapabilityRequest> described ABSL_GUARDED_BY(mu);
+  // The described authority the latched ask names (requested_authority of its escalation).
+  std::optional<protocol::v1::CapabilityRequest> escalation_requirement ABSL_GUARDED_BY(mu);
   std::vector<protocol::v1::ExecutionEvent> events ABSL_GUARDED_BY(mu);
   protocol::v1::ExecutionResult result ABSL_GUARDED_BY(mu);
   // Once ended escalated: the id the grant store stored the escalation under.
@@ -139,6 +146,11 @@ struct Turn {
   // context.enabled_tool_namespaces for every later call (tool_namespaces.h).
   std::optional<std::vector<std::string>> enabled_namespaces ABSL_GUARDED_BY(mu);
 
+  // Keeps `request` among the described authorities (a repeated id moves to the newest).
+  void Describe(const protocol::v1::CapabilityRequest& request) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
+  // The described authority with `id`, or null.
+  const protocol::v1::CapabilityRequest* Described(absl::string_view id) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
   // Appends the event `type` with `data` at `at` (sequence = its index) and wakes watchers.
   void Emit(absl::string_view type, google::protobuf::Value data, absl::Time at)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);

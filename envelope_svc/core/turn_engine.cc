@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "capability/address.h"
+#include "capability/reason_codes.h"
 #include "common/status/status_macros.h"
 #include "common/validation/protocol.h"
 #include "common/validation/unknown_fields.h"
@@ -291,25 +292,49 @@ absl::StatusOr<TurnEngine::McpTurn> TurnEngine::FindMcpTurn(
 }
 
 absl::StatusOr<TurnEngine::LatchStep> TurnEngine::StepEscalationLatch(
-    const std::string& turn_id, const std::optional<std::string>& ask_reason) {
+    const std::string& turn_id, const std::optional<LatchAsk>& ask, const pb::ToolCall& call) {
   const std::shared_ptr<Turn> turn = table_.Lookup(turn_id);
   if (turn == nullptr) {
     return absl::NotFoundError(absl::StrCat("turn \"", turn_id, "\" not found"));
   }
   {
-    absl::MutexLock lock(&turn->mu);
+    absl::ReleasableMutexLock lock(&turn->mu);
     if (turn->escalation_asked.has_value()) {
       ++turn->calls_after_escalation;
       return LatchStep::kPending;
     }
-    if (!ask_reason.has_value() || turn->phase != Phase::kRunning) return LatchStep::kPassThrough;
-    turn->escalation_asked = *ask_reason;
+    if (!ask.has_value() || turn->phase != Phase::kRunning) return LatchStep::kPassThrough;
+    const pb::CapabilityRequest* named = nullptr;
+    if (ask->requirement.has_value()) {
+      named = turn->Described(*ask->requirement);
+      if (named == nullptr) {
+        lock.Release();
+        RefuseUndescribed(*turn, call);
+        return LatchStep::kUnknownRequirement;
+      }
+    } else if (turn->described.size() == 1) {
+      named = &turn->described.front();
+    }
+    if (named != nullptr) turn->escalation_requirement = *named;
+    turn->escalation_asked = ask->reason;
   }
   // Durable before the ask is answered (ADR 0009): a crash from here on ends the turn escalated.
   // Outside the turn's lock: later calls are answered pending meanwhile, and an ending that
   // removed the row first makes this write nothing.
-  settler_.JournalLatch(*turn, *ask_reason, clock_.Now());
+  settler_.JournalLatch(*turn, ask->reason, clock_.Now());
   return LatchStep::kAsked;
+}
+
+void TurnEngine::RefuseUndescribed(const Turn& turn, const pb::ToolCall& call) {
+  pb::ToolResult refused;
+  refused.set_call_id(call.id());
+  refused.set_tool(call.tool());
+  refused.set_status(pb::TOOL_RESULT_STATUS_FAILED);
+  refused.mutable_error()->set_code(std::string(capability::kInvalidToolArguments));
+  refused.mutable_error()->set_message(std::string(kUndescribedRequirementMessage));
+  refused.mutable_error()->set_retryable(false);
+  invocation_.RecordEnvelopeRefusal(turn, call, clock_.Now(), refused,
+                                    kCauseRequirementNotDescribed);
 }
 
 }  // namespace sharedos::envelope::core

@@ -57,8 +57,16 @@
 #include "envelope_svc/tools/turn_tools.h"
 #include "sharedos/envelope/v1/envelope.pb.h"
 #include "sharedos/protocol/v1/execution.pb.h"
+#include "sharedos/protocol/v1/tool.pb.h"
 
 namespace sharedos::envelope::core {
+
+// The message and audit cause of an MCP escalation ask whose requirement names no authority the
+// kernel described to the turn (StepEscalationLatch).
+inline constexpr absl::string_view kUndescribedRequirementMessage =
+    "The requirement names no authority a refusal of this turn described; name the capreq- id a "
+    "refusal gave, or none.";
+inline constexpr absl::string_view kCauseRequirementNotDescribed = "requirement_not_described";
 
 // The turn engine: the Envelope service's turns over its parts. Thread-safe.
 class TurnEngine {
@@ -250,17 +258,29 @@ class TurnEngine {
   absl::StatusOr<McpTurn> FindMcpTurn(const mcp::ExecutionTokenClaims& claims) const;
 
   // One step of a turn's escalation latch (seed ADR 0018), atomic per turn. Once the turn has
-  // asked, every call is kPending and counted in callsAfterEscalation. Otherwise `ask_reason`
-  // (a call naming sharedos.escalate on a turn that offers it) latches a running turn (kAsked:
-  // the first ask wins; nothing is recorded at the authorizer until the turn ends, but the latch
-  // is in the journal, fsynced, before kAsked is answered — Settler::JournalLatch, ADR 0009 — so
-  // a turn latched at a crash ends escalated on restart); anything else is kPassThrough —
-  // so is an ask on a turn already ending or ended (InvokeTool then refuses it).
+  // asked, every call is kPending and counted in callsAfterEscalation. Otherwise `ask` (a call
+  // naming sharedos.escalate on a turn that offers it) latches a running turn (kAsked: the first
+  // ask wins; nothing is recorded at the authorizer until the turn ends, but the latch is in the
+  // journal, fsynced, before kAsked is answered — Settler::JournalLatch, ADR 0009 — so a turn
+  // latched at a crash ends escalated on restart); anything else is kPassThrough — so is an ask
+  // on a turn already ending or ended (InvokeTool then refuses it).
+  // The escalation names the authority the ask's `requirement` names, which must be one the
+  // kernel described to this turn (a no_matching_grant denial's required_authority, docs/adr/
+  // 0018); an ask naming none names the one authority described, when exactly one was, else
+  // none. An ask naming an id the turn was never described is kUnknownRequirement: not latched,
+  // `call` recorded refused (tool.invoked, source envelope, failed invalid_tool_arguments, cause
+  // requirement_not_described); the harness may ask again.
   // Every ending of a latched turn (FinishTurn, CancelTurn, the deadline) ends it escalated.
   // Errors: NOT_FOUND (unknown turn).
-  enum class LatchStep { kPassThrough, kAsked, kPending };
+  enum class LatchStep { kPassThrough, kAsked, kPending, kUnknownRequirement };
+  struct LatchAsk {
+    std::string reason;
+    // A capreq- id, as the harness sent it (trimmed); absent when it named none.
+    std::optional<std::string> requirement;
+  };
   absl::StatusOr<LatchStep> StepEscalationLatch(const std::string& turn_id,
-                                                const std::optional<std::string>& ask_reason);
+                                                const std::optional<LatchAsk>& ask,
+                                                const protocol::v1::ToolCall& call);
 
   // Ends every running turn whose deadline has passed (cancelled, turn_cancelled; escalated with
   // harnessOutcome "timed_out" when its MCP latch engaged) and forgets ended turns past their
@@ -288,6 +308,9 @@ class TurnEngine {
   void StopAdmitting();
 
  private:
+  // Records an ask refused kUnknownRequirement (StepEscalationLatch).
+  void RefuseUndescribed(const Turn& turn, const protocol::v1::ToolCall& call);
+
   const common::Clock& clock_;
   audit::client::AuditWriter& audit_;
   const tools::AttachedProviders providers_;

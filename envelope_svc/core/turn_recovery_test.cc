@@ -137,7 +137,11 @@ TEST_F(TurnRecoveryTest, ARecoveryThatCouldNotWriteIsRepeatedWithTheSameRecord) 
 
 // The latch engaged on `turn_id` with `reason` (as the MCP seat's EscalationLatch steps it).
 void Latch(TurnEngine& engine, const std::string& turn_id, const std::string& reason) {
-  absl::StatusOr<TurnEngine::LatchStep> step = engine.StepEscalationLatch(turn_id, reason);
+  protocol::v1::ToolCall ask;
+  ask.set_id("call-ask");
+  ask.set_tool("sharedos.escalate");
+  absl::StatusOr<TurnEngine::LatchStep> step =
+      engine.StepEscalationLatch(turn_id, TurnEngine::LatchAsk{reason, std::nullopt}, ask);
   ASSERT_OK(step.status());
   ASSERT_EQ(*step, TurnEngine::LatchStep::kAsked);
 }

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
 #include "envelope_svc/core/test_support.h"
 #include "envelope_svc/tools/tool_registry.h"
 #include "envelope_svc/tools/turn_tools.h"
@@ -69,6 +70,29 @@ TEST(TurnTest, EmitNumbersAndStampsEvents) {
   EXPECT_EQ(turn.events[1].type(), "tool.requested");
   EXPECT_EQ(turn.events[1].occurred_at().seconds(), 1786438801);
   EXPECT_EQ(turn.events[1].data().struct_value().fields().at("callId").string_value(), "c");
+}
+
+// The authorities described to a turn (docs/adr/0018): once per id, the newest 64 kept.
+TEST(TurnTest, DescribedAuthoritiesAreKeptOncePerIdAndBounded) {
+  Turn turn;
+  absl::MutexLock lock(&turn.mu);
+  auto request = [](int i) {
+    pb::CapabilityRequest described;
+    described.set_id(absl::StrCat("capreq-", i));
+    return described;
+  };
+  for (int i = 0; i < 70; ++i) turn.Describe(request(i));
+  ASSERT_THAT(turn.described, SizeIs(Turn::kMaxDescribed));
+  EXPECT_EQ(turn.Described("capreq-5"), nullptr);  // the oldest went first
+  ASSERT_NE(turn.Described("capreq-6"), nullptr);
+  EXPECT_EQ(turn.Described("capreq-6")->id(), "capreq-6");
+  // Described again, an id moves to the newest instead of taking a second place.
+  turn.Describe(request(6));
+  EXPECT_THAT(turn.described, SizeIs(Turn::kMaxDescribed));
+  EXPECT_EQ(turn.described.back().id(), "capreq-6");
+  turn.Describe(request(70));
+  EXPECT_NE(turn.Described("capreq-6"), nullptr);
+  EXPECT_EQ(turn.Described("capreq-7"), nullptr);
 }
 
 TEST(TurnTest, SafeToRetryUntilANonRepeatableCallMayHaveHadAnEffect) {

@@ -33,6 +33,17 @@ std::string EscalationReason(const google::protobuf::Struct& arguments) {
       common::validation::Utf16Prefix(reason, common::validation::kMaxEscalationReasonLength));
 }
 
+std::optional<std::string> EscalationRequirement(const google::protobuf::Struct& arguments) {
+  auto it = arguments.fields().find(std::string(tools::kEscalationRequirementArgument));
+  if (it == arguments.fields().end() || it->second.has_null_value()) return std::nullopt;
+  // Anything but a string names no id a turn holds: refused as undescribed, never ignored.
+  if (!it->second.has_string_value()) return std::string();
+  const absl::string_view id = common::validation::TrimWhitespace(it->second.string_value());
+  if (id.empty()) return std::nullopt;
+  // Longer than any capreq- id: it cannot be one (and is not copied whole).
+  return std::string(id.substr(0, 128));
+}
+
 absl::StatusOr<pb::ToolResult> EngineInvoker::Invoke(const core::TurnEngine::McpTurn& turn,
                                                      const pb::ToolCall& call) {
   v1::InvokeToolRequest request;
@@ -45,12 +56,15 @@ absl::StatusOr<pb::ToolResult> EngineInvoker::Invoke(const core::TurnEngine::Mcp
 
 absl::StatusOr<pb::ToolResult> EscalationLatch::Invoke(const core::TurnEngine::McpTurn& turn,
                                                        const pb::ToolCall& call) {
-  // The catalogue gates the name: an ask on a turn that does not offer it passes through.
-  std::optional<std::string> ask;
+  // The catalogue gates the name: an ask on a turn that does not offer it passes through. The
+  // name is the canonical one whatever the harness called it (mcp_server.cc resolves it first).
+  std::optional<core::TurnEngine::LatchAsk> ask;
   if (turn.offers_escalation && call.tool() == tools::kEscalationToolName) {
-    ask = EscalationReason(call.arguments());
+    ask = core::TurnEngine::LatchAsk{EscalationReason(call.arguments()),
+                                     EscalationRequirement(call.arguments())};
   }
-  absl::StatusOr<core::TurnEngine::LatchStep> step = engine_.StepEscalationLatch(turn.turn_id, ask);
+  absl::StatusOr<core::TurnEngine::LatchStep> step =
+      engine_.StepEscalationLatch(turn.turn_id, ask, call);
   if (!step.ok()) return step.status();
   pb::ToolResult result;
   result.set_call_id(call.id());
@@ -62,8 +76,18 @@ absl::StatusOr<pb::ToolResult> EscalationLatch::Invoke(const core::TurnEngine::M
       result.set_status(pb::TOOL_RESULT_STATUS_SUCCEEDED);
       auto& output = *result.mutable_output()->mutable_struct_value()->mutable_fields();
       output["escalated"].set_bool_value(true);
-      output["reason"].set_string_value(*ask);
+      output["reason"].set_string_value(ask->reason);
       output["note"].set_string_value(std::string(kEscalationStopNote));
+      break;
+    }
+    case core::TurnEngine::LatchStep::kUnknownRequirement: {
+      // Not latched (recorded by the engine): the harness may ask again, naming a described
+      // requirement or none.
+      result.set_status(pb::TOOL_RESULT_STATUS_FAILED);
+      pb::ProtocolError* error = result.mutable_error();
+      error->set_code(std::string(capability::kInvalidToolArguments));
+      error->set_message(std::string(core::kUndescribedRequirementMessage));
+      error->set_retryable(false);
       break;
     }
     case core::TurnEngine::LatchStep::kPending: {

@@ -14,6 +14,7 @@
 #ifndef SHAREDOS_ENVELOPE_SVC_MCP_ESCALATION_LATCH_H_
 #define SHAREDOS_ENVELOPE_SVC_MCP_ESCALATION_LATCH_H_
 
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -38,6 +39,9 @@ inline constexpr absl::string_view kEscalationFallbackReason =
 // `escalationRequest`'s reason from a call's arguments: `reason` trimmed, cut to 512 UTF-16 code
 // units without splitting a character; missing, not a string or empty → the fallback sentence.
 std::string EscalationReason(const google::protobuf::Struct& arguments);
+// The ask's `requirement` (a capreq- id the turn was refused with, docs/adr/0018), trimmed;
+// absent or empty → nullopt; not a string → "" (no turn holds it: refused as undescribed).
+std::optional<std::string> EscalationRequirement(const google::protobuf::Struct& arguments);
 
 class ToolInvoker {
  public:

@@ -6,14 +6,17 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "audit_svc/client/fake_audit_writer.h"
 #include "authorizer_svc/client/fake_authorizer_client.h"
 #include "common/status/status_matchers.h"
 #include "common/time/clock.h"
 #include "common/time/proto_time.h"
+#include "common/validation/limits.h"
 #include "envelope_svc/core/test_support.h"
 #include "envelope_svc/core/turn_engine.h"
 #include "envelope_svc/mcp/execution_token.h"
@@ -186,6 +189,21 @@ TEST_F(EscalationLatchTest, WithoutATokenCodecMcpIsNotConfigured) {
               StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("RUNTIME_MCP")));
 }
 
+// Issue 35: a CLI that meets two tools with one portable name reaches only one of them, so such
+// an MCP turn never opens; a driver turn, which no CLI names, still may.
+TEST_F(EscalationLatchTest, McpTurnWhoseToolsShareAPortableNameIsRefusedAtOpen) {
+  pb::ExecutionRequest request = Request();
+  request.add_tools("files_read");
+  v1::OpenTurnRequest open;
+  *open.mutable_execution_request() = request;
+  open.set_runtime(v1::RUNTIME_MCP);
+  EXPECT_THAT(engine_->OpenTurn(open, scope_),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("execution_request.tools: \"files.read\" and \"files_read\"")));
+  open.set_runtime(v1::RUNTIME_DRIVER);
+  EXPECT_TRUE(engine_->OpenTurn(open, scope_).ok());
+}
+
 TEST_F(EscalationLatchTest, CallsPassThroughToTheEngineUntilTheAsk) {
   const v1::OpenTurnResponse opened = Open();
   const TurnEngine::McpTurn seat = Seat(opened);
@@ -288,6 +306,20 @@ TEST_F(EscalationLatchTest, AskOnAnEndedTurnIsNotLatched) {
               StatusIs(absl::StatusCode::kFailedPrecondition));
 }
 
+// harness_exited.outcome_status reaches turn.ended's record (harnessOutcome): bounded first.
+TEST_F(EscalationLatchTest, HarnessOutcomeThatIsNotAnIdentifierIsRefused) {
+  const v1::OpenTurnResponse opened = Open();
+  v1::FinishTurnRequest finish;
+  finish.set_turn_id(opened.turn_id());
+  finish.mutable_harness_exited()->set_outcome_status(
+      std::string(common::validation::kMaxIdentifierLength + 1, 'x'));
+  EXPECT_THAT(
+      engine_->FinishTurn(finish, scope_),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("harness_exited.outcome_status")));
+  // The refused report left the turn running: the next one ends it.
+  EXPECT_EQ(HarnessExited(opened.turn_id(), "error").status(), pb::EXECUTION_STATUS_FAILED);
+}
+
 TEST_F(EscalationLatchTest, HarnessCompletingWithoutAnAskSucceeds) {
   const v1::OpenTurnResponse opened = Open();
   v1::FinishTurnRequest finish;
@@ -298,6 +330,137 @@ TEST_F(EscalationLatchTest, HarnessCompletingWithoutAnAskSucceeds) {
   ASSERT_TRUE(response.ok()) << response.status();
   EXPECT_EQ(response->result().status(), pb::EXECUTION_STATUS_SUCCEEDED);
   EXPECT_FALSE(response->result().metadata().fields().contains("callsAfterEscalation"));
+}
+
+// A metadata field as text ("" when absent), so a missing field fails the test, not the run.
+std::string Field(const google::protobuf::Struct& metadata, const std::string& key) {
+  auto it = metadata.fields().find(key);
+  if (it == metadata.fields().end()) return "";
+  if (it->second.has_number_value()) return absl::StrCat(it->second.number_value());
+  return it->second.string_value();
+}
+
+// The capreq- id of the authority a no_matching_grant refusal described.
+std::string RequirementId(const pb::ToolResult& refused) {
+  const auto& details = refused.error().details().fields();
+  auto it = details.find("requiredAuthority");
+  if (it == details.end()) return "";
+  const auto& described = it->second.struct_value().fields();
+  auto id = described.find("id");
+  return id == described.end() ? "" : id->second.string_value();
+}
+
+// docs/adr/0018: an MCP escalation names the authority a refusal of the turn described.
+TEST_F(EscalationLatchTest, AskNamingADescribedRequirementEscalatesForExactlyThatAuthority) {
+  authorizer_.DenyAuthorize("files", "Reports/q3.md", "create", "no_matching_grant");
+  authorizer_.DenyAuthorize("files", "Reports/q4.md", "create", "no_matching_grant");
+  const v1::OpenTurnResponse opened = Open();
+  const TurnEngine::McpTurn seat = Seat(opened);
+  absl::StatusOr<pb::ToolResult> q3 = Call(seat, "files.create", R"({"path": "Reports/q3.md"})");
+  absl::StatusOr<pb::ToolResult> q4 = Call(seat, "files.create", R"({"path": "Reports/q4.md"})");
+  ASSERT_TRUE(q3.ok() && q4.ok());
+  ASSERT_EQ(q3->error().code(), "no_matching_grant");
+  const std::string q3_id = RequirementId(*q3);
+  ASSERT_THAT(q3_id, ::testing::StartsWith("capreq-"));
+  ASSERT_NE(q3_id, RequirementId(*q4));
+
+  absl::StatusOr<pb::ToolResult> ask = Call(
+      seat, "sharedos.escalate",
+      absl::StrCat(R"({"reason": "write the Q3 report", "requirement": "  )", q3_id, R"(  "})"));
+  ASSERT_TRUE(ask.ok()) << ask.status();
+  EXPECT_EQ(ask->status(), pb::TOOL_RESULT_STATUS_SUCCEEDED);
+  ASSERT_TRUE(Call(seat, "files.read", R"({"path": "a.md"})").ok());  // pending, counted
+
+  const pb::ExecutionResult result = HarnessExited(opened.turn_id(), "completed");
+  EXPECT_EQ(result.status(), pb::EXECUTION_STATUS_ESCALATED);
+  ASSERT_THAT(authorizer_.escalation_requests(), SizeIs(1));
+  const authorizer::v1::RecordEscalationRequest asked = authorizer_.escalation_requests()[0];
+  ASSERT_TRUE(asked.has_requested_authority_ask()) << asked.DebugString();
+  ASSERT_EQ(asked.requested_authority_ask().capabilities_size(), 1);
+  EXPECT_THAT(asked.requested_authority_ask().capabilities(0).resource().path(),
+              ::testing::ElementsAre("Reports", "q3.md"));
+  EXPECT_THAT(asked.requested_authority_ask().capabilities(0).actions(),
+              ::testing::ElementsAre("create"));
+  EXPECT_EQ(Field(result.metadata(), "escalationRequirement"), q3_id) << result.DebugString();
+
+  // turn.ended records what the harness did after it asked, never its reason text.
+  const std::vector<pb::AuditEvent> ended = Audited(pb::AUDIT_EVENT_TYPE_TURN_ENDED);
+  ASSERT_THAT(ended, SizeIs(1));
+  const google::protobuf::Struct& recorded = ended[0].metadata();
+  EXPECT_EQ(Field(recorded, "harnessOutcome"), "completed") << ended[0].DebugString();
+  EXPECT_EQ(Field(recorded, "callsAfterEscalation"), "1");
+  EXPECT_EQ(Field(recorded, "escalationRequirement"), q3_id);
+  EXPECT_FALSE(recorded.fields().contains("escalationAsked"));
+  EXPECT_THAT(ended[0].DebugString(), ::testing::Not(HasSubstr("write the Q3 report")));
+}
+
+TEST_F(EscalationLatchTest, AskNamingAnUndescribedRequirementIsRefusedRecordedAndNotLatched) {
+  authorizer_.DenyAuthorize("files", "Reports/q3.md", "create", "no_matching_grant");
+  const v1::OpenTurnResponse opened = Open();
+  const TurnEngine::McpTurn seat = Seat(opened);
+  const std::string invented = "capreq-" + std::string(64, 'a');
+  for (const std::string& requirement :
+       {absl::StrCat("\"", invented, "\""), std::string("7"), std::string("\"not-an-id\"")}) {
+    absl::StatusOr<pb::ToolResult> ask =
+        Call(seat, "sharedos.escalate",
+             absl::StrCat(R"({"reason": "please", "requirement": )", requirement, "}"));
+    ASSERT_TRUE(ask.ok()) << ask.status();
+    EXPECT_EQ(ask->status(), pb::TOOL_RESULT_STATUS_FAILED) << requirement;
+    EXPECT_EQ(ask->error().code(), "invalid_tool_arguments") << requirement;
+    EXPECT_EQ(ask->error().message(), core::kUndescribedRequirementMessage);
+  }
+  const std::vector<pb::AuditEvent> refused = Audited(pb::AUDIT_EVENT_TYPE_TOOL_INVOKED);
+  ASSERT_THAT(refused, SizeIs(3));
+  EXPECT_EQ(refused[0].reason(), "invalid_tool_arguments");
+  EXPECT_EQ(refused[0].cause(), "requirement_not_described");
+  EXPECT_EQ(refused[0].source(), pb::AUDIT_SOURCE_ENVELOPE);
+
+  // Not latched: the next call runs; an ask naming none then names the one authority described.
+  absl::StatusOr<pb::ToolResult> q3 = Call(seat, "files.create", R"({"path": "Reports/q3.md"})");
+  ASSERT_TRUE(q3.ok());
+  EXPECT_EQ(q3->error().code(), "no_matching_grant");
+  absl::StatusOr<pb::ToolResult> ask = Call(seat, "sharedos.escalate", R"({"reason": "please"})");
+  ASSERT_TRUE(ask.ok());
+  EXPECT_EQ(ask->status(), pb::TOOL_RESULT_STATUS_SUCCEEDED);
+  const pb::ExecutionResult result = HarnessExited(opened.turn_id(), "completed");
+  EXPECT_EQ(result.status(), pb::EXECUTION_STATUS_ESCALATED);
+  EXPECT_EQ(Field(result.metadata(), "escalationRequirement"), RequirementId(*q3));
+  ASSERT_THAT(authorizer_.escalation_requests(), SizeIs(1));
+  EXPECT_TRUE(authorizer_.escalation_requests()[0].has_requested_authority_ask());
+}
+
+TEST_F(EscalationLatchTest, AskNamingNoneOfSeveralDescribedNamesNone) {
+  authorizer_.DenyAuthorize("files", "Reports/q3.md", "create", "no_matching_grant");
+  authorizer_.DenyAuthorize("files", "Reports/q4.md", "create", "no_matching_grant");
+  const v1::OpenTurnResponse opened = Open();
+  const TurnEngine::McpTurn seat = Seat(opened);
+  ASSERT_TRUE(Call(seat, "files.create", R"({"path": "Reports/q3.md"})").ok());
+  ASSERT_TRUE(Call(seat, "files.create", R"({"path": "Reports/q4.md"})").ok());
+  ASSERT_TRUE(Call(seat, "sharedos.escalate", R"({"reason": "please"})").ok());
+  const pb::ExecutionResult result = HarnessExited(opened.turn_id(), "completed");
+  EXPECT_EQ(result.status(), pb::EXECUTION_STATUS_ESCALATED);
+  EXPECT_FALSE(result.metadata().fields().contains("escalationRequirement"));
+  ASSERT_THAT(authorizer_.escalation_requests(), SizeIs(1));
+  EXPECT_FALSE(authorizer_.escalation_requests()[0].has_requested_authority_ask());
+}
+
+TEST(EscalationRequirementTest, TrimmedIdOrNoneOrUnusable) {
+  google::protobuf::Struct arguments;
+  (*arguments.mutable_fields())["reason"].set_string_value("why");
+  EXPECT_EQ(EscalationRequirement(arguments), std::nullopt);
+  auto& requirement = (*arguments.mutable_fields())["requirement"];
+  requirement.set_string_value("  capreq-ab \n");
+  EXPECT_EQ(EscalationRequirement(arguments), "capreq-ab");
+  requirement.set_string_value("   ");
+  EXPECT_EQ(EscalationRequirement(arguments), std::nullopt);
+  requirement.set_null_value(google::protobuf::NULL_VALUE);
+  EXPECT_EQ(EscalationRequirement(arguments), std::nullopt);
+  // Not a string: no turn holds it (refused as undescribed, never ignored).
+  requirement.set_number_value(3);
+  EXPECT_EQ(EscalationRequirement(arguments), "");
+  // Longer than any id: cut, never copied whole.
+  requirement.set_string_value(std::string(5000, 'x'));
+  EXPECT_EQ(EscalationRequirement(arguments)->size(), 128u);
 }
 
 google::protobuf::Struct Reason(const std::string& text) {

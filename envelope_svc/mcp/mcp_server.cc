@@ -20,12 +20,14 @@
 #include "common/server/server_runner.h"
 #include "common/time/proto_time.h"
 #include "envelope_svc/tools/escalation_tool.h"
+#include "envelope_svc/tools/portable_names.h"
 
 namespace sharedos::envelope::mcp {
 namespace {
 
 namespace pb = ::sharedos::protocol::v1;
 using Json = nlohmann::json;
+using tools::PortableToolName;
 
 // JSON-RPC and MCP error codes.
 constexpr int kParseError = -32700;
@@ -117,8 +119,56 @@ Json McpTool(const pb::PublishedToolDefinition& definition, const std::string& s
   return tool;
 }
 
-// A ToolResult as an MCP CallToolResult.
-Json CallToolResult(const pb::ToolResult& result, bool structured, bool modern) {
+// "files:Workspace/summary.txt [create]" for each capability of a described authority.
+std::string DescribeAuthority(const Json& authority) {
+  std::vector<std::string> parts;
+  for (const Json& capability : authority.value("capabilities", Json::array())) {
+    if (!capability.is_object()) continue;
+    const Json resource = capability.value("resource", Json::object());
+    std::vector<std::string> path;
+    for (const Json& segment : resource.value("path", Json::array())) {
+      if (segment.is_string()) path.push_back(segment.get<std::string>());
+    }
+    std::vector<std::string> actions;
+    for (const Json& action : capability.value("actions", Json::array())) {
+      if (action.is_string()) actions.push_back(action.get<std::string>());
+    }
+    const Json ns = resource.value("namespace", Json(""));
+    parts.push_back(absl::StrCat(ns.is_string() ? ns.get<std::string>() : "", ":",
+                                 absl::StrJoin(path, "/"), " [", absl::StrJoin(actions, ", "),
+                                 "]"));
+  }
+  return absl::StrJoin(parts, "; ");
+}
+
+// A refusal as text any client shows its model (issue 35): one sentence naming the code and the
+// status, the code's message, and — for a no_matching_grant denial — the authority the kernel
+// described with its requirement id, and how to ask a human for exactly it.
+std::string RefusalText(const std::string& status, const pb::ProtocolError& error,
+                        const Json* authority, bool offers_escalation) {
+  std::string text = absl::StrCat("SharedOS refused this call: ", error.code(), " (", status, "). ",
+                                  error.message().empty() ? capability::CodeMessage(error.code())
+                                                          : absl::string_view(error.message()));
+  if (authority != nullptr) {
+    const Json id = authority->value("id", Json(""));
+    absl::StrAppend(&text, " It needs ", DescribeAuthority(*authority), ", requirement ",
+                    id.is_string() ? id.get<std::string>() : "", ".");
+    if (offers_escalation) {
+      absl::StrAppend(&text, " To ask a human for exactly this authority, call ",
+                      tools::kEscalationToolName, " with your reason and requirement \"",
+                      id.is_string() ? id.get<std::string>() : "", "\", then stop.");
+    }
+  }
+  if (error.has_retryable() && error.retryable()) absl::StrAppend(&text, " It may be retried.");
+  return text;
+}
+
+// A ToolResult as an MCP CallToolResult. A refusal is isError with a first text block that is a
+// sentence (RefusalText) — never JSON a client could mistake for the tool's structured output —
+// and the machine-readable status in _meta: sharedos/status, sharedos/code, sharedos/message,
+// sharedos/retryable, sharedos/requiredAuthority (a no_matching_grant denial, seed ADR 0019).
+Json CallToolResult(const pb::ToolResult& result, bool structured, bool modern,
+                    bool offers_escalation) {
   Json answer;
   if (result.status() == pb::TOOL_RESULT_STATUS_SUCCEEDED) {
     absl::StatusOr<Json> output = result.has_output() ? common::ProtoValueToJson(result.output())
@@ -130,24 +180,27 @@ Json CallToolResult(const pb::ToolResult& result, bool structured, bool modern) 
     answer["_meta"] = Json{{"sharedos/status", "succeeded"}};
     return answer;
   }
-  // Semantics §4.7: {status, code, message, retryable?} — retryable whenever the error states it.
-  Json refusal = {{"status", std::string(common::ToolResultStatusName(result.status()))},
-                  {"code", result.error().code()},
-                  {"message", result.error().message()}};
-  if (result.error().has_retryable()) refusal["retryable"] = result.error().retryable();
-  answer["content"] = Json::array({Json{{"type", "text"}, {"text", refusal.dump()}}});
-  answer["isError"] = true;
-  answer["_meta"] = Json{{"sharedos/status", std::string(common::ToolResultStatusName(result.status()))},
-                         {"sharedos/code", result.error().code()}};
-  // A no_matching_grant denial names the authority a reviewer would grant (seed ADR 0019): the
-  // harness, or the host it reports to, escalates with exactly this CapabilityRequest.
-  const auto& details = result.error().details().fields();
+  const std::string status(common::ToolResultStatusName(result.status()));
+  const pb::ProtocolError& error = result.error();
+  Json meta = {{"sharedos/status", status},
+               {"sharedos/code", error.code()},
+               {"sharedos/message", error.message()}};
+  if (error.has_retryable()) meta["sharedos/retryable"] = error.retryable();
+  // A no_matching_grant denial names the authority a reviewer would grant (seed ADR 0019).
+  std::optional<Json> authority;
+  const auto& details = error.details().fields();
   if (auto required = details.find("requiredAuthority"); required != details.end()) {
-    if (absl::StatusOr<Json> authority = common::ProtoValueToJson(required->second);
-        authority.ok()) {
-      answer["_meta"]["sharedos/requiredAuthority"] = *std::move(authority);
+    if (absl::StatusOr<Json> described = common::ProtoValueToJson(required->second);
+        described.ok() && described->is_object()) {
+      authority = *std::move(described);
+      meta["sharedos/requiredAuthority"] = *authority;
     }
   }
+  const std::string text =
+      RefusalText(status, error, authority.has_value() ? &*authority : nullptr, offers_escalation);
+  answer["content"] = Json::array({Json{{"type", "text"}, {"text", text}}});
+  answer["isError"] = true;
+  answer["_meta"] = std::move(meta);
   return answer;
 }
 
@@ -163,10 +216,6 @@ pb::ToolResult TooLate() {
 
 // Whether the published tool `name` declares an output schema (structuredContent is answered).
 }  // namespace
-
-std::string PortableToolName(absl::string_view name) {
-  return absl::StrReplaceAll(name, {{".", "_"}});
-}
 
 std::string ResolveToolName(const pb::ToolCatalog* catalog, const std::string& name) {
   if (catalog == nullptr) return name;
@@ -805,8 +854,8 @@ McpServer::Reply McpServer::CallTool(Exchange& exchange) {
     // The turn has ended (or is gone): refused in band like any call that comes too late.
     result = TooLate();
   }
-  return Reply::Result(
-      CallToolResult(*result, OffersStructured(exchange.turn, call.tool()), exchange.modern));
+  return Reply::Result(CallToolResult(*result, OffersStructured(exchange.turn, call.tool()),
+                                      exchange.modern, exchange.turn.offers_escalation));
 }
 
 }  // namespace sharedos::envelope::mcp

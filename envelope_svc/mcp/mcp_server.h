@@ -66,8 +66,6 @@ inline constexpr const char* kModernProtocolVersions[] = {"2026-07-28"};
 // name under _meta["sharedos/tool"]). A portable form two tools share is never served.
 inline constexpr char kToolNamesParam[] = "tool_names";
 
-// semantics §4.7 portableToolName: dots → underscores.
-std::string PortableToolName(absl::string_view name);
 // tools/call's name resolution (semantics §4.7): `name` when the catalogue publishes it, else
 // the one tool whose portable name it is, else `name` unchanged (the engine refuses it).
 std::string ResolveToolName(const protocol::v1::ToolCatalog* catalog, const std::string& name);

@@ -402,11 +402,15 @@ TEST_F(McpServerTest, RefusalsAreToolResultsNeverJsonRpcErrors) {
   EXPECT_EQ(body["result"]["isError"], true);
   EXPECT_EQ(body["result"]["_meta"]["sharedos/status"], "denied");
   EXPECT_EQ(body["result"]["_meta"]["sharedos/code"], "tool_unavailable");
-  const Json text = Json::parse(body["result"]["content"][0]["text"].get<std::string>());
-  EXPECT_EQ(text, (Json{{"status", "denied"},
-                        {"code", "tool_unavailable"},
-                        {"message", "The tool is not available to this turn."},
-                        {"retryable", false}}));
+  EXPECT_EQ(body["result"]["_meta"]["sharedos/message"], "The tool is not available to this turn.");
+  EXPECT_EQ(body["result"]["_meta"]["sharedos/retryable"], false);
+  // The first text block is a sentence naming the code, never JSON a client could take for the
+  // tool's structured output (Gemini CLI validates that against the output schema).
+  const std::string text = body["result"]["content"][0]["text"];
+  EXPECT_EQ(text,
+            "SharedOS refused this call: tool_unavailable (denied). The tool is not available to "
+            "this turn.");
+  EXPECT_FALSE(body["result"].contains("structuredContent"));
 
   auto allowed =
       Post(Request("tools/call", {{"name", "files.read"}, {"arguments", {{"path", "a.md"}}}}));
@@ -416,6 +420,54 @@ TEST_F(McpServerTest, RefusalsAreToolResultsNeverJsonRpcErrors) {
   EXPECT_EQ(answer["result"]["_meta"]["sharedos/status"], "succeeded");
   EXPECT_EQ(Json::parse(answer["result"]["content"][0]["text"].get<std::string>()),
             (Json{{"ok", true}}));
+}
+
+// Issue 35: a denial is text any client shows its model — the code, the authority the kernel
+// described with its requirement id, and how to ask a human for exactly it — and the ask may
+// come under the portable name a CLI calls it by.
+TEST_F(McpServerTest, ADenialNamesItsRequirementAndTheAskUnderAPortableNameEscalatesForIt) {
+  authorizer_.DenyAuthorize("files", "Reports/q3.md", "create", "no_matching_grant");
+  auto denied = client_->Post(
+      "/mcp?tool_names=portable", Headers(token_),
+      Request("tools/call", {{"name", "files_create"}, {"arguments", {{"path", "Reports/q3.md"}}}})
+          .dump(),
+      "application/json");
+  ASSERT_TRUE(denied);
+  const Json result = Body(denied)["result"];
+  EXPECT_EQ(result["isError"], true);
+  EXPECT_FALSE(result.contains("structuredContent"));
+  const Json meta = result["_meta"];
+  EXPECT_EQ(meta["sharedos/code"], "no_matching_grant");
+  const std::string id = meta["sharedos/requiredAuthority"]["id"];
+  ASSERT_THAT(id, StartsWith("capreq-"));
+  const std::string text = result["content"][0]["text"];
+  EXPECT_EQ(text,
+            "SharedOS refused this call: no_matching_grant (denied). No grant authorizes "
+            "this operation. It needs files:Reports/q3.md [create], requirement " +
+                id +
+                ". To ask a human for exactly this authority, call sharedos.escalate "
+                "with your reason and requirement \"" +
+                id + "\", then stop.");
+  EXPECT_TRUE(Json::parse(text, nullptr, /*allow_exceptions=*/false).is_discarded());
+
+  auto ask = client_->Post(
+      "/mcp?tool_names=portable", Headers(token_),
+      Request("tools/call", {{"name", "sharedos_escalate"},
+                             {"arguments", {{"reason", "write Q3"}, {"requirement", id}}}})
+          .dump(),
+      "application/json");
+  ASSERT_TRUE(ask);
+  EXPECT_EQ(Body(ask)["result"]["isError"], false) << ask->body;
+  v1::FinishTurnRequest finish;
+  finish.set_turn_id(opened_.turn_id());
+  finish.mutable_harness_exited()->set_outcome_status("completed");
+  common::server::HostScope scope;
+  scope.namespaces = {"world-1"};
+  scope.owners = {"*"};
+  absl::StatusOr<v1::FinishTurnResponse> finished = engine_->FinishTurn(finish, scope);
+  ASSERT_TRUE(finished.ok()) << finished.status();
+  EXPECT_EQ(finished->result().status(), pb::EXECUTION_STATUS_ESCALATED);
+  EXPECT_EQ(finished->result().metadata().fields().at("escalationRequirement").string_value(), id);
 }
 
 TEST_F(McpServerTest, MalformedCallParamsAreInvalidParams) {

@@ -12,8 +12,9 @@ protocol::v1::ToolDefinition EscalationToolDefinition() {
   protocol::v1::ToolDefinition definition;
   definition.set_name(std::string(kEscalationToolName));
   definition.set_description(
-      "Ask a human for authority this turn lacks. Give the reason; the turn ends escalated and "
-      "a reviewer decides.");
+      "Ask a human for authority this turn lacks. Give the reason, and as requirement the "
+      "capreq- id a refusal of this turn named; the turn ends escalated and a reviewer decides "
+      "on exactly that authority.");
   definition.set_namespace_(std::string(kEscalationToolNamespace));
   definition.set_source("sharedos");
   definition.set_read_write(protocol::v1::READ_WRITE_READ);
@@ -28,7 +29,9 @@ protocol::v1::ToolDefinition EscalationToolDefinition() {
        {{"reason",
          {{"type", "string"},
           {"minLength", 1},
-          {"maxLength", common::validation::kMaxEscalationReasonLength}}}}},
+          {"maxLength", common::validation::kMaxEscalationReasonLength}}},
+        {std::string(kEscalationRequirementArgument),
+         {{"type", "string"}, {"pattern", "^capreq-[0-9a-f]{64}$"}}}}},
       {"required", {"reason"}},
       {"additionalProperties", false},
   };

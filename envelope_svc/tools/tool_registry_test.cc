@@ -47,7 +47,7 @@ std::string EscalateText(const std::string& provider = "none {}") {
     tools {
       definition {
         name: "sharedos.escalate"
-        description: "Ask a human for authority this turn lacks. Give the reason; the turn ends escalated and a reviewer decides."
+        description: "Ask a human for authority this turn lacks. Give the reason, and as requirement the capreq- id a refusal of this turn named; the turn ends escalated and a reviewer decides on exactly that authority."
         namespace: "sharedos"
         source: "sharedos"
         read_write: READ_WRITE_READ
@@ -56,7 +56,7 @@ std::string EscalateText(const std::string& provider = "none {}") {
       }
       requirement { ceiling {} }
       provider { $PROVIDER }
-      input_schema_json: '{"type":"object","properties":{"reason":{"type":"string","minLength":1,"maxLength":512}},"required":["reason"],"additionalProperties":false}'
+      input_schema_json: '{"type":"object","properties":{"reason":{"type":"string","minLength":1,"maxLength":512},"requirement":{"type":"string","pattern":"^capreq-[0-9a-f]{64}$"}},"required":["reason"],"additionalProperties":false}'
     }
   )txt",
                              {{"$PROVIDER", provider}});
@@ -192,8 +192,10 @@ INSTANTIATE_TEST_SUITE_P(
                          "provider { none {} } input_schema_json: '{\"type\": \"object\"}' }"},
                         "configs[0].tools[0] \"sharedos.escalate\".definition: must equal the "
                         "sharedos.escalate definition (semantics §4.5): modified: description: "
-                        "\"Ask a human for authority this turn lacks. Give the reason; the turn "
-                        "ends escalated and a reviewer decides.\" -> \"x\""},
+                        "\"Ask a human for authority this turn lacks. Give the reason, and as "
+                        "requirement the capreq- id a refusal of this turn named; the turn ends "
+                        "escalated and a reviewer decides on exactly that authority.\" -> "
+                        "\"x\""},
         CreateErrorCase{"EscalateWithAProvider",
                         {EscalateText("files {}")},
                         "configs[0].tools[0] \"sharedos.escalate\".provider: sharedos.escalate "

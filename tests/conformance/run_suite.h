@@ -24,6 +24,8 @@ struct SuiteOptions {
   // The workspace root holding node_modules and tests/conformance/mcp_driver.mjs (the MCP
   // columns); empty: the MCP columns are not run.
   std::string node_root;
+  // The sharedosctl runfile the CLI columns take their recipes from (mcp-config).
+  std::string sharedosctl = "tools/sharedosctl/sharedosctl";
 };
 
 // Column id → one cell per row. A column whose deployment cannot start is every runnable row

@@ -503,6 +503,11 @@ class RowRunner {
               attempt.output.contains(parts[1])) {
             return attempt.output[parts[1]];
           }
+          // The capreq- id of the authority a denial described (C1: what the model saw).
+          if (attempt.id == parts[0] && parts.size() == 2 && parts[1] == "requiredAuthority" &&
+              attempt.details.is_object() && attempt.details.contains("requiredAuthority")) {
+            return attempt.details["requiredAuthority"].value("id", json("unresolved"));
+          }
         }
         return "unresolved";
       }
@@ -893,6 +898,8 @@ class RowRunner {
       // absent from tools/list that is structural (the client's own router, ADR 0018).
       if (step.value("uncatalogued", false)) {
         attempt.unreachable = "the client refuses a tool absent from tools/list";
+      } else if (mcp_->RouterRefusesUnlisted()) {
+        attempt.unreachable = "the CLI's own router refuses a tool it did not offer its model";
       }
       attempt.message = std::string(answer.status().message());
       return;
@@ -1237,7 +1244,16 @@ class RowRunner {
       }
     }
     pb::CapabilityRequest request;
-    if (required.is_null() ||
+    // A CLI shows its model the requirement's id only (C1): the stored escalation must name
+    // that id, and its request is then the one the grant is held to.
+    if (required.is_object() && !required.contains("capabilities") && pending.has_value() &&
+        pending->escalation().requested_authority().id() == Str(required, "id")) {
+      request = pending->escalation().requested_authority();
+      required = json();
+      absl::StatusOr<std::string> text = common::CanonicalProtoJson(request);
+      if (text.ok()) required = json::parse(*text, nullptr, false);
+    }
+    if (required.is_null() || required.is_discarded() ||
         !google::protobuf::util::JsonStringToMessage(required.dump(), &request).ok()) {
       attempt.status = "failed";
       attempt.message = "the denial carried no required authority";
@@ -1806,6 +1822,47 @@ Cell Grade(const RowRun& run, Deployment& deployment, const std::string& column,
           turn_failures.push_back(absl::StrCat("turn ", n, ": harnessOutcome not kept"));
         }
       }
+      // What the harness did after it asked is in the tamper-evident record (docs/adr/0018):
+      // turn.ended carries harnessOutcome and callsAfterEscalation.
+      if (expect.value("endedRecordsHarness", false)) {
+        const auto* recorded = ended.size() == 1 ? &ended[0]->metadata().fields() : nullptr;
+        auto calls = recorded ? recorded->find("callsAfterEscalation") : metadata.end();
+        auto outcome = recorded ? recorded->find("harnessOutcome") : metadata.end();
+        if (recorded == nullptr || calls == recorded->end() || outcome == recorded->end() ||
+            calls->second.number_value() != expect.value("callsAfterEscalation", 0) ||
+            outcome->second.string_value() != Str(expect, "harnessOutcome")) {
+          turn_failures.push_back(absl::StrCat(
+              "turn ", n, ": turn.ended does not record harnessOutcome and callsAfterEscalation"));
+        }
+      }
+      // C1: the escalation names the authority the denial described, by its capreq- id, in the
+      // answer, the audited escalation.requested and the stored record.
+      const std::string id_from = Str(expect, "requestedAuthorityIdFrom");
+      if (!id_from.empty()) {
+        std::string want;
+        for (const Attempt& attempt : run.attempts) {
+          if (attempt.id == id_from && attempt.details.is_object() &&
+              attempt.details.contains("requiredAuthority")) {
+            want = Str(attempt.details["requiredAuthority"], "id");
+          }
+        }
+        std::optional<gv1::EscalationRecord> stored;
+        (void)StoredEscalation(deployment, namespace_id, turn.execution_id, &stored);
+        const std::string answered = turn.result.escalation().requested_authority().id();
+        const std::string audited =
+            escalation != nullptr ? escalation->requested_authority().id() : "";
+        const std::string kept =
+            stored.has_value() ? stored->escalation().requested_authority().id() : "";
+        if (!absl::StartsWith(want, "capreq-")) {
+          turn_failures.push_back(
+              absl::StrCat("turn ", n, ": ", id_from, " named no required authority (capreq-)"));
+        } else if (answered != want || audited != want || kept != want ||
+                   stored->escalation().requested_authority().capabilities().empty()) {
+          turn_failures.push_back(absl::StrCat("turn ", n, ": the escalation names \"", answered,
+                                               "\" (audited \"", audited, "\", stored \"", kept,
+                                               "\"), not the denial's \"", want, "\""));
+        }
+      }
       // The escalation names exactly the authority the denial described (ADR 0019): the same
       // CapabilityRequest (its capreq- id included) in the turn's answer, in the audited
       // escalation.requested, and on the escalation record the grant store holds.
@@ -1973,11 +2030,53 @@ Cell Grade(const RowRun& run, Deployment& deployment, const std::string& column,
   return cell;
 }
 
-std::optional<Cell> Unrun(const json& row, const std::string& column) {
+std::optional<Cell> Unrun(const json& row, const std::string& column,
+                          const json& cli_columns = json()) {
   Cell cell;
   cell.column = column;
   for (const json& step : row["script"]) {
     if (step.contains("id")) ++cell.declared;
+  }
+  // A CLI that cannot be had here (cases.json cliColumns.unavailable); a row that does not apply
+  // to the MCP columns (a CLI is an MCP harness); the rows a CLI column does not run
+  // (cliColumns.notRun and onlyRows, each with its reason).
+  if (cli_columns.is_object() && cli_columns.contains("unavailable") &&
+      cli_columns["unavailable"].contains(column)) {
+    cell.status = "not available";
+    cell.detail = Str(cli_columns["unavailable"], column.c_str());
+    return cell;
+  }
+  bool cli = false;
+  if (cli_columns.is_object()) {
+    for (const json& name : cli_columns.value("columns", json::array())) cli |= name == column;
+  }
+  if (cli && !row.contains("notImplemented")) {
+    const json mcp = row.value("columns", json::object()).value("mcp-modern", json::object());
+    if (mcp.contains("notApplicable")) {
+      cell.status = "not applicable";
+      cell.detail = Str(mcp, "notApplicable");
+      return cell;
+    }
+    const json not_run = cli_columns.value("notRun", json::object());
+    const std::string number = row["row"].dump();
+    if (not_run.contains(number)) {
+      cell.status = "not run";
+      cell.detail = Str(not_run, number.c_str());
+      return cell;
+    }
+    // A CLI too slow to start for every row in CI runs the rows listed (cliColumns.onlyRows).
+    const json only = cli_columns.value("onlyRows", json::object()).value(column, json());
+    if (only.is_object()) {
+      bool listed = false;
+      for (const json& listed_row : only.value("rows", json::array())) {
+        listed |= listed_row == row["row"];
+      }
+      if (!listed) {
+        cell.status = "not run";
+        cell.detail = Str(only, "reason");
+        return cell;
+      }
+    }
   }
   if (row.contains("notImplemented")) {
     cell.status = "not implemented";
@@ -2082,7 +2181,8 @@ std::vector<Cell> RunColumn(const Declarations& declarations, Deployment& deploy
   WorldBuilder world(declarations, deployment);
   RowRunner runner(declarations, deployment, world, column, mcp);
   for (const json& row : declarations.cases["rows"]) {
-    if (std::optional<Cell> cell = Unrun(row, column)) {
+    if (std::optional<Cell> cell =
+            Unrun(row, column, declarations.cases.value("cliColumns", json()))) {
       cells.push_back(*cell);
       continue;
     }
@@ -2092,11 +2192,55 @@ std::vector<Cell> RunColumn(const Declarations& declarations, Deployment& deploy
   return cells;
 }
 
+bool RunsOnColumn(const Declarations& declarations, const json& row, const std::string& column) {
+  return !Unrun(row, column, declarations.cases.value("cliColumns", json())).has_value();
+}
+
+absl::StatusOr<std::vector<Cell>> CellsFromManifest(const Declarations& declarations,
+                                                    const json& manifest,
+                                                    const std::string& column) {
+  std::map<int, Cell> by_row;
+  bool found = false;
+  for (const json& row : manifest.value("rows", json::array())) {
+    for (const json& c : row.value("cells", json::array())) {
+      if (Str(c, "columnId") != column) continue;
+      found = true;
+      Cell cell;
+      cell.column = column;
+      cell.status = Str(c, "status");
+      cell.declared = c.value("declared", 0);
+      cell.attempted = c.value("attempted", 0);
+      for (const json& v : c.value("refusedBy", json::array())) cell.refused_by.insert(v);
+      for (const json& v : c.value("reasonCodes", json::array())) cell.reason_codes.insert(v);
+      cell.record_usable = c.value("recordUsable", false);
+      for (const json& v : c.value("recordGaps", json::array())) cell.record_gaps.push_back(v);
+      cell.detail = Str(c, "detail");
+      for (const json& v : c.value("notes", json::array())) cell.notes.push_back(v);
+      for (const json& o : c.value("observed", json::array())) {
+        cell.observed.push_back({Str(o, "step"), Str(o, "observed")});
+      }
+      by_row[row["row"].get<int>()] = std::move(cell);
+    }
+  }
+  if (!found) return absl::NotFoundError("the manifest has no column " + column);
+  // In the declarations' order, as RunColumn answers them.
+  std::vector<Cell> cells;
+  for (const json& row : declarations.cases["rows"]) {
+    auto it = by_row.find(row["row"].get<int>());
+    if (it == by_row.end()) {
+      return absl::NotFoundError(absl::StrCat("the manifest has no row ", row["row"].dump()));
+    }
+    cells.push_back(std::move(it->second));
+  }
+  return cells;
+}
+
 std::vector<Cell> UnrunColumn(const Declarations& declarations, const std::string& column,
                               const std::string& status, const std::string& detail) {
   std::vector<Cell> cells;
   for (const json& row : declarations.cases["rows"]) {
-    if (std::optional<Cell> cell = Unrun(row, column)) {
+    if (std::optional<Cell> cell =
+            Unrun(row, column, declarations.cases.value("cliColumns", json()))) {
       cells.push_back(*cell);
       continue;
     }
@@ -2179,7 +2323,8 @@ Manifest BuildManifest(const Declarations& declarations,
       if (!steps_json.empty()) c["observed"] = steps_json;
       out["cells"].push_back(c);
       table += " " + cell.status + " |";
-      const bool ran = cell.status != "not applicable" && cell.status != "not implemented";
+      const bool ran = cell.status != "not applicable" && cell.status != "not implemented" &&
+                       cell.status != "not run" && cell.status != "not available";
       if (!ran) {
         unrun += absl::StrCat("| ", number, " | ", column, " | ", cell.status, " | ", cell.detail,
                               " |\n");
@@ -2229,11 +2374,11 @@ Manifest BuildManifest(const Declarations& declarations,
                    {"rows", rows}};
   std::string summary =
       "| column | pass | pass (driver) | fail | not exercised | not applicable | "
-      "not implemented |\n|---|---|---|---|---|---|---|\n";
+      "not implemented | not run | not available |\n|---|---|---|---|---|---|---|---|---|\n";
   for (const std::string& column : columns) {
     summary += "| " + column + " |";
-    for (const char* status :
-         {"pass", "pass (driver)", "fail", "not exercised", "not applicable", "not implemented"}) {
+    for (const char* status : {"pass", "pass (driver)", "fail", "not exercised", "not applicable",
+                               "not implemented", "not run", "not available"}) {
       summary += absl::StrCat(" ", counts[column][status], " |");
     }
     summary += "\n";
@@ -2277,7 +2422,12 @@ Manifest BuildManifest(const Declarations& declarations,
       "given below | ok |\n"
       "| `not implemented` | SharedOS lacks the capability the row needs, named below; the row is "
       "declared so the gap stays visible and is never run | ok only with the capability "
-      "named |\n\n"
+      "named |\n"
+      "| `not run` | a CLI column (`claude-code`, `codex`, `gemini-cli`, `opencode`, `pi`) does "
+      "not run the row in CI; the reason is given below — the MCP columns run it through the "
+      "same door | ok only with the reason named |\n"
+      "| `not available` | the column's CLI cannot be installed or run here; the reason is given "
+      "below | ok only with the reason named |\n\n"
       "Each row's evidence lists, per column: attempts issued of declared (an attempt the column "
       "cannot make, e.g. a tool an MCP client refuses to call because tools/list did not offer "
       "it, counts as declared, not issued); the boundary that refused (`kernel`: the authorizer's "
@@ -2326,6 +2476,15 @@ Manifest BuildManifest(const Declarations& declarations,
       "- The MCP columns drive the official clients (`@modelcontextprotocol/sdk` v1, "
       "`@modelcontextprotocol/client` v2) through `tests/conformance/mcp_driver.mjs`; the turn is "
       "opened and finished by the host over gRPC.\n"
+      "- The CLI columns (issue 35) run real agent CLIs installed from `package-lock.json` — "
+      "`claude-code` (Claude Code), `codex` (Codex), `gemini-cli` (Gemini CLI), `opencode` "
+      "(opencode), `pi` (Pi with `envelope_svc/mcp/pi/sharedos_mcp.ts`) — one launch per turn, "
+      "each configured from `sharedosctl mcp-config --cli=…` verbatim and driven by the scripted "
+      "model server `tests/cli/scripted_model.mjs` in a network namespace with loopback only. A "
+      "call's answer is what the CLI showed its model (a refusal counts only when SharedOS's "
+      "refusal sentence, naming the code, reached the model); a name the CLI did not offer its "
+      "model is refused by the CLI's own router (structurally unreachable). The host finishes "
+      "each turn with `harness_exited` after the CLI exits.\n"
       "\n## Evidence\n",
       evidence);
   return manifest;
@@ -2339,8 +2498,9 @@ std::vector<std::string> BuildBreakers(const Declarations& declarations,
       const Cell& cell = column_cells[i];
       const json& row = declarations.cases["rows"][i];
       const bool bad = cell.status == "fail" || cell.status == "not exercised" ||
-                       (cell.status == "not implemented" && cell.detail.empty()) ||
-                       (cell.status == "not applicable" && cell.detail.empty());
+                       ((cell.status == "not implemented" || cell.status == "not applicable" ||
+                         cell.status == "not run" || cell.status == "not available") &&
+                        cell.detail.empty());
       if (bad) {
         breakers.push_back(absl::StrCat("row ", row["row"].get<int>(), " ", column, ": ",
                                         cell.status, " (", cell.detail, ")"));

@@ -94,12 +94,25 @@ class McpClient {
   virtual absl::StatusOr<nlohmann::json> Call(const std::string& tool,
                                               const nlohmann::json& arguments) = 0;
   virtual absl::Status Close() = 0;
+  // True for a real agent CLI (tests/conformance/cli_client.h): its own router refuses a name it
+  // did not offer its model before SharedOS sees it, which is structural (seed ADR 0018).
+  virtual bool RouterRefusesUnlisted() const { return false; }
 };
 
 // Runs every row on `deployment` as column `column`. `mcp` non-null: the MCP columns (turns
 // opened RUNTIME_MCP, calls made by the client). One cell per row, in the declarations' order.
 std::vector<Cell> RunColumn(const Declarations& declarations, Deployment& deployment,
                             const std::string& column, McpClient* mcp = nullptr);
+
+// The rows a CLI column runs (cases.json "cliColumns"): every row for a column that is not one.
+bool RunsOnColumn(const Declarations& declarations, const nlohmann::json& row,
+                  const std::string& column);
+
+// The cells of `column` in a manifest's JSON (BuildManifest's), in the declarations' row order,
+// to rebuild the manifest with some columns rerun. Errors: NOT_FOUND (no such column or row).
+absl::StatusOr<std::vector<Cell>> CellsFromManifest(const Declarations& declarations,
+                                                    const nlohmann::json& manifest,
+                                                    const std::string& column);
 
 // Cells for a column that could not run at all (e.g. the MCP front door is missing): every row
 // `status` with `detail`, except rows declared not implemented or not applicable there.

@@ -110,6 +110,13 @@ const std::vector<CommandSpec>& Commands() {
        {"targets"},
        "each process's health, version, services (their dependencies and stores), audit head and "
        "audit outboxes (targets: host:port,...; default --target); exit 0 only when all serve"},
+      {"mcp-config",
+       {"cli", "url"},
+       {"server"},
+       "the recipe (JSON: files, env, args) that starts an agent CLI on an MCP turn: cli one of "
+       "claude, codex, gemini, opencode, pi; url the turn's OpenTurnResponse.mcp.url; server the "
+       "MCP server's name in the CLI's configuration (default sharedos). Offline; the token stays "
+       "in $SHAREDOS_MCP_TOKEN"},
       {"turn",
        {},
        {"host_token_file"},

@@ -7,6 +7,7 @@
 #include "tools/sharedosctl/escalation_commands.h"
 #include "tools/sharedosctl/explain_command.h"
 #include "tools/sharedosctl/grant_commands.h"
+#include "tools/sharedosctl/mcp_config.h"
 #include "tools/sharedosctl/status_commands.h"
 
 namespace sharedos::sharedosctl {
@@ -36,6 +37,7 @@ int RunCommand(const Invocation& inv, const GlobalOptions& globals, const Client
       {"credentials rotate", CredentialsRotate},
       {"explain", ExplainCommand},
       {"status", Status},
+      {"mcp-config", McpConfigCommand},
       {"turn", RunDemoTurn},
   };
   for (const auto& [name, handler] : kHandlers) {

@@ -37,6 +37,12 @@ int main(int argc, char** argv) {
     std::cout << ctl::UsageText();
     return ctl::kExitOk;
   }
+  // Offline: prints a recipe, reaches no server and reads no token.
+  if (invocation->command == "mcp-config") {
+    const int offline = ctl::RunCommand(*invocation, globals, ctl::Clients{}, std::cout, std::cerr);
+    std::cout.flush();
+    return offline;
+  }
   auto token = ctl::ReadToken(globals.token_file);
   if (!token.ok()) {
     std::cerr << "sharedosctl: " << token.status().message() << "\n";
