@@ -38,7 +38,7 @@ struct AuditServerOptions {
   // Start-up notices are printed as "<binary_name>: <notice>" on stderr: a schema upgrade of an
   // existing log is announced before it runs.
   std::string binary_name = "audit_svc";
-  // Signed checkpoints (docs/adr/0010, 0018): the Ed25519 private key (PEM); empty: the
+  // Signed checkpoints (docs/adr/0010, 0019): the Ed25519 private key (PEM); empty: the
   // default key of a SQLite log, "<data directory>.keys/checkpoint.key", minted on first start
   // (core::LoadOrMintDefaultCheckpointKey); a PostgreSQL log has no default (refused).
   std::string checkpoint_key_file;
