@@ -14,6 +14,11 @@
 #                                        directory of its own, mounted into that service alone
 #   DIR/lease/lease.secret               authorizer: signs decision leases
 #   DIR/mcp/mcp.secret                   envelope: signs MCP execution tokens
+#   DIR/checkpoint/checkpoint.key        audit: the Ed25519 key that signs audit checkpoints
+#                                        (docs/adr/0019-checkpoints-on-by-default.md); every
+#                                        replica of the audit log signs with the same one
+#   DIR/checkpoint.pub.pem               its public half, for operators: `sharedosctl audit verify
+#                                        --checkpoints=… --public_key=DIR/checkpoint.pub.pem`
 #   DIR/postgres/postgres.password       the PostgreSQL variant: the password of the database role
 #                                        "sharedos" (the PostgreSQL image sets it at each start)
 #   DIR/postgres/pgpass                  the same password as a libpq password file, for audit
@@ -64,7 +69,8 @@ token_dirs=()
 for service in "${services[@]}"; do token_dirs+=("$dir/$service-token"); done
 
 umask 077
-mkdir -p "$dir/credentials" "${token_dirs[@]}" "$dir/lease" "$dir/mcp" "$dir/postgres"
+mkdir -p "$dir/credentials" "${token_dirs[@]}" "$dir/lease" "$dir/mcp" "$dir/postgres" \
+  "$dir/checkpoint"
 
 # new FILE: a random secret into FILE unless it exists.
 new() {
@@ -81,6 +87,12 @@ if [ -e "$dir/service-token" ]; then
 fi
 [ -s "$dir/lease/lease.secret" ] || openssl rand -hex 32 | tr -d '\n' > "$dir/lease/lease.secret"
 [ -s "$dir/mcp/mcp.secret" ] || openssl rand -hex 32 | tr -d '\n' > "$dir/mcp/mcp.secret"
+if [ ! -s "$dir/checkpoint/checkpoint.key" ]; then
+  openssl genpkey -algorithm ed25519 -out "$dir/checkpoint/checkpoint.key.new"
+  mv "$dir/checkpoint/checkpoint.key.new" "$dir/checkpoint/checkpoint.key"
+fi
+openssl pkey -in "$dir/checkpoint/checkpoint.key" -pubout -out "$dir/checkpoint.pub.pem"
+chmod 0644 "$dir/checkpoint.pub.pem"
 # Hex: nothing to escape in the password file's host:port:database:user:password line.
 [ -s "$dir/postgres/postgres.password" ] ||
   openssl rand -hex 32 > "$dir/postgres/postgres.password"
@@ -107,8 +119,10 @@ mv "$dir/credentials/credentials.json.new" "$dir/credentials/credentials.json"
 
 if [ "$(id -u)" -eq 0 ]; then
   chown -R "$uid:$uid" "$dir/credentials" "${token_dirs[@]}" "$dir/lease" "$dir/mcp" \
-    "$dir/postgres"
+    "$dir/postgres" "$dir/checkpoint"
 fi
-chmod 0755 "$dir" "$dir/credentials" "${token_dirs[@]}" "$dir/lease" "$dir/mcp" "$dir/postgres"
+chmod 0755 "$dir" "$dir/credentials" "${token_dirs[@]}" "$dir/lease" "$dir/mcp" "$dir/postgres" \
+  "$dir/checkpoint"
 echo "gen-secrets: admin.token and host.token in $dir; service secrets in credentials/," \
-  "$(printf '%s-token/, ' "${services[@]}")lease/, mcp/, postgres/"
+  "$(printf '%s-token/, ' "${services[@]}")lease/, mcp/, postgres/, checkpoint/;" \
+  "the checkpoints' public key in $dir/checkpoint.pub.pem"

@@ -12,6 +12,9 @@
 #                            no pod can present another service's token (ADR 0014, T4)
 #   sharedos-lease-secret    lease.secret (authorizer)
 #   sharedos-mcp-secret      mcp.secret (envelope)
+#   sharedos-checkpoint-key  checkpoint.key (audit): signs the audit checkpoints, one key for
+#                            every replica; its public half stays with the operator
+#                            (SECRETS_DIR/checkpoint.pub.pem, ADR 0019)
 #   sharedos-postgres        postgres.password (the PostgreSQL variant: the postgres StatefulSet,
 #                            and audit and grantstore as PGPASSWORD); sharedos-tls-postgres too
 #
@@ -55,4 +58,5 @@ for service in audit grantstore authorizer envelope; do
 done
 secret sharedos-lease-secret Opaque "lease.secret=$secrets/lease/lease.secret"
 secret sharedos-mcp-secret Opaque "mcp.secret=$secrets/mcp/mcp.secret"
+secret sharedos-checkpoint-key Opaque "checkpoint.key=$secrets/checkpoint/checkpoint.key"
 secret sharedos-postgres Opaque "postgres.password=$secrets/postgres/postgres.password"

@@ -3,11 +3,13 @@
 #include <fcntl.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <utility>
@@ -15,14 +17,18 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "audit_svc/storage/audit_store.h"
 #include "common/crypto/sha256.h"
+#include "common/logging/log.h"
 #include "common/status/status_macros.h"
 #include "common/validation/bounds.h"
 #include "common/validation/limits.h"
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/time_util.h"
+#include "nlohmann/json.hpp"
 
 namespace sharedos::audit::core {
 
@@ -63,6 +69,42 @@ std::string CheckpointSigningText(const SignedCheckpoint& checkpoint) {
                       "head_hash=", checkpoint.head_hash(), "\n",
                       "at=", TimeUtil::ToString(checkpoint.at()), "\n",
                       "key_id=", checkpoint.key_id(), "\n");
+}
+
+std::string CheckpointJson(const SignedCheckpoint& checkpoint) {
+  std::string line;
+  if (!google::protobuf::util::MessageToJsonString(checkpoint, &line).ok()) return "";
+  return line;
+}
+
+absl::StatusOr<std::optional<SignedCheckpoint>> ParseCheckpointLogLine(absl::string_view line) {
+  const std::string marker = absl::StrCat("\"", kCheckpointLogEvent, "\"");
+  if (!absl::StrContains(line, marker)) return std::nullopt;
+  if (line.size() > kMaxCheckpointLogLineBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("an audit.checkpoint line longer than ",
+                                                   kMaxCheckpointLogLineBytes, " bytes"));
+  }
+  const size_t brace = line.find('{');
+  const std::string json(brace == absl::string_view::npos ? "" : line.substr(brace));
+  nlohmann::json parsed = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+  if (!parsed.is_object()) {
+    return absl::InvalidArgumentError("names audit.checkpoint but is not a JSON log line");
+  }
+  const auto event = parsed.find("event");
+  if (event == parsed.end() || !event->is_string() ||
+      event->get<std::string>() != kCheckpointLogEvent) {
+    return std::nullopt;
+  }
+  const auto field = parsed.find(kCheckpointLogField);
+  if (field == parsed.end() || !field->is_string()) {
+    return absl::InvalidArgumentError("an audit.checkpoint line without its \"checkpoint\" text");
+  }
+  SignedCheckpoint checkpoint;
+  if (!google::protobuf::util::JsonStringToMessage(field->get<std::string>(), &checkpoint).ok()) {
+    return absl::InvalidArgumentError(
+        "an audit.checkpoint line whose \"checkpoint\" is not a signed checkpoint");
+  }
+  return checkpoint;
 }
 
 CheckpointKey::CheckpointKey(Pkey* pkey, bool can_sign) : pkey_(pkey), can_sign_(can_sign) {
@@ -157,6 +199,147 @@ std::string CheckpointKey::CheckSignature(const SignedCheckpoint& checkpoint) co
   return ok ? "" : "signature does not verify (forged or altered)";
 }
 
+// --- The default key ---
+
+namespace {
+
+absl::Status KeyError(const std::string& path, absl::string_view what) {
+  return absl::FailedPreconditionError(
+      absl::StrCat("checkpoint key ", path, ": ", what,
+                   " (the default key of this data directory; or give --checkpoint_key_file)"));
+}
+
+// A path owned by this user and closed to group and others (the owner-only rule of the default
+// key directory and key file); `kind` S_IFDIR or S_IFREG.
+absl::Status CheckOwnerOnly(const std::string& path, mode_t kind) {
+  struct stat st;
+  if (lstat(path.c_str(), &st) != 0) {
+    return KeyError(path, absl::StrCat("cannot be read (", std::strerror(errno), ")"));
+  }
+  if ((st.st_mode & S_IFMT) != kind) {
+    return KeyError(path, kind == S_IFDIR ? "not a directory" : "not a regular file");
+  }
+  if (st.st_uid != geteuid()) return KeyError(path, "owned by another user");
+  if ((st.st_mode & 077) != 0) {
+    return KeyError(path, absl::StrFormat("open to group or others (mode %04o; chmod %s it)",
+                                          st.st_mode & 07777, kind == S_IFDIR ? "700" : "600"));
+  }
+  return absl::OkStatus();
+}
+
+// Writes `content` to a new file `path` (mode `mode`), whole and synced; refuses to replace one.
+bool WriteNewFile(const std::string& path, const std::string& content, mode_t mode) {
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+  if (fd < 0) return false;
+  size_t written = 0;
+  while (written < content.size()) {
+    const ssize_t n = write(fd, content.data() + written, content.size() - written);
+    if (n <= 0) break;
+    written += static_cast<size_t>(n);
+  }
+  const bool ok = written == content.size() && fchmod(fd, mode) == 0 && fsync(fd) == 0;
+  close(fd);
+  if (!ok) unlink(path.c_str());
+  return ok;
+}
+
+void SyncDirectory(const std::string& dir) {
+  const int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  fsync(fd);
+  close(fd);
+}
+
+// A new Ed25519 private key, PEM (PKCS#8, unencrypted); empty when generation failed.
+std::string NewEd25519KeyPem() {
+  EVP_PKEY* key = nullptr;
+  EVP_PKEY_CTX* ctx = EVP_PKEY_CTX_new_id(EVP_PKEY_ED25519, nullptr);
+  const bool made =
+      ctx != nullptr && EVP_PKEY_keygen_init(ctx) == 1 && EVP_PKEY_keygen(ctx, &key) == 1;
+  EVP_PKEY_CTX_free(ctx);
+  std::string pem;
+  Bio bio(BIO_new(BIO_s_mem()));
+  if (made && bio &&
+      PEM_write_bio_PrivateKey(bio.get(), key, nullptr, nullptr, 0, nullptr, nullptr) == 1) {
+    char* data = nullptr;
+    const long len = BIO_get_mem_data(bio.get(), &data);
+    if (len > 0) pem.assign(data, static_cast<size_t>(len));
+  }
+  EVP_PKEY_free(key);
+  return pem;
+}
+
+// Mints the key at `key_file` unless one is there: written whole under a name of its own, then
+// linked into place (link never replaces an existing file). True when this call placed it.
+absl::StatusOr<bool> MintUnlessPresent(const std::string& dir, const std::string& key_file) {
+  if (access(key_file.c_str(), F_OK) == 0 || errno != ENOENT) return false;
+  std::string pem = NewEd25519KeyPem();
+  if (pem.empty()) return KeyError(key_file, "Ed25519 key generation failed");
+  const std::string temporary = absl::StrCat(key_file, ".new-", getpid());
+  unlink(temporary.c_str());
+  const bool written = WriteNewFile(temporary, pem, 0600);
+  std::fill(pem.begin(), pem.end(), '\0');
+  if (!written) {
+    return KeyError(key_file, absl::StrCat("cannot be written (", std::strerror(errno), ")"));
+  }
+  const bool linked = link(temporary.c_str(), key_file.c_str()) == 0;
+  const int saved = errno;
+  unlink(temporary.c_str());
+  SyncDirectory(dir);
+  if (!linked && saved != EEXIST) {
+    return KeyError(key_file, absl::StrCat("cannot be created (", std::strerror(saved), ")"));
+  }
+  return linked;
+}
+
+}  // namespace
+
+std::string DefaultCheckpointKeyDir(const std::string& data_dir) {
+  std::string dir = std::filesystem::absolute(data_dir).lexically_normal().string();
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  return absl::StrCat(dir, kDefaultCheckpointKeyDirSuffix);
+}
+
+absl::StatusOr<DefaultCheckpointKey> LoadOrMintDefaultCheckpointKey(const std::string& data_dir) {
+  const std::string dir = DefaultCheckpointKeyDir(data_dir);
+  DefaultCheckpointKey result;
+  result.key_file = absl::StrCat(dir, "/", kCheckpointKeyFileName);
+  result.public_key_file = absl::StrCat(dir, "/", kCheckpointPublicKeyFileName);
+  if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    return KeyError(dir,
+                    absl::StrCat("the directory cannot be created (", std::strerror(errno), ")"));
+  }
+  RETURN_IF_ERROR(CheckOwnerOnly(dir, S_IFDIR));
+  ASSIGN_OR_RETURN(result.minted, MintUnlessPresent(dir, result.key_file));
+  RETURN_IF_ERROR(CheckOwnerOnly(result.key_file, S_IFREG));
+  absl::StatusOr<std::unique_ptr<CheckpointKey>> key = CheckpointKey::ReadPrivateKeyFile(
+      result.key_file, absl::StrCat("checkpoint key ", result.key_file));
+  if (!key.ok()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(key.status().message(),
+                     " (the default key of this data directory: restore it, or move "
+                     "it away to mint a new one, or give --checkpoint_key_file)"));
+  }
+  result.key = *std::move(key);
+  // The public half, for the operator: rewritten when absent or not this key's.
+  std::ifstream existing(result.public_key_file, std::ios::binary);
+  std::string current(kMaxCheckpointKeyFileBytes, '\0');
+  existing.read(current.data(), static_cast<std::streamsize>(current.size()));
+  current.resize(static_cast<size_t>(existing.gcount()));
+  if (current != result.key->public_key_pem()) {
+    const std::string temporary = absl::StrCat(result.public_key_file, ".new-", getpid());
+    unlink(temporary.c_str());
+    if (!WriteNewFile(temporary, result.key->public_key_pem(), 0644) ||
+        rename(temporary.c_str(), result.public_key_file.c_str()) != 0) {
+      unlink(temporary.c_str());
+      return KeyError(result.public_key_file, absl::StrCat("the public key cannot be written (",
+                                                           std::strerror(errno), ")"));
+    }
+    SyncDirectory(dir);
+  }
+  return result;
+}
+
 // --- Checkpointer ---
 
 absl::StatusOr<std::unique_ptr<Checkpointer>> Checkpointer::Create(
@@ -215,6 +398,11 @@ absl::StatusOr<SignedCheckpoint> Checkpointer::CheckpointNow() {
   *checkpoint.mutable_at() = TimeUtil::MicrosecondsToTimestamp(absl::ToUnixMicros(clock_.Now()));
   RETURN_IF_ERROR(key_->Sign(checkpoint));
   RETURN_IF_ERROR(Export(checkpoint));
+  // Off the host with the process log: the line a log shipper carries, never a secret.
+  common::logging::Log(common::logging::Level::kInfo, kCheckpointLogEvent, "",
+                       {{"sequence", static_cast<long long>(checkpoint.sequence())},
+                        {"key_id", checkpoint.key_id()},
+                        {kCheckpointLogField, CheckpointJson(checkpoint)}});
   latest_ = checkpoint;
   recent_.push_back(checkpoint);
   if (recent_.size() > kRecentCheckpoints) recent_.pop_front();
@@ -224,10 +412,8 @@ absl::StatusOr<SignedCheckpoint> Checkpointer::CheckpointNow() {
 
 absl::Status Checkpointer::Export(const SignedCheckpoint& checkpoint) {
   if (options_.export_file.empty()) return absl::OkStatus();
-  std::string line;
-  if (!google::protobuf::util::MessageToJsonString(checkpoint, &line).ok()) {
-    return absl::InternalError("checkpoint: cannot encode as JSON");
-  }
+  std::string line = CheckpointJson(checkpoint);
+  if (line.empty()) return absl::InternalError("checkpoint: cannot encode as JSON");
   line += '\n';
   const int fd =
       open(options_.export_file.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -30,6 +31,38 @@ namespace sharedos::audit::core {
 inline constexpr int kMaxCheckpointsPerVerify = 10000;
 // Largest key file read (a PEM Ed25519 key is about 120 bytes).
 inline constexpr size_t kMaxCheckpointKeyFileBytes = 64 * 1024;
+
+// The interval at which checkpoints are signed (when the head has moved) unless
+// --checkpoint_interval says otherwise: the default length of the window in which records can
+// still be rewritten consistently (docs/reliability.md).
+inline constexpr absl::Duration kDefaultCheckpointInterval = absl::Seconds(10);
+
+// Each checkpoint made is also written as one line of the process log (common/logging): event
+// "audit.checkpoint", the checkpoint's JSON line (CheckpointJson) in field "checkpoint", beside
+// its sequence and key id. The log pipeline that ships the process log carries it off the host.
+inline constexpr char kCheckpointLogEvent[] = "audit.checkpoint";
+inline constexpr char kCheckpointLogField[] = "checkpoint";
+// Longest log line read back as a checkpoint (one is about 500 bytes).
+inline constexpr size_t kMaxCheckpointLogLineBytes = 16 * 1024;
+
+// Without --checkpoint_key_file, a SQLite log's key is kept in a directory beside its data
+// directory (never inside it): "<data directory>.keys/checkpoint.key", minted on first start,
+// its public half beside it as checkpoint.pub.pem.
+inline constexpr char kDefaultCheckpointKeyDirSuffix[] = ".keys";
+inline constexpr char kCheckpointKeyFileName[] = "checkpoint.key";
+inline constexpr char kCheckpointPublicKeyFileName[] = "checkpoint.pub.pem";
+
+// The checkpoint as one line of proto3 JSON without whitespace (and without a newline): the line
+// of --checkpoint_file, what `sharedosctl audit checkpoint` prints, the log line's "checkpoint".
+std::string CheckpointJson(const v1::SignedCheckpoint& checkpoint);
+
+// One line of an exported process log: the checkpoint it carries when it is an audit.checkpoint
+// line, nullopt when it is another line (any line that does not hold "audit.checkpoint" in
+// quotes, or a JSON object whose event is another). Text before the first '{' (a timestamp a log
+// collector prefixed) is skipped. Errors: INVALID_ARGUMENT (a line naming "audit.checkpoint"
+// that is longer than kMaxCheckpointLogLineBytes, not a JSON object, or whose "checkpoint" field
+// is not a signed checkpoint's JSON).
+absl::StatusOr<std::optional<v1::SignedCheckpoint>> ParseCheckpointLogLine(absl::string_view line);
 
 // The text a checkpoint's signature covers (see SignedCheckpoint in audit.proto); the signature
 // field itself is not part of it.
@@ -74,10 +107,34 @@ class CheckpointKey {
   std::string public_key_pem_;
 };
 
+// The default checkpoint key of a SQLite log whose data directory is `data_dir`.
+struct DefaultCheckpointKey {
+  std::unique_ptr<CheckpointKey> key;
+  // <data_dir>.keys/checkpoint.key and checkpoint.pub.pem.
+  std::string key_file;
+  std::string public_key_file;
+  // True when this call minted the key (first start).
+  bool minted = false;
+};
+
+// "<data_dir>.keys" (data_dir made absolute and normal, without a trailing separator).
+std::string DefaultCheckpointKeyDir(const std::string& data_dir);
+
+// Reads the default key, minting it first when absent: the directory is created owner-only
+// (0700), the key written whole (a new Ed25519 key, PEM PKCS#8, 0600) and linked into place, so
+// an existing key is never replaced, not even by a concurrent start. The public half is (re)written
+// beside it as checkpoint.pub.pem. Errors: FAILED_PRECONDITION naming the path (the directory
+// cannot be created, is not a directory, not owned by this user or open to group or others; the
+// key file is not a regular file, not owned by this user, readable by group or others,
+// unreadable or not an Ed25519 private key; the public key cannot be written). The message never
+// holds the key.
+absl::StatusOr<DefaultCheckpointKey> LoadOrMintDefaultCheckpointKey(const std::string& data_dir);
+
 // Makes and exports checkpoints of one log: on demand (CheckpointNow) and, with an interval,
 // from a thread of its own whenever the head has moved since the last one. Each is appended to
 // the export file (one JSON line, the proto3 JSON of SignedCheckpoint, fsynced) before it is
-// answered, and handed to Tail streams through Latest/WaitForCheckpointAfter. Thread-safe.
+// answered, written as an audit.checkpoint line of the process log (kCheckpointLogEvent), and
+// handed to Tail streams through Latest/WaitForCheckpointAfter. Thread-safe.
 class Checkpointer {
  public:
   struct Options {

@@ -4,6 +4,7 @@
 #include <string>
 #include <system_error>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "audit_svc/client/audit_client.h"
@@ -68,23 +69,20 @@ bool IsInside(const std::string& path, const std::string& dir) {
   return !relative.empty() && *relative.begin() != "..";
 }
 
-// The checkpoint key of `options` (null: none), after its flags are checked: a key file and a
-// checkpoint file of their own, outside the data directory (the SQLite log's directory: whoever
-// can rewrite the log must not find the key, nor the exported checkpoints, beside it).
+// The checkpoint key of `options`, after its flags are checked: a key file and a checkpoint file
+// of their own, outside the data directory (the SQLite log's directory: whoever can rewrite the
+// log must not find the key, nor the exported checkpoints, beside it). Without a key file, the
+// SQLite log's default key beside its data directory; a PostgreSQL log has none. `notices`: where
+// the key and its public half are, for the start-up notices.
 absl::StatusOr<std::unique_ptr<core::CheckpointKey>> ReadCheckpointKey(
-    const AuditServerOptions& options, storage::AuditStoreBackend backend) {
-  if (options.checkpoint_key_file.empty()) {
-    if (!options.checkpoint_file.empty() || options.checkpoint_interval != absl::ZeroDuration()) {
-      return absl::InvalidArgumentError(
-          "--checkpoint_file, --checkpoint_interval: need --checkpoint_key_file");
-    }
-    return nullptr;
-  }
+    const AuditServerOptions& options, storage::AuditStoreBackend backend,
+    std::vector<std::string>& notices) {
   if (options.checkpoint_interval < absl::ZeroDuration()) {
     return absl::InvalidArgumentError("--checkpoint_interval: negative");
   }
+  const std::string data_dir =
+      std::filesystem::absolute(options.db_path).lexically_normal().parent_path().string();
   if (backend == storage::AuditStoreBackend::kSqlite) {
-    const std::string data_dir = std::filesystem::absolute(options.db_path).parent_path().string();
     for (const auto& [path, flag] : {std::pair<const std::string&, const char*>{
                                          options.checkpoint_key_file, "--checkpoint_key_file"},
                                      {options.checkpoint_file, "--checkpoint_file"}}) {
@@ -95,8 +93,24 @@ absl::StatusOr<std::unique_ptr<core::CheckpointKey>> ReadCheckpointKey(
       }
     }
   }
-  return core::CheckpointKey::ReadPrivateKeyFile(options.checkpoint_key_file,
-                                                 "--checkpoint_key_file");
+  if (!options.checkpoint_key_file.empty()) {
+    notices.push_back(absl::StrCat("audit checkpoint key ", options.checkpoint_key_file));
+    return core::CheckpointKey::ReadPrivateKeyFile(options.checkpoint_key_file,
+                                                   "--checkpoint_key_file");
+  }
+  if (backend != storage::AuditStoreBackend::kSqlite) {
+    return absl::InvalidArgumentError(
+        "--checkpoint_key_file: required with a PostgreSQL log (no data directory to keep a "
+        "default key beside; give every replica the same key, kept off the database host: "
+        "openssl genpkey -algorithm ed25519 -out checkpoint.key)");
+  }
+  ASSIGN_OR_RETURN(core::DefaultCheckpointKey key, core::LoadOrMintDefaultCheckpointKey(data_dir));
+  notices.push_back(absl::StrCat("audit checkpoint key ", key.key_file,
+                                 key.minted ? " (new: minted on this first start)" : ""));
+  notices.push_back(absl::StrCat("audit checkpoint public key (PEM) ", key.public_key_file,
+                                 " (keep a copy apart: sharedosctl audit verify "
+                                 "--checkpoints=<exported log> --public_key=<the copy>)"));
+  return std::move(key.key);
 }
 
 }  // namespace
@@ -158,19 +172,25 @@ absl::StatusOr<std::unique_ptr<AuditServer>> BuildAuditServer(const AuditServerD
   storage::AuditStoreOptions store_options;
   store_options.durability = options.durability;
   // The key is read (and the data directory checked) before the log is opened.
-  ASSIGN_OR_RETURN(std::unique_ptr<core::CheckpointKey> key, ReadCheckpointKey(options, backend));
+  std::vector<std::string> notices;
+  ASSIGN_OR_RETURN(std::unique_ptr<core::CheckpointKey> key,
+                   ReadCheckpointKey(options, backend, notices));
   ASSIGN_OR_RETURN(auto store, storage::OpenAuditStore(options.db_path, store_options));
   auto server = std::make_unique<AuditServer>(std::move(store), deps);
-  if (key != nullptr) {
-    const std::string key_id = key->key_id();
-    RETURN_IF_ERROR(server->EnableCheckpoints(
-        std::move(key),
-        {options.checkpoint_file, options.checkpoint_interval, options.binary_name}));
-    common::server::Notice(options.binary_name,
-                           absl::StrCat("audit checkpoints signed with key ", key_id,
-                                        options.checkpoint_file.empty() ? "" : ", exported to ",
-                                        options.checkpoint_file));
-  }
+  const std::string key_id = key->key_id();
+  RETURN_IF_ERROR(server->EnableCheckpoints(
+      std::move(key), {options.checkpoint_file, options.checkpoint_interval, options.binary_name}));
+  for (const std::string& notice : notices) common::server::Notice(options.binary_name, notice);
+  common::server::Notice(
+      options.binary_name,
+      absl::StrCat("audit checkpoints signed with key ", key_id,
+                   options.checkpoint_interval > absl::ZeroDuration()
+                       ? absl::StrCat(" every ", absl::FormatDuration(options.checkpoint_interval),
+                                      " while the log grows")
+                       : " on demand only",
+                   "; each logged as event ", core::kCheckpointLogEvent,
+                   options.checkpoint_file.empty() ? "" : " and exported to ",
+                   options.checkpoint_file));
   return server;
 }
 

@@ -38,13 +38,15 @@ struct AuditServerOptions {
   // Start-up notices are printed as "<binary_name>: <notice>" on stderr: a schema upgrade of an
   // existing log is announced before it runs.
   std::string binary_name = "audit_svc";
-  // Signed checkpoints (docs/adr/0010): the Ed25519 private key (PEM); empty: none (the
-  // Checkpoint RPC is refused, export_file and interval must be unset).
+  // Signed checkpoints (docs/adr/0010, 0019): the Ed25519 private key (PEM); empty: the
+  // default key of a SQLite log, "<data directory>.keys/checkpoint.key", minted on first start
+  // (core::LoadOrMintDefaultCheckpointKey); a PostgreSQL log has no default (refused).
   std::string checkpoint_key_file;
-  // Where checkpoints are appended (JSON lines); empty: not to a file.
+  // Where checkpoints are appended (JSON lines); empty: not to a file. Every checkpoint is also
+  // an audit.checkpoint line of the process log.
   std::string checkpoint_file;
   // Zero: on demand only.
-  absl::Duration checkpoint_interval = absl::ZeroDuration();
+  absl::Duration checkpoint_interval = core::kDefaultCheckpointInterval;
 };
 
 // What the server borrows; each must outlive it.
@@ -98,10 +100,12 @@ class AuditServer final : public common::server::Servable {
 // normal".
 absl::StatusOr<storage::SqliteAuditStore::Durability> ParseAuditDurability(absl::string_view value);
 
-// Errors: INVALID_ARGUMENT (checkpoint options: a file or interval without a key; a negative
-// interval; the key or checkpoint file inside the data directory — the SQLite log's directory —
-// naming the flag; a key that is not an Ed25519 private key); UNAVAILABLE (the checkpoint file
-// cannot be opened for appending); those of storage::OpenAuditStore (a URI of another scheme;
+// Prints where the checkpoint key is, its public key file and the interval (a notice on stderr).
+// Errors: INVALID_ARGUMENT (checkpoint options: a negative interval; the key or checkpoint file
+// inside the data directory — the SQLite log's directory — naming the flag; a key that is not an
+// Ed25519 private key; no --checkpoint_key_file with a PostgreSQL log); FAILED_PRECONDITION (the
+// default key cannot be minted or read, or is open to group or others); UNAVAILABLE (the checkpoint
+// file cannot be opened for appending); those of storage::OpenAuditStore (a URI of another scheme;
 // the file or database cannot be opened, or its schema is newer than this binary's, or its
 // upgrade fails).
 absl::StatusOr<std::unique_ptr<AuditServer>> BuildAuditServer(const AuditServerDeps& deps,

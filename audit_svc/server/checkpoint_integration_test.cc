@@ -4,7 +4,11 @@
 // every later hash and the head recomputed, a truncated tail with the head moved back, an
 // emptied log) still verifies without a checkpoint, and is detected against an earlier one; a
 // forged checkpoint is refused; a key or checkpoint file inside the data directory stops start.
+// Without --checkpoint_key_file the default key beside the data directory is minted once, kept,
+// and refused when it is open to others or malformed; every checkpoint is an audit.checkpoint
+// log line carrying the very line `sharedosctl audit checkpoint` prints.
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -13,8 +17,11 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/strip.h"
+#include "absl/time/time.h"
 #include "audit_svc/core/checkpoint.h"
 #include "audit_svc/core/checkpoint_testing.h"
 #include "common/server/auth.h"
@@ -23,6 +30,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 #include "sharedos/audit/v1/audit.grpc.pb.h"
 #include "tests/testing/process.h"
 
@@ -77,6 +85,21 @@ std::string ReadAll(const std::string& path) {
   return text.str();
 }
 
+// Reads `process`'s log until an audit.checkpoint line whose "checkpoint" text is `text`; false
+// when none comes within 30 s.
+bool LoggedCheckpointText(Process& process, const std::string& text) {
+  while (true) {
+    absl::StatusOr<std::string> rest = process.WaitForLine("{", absl::Seconds(30));
+    if (!rest.ok()) return false;
+    const std::string line = absl::StrCat("{", *rest);
+    auto parsed = core::ParseCheckpointLogLine(line);
+    if (parsed.ok() && parsed->has_value() &&
+        nlohmann::json::parse(line)["checkpoint"].get<std::string>() == text) {
+      return true;
+    }
+  }
+}
+
 class CheckpointIntegrationTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -109,7 +132,13 @@ class CheckpointIntegrationTest : public ::testing::Test {
   }
 
   // audit_svc with the checkpoint key and file, its stub ready.
+  // On demand only, unless `extra` sets an interval: each test knows its checkpoints.
   void Start(std::vector<std::string> extra = {}) {
+    if (std::none_of(extra.begin(), extra.end(), [](const std::string& flag) {
+          return absl::StartsWith(flag, "--checkpoint_interval=");
+        })) {
+      extra.push_back("--checkpoint_interval=0");
+    }
     extra.push_back("--checkpoint_key_file=" + key_);
     extra.push_back("--checkpoint_file=" + checkpoints_);
     auto process = StartAudit(extra);
@@ -222,6 +251,9 @@ TEST_F(CheckpointIntegrationTest, AnUntouchedLogExtendsItsCheckpointsAcrossACras
   // What sharedosctl printed is the line the server exported: an operator's own copy verifies.
   const std::string own_copy = Write(secrets_ + "/own-copy.jsonl", taken.output);
   EXPECT_EQ(VerifyAgainst(own_copy).exit_code, 0);
+  // And the very text the process logged (event audit.checkpoint) for that checkpoint.
+  EXPECT_TRUE(LoggedCheckpointText(*audit_, std::string(absl::StripSuffix(taken.output, "\n"))))
+      << audit_->output();
   EXPECT_EQ(Stop(), 0) << audit_->output();
 }
 
@@ -269,19 +301,67 @@ TEST_F(CheckpointIntegrationTest, StartIsRefusedWhenTheKeyOrTheCheckpointFileIsI
   ASSERT_FALSE(file_inside.ok());
   EXPECT_THAT(file_inside.status().message(),
               HasSubstr("--checkpoint_file: inside the data directory"));
-  auto no_key = StartAudit({"--checkpoint_file=" + checkpoints_});
-  ASSERT_FALSE(no_key.ok());
-  EXPECT_THAT(no_key.status().message(), HasSubstr("need --checkpoint_key_file"));
 }
 
-TEST_F(CheckpointIntegrationTest, WithoutAKeyTheCheckpointCallIsRefused) {
-  auto process = StartAudit();
-  ASSERT_THAT(process, IsOk());
-  audit_ = *std::move(process);
-  Result refused = Ctl({"audit", "checkpoint"});
-  EXPECT_EQ(refused.exit_code, 1) << refused.output;
-  EXPECT_THAT(refused.output, HasSubstr("FAILED_PRECONDITION"));
+// Without --checkpoint_key_file: the key beside the data directory, minted once (owner-only),
+// kept across starts, its public half written for the operator, and refused when it is open to
+// others or is not a key.
+TEST_F(CheckpointIntegrationTest, WithoutAKeyFlagTheDefaultKeyIsMintedOnceAndKept) {
+  const std::string keys = data_ + ".keys";
+  auto first = StartAudit();
+  ASSERT_THAT(first, IsOk());
+  audit_ = *std::move(first);
+  EXPECT_THAT(audit_->output(), HasSubstr("audit_svc: audit checkpoint key " + keys +
+                                          "/checkpoint.key (new: minted on this first start)"));
+  EXPECT_THAT(audit_->output(), HasSubstr("audit_svc: audit checkpoint public key (PEM) " + keys +
+                                          "/checkpoint.pub.pem"));
+  EXPECT_THAT(audit_->output(), HasSubstr("every 10s while the log grows"));
+  EXPECT_EQ(std::filesystem::status(keys).permissions() & std::filesystem::perms::all,
+            std::filesystem::perms::owner_all);
+  EXPECT_EQ(
+      std::filesystem::status(keys + "/checkpoint.key").permissions() & std::filesystem::perms::all,
+      std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  public_key_ = secrets_ + "/served.pub.pem";
+  Result taken = Ctl({"audit", "checkpoint", "--public_key_out=" + public_key_});
+  ASSERT_EQ(taken.exit_code, 0) << taken.output;
+  EXPECT_EQ(ReadAll(public_key_), ReadAll(keys + "/checkpoint.pub.pem"));
+  const std::string key_pem = ReadAll(keys + "/checkpoint.key");
   EXPECT_EQ(Stop(), 0) << audit_->output();
+
+  // Kept: the same key signs after a restart, and verifies the first run's checkpoint.
+  auto second = StartAudit();
+  ASSERT_THAT(second, IsOk());
+  audit_ = *std::move(second);
+  EXPECT_THAT(audit_->output(), Not(HasSubstr("minted")));
+  EXPECT_EQ(ReadAll(keys + "/checkpoint.key"), key_pem);
+  Result verified = VerifyAgainst(Write(secrets_ + "/taken.jsonl", taken.output));
+  EXPECT_EQ(verified.exit_code, 0) << verified.output;
+  EXPECT_EQ(Stop(), 0) << audit_->output();
+
+  // Readable by others: refused, naming the file and the fix; never replaced.
+  std::filesystem::permissions(keys + "/checkpoint.key", std::filesystem::perms::others_read,
+                               std::filesystem::perm_options::add);
+  auto open_key = StartAudit();
+  ASSERT_FALSE(open_key.ok());
+  EXPECT_THAT(open_key.status().message(),
+              HasSubstr("checkpoint key " + keys +
+                        "/checkpoint.key: open to group or others (mode 0604; chmod 600 it)"));
+  std::filesystem::permissions(keys + "/checkpoint.key", std::filesystem::perms::others_read,
+                               std::filesystem::perm_options::remove);
+  // A directory open to others: refused too.
+  std::filesystem::permissions(keys, std::filesystem::perms::group_read,
+                               std::filesystem::perm_options::add);
+  auto open_dir = StartAudit();
+  ASSERT_FALSE(open_dir.ok());
+  EXPECT_THAT(open_dir.status().message(), HasSubstr("chmod 700 it"));
+  std::filesystem::permissions(keys, std::filesystem::perms::group_read,
+                               std::filesystem::perm_options::remove);
+  // Not a key: refused, never overwritten by a new one.
+  Write(keys + "/checkpoint.key", "not a key\n");
+  auto malformed = StartAudit();
+  ASSERT_FALSE(malformed.ok());
+  EXPECT_THAT(malformed.status().message(), HasSubstr("not a PEM Ed25519 private key"));
+  EXPECT_EQ(ReadAll(keys + "/checkpoint.key"), "not a key\n");
 }
 
 TEST_F(CheckpointIntegrationTest, TheIntervalSignsAndTheTailStreamCarriesCheckpoints) {
@@ -306,10 +386,12 @@ TEST_F(CheckpointIntegrationTest, TheIntervalSignsAndTheTailStreamCarriesCheckpo
   reader.reset();
   EXPECT_EQ(records, 3);
   ASSERT_EQ(checkpoint.sequence(), 3);
-  // The same checkpoint was exported to the file first.
+  // The same checkpoint was exported to the file first, and logged as one audit.checkpoint line.
   std::string line;
   ASSERT_TRUE(google::protobuf::util::MessageToJsonString(checkpoint, &line).ok());
   EXPECT_THAT(ReadAll(checkpoints_), HasSubstr(line));
+  EXPECT_TRUE(LoggedCheckpointText(*audit_, line)) << audit_->output();
+  EXPECT_THAT(audit_->output(), Not(HasSubstr("PRIVATE KEY")));
   EXPECT_EQ(Stop(), 0) << audit_->output();
 }
 
@@ -317,7 +399,7 @@ TEST_F(CheckpointIntegrationTest, SharedosdSignsCheckpointsOfItsEmbeddedLog) {
   const std::string sharedos_data = sharedos::testing::TempPath("sharedosd-checkpoint-data");
   auto process =
       Process::StartService("sharedosd/sharedosd",
-                            {"--port=0", "--data_dir=" + sharedos_data,
+                            {"--port=0", "--data_dir=" + sharedos_data, "--checkpoint_interval=0",
                              "--checkpoint_key_file=" + key_, "--checkpoint_file=" + checkpoints_},
                             "sharedosd");
   ASSERT_THAT(process, IsOk());

@@ -2,6 +2,7 @@
 // append through both at once, every event also through the other replica. Afterwards the log
 // holds one gap-free chain with each event once, both replicas report the same head, and
 // Verify passes through either.
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <string>
@@ -10,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "audit_svc/core/checkpoint_testing.h"
 #include "common/server/auth.h"
 #include "common/status/status_matchers.h"
 #include "gmock/gmock.h"
@@ -26,6 +28,7 @@ using ::sharedos::common::IsOk;
 using ::sharedos::protocol::v1::AuditEvent;
 using ::sharedos::testing::PostgresCluster;
 using ::sharedos::testing::Process;
+using ::testing::HasSubstr;
 
 constexpr char kAdminToken[] = "audit-admin-token-replicas";
 constexpr char kServiceToken[] = "audit-service-token-replicas";
@@ -66,11 +69,21 @@ std::string Credentials() {
   return credentials;
 }
 
-absl::StatusOr<std::unique_ptr<Process>> StartReplica(const std::string& uri) {
-  return Process::StartService(
-      "audit_svc/server/audit_svc",
-      {"--port=0", absl::StrCat("--db=", uri), absl::StrCat("--credentials=", Credentials())},
-      "audit_svc");
+// The checkpoint key every replica shares: a PostgreSQL log has no default one.
+std::string SharedCheckpointKey() {
+  const std::string key = sharedos::testing::TempPath("checkpoint.key");
+  if (!std::filesystem::exists(key)) {
+    EXPECT_THAT(core::testing::WriteNewEd25519Key(key), IsOk());
+  }
+  return key;
+}
+
+absl::StatusOr<std::unique_ptr<Process>> StartReplica(const std::string& uri,
+                                                      bool with_key = true) {
+  std::vector<std::string> args = {"--port=0", absl::StrCat("--db=", uri),
+                                   absl::StrCat("--credentials=", Credentials())};
+  if (with_key) args.push_back("--checkpoint_key_file=" + SharedCheckpointKey());
+  return Process::StartService("audit_svc/server/audit_svc", args, "audit_svc");
 }
 
 grpc::Status Append(v1::AuditLog::Stub& stub, const std::string& id, v1::AppendResponse* response) {
@@ -84,6 +97,11 @@ TEST(AuditPostgresReplicasTest, TwoReplicasKeepOneChainAndStoreEachEventOnce) {
   ASSERT_THAT(cluster, IsOk());
   absl::StatusOr<std::string> uri = (*cluster)->CreateDatabase("audit");
   ASSERT_THAT(uri, IsOk());
+  // No data directory to keep a default key beside: a key must be given.
+  absl::StatusOr<std::unique_ptr<Process>> keyless = StartReplica(*uri, /*with_key=*/false);
+  ASSERT_FALSE(keyless.ok());
+  EXPECT_THAT(keyless.status().message(),
+              HasSubstr("--checkpoint_key_file: required with a PostgreSQL log"));
   std::vector<std::unique_ptr<Process>> replicas;
   std::vector<std::unique_ptr<v1::AuditLog::Stub>> stubs;
   for (int r = 0; r < 2; ++r) {

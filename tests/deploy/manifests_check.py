@@ -57,6 +57,7 @@ POSTGRES_PROBE = ["/usr/local/bin/sharedos-healthcheck"]
 POSTGRES_FILES = {"SHAREDOS_POSTGRES_PASSWORD_FILE": "/etc/sharedos/postgres/postgres.password",
                   "SHAREDOS_POSTGRES_TLS_DIR": "/etc/sharedos/tls"}
 ENVELOPE = "envelope_svc"
+AUDIT = "audit_svc"
 # The service each binary runs as (its principal service:<name>) and the name of its token.
 SERVICES = {"audit_svc": "audit", "grantstore_svc": "grantstore",
             "authorizer_svc": "authorizer", "envelope_svc": "envelope"}
@@ -161,6 +162,12 @@ class Checker:
             mount = max(under, key=len) if under else None
             if mount is None or token_mounts[mount] != own or os.path.relpath(value, mount) != f"{own}.token":
                 self.fail(where, f"--{name}={value} is not {own}'s own token ({own}.token from {own}'s token secret)")
+
+    def check_checkpoint_key(self, where, binary, values):
+        """Every audit log signs checkpoints with the deployment's one key, given from a secret
+        (docs/adr/0019-checkpoints-on-by-default.md); check_paths checks the file is mounted."""
+        if binary == AUDIT and not values.get("checkpoint_key_file"):
+            self.fail(where, "audit_svc without --checkpoint_key_file: its checkpoints are signed with the deployment's key (gen-secrets.sh checkpoint/)")
 
     def check_no_password(self, paths):
         """The generated PostgreSQL password appears in no manifest or compose file."""
@@ -468,6 +475,7 @@ class Checker:
                 self.check_postgres(where, c.get("args", []) + c.get("command", []), env, mounts)
                 continue
             self.check_paths(where, values, mounts)
+            self.check_checkpoint_key(where, binary, values)
             self.check_peers(where, values, service_ports)
             self.check_db(where, values, env, mounts, service_ports, secrets)
             if binary == ENVELOPE and w["spec"].get("replicas", 1) > 1:
@@ -578,6 +586,7 @@ class Checker:
                 self.check_postgres(where, s.get("command", []) + s.get("entrypoint", []), env, mounts)
                 continue
             self.check_paths(where, values, mounts)
+            self.check_checkpoint_key(where, binary, values)
             self.check_peers(where, values, ports_of)
             self.check_db(where, values, env, mounts, ports_of)
             if binary == ENVELOPE:

@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "audit_svc/core/checkpoint_testing.h"
 #include "common/server/auth.h"
 #include "common/status/status_macros.h"
 
@@ -18,9 +19,9 @@ using Service = FourProcessDeployment::Service;
 
 // The order processes are stopped in: every dependent before what it depends on.
 constexpr Service kStopOrder[] = {
-    Service::kEnvelopeReplica,    Service::kUnattachedEnvelope, Service::kEnvelope,
-    Service::kAuthorizerReplica,  Service::kAuthorizer,         Service::kGrantstoreReplica,
-    Service::kGrantstore,         Service::kAuditReplica,       Service::kAudit};
+    Service::kEnvelopeReplica,   Service::kUnattachedEnvelope, Service::kEnvelope,
+    Service::kAuthorizerReplica, Service::kAuthorizer,         Service::kGrantstoreReplica,
+    Service::kGrantstore,        Service::kAuditReplica,       Service::kAudit};
 
 // The exit of an orderly stop: OK on 0, else INTERNAL naming the process, with its output.
 absl::Status Stopped(const std::string& name, Process& process) {
@@ -175,6 +176,7 @@ absl::StatusOr<std::unique_ptr<FourProcessDeployment>> FourProcessDeployment::St
     std::vector<std::string> args = {"--port=0", "--db=" + d.audit_db(),
                                      "--durability=" + d.options_.audit_durability,
                                      d.credentials_flag_};
+    if (!d.audit_checkpoint_flag_.empty()) args.push_back(d.audit_checkpoint_flag_);
     if (!grantstore_lookup.empty()) {
       args.push_back("--grantstore_target=" + grantstore_lookup);
       args.push_back("--grantstore_token_file=" + d.token_file("audit"));
@@ -192,9 +194,9 @@ absl::StatusOr<std::unique_ptr<FourProcessDeployment>> FourProcessDeployment::St
       args.push_back(flag);
     }
     if (d.options_.console) args.push_back("--console_port=0");
-    RETURN_IF_ERROR(
-        d.StartMember(copy == 0 ? Service::kGrantstore : Service::kGrantstoreReplica,
-                      "grantstore_svc/server/grantstore_svc", "grantstore_svc", std::move(args)));
+    RETURN_IF_ERROR(d.StartMember(copy == 0 ? Service::kGrantstore : Service::kGrantstoreReplica,
+                                  "grantstore_svc/server/grantstore_svc", "grantstore_svc",
+                                  std::move(args)));
   }
   for (int copy = 0; copy < copies; ++copy) {
     std::vector<std::string> args = {"--port=0", d.credentials_flag_,
@@ -204,9 +206,9 @@ absl::StatusOr<std::unique_ptr<FourProcessDeployment>> FourProcessDeployment::St
     for (const std::string& flag : d.AuditFlags(writer("authorizer", copy))) {
       args.push_back(flag);
     }
-    RETURN_IF_ERROR(
-        d.StartMember(copy == 0 ? Service::kAuthorizer : Service::kAuthorizerReplica,
-                      "authorizer_svc/server/authorizer_svc", "authorizer_svc", std::move(args)));
+    RETURN_IF_ERROR(d.StartMember(copy == 0 ? Service::kAuthorizer : Service::kAuthorizerReplica,
+                                  "authorizer_svc/server/authorizer_svc", "authorizer_svc",
+                                  std::move(args)));
   }
   if (d.options_.replicas || d.options_.replicate_all) {
     for (int i = 0; i < 2; ++i) {
@@ -250,6 +252,12 @@ absl::Status FourProcessDeployment::WriteFiles() {
     RETURN_IF_ERROR(WriteFile(dir + "/mcp.secret", options_.credentials.mcp_secret));
   }
   credentials_flag_ = "--credentials=" + dir + "/credentials.json";
+  // A PostgreSQL log has no default checkpoint key: one key, shared by the audit replicas.
+  if (!options_.database.empty()) {
+    const std::string key = dir + "/audit-checkpoint.key";
+    RETURN_IF_ERROR(::sharedos::audit::core::testing::WriteNewEd25519Key(key));
+    audit_checkpoint_flag_ = "--checkpoint_key_file=" + key;
+  }
   return absl::OkStatus();
 }
 

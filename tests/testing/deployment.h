@@ -296,6 +296,9 @@ class FourProcessDeployment {
   const Member& member(Service service) const { return members_[static_cast<int>(service)]; }
 
   const Options options_;
+  // "--checkpoint_key_file=…" for audit_svc on PostgreSQL (WriteFiles); empty on SQLite (the
+  // default key beside the data directory).
+  std::string audit_checkpoint_flag_;
   std::string credentials_flag_;
   // Options::replicas: each replica's gRPC and MCP port.
   int replica_ports_[2] = {0, 0};

@@ -3,13 +3,16 @@
 #include <algorithm>
 #include <cstdint>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "audit_svc/core/checkpoint.h"
 #include "common/status/status_macros.h"
 #include "google/protobuf/util/json_util.h"
 #include "grpcpp/grpcpp.h"
@@ -43,19 +46,14 @@ absl::StatusOr<std::string> ReadSmallFile(const std::string& flag, const std::st
   return text;
 }
 
-// Verify against the checkpoints of --checkpoint, in calls of at most kCheckpointsPerCall; the
-// answer of the first call that fails, or of the last.
-absl::StatusOr<av1::VerifyResponse> VerifyCheckpoints(const Invocation& inv,
-                                                      const GlobalOptions& globals,
-                                                      const Clients& clients) {
-  ASSIGN_OR_RETURN(std::vector<av1::SignedCheckpoint> checkpoints,
-                   ReadCheckpointFile(inv.Get("checkpoint")));
+// Verify against `checkpoints`, in calls of at most kCheckpointsPerCall; the answer of the first
+// call that fails (its detail's "checkpoints[i]" counted from the first of the list), or of the
+// last. `public_key_pem` empty: the server's own key.
+absl::StatusOr<av1::VerifyResponse> VerifyCheckpoints(
+    const std::vector<av1::SignedCheckpoint>& checkpoints, const std::string& public_key_pem,
+    const GlobalOptions& globals, const Clients& clients, size_t& first_of_failing_call) {
   av1::VerifyRequest request;
-  if (inv.Has("checkpoint_public_key")) {
-    ASSIGN_OR_RETURN(
-        *request.mutable_checkpoint_public_key_pem(),
-        ReadSmallFile("checkpoint_public_key", inv.Get("checkpoint_public_key"), 64 * 1024));
-  }
+  request.set_checkpoint_public_key_pem(public_key_pem);
   av1::VerifyResponse response;
   int64_t verified = 0;
   for (size_t first = 0; first < checkpoints.size(); first += kCheckpointsPerCall) {
@@ -69,13 +67,116 @@ absl::StatusOr<av1::VerifyResponse> VerifyCheckpoints(const Invocation& inv,
                           status.error_message());
     }
     verified += response.checkpoints_verified();
+    first_of_failing_call = first;
     if (!response.ok()) break;
   }
   response.set_checkpoints_verified(verified);
   return response;
 }
 
+// The index the server's detail names ("checkpoints[i] ..."), or -1.
+int64_t FaultIndex(const std::string& detail) {
+  constexpr absl::string_view kPrefix = "checkpoints[";
+  if (!absl::StartsWith(detail, kPrefix)) return -1;
+  const size_t close = detail.find(']');
+  int64_t index = -1;
+  if (close == std::string::npos ||
+      !absl::SimpleAtoi(detail.substr(kPrefix.size(), close - kPrefix.size()), &index)) {
+    return -1;
+  }
+  return index;
+}
+
+// audit verify --checkpoints=LOG --public_key=PEM: the checkpoints of the exported log lines,
+// in order of sequence (so the first fault is the lowest checkpoint the log no longer extends),
+// under the pinned key. On a fault, a line naming the checkpoint's log line and the last
+// checkpoint below it that still verifies: what changed lies between the two.
+int VerifyLoggedCheckpoints(const Invocation& inv, const GlobalOptions& globals,
+                            const Clients& clients, std::ostream& out, std::ostream& err) {
+  if (!inv.Has("public_key")) {
+    return UsageError(err, absl::InvalidArgumentError(
+                               "--public_key: required with --checkpoints (the PEM public key "
+                               "printed at the server's first start, kept apart)"));
+  }
+  absl::StatusOr<std::string> pem =
+      ReadSmallFile("public_key", inv.Get("public_key"), audit::core::kMaxCheckpointKeyFileBytes);
+  if (!pem.ok()) return UsageError(err, pem.status());
+  absl::StatusOr<std::vector<LoggedCheckpoint>> logged =
+      ReadCheckpointLogFile(inv.Get("checkpoints"));
+  if (!logged.ok()) return UsageError(err, logged.status());
+  std::stable_sort(logged->begin(), logged->end(),
+                   [](const LoggedCheckpoint& a, const LoggedCheckpoint& b) {
+                     return a.checkpoint.sequence() < b.checkpoint.sequence();
+                   });
+  std::vector<av1::SignedCheckpoint> checkpoints;
+  checkpoints.reserve(logged->size());
+  for (const LoggedCheckpoint& entry : *logged) checkpoints.push_back(entry.checkpoint);
+  size_t first_of_call = 0;
+  absl::StatusOr<av1::VerifyResponse> checked =
+      VerifyCheckpoints(checkpoints, *pem, globals, clients, first_of_call);
+  if (!checked.ok()) return CallError(err, checked.status());
+  out << (globals.json ? ToJson(*checked) : RenderVerify(*checked));
+  if (checked->ok()) return kExitOk;
+  const int64_t index = FaultIndex(checked->detail());
+  if (!globals.json && index >= 0 && first_of_call + index < logged->size()) {
+    const LoggedCheckpoint& bad = (*logged)[first_of_call + index];
+    out << "the checkpoint of sequence " << bad.checkpoint.sequence() << " (line " << bad.line
+        << " of " << inv.Get("checkpoints") << ") is the first one the log does not extend";
+    if (first_of_call + index > 0) {
+      const int64_t good = (*logged)[first_of_call + index - 1].checkpoint.sequence();
+      out << "; it extends the one of sequence " << good << ": records " << good + 1 << ".."
+          << bad.checkpoint.sequence() << " were rewritten, removed or rolled back";
+    }
+    out << "\n";
+  }
+  return kExitFailed;
+}
+
 }  // namespace
+
+absl::StatusOr<std::vector<LoggedCheckpoint>> ReadCheckpointLogFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::InvalidArgumentError(absl::StrCat("--checkpoints: cannot read ", path));
+  std::vector<LoggedCheckpoint> checkpoints;
+  std::string line;
+  int64_t number = 0;
+  auto end_of_line = [&]() -> absl::Status {
+    ++number;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    absl::StatusOr<std::optional<av1::SignedCheckpoint>> parsed =
+        audit::core::ParseCheckpointLogLine(line);
+    line.clear();
+    if (!parsed.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--checkpoints: ", path, " line ", number, ": ", parsed.status().message()));
+    }
+    if (!parsed->has_value()) return absl::OkStatus();
+    if (checkpoints.size() >= kMaxCheckpointLogLines) {
+      return absl::InvalidArgumentError(absl::StrCat("--checkpoints: ", path, " holds more than ",
+                                                     kMaxCheckpointLogLines,
+                                                     " audit.checkpoint lines; split it"));
+    }
+    checkpoints.push_back({**std::move(parsed), number});
+    return absl::OkStatus();
+  };
+  std::string buffer(64 * 1024, '\0');
+  while (in.read(buffer.data(), static_cast<std::streamsize>(buffer.size())) || in.gcount() > 0) {
+    const size_t got = static_cast<size_t>(in.gcount());
+    for (size_t i = 0; i < got; ++i) {
+      if (buffer[i] == '\n') {
+        RETURN_IF_ERROR(end_of_line());
+      } else if (line.size() <= audit::core::kMaxCheckpointLogLineBytes) {
+        line.push_back(buffer[i]);
+      }
+    }
+  }
+  if (!line.empty()) RETURN_IF_ERROR(end_of_line());
+  if (checkpoints.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--checkpoints: ", path, " holds no audit.checkpoint line"));
+  }
+  return checkpoints;
+}
 
 absl::StatusOr<std::vector<av1::SignedCheckpoint>> ReadCheckpointFile(const std::string& path) {
   ASSIGN_OR_RETURN(std::string text, ReadSmallFile("checkpoint", path, kMaxCheckpointFileBytes));
@@ -169,12 +270,33 @@ int AuditVerify(const Invocation& inv, const GlobalOptions& globals, const Clien
                 std::ostream& out, std::ostream& err) {
   auto request = BuildVerify(inv);
   if (!request.ok()) return UsageError(err, request.status());
+  if (inv.Has("checkpoints")) {
+    if (request->has_from_sequence() || request->has_to_sequence() || inv.Has("checkpoint") ||
+        inv.Has("checkpoint_public_key")) {
+      return UsageError(
+          err, absl::InvalidArgumentError("--checkpoints: not with --from, --to (the whole chain), "
+                                          "--checkpoint or --checkpoint_public_key"));
+    }
+    return VerifyLoggedCheckpoints(inv, globals, clients, out, err);
+  } else if (inv.Has("public_key")) {
+    return UsageError(err, absl::InvalidArgumentError("--public_key: needs --checkpoints"));
+  }
   if (inv.Has("checkpoint")) {
     if (request->has_from_sequence() || request->has_to_sequence()) {
       return UsageError(err, absl::InvalidArgumentError(
                                  "--checkpoint: not with --from or --to (the whole chain)"));
     }
-    absl::StatusOr<av1::VerifyResponse> checked = VerifyCheckpoints(inv, globals, clients);
+    absl::StatusOr<av1::VerifyResponse> checked = [&]() -> absl::StatusOr<av1::VerifyResponse> {
+      ASSIGN_OR_RETURN(std::vector<av1::SignedCheckpoint> checkpoints,
+                       ReadCheckpointFile(inv.Get("checkpoint")));
+      std::string pem;
+      if (inv.Has("checkpoint_public_key")) {
+        ASSIGN_OR_RETURN(pem, ReadSmallFile("checkpoint_public_key",
+                                            inv.Get("checkpoint_public_key"), 64 * 1024));
+      }
+      size_t first_of_call = 0;
+      return VerifyCheckpoints(checkpoints, pem, globals, clients, first_of_call);
+    }();
     if (!checked.ok()) {
       return checked.status().code() == absl::StatusCode::kInvalidArgument &&
                      absl::StartsWith(checked.status().message(), "--")

@@ -3,6 +3,8 @@
 #ifndef SHAREDOS_TOOLS_SHAREDOSCTL_AUDIT_COMMANDS_H_
 #define SHAREDOS_TOOLS_SHAREDOSCTL_AUDIT_COMMANDS_H_
 
+#include <cstddef>
+#include <cstdint>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -32,6 +34,22 @@ int AuditCheckpoint(const Invocation& inv, const GlobalOptions& globals, const C
 // The signed checkpoints of a checkpoint file: one JSON SignedCheckpoint per line, blank lines
 // skipped. Errors: INVALID_ARGUMENT naming --checkpoint and the line (unreadable, larger than
 // 64 MiB, a line that is not a signed checkpoint, no checkpoint at all).
+// Most audit.checkpoint lines one `audit verify --checkpoints` reads.
+inline constexpr size_t kMaxCheckpointLogLines = 1000000;
+
+// One checkpoint read from an exported process log, with its line number (from 1).
+struct LoggedCheckpoint {
+  audit::v1::SignedCheckpoint checkpoint;
+  int64_t line = 0;
+};
+
+// The audit.checkpoint lines of an exported process log (audit::core::ParseCheckpointLogLine):
+// other lines are skipped, read in bounded pieces (the file may be of any size; an over-long line
+// is cut to its first kMaxCheckpointLogLineBytes + 1 bytes). Errors: INVALID_ARGUMENT naming
+// --checkpoints and the line (unreadable, a malformed or over-long audit.checkpoint line, more
+// than kMaxCheckpointLogLines of them, none at all).
+absl::StatusOr<std::vector<LoggedCheckpoint>> ReadCheckpointLogFile(const std::string& path);
+
 absl::StatusOr<std::vector<audit::v1::SignedCheckpoint>> ReadCheckpointFile(
     const std::string& path);
 

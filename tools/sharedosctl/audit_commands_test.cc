@@ -53,6 +53,82 @@ TEST(ReadCheckpointFileTest, RefusesALineThatIsNotACheckpointNamingIt) {
   EXPECT_THAT(std::string(missing.status().message()), HasSubstr("--checkpoint: cannot read"));
 }
 
+// An audit.checkpoint log line as the services write it, the checkpoint's JSON in a string.
+std::string LogLine(const std::string& checkpoint_json) {
+  std::string escaped;
+  for (char c : checkpoint_json) {
+    if (c == '"') escaped += '\\';
+    escaped += c;
+  }
+  return "{\"ts\":\"2026-12-06T08:00:00.000000Z\",\"level\":\"info\",\"service\":\"sharedosd\","
+         "\"event\":\"audit.checkpoint\",\"sequence\":3,\"key_id\":\"k\",\"checkpoint\":\"" +
+         escaped + "\"}";
+}
+
+TEST(ReadCheckpointLogFileTest, ReadsTheCheckpointLinesOfALogSkippingEveryOtherLine) {
+  const std::string path =
+      TempFile("exported.log",
+               "sharedosd listening on 127.0.0.1:1\n"
+               "{\"ts\":\"x\",\"event\":\"config\",\"port\":1}\n" +
+                   LogLine("{\"sequence\":\"3\",\"headHash\":\"ab\",\"signature\":\"AAEC\"}") +
+                   "\r\n"
+                   // A collector's prefix before the JSON object.
+                   "2026-12-06T08:00:01Z stderr F " +
+                   LogLine("{\"sequence\":\"7\"}") + "\n" + std::string(100000, 'x') +
+                   "\n"
+                   "{\"event\":\"turn.ended\",\"note\":\"audit.checkpoint\"}\n" +
+                   LogLine("{\"sequence\":\"9\"}"));
+  auto checkpoints = ReadCheckpointLogFile(path);
+  ASSERT_TRUE(checkpoints.ok()) << checkpoints.status();
+  ASSERT_EQ(checkpoints->size(), 3u);
+  EXPECT_EQ((*checkpoints)[0].checkpoint.sequence(), 3);
+  EXPECT_EQ((*checkpoints)[0].checkpoint.signature(), std::string("\x00\x01\x02", 3));
+  EXPECT_EQ((*checkpoints)[0].line, 3);
+  EXPECT_EQ((*checkpoints)[1].checkpoint.sequence(), 7);
+  EXPECT_EQ((*checkpoints)[1].line, 4);
+  EXPECT_EQ((*checkpoints)[2].checkpoint.sequence(), 9);
+  EXPECT_EQ((*checkpoints)[2].line, 7);
+}
+
+TEST(ReadCheckpointLogFileTest, RefusesAMalformedCheckpointLineNamingIt) {
+  for (const std::string& bad : std::vector<std::string>{
+           // Names the event but is not JSON.
+           "the \"audit.checkpoint\" line was cut {\"event\":\"audit.checkpoint\",",
+           // No checkpoint text.
+           "{\"event\":\"audit.checkpoint\",\"sequence\":3}",
+           // A checkpoint text that is not a checkpoint.
+           LogLine("{\"colour\":\"red\"}"),
+           // Longer than the bound.
+           LogLine("{\"sequence\":\"3\"}") + std::string(20000, ' ')}) {
+    auto read = ReadCheckpointLogFile(TempFile("bad.log", "{\"event\":\"config\"}\n" + bad + "\n"));
+    EXPECT_EQ(read.status().code(), absl::StatusCode::kInvalidArgument) << bad.substr(0, 80);
+    EXPECT_THAT(std::string(read.status().message()), HasSubstr("--checkpoints: "));
+    EXPECT_THAT(std::string(read.status().message()), HasSubstr(" line 2: ")) << read.status();
+  }
+  auto none = ReadCheckpointLogFile(TempFile("none.log", "{\"event\":\"config\"}\n"));
+  EXPECT_THAT(std::string(none.status().message()), HasSubstr("holds no audit.checkpoint line"));
+  auto missing = ReadCheckpointLogFile(TempFile("y", "") + ".missing");
+  EXPECT_THAT(std::string(missing.status().message()), HasSubstr("--checkpoints: cannot read"));
+}
+
+TEST(AuditVerifyTest, LoggedCheckpointFlagsThatCannotBeHonouredAreUsageErrors) {
+  Clients none;  // No stubs: a call would crash.
+  const std::string log = TempFile("one.log", LogLine("{\"sequence\":\"1\"}") + "\n");
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"audit", "verify", "--checkpoints=" + log},
+           {"audit", "verify", "--public_key=" + log},
+           {"audit", "verify", "--checkpoints=" + log, "--public_key=" + log + ".missing"},
+           {"audit", "verify", "--checkpoints=" + log, "--public_key=" + log, "--from=2"},
+           {"audit", "verify", "--checkpoints=" + log, "--public_key=" + log,
+            "--checkpoint=" + log}}) {
+    std::ostringstream out, err;
+    EXPECT_EQ(AuditVerify(Parsed(args), GlobalOptions(), none, out, err), kExitUsage)
+        << args.back();
+    EXPECT_THAT(err.str(), HasSubstr("--")) << err.str();
+    EXPECT_EQ(out.str(), "");
+  }
+}
+
 TEST(AuditVerifyTest, CheckpointFlagsThatCannotBeHonouredAreUsageErrors) {
   Clients none;  // No stubs: a call would crash.
   const std::string file = TempFile("one.jsonl", "{\"sequence\":\"1\"}\n");

@@ -78,11 +78,13 @@ const std::vector<CommandSpec>& Commands() {
        "stream audit records until Ctrl-C (from: first sequence; default: new ones)"},
       {"audit verify",
        {},
-       {"from", "to", "checkpoint", "checkpoint_public_key"},
+       {"from", "to", "checkpoint", "checkpoint_public_key", "checkpoints", "public_key"},
        "verify the hash chain (exit 0 only when it verifies); with --checkpoint=FILE (the JSON "
        "lines of `audit checkpoint` or --checkpoint_file) also prove the log still extends every "
        "checkpoint in it, signed under the PEM public key --checkpoint_public_key (default: "
-       "the server's own key)"},
+       "the server's own key); with --checkpoints=LOG (the server's exported log: its "
+       "audit.checkpoint lines are read, others skipped) and --public_key=PEM (required), the "
+       "same for every checkpoint logged, naming the first the log no longer extends"},
       {"audit export",
        {"format"},
        {"since", "follow", "with_checkpoint", "namespace"},
