@@ -11,11 +11,6 @@
 //      are bounded per principal;
 //   5. an owner's files are bounded (quota_exceeded);
 //   6. console sessions are bounded per principal.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <memory>
@@ -36,6 +31,7 @@
 #include "tests/testing/demo_world.h"
 #include "tests/testing/deployment.h"
 #include "tests/testing/process.h"
+#include "tests/testing/raw_connection.h"
 
 namespace sharedos {
 namespace {
@@ -53,50 +49,7 @@ T Parse(const std::string& text) {
   return message;
 }
 
-// A raw TCP connection to 127.0.0.1:`port`.
-class RawConnection {
- public:
-  explicit RawConnection(int port) {
-    fd_ = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address = {};
-    address.sin_family = AF_INET;
-    address.sin_port = htons(static_cast<uint16_t>(port));
-    inet_pton(AF_INET, "127.0.0.1", &address.sin_addr);
-    connected_ = connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
-  }
-  ~RawConnection() { close(fd_); }
-  bool connected() const { return connected_; }
-  bool Send(const std::string& text) {
-    return send(fd_, text.data(), text.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(text.size());
-  }
-  // Reads until the peer closes, an answer with its Content-Length is complete, or `wait` ends.
-  std::string Receive(absl::Duration wait) {
-    std::string in;
-    const absl::Time give_up = absl::Now() + wait;
-    while (absl::Now() < give_up) {
-      pollfd p = {fd_, POLLIN, 0};
-      if (poll(&p, 1, 50) <= 0) continue;
-      char buffer[8192];
-      const ssize_t n = recv(fd_, buffer, sizeof(buffer), 0);
-      if (n <= 0) {
-        closed_ = true;
-        break;
-      }
-      in.append(buffer, n);
-      const size_t end = in.find("\r\n\r\n");
-      const size_t length_at = in.find("Content-Length: ");
-      if (end == std::string::npos || length_at == std::string::npos) continue;
-      if (in.size() >= end + 4 + std::stoul(in.substr(length_at + 16))) break;
-    }
-    return in;
-  }
-  bool closed() const { return closed_; }
-
- private:
-  int fd_ = -1;
-  bool connected_ = false;
-  bool closed_ = false;
-};
+using ::sharedos::testing::RawConnection;
 
 class TenantCapacityTest : public ::testing::Test {
  protected:

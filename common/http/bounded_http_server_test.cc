@@ -3,12 +3,6 @@
 // connection while others are served.
 #include "common/http/bounded_http_server.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <string>
 #include <vector>
 
@@ -17,6 +11,7 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/raw_connection.h"
 
 namespace sharedos::common::http {
 namespace {
@@ -24,59 +19,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-// A raw TCP client to 127.0.0.1:`port`.
-class RawClient {
- public:
-  explicit RawClient(int port) {
-    fd_ = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address = {};
-    address.sin_family = AF_INET;
-    address.sin_port = htons(static_cast<uint16_t>(port));
-    inet_pton(AF_INET, "127.0.0.1", &address.sin_addr);
-    connected_ = connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
-  }
-  ~RawClient() {
-    if (fd_ >= 0) close(fd_);
-  }
-  bool connected() const { return connected_; }
-  bool Send(const std::string& text) {
-    return send(fd_, text.data(), text.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(text.size());
-  }
-  // What arrives within `wait` (until the peer closes or an answer is complete by
-  // Content-Length).
-  std::string Receive(absl::Duration wait = absl::Seconds(5)) {
-    std::string in;
-    const absl::Time give_up = absl::Now() + wait;
-    while (absl::Now() < give_up) {
-      pollfd p = {fd_, POLLIN, 0};
-      if (poll(&p, 1, 50) <= 0) continue;
-      char buffer[4096];
-      const ssize_t n = recv(fd_, buffer, sizeof(buffer), 0);
-      if (n <= 0) {
-        closed_ = true;
-        break;
-      }
-      in.append(buffer, n);
-      const size_t end = in.find("\r\n\r\n");
-      if (end == std::string::npos) continue;
-      const size_t length_at = in.find("Content-Length: ");
-      if (length_at == std::string::npos || length_at > end) continue;
-      const size_t length = std::stoul(in.substr(length_at + 16));
-      if (in.size() >= end + 4 + length) break;
-    }
-    return in;
-  }
-  // Whether the peer closed the connection within `wait`.
-  bool ClosedWithin(absl::Duration wait) {
-    Receive(wait);
-    return closed_;
-  }
-
- private:
-  int fd_ = -1;
-  bool connected_ = false;
-  bool closed_ = false;
-};
+using RawClient = ::sharedos::testing::RawConnection;
 
 std::string Post(const std::string& path, const std::string& body,
                  const std::string& extra_headers = "") {
