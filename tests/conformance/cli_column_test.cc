@@ -4,19 +4,16 @@
 // model and SharedOS can reach each other and nothing else. Fails on a breaking cell of the
 // column and when the committed docs/conformance/manifest.{json,md} differ from the manifest
 // rebuilt with this column rerun (every other column as committed).
-#include <limits.h>
-#include <stdlib.h>
 #include <sys/stat.h>
 
-#include <fstream>
 #include <iostream>
-#include <sstream>
+#include <string>
+#include <utility>
 
 #include "absl/strings/match.h"
-#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
-#include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/conformance/committed_manifest.h"
 #include "tests/conformance/loopback_network.h"
 #include "tests/conformance/run_suite.h"
 #include "tests/conformance/suite.h"
@@ -27,28 +24,10 @@ namespace {
 
 std::string g_column;
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream content;
-  content << in.rdbuf();
-  return content.str();
-}
-
-std::string WorkspaceRoot() {
-  char resolved[PATH_MAX];
-  const std::string link = testing::RunfilePath("package.json");
-  if (realpath(link.c_str(), resolved) == nullptr) return "";
-  std::string path = resolved;
-  return path.substr(0, path.rfind('/'));
-}
-
 TEST(CliColumnTest, EveryRunCellPassesAndTheManifestIsCurrent) {
   ASSERT_FALSE(g_column.empty()) << "--column=<id> is required";
   absl::StatusOr<Declarations> declarations = LoadDeclarations();
   ASSERT_TRUE(declarations.ok()) << declarations.status();
-  const nlohmann::json committed =
-      nlohmann::json::parse(ReadFile(testing::RunfilePath(kManifestJsonPath)), nullptr, false);
-  ASSERT_FALSE(committed.is_discarded());
 
   SuiteOptions options;
   options.scratch = testing::TempPath("cli-column");
@@ -69,27 +48,7 @@ TEST(CliColumnTest, EveryRunCellPassesAndTheManifestIsCurrent) {
       std::cout << "    " << observation.step << ": " << observation.observed << "\n";
     }
   }
-  const std::vector<std::string> breakers = BuildBreakers(*declarations, cells);
-  EXPECT_THAT(breakers, ::testing::IsEmpty()) << absl::StrJoin(breakers, "\n");
-
-  for (const std::string column : declarations->cases["columns"]) {
-    if (column == g_column) continue;
-    absl::StatusOr<std::vector<Cell>> kept = CellsFromManifest(*declarations, committed, column);
-    ASSERT_TRUE(kept.ok()) << kept.status()
-                           << " (regenerate: bazel run "
-                              "//tests/conformance:update_manifest)";
-    cells[column] = *std::move(kept);
-  }
-  const Manifest manifest = BuildManifest(*declarations, cells);
-  if (const char* outputs = std::getenv("TEST_UNDECLARED_OUTPUTS_DIR")) {
-    (void)testing::WriteFile(std::string(outputs) + "/manifest.json", manifest.json.dump(2) + "\n");
-    (void)testing::WriteFile(std::string(outputs) + "/manifest.md", manifest.markdown);
-  }
-  const std::string how =
-      "\nThe committed manifest differs from this run. Regenerate it with\n"
-      "  bazel run //tests/conformance:update_manifest\n";
-  EXPECT_EQ(ReadFile(testing::RunfilePath(kManifestJsonPath)), manifest.json.dump(2) + "\n") << how;
-  EXPECT_EQ(ReadFile(testing::RunfilePath(kManifestMdPath)), manifest.markdown) << how;
+  ExpectTheCommittedManifest(*declarations, options.columns, std::move(cells));
 }
 
 }  // namespace

@@ -2,38 +2,21 @@
 // four services as processes, the two official MCP clients against the MCP front door). Fails on
 // any `fail` or `not exercised` cell, on `not implemented` without a named capability, and when
 // the committed docs/conformance/manifest.{json,md} differ from this run (grades or hashes).
-#include <limits.h>
-#include <stdlib.h>
+#include <sys/stat.h>
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
+#include <string>
+#include <vector>
 
-#include "absl/strings/str_join.h"
-#include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/conformance/committed_manifest.h"
 #include "tests/conformance/run_suite.h"
 #include "tests/conformance/suite.h"
 #include "tests/testing/process.h"
 
 namespace sharedos::conformance {
 namespace {
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream content;
-  content << in.rdbuf();
-  return content.str();
-}
-
-// The workspace root: where the runfile //:package.json links to (node_modules lives there).
-std::string WorkspaceRoot() {
-  char resolved[PATH_MAX];
-  const std::string link = testing::RunfilePath("package.json");
-  if (realpath(link.c_str(), resolved) == nullptr) return "";
-  std::string path = resolved;
-  return path.substr(0, path.rfind('/'));
-}
 
 TEST(ConformanceTest, EveryCellPassesAndTheManifestIsCurrent) {
   absl::StatusOr<Declarations> declarations = LoadDeclarations();
@@ -49,37 +32,7 @@ TEST(ConformanceTest, EveryCellPassesAndTheManifestIsCurrent) {
   for (const std::string column : declarations->cases["columns"]) {
     if (std::find(cli.begin(), cli.end(), column) == cli.end()) options.columns.push_back(column);
   }
-  auto cells = RunSuite(*declarations, options);
-  const nlohmann::json committed = nlohmann::json::parse(
-      ReadFile(testing::RunfilePath(kManifestJsonPath)), nullptr, /*allow_exceptions=*/false);
-  for (const std::string& column : cli) {
-    absl::StatusOr<std::vector<Cell>> kept =
-        committed.is_discarded() ? absl::NotFoundError("manifest.json is not JSON")
-                                 : CellsFromManifest(*declarations, committed, column);
-    ASSERT_TRUE(kept.ok()) << kept.status();
-    cells[column] = *std::move(kept);
-  }
-  const Manifest manifest = BuildManifest(*declarations, cells);
-
-  // The run's manifest, for regeneration by hand or inspection.
-  if (const char* outputs = std::getenv("TEST_UNDECLARED_OUTPUTS_DIR")) {
-    ASSERT_TRUE(
-        testing::WriteFile(std::string(outputs) + "/manifest.json", manifest.json.dump(2) + "\n")
-            .ok());
-    ASSERT_TRUE(testing::WriteFile(std::string(outputs) + "/manifest.md", manifest.markdown).ok());
-  }
-
-  std::map<std::string, std::vector<Cell>> run_cells;
-  for (const std::string& column : options.columns) run_cells[column] = cells[column];
-  const std::vector<std::string> breakers = BuildBreakers(*declarations, run_cells);
-  EXPECT_THAT(breakers, ::testing::IsEmpty()) << absl::StrJoin(breakers, "\n");
-
-  const std::string how =
-      "\nThe committed manifest differs from this run. Regenerate it with\n"
-      "  bazel run //tests/conformance:update_manifest\n"
-      "and commit docs/conformance/manifest.{json,md}.";
-  EXPECT_EQ(ReadFile(testing::RunfilePath(kManifestJsonPath)), manifest.json.dump(2) + "\n") << how;
-  EXPECT_EQ(ReadFile(testing::RunfilePath(kManifestMdPath)), manifest.markdown) << how;
+  ExpectTheCommittedManifest(*declarations, options.columns, RunSuite(*declarations, options));
 }
 
 }  // namespace
