@@ -12,8 +12,12 @@
 //
 //   bazel run //tools/bench:audit_scale_bench -- --sizes=10000,100000,1000000
 //
-// One line per size: "audit_scale records=N append_p50_us=... query_p50_us=... verify_p50_us=...
-// verify_checked=... bytes_per_record=... fill_events_per_s=...".
+// Each timed call's CPU on the calling thread is reported beside its wall time (the machine may be
+// shared: the CPU figures are the steadier ones). One line per size: "audit_scale records=N
+// head=H append_p50_us=... query_p50_us=... verify_p50_us=... append_cpu_p50_us=...
+// query_cpu_p50_us=... verify_cpu_p50_us=... verify_checked=... bytes_per_record=...
+// fill_events_per_s=...".
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -93,6 +97,15 @@ AuditEvent MakeEvent(int64_t n) {
 
 double Micros(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
 
+// CPU time of the calling thread (user + system), in µs: what a call itself cost, whatever else
+// the machine runs (Query and Verify run on the caller's thread, and so does an append alone in
+// the log: a group of one).
+double ThreadCpuMicros() {
+  timespec now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) * 1e6 + static_cast<double>(now.tv_nsec) / 1e3;
+}
+
 double P50(std::vector<double> values) {
   if (values.empty()) return 0;
   std::sort(values.begin(), values.end());
@@ -165,21 +178,25 @@ int main(int argc, char** argv) {
     query.mutable_filter()->set_trace_id("trace-0");
     if (!log->Query(query).ok()) Die("query failed");
 
-    std::vector<double> append, queried, verified;
+    std::vector<double> append, queried, verified, append_cpu, query_cpu, verify_cpu;
     const int samples = absl::GetFlag(FLAGS_samples);
     for (int i = 0; i < samples; ++i) {
       AuditEvent event = MakeEvent(next.fetch_add(1));
+      const double cpu = ThreadCpuMicros();
       const auto start = Clock::now();
       auto response = log->AppendEvent(std::move(event), kWriter);
       append.push_back(Micros(Clock::now() - start));
+      append_cpu.push_back(ThreadCpuMicros() - cpu);
       if (!response.ok()) Die("append: " + response.status().ToString());
     }
     std::uniform_int_distribution<int64_t> trace(0, size / kRecordsPerTrace - 1);
     for (int i = 0; i < samples; ++i) {
       query.mutable_filter()->set_trace_id(absl::StrCat("trace-", trace(rng)));
+      const double cpu = ThreadCpuMicros();
       const auto start = Clock::now();
       auto response = log->Query(query);
       queried.push_back(Micros(Clock::now() - start));
+      query_cpu.push_back(ThreadCpuMicros() - cpu);
       if (!response.ok() || response->records_size() == 0) Die("query found nothing");
     }
     const int64_t head = log->HeadSequence();
@@ -187,17 +204,21 @@ int main(int argc, char** argv) {
     verify.set_from_sequence(std::max<int64_t>(1, head - absl::GetFlag(FLAGS_verify_tail) + 1));
     int64_t checked = 0;
     for (int i = 0; i < absl::GetFlag(FLAGS_verify_samples); ++i) {
+      const double cpu = ThreadCpuMicros();
       const auto start = Clock::now();
       auto response = log->Verify(verify);
       verified.push_back(Micros(Clock::now() - start));
+      verify_cpu.push_back(ThreadCpuMicros() - cpu);
       if (!response.ok() || !response->ok()) Die("verify failed");
       checked = response->checked();
     }
     const int64_t bytes = FileBytes(path) + FileBytes(path + "-wal");
     std::printf(
-        "audit_scale records=%lld append_p50_us=%.1f query_p50_us=%.1f verify_p50_us=%.1f "
+        "audit_scale records=%lld head=%lld append_p50_us=%.1f query_p50_us=%.1f verify_p50_us=%.1f "
+        "append_cpu_p50_us=%.1f query_cpu_p50_us=%.1f verify_cpu_p50_us=%.1f "
         "verify_checked=%lld bytes_per_record=%.1f fill_events_per_s=%.0f\n",
-        static_cast<long long>(head), P50(append), P50(queried), P50(verified),
+        static_cast<long long>(size), static_cast<long long>(head), P50(append), P50(queried),
+        P50(verified), P50(append_cpu), P50(query_cpu), P50(verify_cpu),
         static_cast<long long>(checked), static_cast<double>(bytes) / static_cast<double>(head),
         fill_rate);
     std::fflush(stdout);

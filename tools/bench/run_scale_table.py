@@ -122,8 +122,11 @@ def main(directory):
     labels = [f"{int(r['records']):,}" for r in audit] or ["?"]
     for key, what, unit in (
         ("append_p50_us", "audit append p50 (one event)", "µs"),
+        ("append_cpu_p50_us", "audit append CPU p50 (caller's thread)", "µs"),
         ("query_p50_us", "audit Query p50 (one trace's 10 records)", "µs"),
+        ("query_cpu_p50_us", "audit Query CPU p50", "µs"),
         ("verify_p50_us", "audit Verify from the last checkpoint (same records checked)", "µs"),
+        ("verify_cpu_p50_us", "audit Verify CPU p50", "µs"),
         ("bytes_per_record", "audit database bytes per record", "B"),
         ("fill_events_per_s", "audit fill rate (events/s, 2 callers × 1,000-event requests)", ""),
     ):
@@ -145,6 +148,9 @@ def main(directory):
     table.curve("InvokeTool p50 vs open turns",
                 [(l, t.get("invoke_p50_us")) for l, t in zip(labels, turns)] or [("?", None)],
                 "µs", None)
+    table.curve("sharedosd CPU per InvokeTool vs open turns",
+                [(l, t.get("invoke_server_cpu_us")) for l, t in zip(labels, turns)] or
+                [("?", None)], "µs", None)
     table.curve("OpenTurn p50 vs open turns",
                 [(l, t.get("open_p50_us")) for l, t in zip(labels, turns)] or [("?", None)],
                 "µs", None)

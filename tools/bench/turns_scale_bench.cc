@@ -4,7 +4,8 @@
 //   rss        sharedosd's resident memory (VmRSS), and its growth since the first turn was open
 //              and warm, per open turn;
 //   invoke     p50 of InvokeTool files.read on an open turn picked at random (the whole mediated
-//              call: the turn looked up among all those open);
+//              call: the turn looked up among all those open), and sharedosd's CPU per call
+//              (all its threads, from /proc: the steadier figure on a shared machine);
 //   open       p50 of the OpenTurn calls that opened this size's turns (--openers callers).
 // Memory per turn that rises with the number of turns, or an InvokeTool that slows as turns are
 // added, is a defect (docs/performance.md, scale table).
@@ -12,7 +13,7 @@
 //   bazel run //tools/bench:turns_scale_bench -- --turns=1000,10000,50000
 //
 // One line per size: "turns_scale turns=N rss_kb=... bytes_per_turn=... invoke_p50_us=...
-// open_p50_us=...".
+// invoke_server_cpu_us=... open_p50_us=...".
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,6 +23,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <random>
@@ -73,6 +75,23 @@ double P50(std::vector<double> values) {
   if (values.empty()) return 0;
   std::sort(values.begin(), values.end());
   return values[values.size() / 2];
+}
+
+// CPU time (user + system) `pid` has used so far, all its threads, from /proc/<pid>/stat.
+double ProcessCpuMicros(pid_t pid) {
+  std::ifstream file(absl::StrCat("/proc/", pid, "/stat"));
+  std::string stat((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  // Fields after the command name, which is in parentheses and may contain spaces.
+  const size_t after = stat.rfind(')');
+  if (after == std::string::npos || after + 2 > stat.size()) return 0;
+  std::vector<absl::string_view> fields =
+      absl::StrSplit(absl::string_view(stat).substr(after + 2), ' ');
+  unsigned long long utime = 0, stime = 0;  // fields 14 and 15 of the file
+  if (fields.size() <= 13 || !absl::SimpleAtoi(fields[11], &utime) ||
+      !absl::SimpleAtoi(fields[12], &stime)) {
+    return 0;
+  }
+  return 1e6 * static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
 // VmRSS of `pid` in KiB (0 when unreadable).
@@ -238,6 +257,7 @@ int main(int argc, char** argv) {
     const int64_t kib = RssKib(pid);
     std::uniform_int_distribution<size_t> pick(0, turns.size() - 1);
     std::vector<double> invoked;
+    const double cpu_start = ProcessCpuMicros(pid);
     for (int i = 0; i < absl::GetFlag(FLAGS_calls); ++i) {
       const std::string& turn_id = turns[pick(rng)];
       const auto start = Clock::now();
@@ -246,10 +266,11 @@ int main(int argc, char** argv) {
     }
     std::printf(
         "turns_scale turns=%lld rss_kb=%lld bytes_per_turn=%.0f invoke_p50_us=%.1f "
-        "open_p50_us=%.1f\n",
+        "invoke_server_cpu_us=%.1f open_p50_us=%.1f\n",
         static_cast<long long>(turns.size()), static_cast<long long>(kib),
         1024.0 * static_cast<double>(kib - base_kib) / static_cast<double>(std::max<size_t>(1, turns.size() - 1)),
-        P50(invoked), P50(open_micros));
+        P50(invoked), (ProcessCpuMicros(pid) - cpu_start) / static_cast<double>(invoked.size()),
+        P50(open_micros));
     std::fflush(stdout);
   }
   sharedosd.reset();
