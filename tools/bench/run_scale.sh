@@ -12,9 +12,10 @@
 #               record at 10k, 100k and 1M records (SQLite; tools/bench:audit_scale_bench);
 #   turns       sharedosd's memory per open turn and InvokeTool p50 at 1k, 10k and 50k open
 #               turns (tools/bench:turns_scale_bench);
-#   grantstore  LoadAuthority p50 of 100 grants at 10k grants (100 actors) and 1M grants
-#               (10,000 actors) on SQLite (grantstore_svc/bench:grantstore_bench; the fixtures
-#               are kept in /tmp and reused while they match).
+#   grantstore  LoadAuthority p50 and CPU of an actor's 100 grants at 10k grants (100 actors) and
+#               1M grants (10,000 actors) on SQLite, readers copying pages (the default) and with
+#               --reader_mmap_bytes=1GiB (grantstore_svc/bench:grantstore_bench; the fixtures are
+#               kept in $SHAREDOS_SCALE_FIXTURES, default /tmp, and reused while they match).
 # --quick: the same steps at toy sizes (under a minute): a smoke test that every row is produced,
 # no figure to read.
 #
@@ -85,19 +86,22 @@ fi
 fixtures="${SHAREDOS_SCALE_FIXTURES:-/tmp}"
 [[ $quick == 1 ]] && fixtures="$out"
 
-echo "${small[*]}" >"$out/grantstore_small_args.txt"
-echo "${large[*]}" >"$out/grantstore_large_args.txt"
 step core "$bin/authorizer_svc/core/capability_authorizer_bench" \
   --benchmark_filter='^BM_(Decide|Resolve|Baseline_LinearScan)/(1|16|64|256)$' \
   --benchmark_format=json "${core_flags[@]}"
 step audit "$bin/tools/bench/audit_scale_bench" "${audit_flags[@]}"
 step turns "$bin/tools/bench/turns_scale_bench" "${turns_flags[@]}"
-step grantstore_small "$bin/grantstore_svc/bench/grantstore_bench" "${small[@]}" \
-  --fixture="$fixtures/sharedos-scale-grants-${small[0]#--grants=}.db" \
-  --benchmark_filter='^BM_LoadAuthority100/' --benchmark_format=json "${gs_flags[@]}"
-step grantstore_large "$bin/grantstore_svc/bench/grantstore_bench" "${large[@]}" \
-  --fixture="$fixtures/sharedos-scale-grants-${large[0]#--grants=}.db" \
-  --benchmark_filter='^BM_LoadAuthority100/' --benchmark_format=json "${gs_flags[@]}"
+for reader in plain mmap; do
+  mmap=()
+  [[ $reader == mmap ]] && mmap=(--reader_mmap_bytes=1073741824)
+  for size in small large; do
+    if [[ $size == small ]]; then grants=("${small[@]}"); else grants=("${large[@]}"); fi
+    echo "${grants[*]} ${mmap[*]:-}" >"$out/grantstore_${size}_${reader}_args.txt"
+    step "grantstore_${size}_${reader}" "$bin/grantstore_svc/bench/grantstore_bench" "${grants[@]}" \
+      --fixture="$fixtures/sharedos-scale-grants-${grants[0]#--grants=}.db" ${mmap[@]+"${mmap[@]}"} \
+      --benchmark_filter='^BM_LoadAuthority100/' --benchmark_format=json "${gs_flags[@]}"
+  done
+done
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/machine.txt"
 
 python3 "$here/run_scale_table.py" "$out" | tee "$out/table.md"

@@ -25,7 +25,8 @@ for row in \
   "audit database bytes per record vs records | 1,000: " \
   "sharedosd memory per open turn vs open turns | 10: " \
   "InvokeTool p50 vs open turns | 10: " \
-  "grant store LoadAuthority p50 (an actor's 100 grants) vs grants stored | 1,000: "; do
+  "grant store LoadAuthority p50 (an actor's 100 grants; readers copy pages (default)) vs grants stored | 1,000: " \
+  "grant store LoadAuthority CPU per call (readers with mmap, 1 GiB) vs grants stored | 1,000: "; do
   grep -qF -- "| $row" "$table" || fail "row missing: $row"
 done
 # Every curve row carries its ratio.

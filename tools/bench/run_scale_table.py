@@ -155,17 +155,25 @@ def main(directory):
                 [(l, t.get("open_p50_us")) for l, t in zip(labels, turns)] or [("?", None)],
                 "µs", None)
 
-    points = []
-    for name in ("grantstore_small", "grantstore_large"):
-        try:
-            grants = int(re.search(r"--grants=(\d+)", read(directory, name + "_args")).group(1))
-            benchmarks = json.loads(read(directory, name))["benchmarks"]
-            b = next(b for b in benchmarks if b["name"].startswith("BM_LoadAuthority100/"))
-            points.append((f"{grants:,}", b.get("p50_us")))
-        except (OSError, ValueError, StopIteration, KeyError, AttributeError):
-            points.append((name, None))
-    table.curve("grant store LoadAuthority p50 (an actor's 100 grants) vs grants stored",
-                points, "µs", None)
+    for reader, what in (("plain", "readers copy pages (default)"),
+                         ("mmap", "readers with mmap, 1 GiB")):
+        p50, cpu = [], []
+        for size in ("small", "large"):
+            name = f"grantstore_{size}_{reader}"
+            try:
+                grants = int(re.search(r"--grants=(\d+)", read(directory, name + "_args")).group(1))
+                benchmarks = json.loads(read(directory, name))["benchmarks"]
+                b = next(b for b in benchmarks if b["name"].startswith("BM_LoadAuthority100/"))
+                p50.append((f"{grants:,}", b.get("p50_us")))
+                cpu.append((f"{grants:,}", b["cpu_time"] / {"ns": 1e3, "us": 1.0, "ms": 1e-3}[
+                    b["time_unit"]]))
+            except (OSError, ValueError, StopIteration, KeyError, AttributeError):
+                p50.append((size, None))
+                cpu.append((size, None))
+        table.curve(f"grant store LoadAuthority p50 (an actor's 100 grants; {what}) vs grants "
+                    "stored", p50, "µs", None)
+        table.curve(f"grant store LoadAuthority CPU per call ({what}) vs grants stored", cpu,
+                    "µs", None)
 
     table.out.append("| replicas (1, 2, 3 on one PostgreSQL) | not measured by this script | | | |")
     print("\n".join(table.out))
