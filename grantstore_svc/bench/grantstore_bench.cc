@@ -357,7 +357,8 @@ BENCHMARK(BM_TryConsume_Normal)->UseRealTime()->MinTime(3);
 // GrantStoreClient the authorizer holds (usage durability normal, so the store's own part is
 // small): hop 0 = LocalGrantStoreClient (the core called directly, sharedosd since issue 33);
 // hop 1 = GrpcGrantStoreClient over an in-process channel to a GrantStoreService with the
-// authorizer's service credential (sharedosd before). Reports allocations per call too.
+// authorizer's service credential (sharedosd before); hop 2 = hop 0 with that gRPC server
+// started, idle, in the process. Reports allocations per call too.
 void BM_TryConsumeHop(benchmark::State& state) {
   if (OnPostgres()) {
     state.SkipWithError("SQLite only");
@@ -365,24 +366,34 @@ void BM_TryConsumeHop(benchmark::State& state) {
   }
   Env& env = GetEnv(SqliteGrantStore::UsageDurability::kNormal);
   static constexpr char kToken[] = "bench-service-token";
-  auto authenticator = common::server::Authenticator::FromJson(absl::StrCat(
-      R"({"credentials": [{"name": "authorizer", "role": "service", "token_sha256": ")",
-      common::server::TokenDigestHex(kToken), R"("}]})"));
-  if (!authenticator.ok()) {
-    state.SkipWithError("credentials");
-    return;
-  }
-  server::GrantStoreService service(*env.core, **authenticator);
-  auto runner = common::server::ServerRunner::Start(common::server::ServerOptions{}, {&service});
-  if (!runner.ok()) {
-    state.SkipWithError("server");
-    return;
-  }
   std::unique_ptr<client::GrantStoreClient> hop;
+  std::unique_ptr<server::GrantStoreService> service;
+  std::unique_ptr<common::server::ServerRunner> runner;
   if (state.range(0) == 0) {
     hop = std::make_unique<client::LocalGrantStoreClient>(*env.core);
-  } else {
-    hop = std::make_unique<client::GrpcGrantStoreClient>((*runner)->InProcessChannel(), kToken);
+  }
+  if (state.range(0) != 0) {
+    static auto* authenticator = new absl::StatusOr<std::unique_ptr<common::server::Authenticator>>(
+        common::server::Authenticator::FromJson(absl::StrCat(
+            R"({"credentials": [{"name": "authorizer", "role": "service", "token_sha256": ")",
+            common::server::TokenDigestHex(kToken), R"("}]})")));
+    if (!authenticator->ok()) {
+      state.SkipWithError("credentials");
+      return;
+    }
+    service = std::make_unique<server::GrantStoreService>(*env.core, ***authenticator);
+    auto started =
+        common::server::ServerRunner::Start(common::server::ServerOptions{}, {service.get()});
+    if (!started.ok()) {
+      state.SkipWithError("server");
+      return;
+    }
+    runner = *std::move(started);
+    if (state.range(0) == 1) {
+      hop = std::make_unique<client::GrpcGrantStoreClient>(runner->InProcessChannel(), kToken);
+    } else {
+      hop = std::make_unique<client::LocalGrantStoreClient>(*env.core);
+    }
   }
   std::mt19937 rng(13);
   std::uniform_int_distribution<int64_t> index(0, GetConfig().grants - 1);
@@ -409,10 +420,12 @@ void BM_TryConsumeHop(benchmark::State& state) {
       static_cast<double>(allocations) / static_cast<double>(std::max<int64_t>(1, state.iterations()));
   state.SetItemsProcessed(state.iterations());
   hop.reset();
-  (*runner)->Shutdown();
-  (*runner)->Wait();
+  if (runner != nullptr) {
+    runner->Shutdown();
+    runner->Wait();
+  }
 }
-BENCHMARK(BM_TryConsumeHop)->ArgName("hop")->Arg(0)->Arg(1)->UseRealTime()->MinTime(3);
+BENCHMARK(BM_TryConsumeHop)->ArgName("hop")->Arg(0)->Arg(1)->Arg(2)->UseRealTime()->MinTime(3);
 
 // Sustained IssueGrant (one durable commit each: SQLite synchronous=FULL, PostgreSQL
 // synchronous_commit=on) into the fixture store.
