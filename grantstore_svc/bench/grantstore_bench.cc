@@ -416,8 +416,8 @@ void BM_TryConsumeHop(benchmark::State& state) {
     }
   }
   samples.Report(state);
-  state.counters["allocs_per_call"] =
-      static_cast<double>(allocations) / static_cast<double>(std::max<int64_t>(1, state.iterations()));
+  state.counters["allocs_per_call"] = static_cast<double>(allocations) /
+                                      static_cast<double>(std::max<int64_t>(1, state.iterations()));
   state.SetItemsProcessed(state.iterations());
   hop.reset();
   if (runner != nullptr) {

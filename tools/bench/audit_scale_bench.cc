@@ -214,7 +214,8 @@ int main(int argc, char** argv) {
     }
     const int64_t bytes = FileBytes(path) + FileBytes(path + "-wal");
     std::printf(
-        "audit_scale records=%lld head=%lld append_p50_us=%.1f query_p50_us=%.1f verify_p50_us=%.1f "
+        "audit_scale records=%lld head=%lld append_p50_us=%.1f query_p50_us=%.1f "
+        "verify_p50_us=%.1f "
         "append_cpu_p50_us=%.1f query_cpu_p50_us=%.1f verify_cpu_p50_us=%.1f "
         "verify_checked=%lld bytes_per_record=%.1f fill_events_per_s=%.0f\n",
         static_cast<long long>(size), static_cast<long long>(head), P50(append), P50(queried),

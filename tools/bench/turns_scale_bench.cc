@@ -245,9 +245,10 @@ int main(int argc, char** argv) {
   if (!open_until(1)) Die("OpenTurn failed");
   for (int i = 0; i < absl::GetFlag(FLAGS_warmup); ++i) invoke(turns.front());
   const int64_t base_kib = RssKib(pid);
-  std::printf("turns_scale_bench: sharedosd pid %d, durability normal, %d openers; "
-              "rss with one warm turn %lld KiB\n",
-              pid, absl::GetFlag(FLAGS_openers), static_cast<long long>(base_kib));
+  std::printf(
+      "turns_scale_bench: sharedosd pid %d, durability normal, %d openers; "
+      "rss with one warm turn %lld KiB\n",
+      pid, absl::GetFlag(FLAGS_openers), static_cast<long long>(base_kib));
   std::fflush(stdout);
 
   std::mt19937_64 rng(37);
@@ -268,7 +269,8 @@ int main(int argc, char** argv) {
         "turns_scale turns=%lld rss_kb=%lld bytes_per_turn=%.0f invoke_p50_us=%.1f "
         "invoke_server_cpu_us=%.1f open_p50_us=%.1f\n",
         static_cast<long long>(turns.size()), static_cast<long long>(kib),
-        1024.0 * static_cast<double>(kib - base_kib) / static_cast<double>(std::max<size_t>(1, turns.size() - 1)),
+        1024.0 * static_cast<double>(kib - base_kib) /
+            static_cast<double>(std::max<size_t>(1, turns.size() - 1)),
         P50(invoked), (ProcessCpuMicros(pid) - cpu_start) / static_cast<double>(invoked.size()),
         P50(open_micros));
     std::fflush(stdout);
