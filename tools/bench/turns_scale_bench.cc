@@ -145,7 +145,9 @@ int main(int argc, char** argv) {
     }
     sizes.push_back(size);
   }
-  const std::string dir = absl::StrCat("/tmp/sharedos-turns-scale-", getpid());
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string dir =
+      absl::StrCat(tmp != nullptr ? tmp : "/tmp", "/sharedos-turns-scale-", getpid());
   const auto path = [&](const std::string& name) { return absl::StrCat(dir, "/", name); };
   std::error_code error;
   std::filesystem::remove_all(dir, error);
