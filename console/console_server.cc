@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "common/oauth/token_endpoint.h"
 #include "common/server/access_policy.h"
 #include "common/server/loopback.h"
 #include "console/explain_page.h"
@@ -362,6 +363,11 @@ void ConsoleServer::SignOut(const common::http::Request& request,
   response.set_header("Set-Cookie", SetCookie(kSessionCookie, "", absl::ZeroDuration(), secure()));
 }
 
+std::string ConsoleServer::RedirectUri() const {
+  return oidc_->settings().redirect_uri.empty() ? absl::StrCat(url(), "oidc/callback")
+                                                : oidc_->settings().redirect_uri;
+}
+
 void ConsoleServer::SignInFailed(common::http::Response& response, int status,
                                  absl::string_view message) {
   Send(response, status, SignInFailedPage(message));
@@ -386,7 +392,7 @@ void ConsoleServer::OidcStart(const common::http::Request& request,
   AuthorizationRequest authorize;
   authorize.authorization_endpoint = endpoints->authorization;
   authorize.client_id = oidc_->settings().client_id;
-  authorize.redirect_uri = oidc_->settings().redirect_uri;
+  authorize.redirect_uri = RedirectUri();
   authorize.scope = oidc_->settings().scope;
   authorize.resource = oidc_->settings().resource;
   Redirect(response, AuthorizationUrl(authorize, *pending));
@@ -422,15 +428,15 @@ void ConsoleServer::OidcCallback(const common::http::Request& request,
   }
   if (!error.empty()) {
     std::string message = absl::StrCat("The identity provider answered ",
-                                       PrintableAscii(error, kMaxProviderErrorBytes));
+                                       common::oauth::PrintableAscii(error, common::oauth::kMaxProviderErrorBytes));
     const std::string description = request.get_param_value("error_description");
     if (!description.empty()) {
-      absl::StrAppend(&message, ": ", PrintableAscii(description, kMaxProviderErrorBytes));
+      absl::StrAppend(&message, ": ", common::oauth::PrintableAscii(description, common::oauth::kMaxProviderErrorBytes));
     }
     return SignInFailed(response, 401, message);
   }
   if (code.empty()) return SignInFailed(response, 400, "code: required");
-  absl::StatusOr<OidcTokens> tokens = oidc_->ExchangeCode(code, pending->code_verifier);
+  absl::StatusOr<OidcTokens> tokens = oidc_->ExchangeCode(code, pending->code_verifier, RedirectUri());
   if (!tokens.ok()) {
     return SignInFailed(
         response, tokens.status().code() == absl::StatusCode::kPermissionDenied ? 401 : 502,

@@ -118,6 +118,8 @@ class ConsoleServer {
   // GET /oidc/callback: the provider's answer; a session or a sign-in error page.
   void OidcCallback(const common::http::Request& request, common::http::Response& response);
   void SignInFailed(common::http::Response& response, int status, absl::string_view message);
+  // The provider's redirect back to /oidc/callback (configured, else this console's URL).
+  std::string RedirectUri() const;
   void Queue(const common::http::Request& request, common::http::Response& response);
   void Decide(const common::http::Request& request, common::http::Response& response);
   void Record(const common::http::Request& request, common::http::Response& response);

@@ -1,4 +1,4 @@
-#include "console/oidc_client.h"
+#include "common/oauth/token_endpoint.h"
 
 #include <map>
 #include <string>
@@ -8,37 +8,38 @@
 #include "gtest/gtest.h"
 #include "httplib.h"
 
-namespace sharedos::console {
+namespace sharedos::common::oauth {
 namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-TEST(ParseTokenAnswerTest, TokensFromASuccess) {
-  absl::StatusOr<OidcTokens> tokens =
-      ParseTokenAnswer({200, R"({"id_token":"i.d.t","access_token":"a.t","token_type":"Bearer"})"});
-  ASSERT_TRUE(tokens.ok()) << tokens.status();
-  EXPECT_EQ(tokens->id_token, "i.d.t");
-  EXPECT_EQ(tokens->access_token, "a.t");
+TEST(ParseAnswerTest, ObjectFromASuccess) {
+  absl::StatusOr<nlohmann::json> answer =
+      ParseAnswer({200, R"({"id_token":"i.d.t","access_token":"a.t","expires_in":60})"});
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  EXPECT_EQ(StringMember(*answer, "id_token"), "i.d.t");
+  EXPECT_EQ(StringMember(*answer, "access_token"), "a.t");
+  EXPECT_EQ(StringMember(*answer, "expires_in"), "") << "not a string";
 }
 
-TEST(ParseTokenAnswerTest, ProvidersRefusalNamesItsErrorPrintably) {
-  absl::StatusOr<OidcTokens> refused = ParseTokenAnswer(
-      {400, R"({"error":"invalid_grant","error_description":"grant request is invalid\u0007"})"});
+TEST(ParseAnswerTest, ProvidersRefusalNamesItsErrorPrintably) {
+  std::string code;
+  absl::StatusOr<nlohmann::json> refused = ParseAnswer(
+      {400, R"({"error":"invalid_grant","error_description":"grant request is invalid\u0007"})"},
+      &code);
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(code, "invalid_grant");
   EXPECT_THAT(refused.status().message(), HasSubstr("invalid_grant (grant request is invalid?)"));
   const std::string long_code(5000, 'x');
-  refused = ParseTokenAnswer({400, "{\"error\":\"" + long_code + "\"}"});
+  refused = ParseAnswer({400, "{\"error\":\"" + long_code + "\"}"});
   EXPECT_LT(refused.status().message().size(), 300u);
 }
 
-TEST(ParseTokenAnswerTest, GarbageOrMissingTokensAreUnavailable) {
-  EXPECT_EQ(ParseTokenAnswer({500, "<html>"}).status().code(), absl::StatusCode::kUnavailable);
-  EXPECT_EQ(ParseTokenAnswer({200, "not json"}).status().code(), absl::StatusCode::kUnavailable);
-  EXPECT_EQ(ParseTokenAnswer({200, R"({"access_token":"a"})"}).status().code(),
-            absl::StatusCode::kUnavailable);
-  EXPECT_EQ(ParseTokenAnswer({200, R"({"id_token":"i","access_token":7})"}).status().code(),
-            absl::StatusCode::kUnavailable);
+TEST(ParseAnswerTest, GarbageIsUnavailable) {
+  EXPECT_EQ(ParseAnswer({500, "<html>"}).status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(ParseAnswer({200, "not json"}).status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(ParseAnswer({200, "[1]"}).status().code(), absl::StatusCode::kUnavailable);
 }
 
 // A real HTTP server on loopback answers the POST.
@@ -52,7 +53,7 @@ class PostFormTest : public ::testing::Test {
       response.set_content(R"({"id_token":"i","access_token":"a"})", "application/json");
     });
     server_.Post("/huge", [](const httplib::Request&, httplib::Response& response) {
-      response.set_content(std::string(kMaxTokenResponseBytes + 1, 'x'), "application/json");
+      response.set_content(std::string(kMaxAnswerBytes + 1, 'x'), "application/json");
     });
     port_ = server_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { server_.listen_after_bind(); });
@@ -82,7 +83,7 @@ TEST_F(PostFormTest, SendsFormEncodedFieldsWithBasicClientAuthentication) {
   EXPECT_EQ(seen_type_, "application/x-www-form-urlencoded");
   // base64("sharedos-console:s3cret%3Ax")
   EXPECT_EQ(seen_authorization_, "Basic c2hhcmVkb3MtY29uc29sZTpzM2NyZXQlM0F4");
-  EXPECT_TRUE(ParseTokenAnswer(*answer).ok());
+  EXPECT_TRUE(ParseAnswer(*answer).ok());
 }
 
 TEST_F(PostFormTest, OverlongAnswerIsRefused) {
@@ -110,4 +111,4 @@ TEST(PostFormUrlTest, MalformedUrlsAreRefused) {
 }
 
 }  // namespace
-}  // namespace sharedos::console
+}  // namespace sharedos::common::oauth
