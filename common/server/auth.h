@@ -64,6 +64,11 @@ struct Principal {
   std::string issued_by;
   std::string secret_set_by;
   bool from_file = false;
+  // For a principal authenticated by the organisation's identity provider (a JWT bearer token,
+  // ADR 0020): the token's `iss` and `sub`, carried into what the caller does (the escalation
+  // resolution record names them). Both empty for SharedOS's own credentials.
+  std::string idp_issuer;
+  std::string idp_subject;
 
   // An admin whose scope covers `namespace_id`.
   bool Administers(absl::string_view namespace_id) const;
