@@ -161,10 +161,8 @@ absl::StatusOr<std::unique_ptr<common::http::BoundedHttpServer>> NewHttpServer(
 
 // Whether the services' principal for the access token is the person the ID token names.
 bool SameIdentity(const Principal& principal, const OidcIdentity& identity) {
-  // Until the shared verifier's principals carry the provider's iss and sub: fail closed.
-  (void)principal;
-  (void)identity;
-  return false;
+  return !principal.idp_issuer.empty() && !principal.idp_subject.empty() &&
+         principal.idp_issuer == identity.issuer && principal.idp_subject == identity.subject;
 }
 
 std::string Field(const std::map<std::string, std::string>& form, const std::string& name) {

@@ -26,14 +26,14 @@ absl::StatusOr<std::unique_ptr<ConfiguredOidcProvider>> ConfiguredOidcProvider::
   std::ifstream in(path, std::ios::binary);
   std::ostringstream read;
   if (path.empty() || !in || !(read << in.rdbuf())) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "oidc config: console.client_secret_file: cannot read \"", path, "\""));
+    return absl::InvalidArgumentError(
+        absl::StrCat("oidc config: console.client_secret_file: cannot read \"", path, "\""));
   }
   std::string secret(absl::StripAsciiWhitespace(read.str()));
   if (secret.empty() || secret.size() > kMaxClientSecretBytes) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "oidc config: console.client_secret_file: empty or over ", kMaxClientSecretBytes,
-        " bytes"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("oidc config: console.client_secret_file: empty or over ",
+                     kMaxClientSecretBytes, " bytes"));
   }
   OidcClientSettings settings;
   settings.client_id = config.console.client_id;

@@ -108,8 +108,7 @@ TEST(AuthorizationUrlTest, CarriesCodeFlowStateNonceAndChallengeNeverTheVerifier
   EXPECT_THAT(url, Not(HasSubstr(pending.code_verifier)));
   request.authorization_endpoint = "https://idp.example/auth?tenant=a";
   request.resource.clear();
-  EXPECT_THAT(AuthorizationUrl(request, pending),
-              HasSubstr("/auth?tenant=a&response_type=code&"));
+  EXPECT_THAT(AuthorizationUrl(request, pending), HasSubstr("/auth?tenant=a&response_type=code&"));
 }
 
 TEST(EndSessionUrlTest, HintAndOptionalReturn) {

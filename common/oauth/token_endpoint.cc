@@ -98,9 +98,8 @@ absl::StatusOr<HttpAnswer> PostForm(absl::string_view url,
         absl::StrCat("provider endpoint: answer over ", kMaxAnswerBytes, " bytes"));
   }
   if (!sent) {
-    return absl::UnavailableError(absl::StrCat(
-        "cannot reach the identity provider at ", split->first, " (", httplib::to_string(error),
-        ")"));
+    return absl::UnavailableError(absl::StrCat("cannot reach the identity provider at ",
+                                               split->first, " (", httplib::to_string(error), ")"));
   }
   return HttpAnswer{response.status, std::move(answer_body)};
 }
@@ -110,9 +109,8 @@ absl::StatusOr<nlohmann::json> ParseAnswer(const HttpAnswer& answer, std::string
   if (answer.status != 200) {
     const std::string code = StringMember(json, "error");
     if (code.empty()) {
-      return absl::UnavailableError(
-          absl::StrCat("the identity provider answered HTTP ", answer.status,
-                       " without an OAuth error"));
+      return absl::UnavailableError(absl::StrCat("the identity provider answered HTTP ",
+                                                 answer.status, " without an OAuth error"));
     }
     const std::string printable = PrintableAscii(code, kMaxProviderErrorBytes);
     if (oauth_error != nullptr) *oauth_error = printable;

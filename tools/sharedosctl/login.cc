@@ -76,15 +76,14 @@ absl::Status PrivateDirectory(const std::string& dir) {
 
 absl::StatusOr<DeviceAuthorization> ParseDeviceAuthorization(const nlohmann::json& answer) {
   DeviceAuthorization authorization;
-  for (auto [name, field] : {std::pair<const char*, std::string*>{"device_code",
-                                                                   &authorization.device_code},
-                             {"user_code", &authorization.user_code},
-                             {"verification_uri", &authorization.verification_uri}}) {
+  for (auto [name, field] :
+       {std::pair<const char*, std::string*>{"device_code", &authorization.device_code},
+        {"user_code", &authorization.user_code},
+        {"verification_uri", &authorization.verification_uri}}) {
     *field = oauth::StringMember(answer, name);
     if (field->empty() || field->size() > kMaxFieldBytes) {
-      return absl::UnavailableError(absl::StrCat(
-          "the device authorization answer has no ", name, " (at most ", kMaxFieldBytes,
-          " bytes)"));
+      return absl::UnavailableError(absl::StrCat("the device authorization answer has no ", name,
+                                                 " (at most ", kMaxFieldBytes, " bytes)"));
     }
   }
   authorization.verification_uri_complete =
@@ -156,11 +155,11 @@ absl::Status StoreLoginToken(const std::string& path, absl::string_view token) {
   if (absl::Status private_dir = PrivateDirectory(dir); !private_dir.ok()) return private_dir;
   const std::string temporary = absl::StrCat(path, ".new");
   unlink(temporary.c_str());
-  const int fd = open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                      0600);
+  const int fd =
+      open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) {
-    return absl::InternalError(absl::StrCat("cannot create ", temporary, ": ",
-                                            std::strerror(errno)));
+    return absl::InternalError(
+        absl::StrCat("cannot create ", temporary, ": ", std::strerror(errno)));
   }
   const std::string line = absl::StrCat(token, "\n");
   const bool written = write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()) &&
@@ -207,8 +206,8 @@ int RunLogin(const LoginOptions& options, std::ostream& out, std::ostream& err) 
       common::oidc::FetchDiscovery(config, fetcher);
   if (!metadata.ok()) return fail(metadata.status());
   if (metadata->device_authorization_endpoint.empty() || metadata->token_endpoint.empty()) {
-    return fail(absl::UnavailableError(
-        "the provider offers no device authorization endpoint (RFC 8628)"));
+    return fail(
+        absl::UnavailableError("the provider offers no device authorization endpoint (RFC 8628)"));
   }
   std::map<std::string, std::string> ask = {{"client_id", options.client_id},
                                             {"scope", options.scope}};

@@ -56,8 +56,7 @@ struct DevicePolling {
 // passed: run login again); UNAVAILABLE (the provider cannot be reached, or answered no
 // access_token).
 absl::StatusOr<std::string> PollForToken(const DeviceAuthorization& authorization,
-                                         absl::string_view client_id,
-                                         const DevicePolling& polling);
+                                         absl::string_view client_id, const DevicePolling& polling);
 
 // Where `login` keeps the token: $SHAREDOS_CONFIG_DIR/token when that variable is set, else
 // $XDG_CONFIG_HOME/sharedos/token, else $HOME/.config/sharedos/token. Errors:

@@ -59,7 +59,8 @@ struct ScriptedProvider {
 };
 
 TEST(PollForTokenTest, WaitsTheIntervalWhilePendingAndSlowsDownWhenAsked) {
-  ScriptedProvider provider({Error("authorization_pending"), Error("slow_down"),
+  ScriptedProvider provider({Error("authorization_pending"),
+                             Error("slow_down"),
                              Error("authorization_pending"),
                              {200, R"({"access_token":"eyJ.a.b","token_type":"Bearer"})"}});
   absl::StatusOr<std::string> token = PollForToken(
@@ -73,8 +74,8 @@ TEST(PollForTokenTest, WaitsTheIntervalWhilePendingAndSlowsDownWhenAsked) {
 }
 
 TEST(PollForTokenTest, StopsWhenTheCodeExpiresWithoutPollingPastIt) {
-  ScriptedProvider provider(std::vector<common::oauth::HttpAnswer>(
-      10, Error("authorization_pending")));
+  ScriptedProvider provider(
+      std::vector<common::oauth::HttpAnswer>(10, Error("authorization_pending")));
   absl::StatusOr<std::string> token = PollForToken(
       Authorization(absl::Seconds(12), absl::Seconds(5)), "sharedosctl", provider.Polling());
   EXPECT_EQ(token.status().code(), absl::StatusCode::kDeadlineExceeded);
