@@ -434,6 +434,15 @@ void ConsoleServer::OidcCallback(const common::http::Request& request,
     return SignInFailed(response, 401, message);
   }
   if (code.empty()) return SignInFailed(response, 400, "code: required");
+  // RFC 9207: a provider that names itself in the response must be this console's (a response
+  // from another provider the browser was sent to is not exchanged here).
+  if (request.has_param("iss")) {
+    absl::StatusOr<OidcEndpoints> endpoints = oidc_->Endpoints();
+    if (!endpoints.ok()) return SignInFailed(response, 502, endpoints.status().message());
+    if (request.get_param_value("iss") != endpoints->issuer) {
+      return SignInFailed(response, 401, "iss: not this console's identity provider");
+    }
+  }
   absl::StatusOr<OidcTokens> tokens = oidc_->ExchangeCode(code, pending->code_verifier, RedirectUri());
   if (!tokens.ok()) {
     return SignInFailed(

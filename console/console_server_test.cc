@@ -453,8 +453,8 @@ class FakeOidcProvider : public OidcProvider {
   const OidcClientSettings& settings() const override { return settings_; }
   absl::StatusOr<OidcEndpoints> Endpoints() override {
     if (!reachable) return absl::UnavailableError("cannot reach the identity provider");
-    return OidcEndpoints{"http://idp.invalid/auth", "http://idp.invalid/token",
-                         "http://idp.invalid/session/end"};
+    return OidcEndpoints{"http://idp.invalid", "http://idp.invalid/auth",
+                         "http://idp.invalid/token", "http://idp.invalid/session/end"};
   }
   absl::StatusOr<OidcTokens> ExchangeCode(absl::string_view code, absl::string_view code_verifier,
                                           absl::string_view redirect_uri) override {
@@ -611,6 +611,15 @@ TEST_F(ConsoleOidcTest, ProviderRefusalsAndOutagesAreSignInErrorPages) {
       {{"Cookie", binding}});
   EXPECT_EQ(denied->status, 401);
   EXPECT_THAT(denied->body, HasSubstr("access_denied: &lt;b&gt;no&lt;/b&gt;"));
+  // RFC 9207: an authorization response naming another issuer (a mix-up) is refused unexchanged.
+  std::tie(state, binding) = Begin();
+  const size_t exchanged = provider_.exchanged.size();
+  httplib::Result mixed_up = http_->Get(
+      absl::StrCat("/oidc/callback?state=", state, "&code=c&iss=https%3A%2F%2Fevil.example"),
+      {{"Cookie", binding}});
+  EXPECT_EQ(mixed_up->status, 401);
+  EXPECT_THAT(mixed_up->body, HasSubstr("iss: not this console&#39;s identity provider"));
+  EXPECT_EQ(provider_.exchanged.size(), exchanged);
   provider_.reachable = false;
   httplib::Result unreachable = http_->Get("/oidc/start");
   EXPECT_EQ(unreachable->status, 502);

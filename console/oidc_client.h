@@ -17,6 +17,8 @@
 namespace sharedos::console {
 
 struct OidcEndpoints {
+  // The provider's issuer (RFC 9207: an authorization response's `iss` must equal it).
+  std::string issuer;
   std::string authorization;
   std::string token;
   // RP-Initiated Logout; empty when the provider has none.

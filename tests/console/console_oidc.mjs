@@ -102,13 +102,13 @@ test('alice signs in at the provider, sees her queue and approves', async () => 
   assert.equal(session.sameSite, 'Strict');
   assert.ok(!cookies.some((c) => c.name === 'sos_oidc' && c.value), 'the binding cookie is spent');
   assert.match(await page.locator('.who').innerText(), /human:alice \(reviewer\)/);
-  const escalation = page.locator(`#h-${env('ESCALATION')}`);
-  await escalation.waitFor();
+  const card = page.locator('section.escalation', { hasText: env('ESCALATION') });
+  await card.waitFor();
   await page.screenshot({ path: path.join(outDir, 'oidc-queue.png'), fullPage: true });
-  const item = page.locator('li, article, section').filter({ has: escalation }).last();
-  await item.getByRole('button', { name: 'Approve' }).click();
+  await card.getByRole('button', { name: 'Approve' }).click();
   await page.locator('#decided').waitFor();
-  assert.match(await page.locator('#decided').innerText(), /approved/i);
+  assert.match(await page.locator('#decided').innerText(),
+    new RegExp(`${env('ESCALATION')} is approved`));
   // Sign-out ends the session here and at the provider (its end-session page).
   await page.getByRole('button', { name: 'Sign out' }).click();
   await page.waitForURL((url) => url.href.startsWith(issuer), { timeout: 10000 });
