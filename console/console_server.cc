@@ -460,10 +460,17 @@ void ConsoleServer::OidcCallback(const common::http::Request& request,
   absl::StatusOr<Principal> principal =
       authenticator_.Authenticate(absl::StrCat("Bearer ", tokens->access_token));
   if (!principal.ok()) {
-    return SignInFailed(response, principal.status().code() == absl::StatusCode::kUnavailable
-                                      ? 502
-                                      : 401,
-                        "The identity provider's access token is not accepted by the services");
+    switch (principal.status().code()) {
+      case absl::StatusCode::kPermissionDenied:  // known to the provider, no role in SharedOS
+        return SignInFailed(response, 403,
+                            "Your identity provider's groups give you no role in SharedOS (no "
+                            "rule of the claim mapping matches): ask an operator");
+      case absl::StatusCode::kUnavailable:
+        return SignInFailed(response, 502, principal.status().message());
+      default:
+        return SignInFailed(response, 401,
+                            "The identity provider's access token is not accepted by the services");
+    }
   }
   if (!SameIdentity(*principal, *identity)) {
     return SignInFailed(response, 401,

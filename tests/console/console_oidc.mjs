@@ -122,7 +122,7 @@ test('a person without a SharedOS role gets an error page, not a session', async
   await page.locator('#oidc').click();
   await loginAtProvider(page, 'carol');
   await page.waitForURL(`${consoleUrl}/oidc/callback**`);
-  await page.locator('#signin-error').waitFor();
+  assert.match(await page.locator('#signin-error').innerText(), /no role in SharedOS/);
   assert.equal(await hasSession(context), false);
   await context.close();
 });
