@@ -95,6 +95,18 @@ absl::StatusOr<VerifiedToken> TokenVerifier::Verify(absl::string_view token,
                                                     absl::string_view expected_audience,
                                                     std::optional<absl::string_view> nonce,
                                                     Refusal* refusal) const {
+  return VerifyImpl(token, {std::string(expected_audience)}, nonce, refusal);
+}
+
+absl::StatusOr<VerifiedToken> TokenVerifier::VerifyForAnyAudience(
+    absl::string_view token, const std::vector<std::string>& accepted_audiences,
+    Refusal* refusal) const {
+  return VerifyImpl(token, accepted_audiences, std::nullopt, refusal);
+}
+
+absl::StatusOr<VerifiedToken> TokenVerifier::VerifyImpl(
+    absl::string_view token, const std::vector<std::string>& accepted_audiences,
+    std::optional<absl::string_view> nonce, Refusal* refusal) const {
   if (refusal != nullptr) *refusal = Refusal::kNone;
   if (!LooksLikeJwt(token)) return Refuse(Refusal::kMalformed, refusal);
   const std::vector<absl::string_view> parts = absl::StrSplit(token, '.');
@@ -149,9 +161,11 @@ absl::StatusOr<VerifiedToken> TokenVerifier::Verify(absl::string_view token,
   }
   bool audience_matches = false;
   for (const std::string& a : verified.audiences) {
-    audience_matches = audience_matches || a == expected_audience;
+    for (const std::string& accepted : accepted_audiences) {
+      audience_matches = audience_matches || (!accepted.empty() && a == accepted);
+    }
   }
-  if (expected_audience.empty() || !audience_matches) {
+  if (!audience_matches) {
     return Refuse(Refusal::kAudience, refusal);
   }
   const absl::Time now = clock_.Now();

@@ -65,9 +65,20 @@ class TokenVerifier {
                                        std::optional<absl::string_view> nonce = std::nullopt,
                                        Refusal* refusal = nullptr) const;
 
+  // As Verify, for a token whose aud holds any of `accepted_audiences` (a gRPC access token: the
+  // config's audiences).
+  absl::StatusOr<VerifiedToken> VerifyForAnyAudience(
+      absl::string_view token, const std::vector<std::string>& accepted_audiences,
+      Refusal* refusal = nullptr) const;
+
   const OidcConfig& config() const { return config_; }
 
  private:
+  absl::StatusOr<VerifiedToken> VerifyImpl(absl::string_view token,
+                                           const std::vector<std::string>& accepted_audiences,
+                                           std::optional<absl::string_view> nonce,
+                                           Refusal* refusal) const;
+
   const OidcConfig& config_;
   const JwksCache& keys_;
   const Clock& clock_;

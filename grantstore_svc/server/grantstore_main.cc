@@ -14,6 +14,7 @@
 #include "common/time/clock.h"
 #include "grantstore_svc/server/grantstore_console.h"
 #include "grantstore_svc/server/grantstore_server.h"
+#include "grantstore_svc/server/idp_flags.h"
 
 ABSL_FLAG(std::string, db, "grantstore.db",
           "Where the store is: a SQLite file, or a postgres:// or postgresql:// URI of a "
@@ -46,10 +47,10 @@ absl::StatusOr<std::unique_ptr<server::Servable>> Build(const server::ServiceFla
                                                                                 "grantstore"));
   ASSIGN_OR_RETURN(auto dependencies, sharedos::audit::client::AuditDependenciesFromFlags());
   dependencies.push_back(server::StoreDependency(options.store.path));
-  ASSIGN_OR_RETURN(auto built, grantstore::server::BuildGrantStoreServer(
-                                   {std::move(audit), *flags.authenticator,
-                                    sharedos::common::RealClock(), flags.metrics.get()},
-                                   options));
+  grantstore::server::GrantStoreServerDeps deps{std::move(audit), *flags.authenticator,
+                                                sharedos::common::RealClock(), flags.metrics.get()};
+  grantstore::server::ApplyIdpFlags(deps);
+  ASSIGN_OR_RETURN(auto built, grantstore::server::BuildGrantStoreServer(std::move(deps), options));
   // --console_port: the reviewer console beside it (grantstore_console.h).
   ASSIGN_OR_RETURN(auto served,
                    grantstore::server::WithConsoleFromFlags(std::move(built), *flags.authenticator));

@@ -7,9 +7,11 @@
 namespace sharedos::grantstore::server {
 namespace {
 
-core::GrantStoreCore::Options CoreOptions(common::metrics::Metrics* metrics) {
+core::GrantStoreCore::Options CoreOptions(const GrantStoreServerDeps& deps) {
   core::GrantStoreCore::Options options;
-  options.metrics = metrics;
+  options.metrics = deps.metrics;
+  options.identity_provider_configured = deps.identity_provider_configured;
+  options.allow_reviewer_credentials_with_idp = deps.allow_reviewer_credentials_with_idp;
   return options;
 }
 
@@ -21,7 +23,7 @@ GrantStoreServer::GrantStoreServer(GrantStoreServerDeps deps,
       authenticator_(deps.authenticator),
       store_(std::move(store)),
       credentials_(*store_),
-      core_(*store_, *audit_, deps.clock, CoreOptions(deps.metrics)),
+      core_(*store_, *audit_, deps.clock, CoreOptions(deps)),
       service_(core_, authenticator_) {
   authenticator_.AttachSource(&credentials_);
 }

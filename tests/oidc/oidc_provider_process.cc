@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "httplib.h"
 
 namespace sharedos::testing {
@@ -36,6 +37,13 @@ absl::StatusOr<std::unique_ptr<OidcProviderProcess>> OidcProviderProcess::Start(
                                    absl::StrCat("--keys=", options.keys)};
   if (!options.console_redirect_uri.empty()) {
     args.push_back(absl::StrCat("--console_redirect_uri=", options.console_redirect_uri));
+  }
+  if (!options.users.empty()) {
+    std::vector<std::string> users;
+    for (const auto& [id, groups] : options.users) {
+      users.push_back(absl::StrCat(id, "=", absl::StrJoin(groups, ",")));
+    }
+    args.push_back(absl::StrCat("--users=", absl::StrJoin(users, ";")));
   }
   absl::StatusOr<Process> started = Process::Start("tests/oidc/run_provider.sh", args);
   if (!started.ok()) return started.status();

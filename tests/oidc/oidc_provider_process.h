@@ -5,6 +5,8 @@
 
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "nlohmann/json.hpp"
@@ -30,6 +32,8 @@ class OidcProviderProcess {
     std::string alg = "RS256";
     // Signing keys at start (the first signs).
     int keys = 1;
+    // More users besides alice, bob, ops and carol: id → groups.
+    std::vector<std::pair<std::string, std::vector<std::string>>> users;
   };
 
   // Starts the provider and waits for its issuer line. Errors: those of Process::Start/WaitForLine.

@@ -3,6 +3,7 @@
 //
 //   node tests/oidc/provider.mjs [--console_redirect_uri=URI] [--console_secret=S]
 //       [--tests_secret=S] [--resource=URI] [--alg=RS256|ES256|EdDSA] [--keys=N]
+//       [--users=<id>=<group>,<group>;<id>=<group>...]
 //
 // Keys: N signing keys (default 1) generated per run; the first signs. POST /test/rotate (or
 // SIGUSR2) adds a new key, which signs from then on; the old ones stay published.
@@ -49,6 +50,11 @@ const accounts = {
   ops: ['sharedos-admins'],
   carol: ['some-other-team'],
 };
+// --users=<id>=<group>,<group>;<id>=... adds users (e.g. the demo world's user-alice).
+for (const entry of (args.users ?? '').split(';').filter(Boolean)) {
+  const [id, groups = ''] = entry.split('=');
+  accounts[id] = groups.split(',').filter(Boolean);
+}
 function accountClaims(id) {
   return { sub: id, email: `${id}@example.test`, email_verified: true, groups: accounts[id] };
 }
