@@ -357,7 +357,13 @@ void ConsoleServer::SignOut(const common::http::Request& request,
                                session->id_token, oidc_->settings().post_logout_redirect_uri);
     }
   }
-  Redirect(response, location);
+  if (location == "/signin") {
+    Redirect(response, location);
+  } else {
+    // A page that moves on to the provider: the console's form-action 'self' forbids a redirect
+    // of this form's post to another origin.
+    Send(response, 200, SignedOutPage(location));
+  }
   response.set_header("Set-Cookie", SetCookie(kSessionCookie, "", absl::ZeroDuration(), secure()));
 }
 

@@ -479,12 +479,30 @@ class FakeOidcProvider : public OidcProvider {
   std::vector<std::string> nonces;
 };
 
+// The services' view of the provider's access tokens (as common/oidc's verifier answers).
+class FakeBearerVerifier : public common::server::BearerTokenVerifier {
+ public:
+  absl::StatusOr<common::server::Principal> VerifyBearer(absl::string_view token) const override {
+    if (token != kAliceAccessToken) return absl::UnauthenticatedError("invalid bearer token");
+    common::server::Principal principal;
+    principal.name = "idp:alice";
+    principal.address = "human:alice";
+    principal.role = common::server::Role::kReviewer;
+    principal.scope.namespaces = {"world-demo"};
+    principal.idp_issuer = "http://idp.invalid";
+    principal.idp_subject = "alice-sub";
+    return principal;
+  }
+  static constexpr char kAliceAccessToken[] = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2ln";
+};
+
 class ConsoleOidcTest : public ConsoleServerTest {
  protected:
   void SetUp() override {
     auto authenticator = common::server::Authenticator::FromJson(CredentialsJson());
     ASSERT_TRUE(authenticator.ok()) << authenticator.status();
     authenticator_ = *std::move(authenticator);
+    authenticator_->AttachTokenVerifier(&bearer_);
     grpc::ServerBuilder builder;
     builder.RegisterService(&grants_);
     builder.RegisterService(&audit_);
@@ -518,8 +536,46 @@ class ConsoleOidcTest : public ConsoleServerTest {
     return false;
   }
 
+  FakeBearerVerifier bearer_;
   FakeOidcProvider provider_;
 };
+
+TEST_F(ConsoleOidcTest, TheProvidersPersonGetsASessionThatCallsAsHerAccessToken) {
+  provider_.exchange = OidcTokens{"id.token.x", FakeBearerVerifier::kAliceAccessToken};
+  auto [state, binding] = Begin();
+  httplib::Result signed_in = http_->Get(
+      absl::StrCat("/oidc/callback?state=", state, "&code=c&iss=http%3A%2F%2Fidp.invalid"),
+      {{"Cookie", binding}});
+  ASSERT_EQ(signed_in->status, 200) << signed_in->body;
+  ASSERT_TRUE(OpensASession(signed_in));
+  EXPECT_THAT(signed_in->body, HasSubstr("http-equiv=\"refresh\" content=\"0;url=/queue\""));
+  ASSERT_EQ(provider_.nonces.size(), 1u);
+  EXPECT_EQ(provider_.nonces[0].size(), 43u) << "the sign-in's nonce reached the ID token check";
+  std::string cookie;
+  for (const auto& [name, value] : signed_in->headers) {
+    if (name == "Set-Cookie" && value.rfind("sos_session=", 0) == 0) {
+      cookie = value.substr(0, value.find(';'));
+      EXPECT_THAT(value, HasSubstr("SameSite=Strict"));
+    }
+    EXPECT_THAT(value, Not(HasSubstr(FakeBearerVerifier::kAliceAccessToken)));
+  }
+  httplib::Result queue = http_->Get("/queue", {{"Cookie", cookie}});
+  EXPECT_EQ(queue->status, 200);
+  EXPECT_THAT(queue->body, HasSubstr("Signed in as human:alice (reviewer)"));
+  EXPECT_THAT(grants_.calls(),
+              ElementsAre(absl::StrCat("Bearer ", FakeBearerVerifier::kAliceAccessToken)))
+      << "the services are called with her access token, not the console's";
+  // Sign-out ends the session and goes to the provider's end session with the ID token hint.
+  const std::string marker = "name=\"csrf\" value=\"";
+  const size_t at = queue->body.find(marker) + marker.size();
+  const std::string csrf = queue->body.substr(at, queue->body.find('"', at) - at);
+  httplib::Result out = PostForm("/signout", absl::StrCat("csrf=", csrf), cookie);
+  EXPECT_EQ(out->status, 200);
+  EXPECT_THAT(out->body,
+              HasSubstr("url=http://idp.invalid/session/end?client_id=sharedos-console&amp;"
+                        "id_token_hint=id.token.x"));
+  EXPECT_EQ(http_->Get("/queue", {{"Cookie", cookie}})->status, 303) << "the session is over";
+}
 
 TEST_F(ConsoleServerTest, WithoutAnIdentityProviderThereIsNoOidcSignIn) {
   EXPECT_EQ(http_->Get("/oidc/start")->status, 404);

@@ -38,6 +38,10 @@ std::string SignInFailedPage(absl::string_view message);
 // with a link for a browser that does not refresh.
 std::string SignedInPage();
 
+// Signed out here: the page that takes the browser on to the provider's end-session URL
+// `end_session_url` (a meta refresh and a link).
+std::string SignedOutPage(absl::string_view end_session_url);
+
 // One escalation as a sentence: "agent:agent-assistant needs files:Workspace/summary.txt@
 // human:user-alice [create], for purpose …, asked in turn exec-… because …". Plain text.
 std::string EscalationSentence(const grantstore::v1::EscalationRecord& record);

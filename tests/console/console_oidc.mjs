@@ -53,18 +53,23 @@ async function loginAtProvider(page, user) {
 // the callback URL (with code and state); the browser holds the sign-in's binding cookie.
 async function codeFor(page, user) {
   let captured;
-  await page.route(`${consoleUrl}/oidc/callback**`, (route) => {
-    captured = route.request().url();
-    return route.fulfill({ status: 200, contentType: 'text/plain', body: 'captured' });
+  // The provider's redirect back is caught at the provider's answer (a route does not see the
+  // redirected request itself), so the browser never reaches the callback with this code.
+  await page.route(`${issuer}/**`, async (route) => {
+    const response = await route.fetch({ maxRedirects: 0 });
+    const location = response.headers().location ?? '';
+    if (location.startsWith(`${consoleUrl}/oidc/callback`)) {
+      captured = location;
+      return route.fulfill({ status: 200, contentType: 'text/plain', body: 'captured' });
+    }
+    return route.fulfill({ response });
   });
   await page.goto(`${consoleUrl}/signin`);
-  await page.locator('#oidc').click();
-  if (!page.url().startsWith(consoleUrl)) {
-    // Signed in at the provider already in this context: it answers at once.
-    if (!captured) await loginAtProvider(page, user);
-  }
-  await page.waitForURL(`${consoleUrl}/oidc/callback**`, { timeout: 10000 });
-  await page.unroute(`${consoleUrl}/oidc/callback**`);
+  await Promise.all([page.waitForURL((u) => u.href.startsWith(issuer), { timeout: 10000 }),
+    page.locator('#oidc').click()]);
+  await loginAtProvider(page, user);
+  await page.getByText('captured').waitFor({ timeout: 10000 });
+  await page.unroute(`${issuer}/**`);
   assert.ok(captured, 'the provider redirected back to the console');
   const url = new URL(captured);
   assert.ok(url.searchParams.get('code'), `a code in ${captured}`);

@@ -8,7 +8,15 @@
 # with the demo grant issued for alice); alice signs in at the provider, sees it in her queue and
 # approves it; the resolution record must name her provider's iss and sub. Then the refusals: a
 # wrong state, a replayed code, a wrong and a missing PKCE verifier, the provider unreachable.
+# Argument: "signin" (alice's sign-in and approval, the record's iss/sub, a person without a role)
+# or "refusals" (the browser refusal cases, run apart: see BUILD).
 set -euo pipefail
+mode="${1:-signin}"
+if [ "$mode" = refusals ]; then
+  cases="wrong state|replayed|PKCE|unreachable"
+else
+  cases="alice signs in|without a SharedOS role"
+fi
 root="$TEST_SRCDIR/sharedos"
 workspace="$(dirname "$(readlink -f "$root/package.json")")"
 [ -d "$workspace/node_modules/playwright-core" ] ||
@@ -49,7 +57,8 @@ cat > oidc.json <<EOF
 {"issuer": "$issuer",
  "audiences": ["urn:sharedos:grpc"],
  "allow_loopback_http": true,
- "console": {"client_id": "sharedos-console", "client_secret_file": "$TEST_TMPDIR/console.secret"},
+ "console": {"client_id": "sharedos-console", "client_secret_file": "$TEST_TMPDIR/console.secret",
+             "redirect_uri": "$console/oidc/callback"},
  "claims": {"principal": "sub", "groups": "groups",
             "rules": [{"group": "sharedos-reviewers-world-1", "role": "reviewer",
                        "namespaces": ["world-demo"]},
@@ -66,7 +75,7 @@ address="$(sed -n 's/^sharedosd listening on //p' sharedosd.log)"
 ctl() { SHAREDOS_TARGET="$address" "$root/tools/sharedosctl/sharedosctl" \
   --token_file="$data/admin.token" "$@"; }
 
-# The demo grant's run and escalate capabilities (deploy/compose/demo-grant.textproto), for alice
+# The demo grant (deploy/compose/demo-grant.textproto), for alice
 # as the provider names her (human:alice), then a host turn of hers whose write is refused and
 # escalated to her.
 cat > alice-grant.textproto <<'EOF'
@@ -78,6 +87,16 @@ capabilities {
   resource { namespace: "sharedos.execution" path: "agent" path: "agent-assistant" }
   actions: "invoke"
   scope: SCOPE_EXACT
+}
+capabilities {
+  resource { namespace: "files" path: "Workspace" }
+  actions: "read"
+  scope: SCOPE_DESCENDANTS
+}
+capabilities {
+  resource { namespace: "files" path: "Scratch" }
+  actions: "create"
+  scope: SCOPE_DESCENDANTS
 }
 capabilities {
   resource { namespace: "sharedos" path: "escalation" }
@@ -105,16 +124,18 @@ print(turn.escalate("The assistant needs to write its summary.", write.required_
 EOF
 )"
 [ -n "$escalation" ] || { cat sharedosd.log; echo "no escalation for alice"; exit 1; }
-ctl escalations show --id="$escalation" | grep -q "human:alice" ||
+ctl escalations show --id="$escalation" | grep -A1 "^reviewer {" | grep -q "human_user_id: \"alice\"" ||
   { ctl escalations show --id="$escalation"; echo "the escalation is not addressed to human:alice"; exit 1; }
 
 out_dir="${TEST_UNDECLARED_OUTPUTS_DIR:-$TEST_TMPDIR/outputs}"
 mkdir -p "$out_dir"
 CONSOLE_URL="$console" ISSUER="$issuer" ESCALATION="$escalation" CONSOLE_SECRET="$secret" \
   PROVIDER_PID="$provider_pid" WORKSPACE="$workspace" OUT_DIR="$out_dir" TMPDIR="$browser_tmp" \
-  node --test --test-concurrency=1 --test-reporter=spec "$root/tests/console/console_oidc.mjs" ||
+  node --test --test-concurrency=1 --test-reporter=spec --test-name-pattern="$cases" \
+  "$root/tests/console/console_oidc.mjs" ||
   { echo "--- sharedosd:"; cat sharedosd.log; echo "--- provider:"; cat provider.err; exit 1; }
 
+if [ "$mode" = refusals ]; then echo ok; exit 0; fi
 # The decision is alice's as the provider vouches for her: the record names its iss and sub.
 shown="$(ctl escalations show --id="$escalation")"
 echo "$shown"
