@@ -67,21 +67,27 @@ struct Key {
   nlohmann::json public_jwk;
 
   static Key Rsa(const std::string& kid) {
-    Key key{"RS256", kid};
+    Key key;
+    key.alg = "RS256";
+    key.kid = kid;
     cjose_err err;
     key.cjose = cjose_jwk_create_RSA_random(2048, nullptr, 0, &err);
     key.FinishCjose();
     return key;
   }
   static Key Ec(const std::string& kid) {
-    Key key{"ES256", kid};
+    Key key;
+    key.alg = "ES256";
+    key.kid = kid;
     cjose_err err;
     key.cjose = cjose_jwk_create_EC_random(CJOSE_JWK_EC_P_256, &err);
     key.FinishCjose();
     return key;
   }
   static Key Ed(const std::string& kid) {
-    Key key{"EdDSA", kid};
+    Key key;
+    key.alg = "EdDSA";
+    key.kid = kid;
     EVP_PKEY_CTX* ctx = EVP_PKEY_CTX_new_id(EVP_PKEY_ED25519, nullptr);
     EVP_PKEY_keygen_init(ctx);
     EVP_PKEY_keygen(ctx, &key.ed25519);

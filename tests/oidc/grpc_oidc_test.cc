@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "common/crypto/base64url.h"
@@ -65,7 +66,10 @@ class GrpcOidcTest : public e2e::DeploymentTest {
     ASSERT_TRUE(provider.ok()) << provider.status();
     provider_ = *std::move(provider);
     const std::string config_path = sharedos::testing::TempPath(absl::StrCat(
-        "oidc-", ::testing::UnitTest::GetInstance()->current_test_info()->name(), ".json"));
+        "oidc-",
+        absl::StrReplaceAll(::testing::UnitTest::GetInstance()->current_test_info()->name(),
+                            {{"/", "-"}}),
+        ".json"));
     ASSERT_TRUE(sharedos::testing::WriteFile(config_path, absl::StrCat(R"({
       "issuer": ")",
                                                                        provider_->issuer(), R"(",
