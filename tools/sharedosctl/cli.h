@@ -18,7 +18,9 @@ namespace sharedos::sharedosctl {
 struct GlobalOptions {
   std::string target = "127.0.0.1:50051";
   // The admin token is read from this file, never taken from argv.
+  // Without --token_file: the token `sharedosctl login` kept, when there is one (login.h).
   std::string token_file = "sharedos-data/admin.token";
+  bool token_file_given = false;
   bool json = false;
   absl::Duration timeout = absl::Seconds(10);
   // --tls_ca, --tls_client_cert, --tls_client_key, --tls_server_name.
