@@ -387,9 +387,9 @@ void ConsoleServer::OidcStart(const common::http::Request& request,
   }
   absl::StatusOr<OidcEndpoints> endpoints = oidc_->Endpoints();
   if (!endpoints.ok()) {
-    return SignInFailed(response, 502,
-                        absl::StrCat("The identity provider cannot be reached: ",
-                                     endpoints.status().message()));
+    return SignInFailed(
+        response, 502,
+        absl::StrCat("The identity provider cannot be reached: ", endpoints.status().message()));
   }
   absl::StatusOr<PendingSignIn> pending = pending_.Begin();
   if (!pending.ok()) return SignInFailed(response, 503, pending.status().message());
@@ -413,11 +413,12 @@ void ConsoleServer::OidcCallback(const common::http::Request& request,
   const std::string state = request.get_param_value("state");
   const std::string code = request.get_param_value("code");
   const std::string error = request.get_param_value("error");
-  for (const auto& [name, value] :
-       {std::pair<const char*, const std::string&>{"state", state}, {"code", code},
-        {"error", error}}) {
+  for (const auto& [name, value] : {std::pair<const char*, const std::string&>{"state", state},
+                                    {"code", code},
+                                    {"error", error}}) {
     if (value.size() > kMaxFilterBytes) {
-      return SignInFailed(response, 400, absl::StrCat(name, ": at most ", kMaxFilterBytes, " bytes"));
+      return SignInFailed(response, 400,
+                          absl::StrCat(name, ": at most ", kMaxFilterBytes, " bytes"));
     }
   }
   // The state is used up by any answer, so neither it nor its verifier is ever used twice.
@@ -425,17 +426,19 @@ void ConsoleServer::OidcCallback(const common::http::Request& request,
       CookieValue(request.get_header_value("Cookie"), kOidcCookie);
   absl::StatusOr<PendingSignIn> pending = pending_.Take(state, binding.value_or(""));
   if (!pending.ok()) {
-    return SignInFailed(response, pending.status().code() == absl::StatusCode::kPermissionDenied
-                                      ? 403
-                                      : 400,
+    return SignInFailed(response,
+                        pending.status().code() == absl::StatusCode::kPermissionDenied ? 403 : 400,
                         pending.status().message());
   }
   if (!error.empty()) {
-    std::string message = absl::StrCat("The identity provider answered ",
-                                       common::oauth::PrintableAscii(error, common::oauth::kMaxProviderErrorBytes));
+    std::string message =
+        absl::StrCat("The identity provider answered ",
+                     common::oauth::PrintableAscii(error, common::oauth::kMaxProviderErrorBytes));
     const std::string description = request.get_param_value("error_description");
     if (!description.empty()) {
-      absl::StrAppend(&message, ": ", common::oauth::PrintableAscii(description, common::oauth::kMaxProviderErrorBytes));
+      absl::StrAppend(
+          &message, ": ",
+          common::oauth::PrintableAscii(description, common::oauth::kMaxProviderErrorBytes));
     }
     return SignInFailed(response, 401, message);
   }
@@ -449,17 +452,18 @@ void ConsoleServer::OidcCallback(const common::http::Request& request,
       return SignInFailed(response, 401, "iss: not this console's identity provider");
     }
   }
-  absl::StatusOr<OidcTokens> tokens = oidc_->ExchangeCode(code, pending->code_verifier, RedirectUri());
+  absl::StatusOr<OidcTokens> tokens =
+      oidc_->ExchangeCode(code, pending->code_verifier, RedirectUri());
   if (!tokens.ok()) {
-    return SignInFailed(
-        response, tokens.status().code() == absl::StatusCode::kPermissionDenied ? 401 : 502,
-        tokens.status().message());
+    return SignInFailed(response,
+                        tokens.status().code() == absl::StatusCode::kPermissionDenied ? 401 : 502,
+                        tokens.status().message());
   }
   absl::StatusOr<OidcIdentity> identity = oidc_->VerifyIdToken(tokens->id_token, pending->nonce);
   if (!identity.ok()) {
-    return SignInFailed(
-        response, identity.status().code() == absl::StatusCode::kUnavailable ? 502 : 401,
-        absl::StrCat("The ID token is refused: ", identity.status().message()));
+    return SignInFailed(response,
+                        identity.status().code() == absl::StatusCode::kUnavailable ? 502 : 401,
+                        absl::StrCat("The ID token is refused: ", identity.status().message()));
   }
   // The session calls the services with the access token, so who it is is what they say; it
   // must be the person the ID token names.
@@ -479,8 +483,7 @@ void ConsoleServer::OidcCallback(const common::http::Request& request,
     }
   }
   if (!SameIdentity(*principal, *identity)) {
-    return SignInFailed(response, 401,
-                        "The access token and the ID token name different people");
+    return SignInFailed(response, 401, "The access token and the ID token name different people");
   }
   if (!common::server::Admit("console sign-in", *principal).ok()) {
     return SignInFailed(

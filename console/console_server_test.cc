@@ -439,7 +439,6 @@ TEST(ConsoleServerStartTest, PlaintextOffLoopbackIsRefusedNamingTheFlag) {
               HasSubstr("--console_host: the console serves plaintext HTTP only on loopback"));
 }
 
-
 // --- Sign-in at the OpenID provider (the flow's refusals; the whole flow against a real
 // provider is //tests/oidc:console_oidc_test) -------------------------------------------------
 
@@ -589,9 +588,9 @@ TEST_F(ConsoleOidcTest, StartRedirectsWithPkceStateNonceAndALaxBindingCookie) {
   httplib::Result started = http_->Get("/oidc/start");
   ASSERT_EQ(started->status, 303);
   const std::string location = started->get_header_value("Location");
-  EXPECT_EQ(location.rfind("http://idp.invalid/auth?response_type=code&client_id=sharedos-console",
-                           0),
-            0u)
+  EXPECT_EQ(
+      location.rfind("http://idp.invalid/auth?response_type=code&client_id=sharedos-console", 0),
+      0u)
       << location;
   // (httplib's client hands the Location header back percent-decoded.)
   EXPECT_THAT(location, HasSubstr(absl::StrCat("&redirect_uri=http://127.0.0.1:", console_->port(),
@@ -604,8 +603,7 @@ TEST_F(ConsoleOidcTest, StartRedirectsWithPkceStateNonceAndALaxBindingCookie) {
 
 TEST_F(ConsoleOidcTest, WrongMissingOrReplayedStateIsASignInErrorNeverASession) {
   auto [state, binding] = Begin();
-  httplib::Result wrong =
-      http_->Get("/oidc/callback?state=not-it&code=c", {{"Cookie", binding}});
+  httplib::Result wrong = http_->Get("/oidc/callback?state=not-it&code=c", {{"Cookie", binding}});
   EXPECT_EQ(wrong->status, 400);
   EXPECT_THAT(wrong->body, HasSubstr("state: not a sign-in in progress"));
   EXPECT_FALSE(OpensASession(wrong));
@@ -661,10 +659,10 @@ TEST_F(ConsoleOidcTest, ProviderRefusalsAndOutagesAreSignInErrorPages) {
   EXPECT_FALSE(OpensASession(bad_token));
   // The provider's own error answer (e.g. the person refused consent), escaped.
   std::tie(state, binding) = Begin();
-  httplib::Result denied = http_->Get(
-      absl::StrCat("/oidc/callback?state=", state,
-                   "&error=access_denied&error_description=%3Cb%3Eno%3C%2Fb%3E"),
-      {{"Cookie", binding}});
+  httplib::Result denied =
+      http_->Get(absl::StrCat("/oidc/callback?state=", state,
+                              "&error=access_denied&error_description=%3Cb%3Eno%3C%2Fb%3E"),
+                 {{"Cookie", binding}});
   EXPECT_EQ(denied->status, 401);
   EXPECT_THAT(denied->body, HasSubstr("access_denied: &lt;b&gt;no&lt;/b&gt;"));
   // RFC 9207: an authorization response naming another issuer (a mix-up) is refused unexchanged.

@@ -51,8 +51,8 @@ absl::StatusOr<OidcEndpoints> ConfiguredOidcProvider::Endpoints() {
     return absl::UnavailableError(
         "the provider's discovery document has no authorization_endpoint or token_endpoint");
   }
-  return OidcEndpoints{metadata->issuer, metadata->authorization_endpoint,
-                       metadata->token_endpoint, metadata->end_session_endpoint};
+  return OidcEndpoints{metadata->issuer, metadata->authorization_endpoint, metadata->token_endpoint,
+                       metadata->end_session_endpoint};
 }
 
 absl::StatusOr<OidcTokens> ConfiguredOidcProvider::ExchangeCode(absl::string_view code,

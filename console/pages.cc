@@ -194,25 +194,27 @@ std::string SignInPage(absl::string_view signin_token, absl::string_view error, 
 }
 
 std::string SignInFailedPage(absl::string_view message) {
-  return Page("Sign-in failed", nullptr,
-              absl::StrCat("<p class=\"error\" role=\"alert\" id=\"signin-error\">",
-                           HtmlEscape(message),
-                           "</p><p>No session was opened. <a href=\"/signin\">Sign in again</a>.</p>"));
+  return Page(
+      "Sign-in failed", nullptr,
+      absl::StrCat("<p class=\"error\" role=\"alert\" id=\"signin-error\">", HtmlEscape(message),
+                   "</p><p>No session was opened. <a href=\"/signin\">Sign in again</a>.</p>"));
 }
 
 std::string SignedOutPage(absl::string_view end_session_url) {
   const std::string url = HtmlEscape(end_session_url);
-  std::string page = Page("Signed out", nullptr,
-                          absl::StrCat("<p>Signed out of the console. <a id=\"end-session\" href=\"",
-                                       url, "\">Sign out at your identity provider too</a>.</p>"));
+  std::string page =
+      Page("Signed out", nullptr,
+           absl::StrCat("<p>Signed out of the console. <a id=\"end-session\" href=\"", url,
+                        "\">Sign out at your identity provider too</a>.</p>"));
   page.insert(page.find("</head>"),
               absl::StrCat("<meta http-equiv=\"refresh\" content=\"0;url=", url, "\">"));
   return page;
 }
 
 std::string SignedInPage() {
-  std::string page = Page("Signed in", nullptr,
-                          "<p><a id=\"continue\" href=\"/queue\">Continue to your escalations</a></p>");
+  std::string page =
+      Page("Signed in", nullptr,
+           "<p><a id=\"continue\" href=\"/queue\">Continue to your escalations</a></p>");
   const size_t head = page.find("</head>");
   page.insert(head, "<meta http-equiv=\"refresh\" content=\"0;url=/queue\">");
   return page;

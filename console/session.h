@@ -1,8 +1,8 @@
 // The reviewer console's sign-in sessions: a random id (the cookie's value), a CSRF token and
-// the signed-in credential's secret (or, signed in through the OpenID provider, its access token), kept in memory only, each expiring a fixed time after
-// sign-in. The secret never leaves the process: the browser holds the session id alone, and the
-// console sends the secret as the caller's own bearer credential on each RPC (it has no authority
-// of its own). Thread-safe.
+// the signed-in credential's secret (or, signed in through the OpenID provider, its access token),
+// kept in memory only, each expiring a fixed time after sign-in. The secret never leaves the
+// process: the browser holds the session id alone, and the console sends the secret as the caller's
+// own bearer credential on each RPC (it has no authority of its own). Thread-safe.
 #ifndef SHAREDOS_CONSOLE_SESSION_H_
 #define SHAREDOS_CONSOLE_SESSION_H_
 

@@ -20,12 +20,12 @@
 namespace sharedos::audit::storage {
 namespace {
 
+using ::google::protobuf::util::TimeUtil;
 using ::sharedos::audit::v1::AuditFilter;
 using ::sharedos::audit::v1::AuditRecord;
 using ::sharedos::common::sqlite::Database;
 using ::sharedos::common::sqlite::Statement;
 using ::sharedos::common::sqlite::Transaction;
-using ::google::protobuf::util::TimeUtil;
 
 const common::sqlite::Migration kMigrations[] = {
     {1, R"sql(
@@ -196,8 +196,8 @@ absl::StatusOr<std::string> SqliteAuditStore::PendingUpgrade(const std::string& 
                    (*db)->Prepare("SELECT COALESCE(MAX(sequence), 0) FROM audit_records"));
   ASSIGN_OR_RETURN(bool row, count.Step());
   const int64_t records = row ? count.ColumnInt64(0) : 0;
-  return absl::StrCat("upgrading the audit log ", path, " from schema ", version, " to ",
-                      current, " over its ", records, records == 1 ? " record" : " records",
+  return absl::StrCat("upgrading the audit log ", path, " from schema ", version, " to ", current,
+                      " over its ", records, records == 1 ? " record" : " records",
                       " (once; a large log takes a while)");
 }
 
@@ -227,7 +227,8 @@ absl::StatusOr<std::unique_ptr<SqliteAuditStore>> SqliteAuditStore::Open(
     ASSIGN_OR_RETURN(Statement page_size, writer->Prepare("PRAGMA page_size"));
     ASSIGN_OR_RETURN(bool row, page_size.Step());
     if (!row || page_size.ColumnInt64(0) <= 0) return absl::InternalError("PRAGMA page_size");
-    const int64_t pages = std::max<int64_t>(1, store_options.max_size_bytes / page_size.ColumnInt64(0));
+    const int64_t pages =
+        std::max<int64_t>(1, store_options.max_size_bytes / page_size.ColumnInt64(0));
     // Pragmas take no bound parameters; the value is a number we computed.
     RETURN_IF_ERROR(writer->Exec(absl::StrCat("PRAGMA max_page_count = ", pages)));
   }
@@ -375,7 +376,8 @@ absl::Status SqliteAuditStore::RestoreFullSync() {
 }
 
 absl::StatusOr<Head> SqliteAuditStore::ReadHead(Database& db) {
-  ASSIGN_OR_RETURN(Statement select, db.Cached("SELECT sequence, hash FROM audit_head WHERE id = 1"));
+  ASSIGN_OR_RETURN(Statement select,
+                   db.Cached("SELECT sequence, hash FROM audit_head WHERE id = 1"));
   ASSIGN_OR_RETURN(bool row, select.Step());
   if (!row) return absl::InternalError("audit store: head row missing");
   Head head;
@@ -419,8 +421,9 @@ absl::StatusOr<AppendBatchResult> SqliteAuditStore::Append(
         continue;
       }
       // The id is already stored: the same content is a duplicate, other content a conflict.
-      ASSIGN_OR_RETURN(Statement existing,
-                       db.Cached("SELECT sequence, event_json FROM audit_records WHERE event_id = ?1"));
+      ASSIGN_OR_RETURN(
+          Statement existing,
+          db.Cached("SELECT sequence, event_json FROM audit_records WHERE event_id = ?1"));
       RETURN_IF_ERROR(existing.BindText(1, pending.id()));
       ASSIGN_OR_RETURN(bool found, existing.Step());
       if (!found) return absl::InternalError("audit store: conflicting id vanished");
@@ -560,13 +563,13 @@ absl::StatusOr<VerifyResult> SqliteAuditStore::Verify(std::optional<int64_t> fro
   }
 
   // Columns 15-18: the record's keys row, NULL when it has none.
-  ASSIGN_OR_RETURN(Statement rows,
-                   db.Prepare(absl::StrCat(
-                       kSelectColumns,
-                       ", k.sequence, k.namespace_id, k.trace_id, k.execution_id"
-                       " FROM audit_records AS r LEFT JOIN audit_keys AS k"
-                       " ON k.sequence = r.sequence"
-                       " WHERE r.sequence >= ?1 AND r.sequence <= ?2 ORDER BY r.sequence")));
+  ASSIGN_OR_RETURN(
+      Statement rows,
+      db.Prepare(absl::StrCat(kSelectColumns,
+                              ", k.sequence, k.namespace_id, k.trace_id, k.execution_id"
+                              " FROM audit_records AS r LEFT JOIN audit_keys AS k"
+                              " ON k.sequence = r.sequence"
+                              " WHERE r.sequence >= ?1 AND r.sequence <= ?2 ORDER BY r.sequence")));
   RETURN_IF_ERROR(rows.BindInt64(1, verifier.first()));
   RETURN_IF_ERROR(rows.BindInt64(2, verifier.last()));
   while (verifier.ok()) {

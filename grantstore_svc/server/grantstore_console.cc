@@ -84,7 +84,8 @@ class GrantStoreWithConsole final : public common::server::Servable {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<common::server::Servable>> WithConsoleFromFlags(
-    std::unique_ptr<GrantStoreServer> grantstore, const common::server::Authenticator& authenticator,
+    std::unique_ptr<GrantStoreServer> grantstore,
+    const common::server::Authenticator& authenticator,
     const common::oidc::OidcBearerVerifier* oidc) {
   if (absl::GetFlag(FLAGS_console_port) < 0) return grantstore;
   auto served = std::make_unique<GrantStoreWithConsole>(std::move(grantstore));

@@ -22,7 +22,8 @@ namespace sharedos::grantstore::server {
 // of --oidc_config). With `oidc` (--oidc_config; borrowed, may be null) people also sign in at the
 // identity provider (console/oidc_provider.h).
 absl::StatusOr<std::unique_ptr<common::server::Servable>> WithConsoleFromFlags(
-    std::unique_ptr<GrantStoreServer> grantstore, const common::server::Authenticator& authenticator,
+    std::unique_ptr<GrantStoreServer> grantstore,
+    const common::server::Authenticator& authenticator,
     const common::oidc::OidcBearerVerifier* oidc = nullptr);
 
 }  // namespace sharedos::grantstore::server

@@ -138,9 +138,14 @@ const std::vector<CommandSpec>& Commands() {
 }
 
 const std::set<std::string>& BoolFlags() {
-  static const auto* flags = new std::set<std::string>{
-      "json",   "include_revoked", "help",           "on_behalf",
-      "any_owner", "follow",  "with_checkpoint", "allow_loopback_http"};
+  static const auto* flags = new std::set<std::string>{"json",
+                                                       "include_revoked",
+                                                       "help",
+                                                       "on_behalf",
+                                                       "any_owner",
+                                                       "follow",
+                                                       "with_checkpoint",
+                                                       "allow_loopback_http"};
   return *flags;
 }
 

@@ -44,8 +44,7 @@ struct Invocation {
 // `args` excludes argv[0]. The global flags land in `*globals` (whose values are the defaults on
 // entry). `--help` (anywhere) sets Invocation::help and skips the other checks. Errors:
 // INVALID_ARGUMENT naming the problem (the caller prints it with UsageText() and exits 2).
-absl::StatusOr<Invocation> ParseArgs(const std::vector<std::string>& args,
-                                     GlobalOptions* globals);
+absl::StatusOr<Invocation> ParseArgs(const std::vector<std::string>& args, GlobalOptions* globals);
 
 // Parses an integer flag value. Errors: INVALID_ARGUMENT naming the flag.
 absl::StatusOr<int64_t> ParseInt(const std::string& flag, const std::string& value);
