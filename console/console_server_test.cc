@@ -345,7 +345,9 @@ TEST_F(ConsoleServerTest, AWideningRefusedByTheStoreIsShownAs400NamingTheField) 
 
 TEST_F(ConsoleServerTest, BadFieldsAreRefused400NamingTheFieldBeforeAnyCall) {
   auto [cookie, csrf] = Session(kReviewer);
-  auto post = [&](const std::string& rest) {
+  // Init-captures: C++17 does not let a lambda capture a structured binding itself (gcc allows
+  // it, clang does not).
+  auto post = [this, &csrf = csrf, &cookie = cookie](const std::string& rest) {
     return PostForm("/decide", absl::StrCat("csrf=", csrf, rest), cookie);
   };
   EXPECT_THAT(post("&id=esc-1&decision=maybe")->body, HasSubstr("decision: approve or deny"));
