@@ -147,6 +147,8 @@ if [ "$mode" = refusals ]; then echo ok; exit 0; fi
 shown="$(ctl escalations show --id="$escalation")"
 echo "$shown"
 echo "$shown" | grep -q "approved" || { echo "the escalation is not approved"; exit 1; }
+echo "$shown" | grep -qF "with an identity provider token (idpIssuer $issuer, idpSubject alice)" ||
+  { echo "escalations show does not name the provider's iss/sub"; exit 1; }
 resolved="$(ctl --json audit query --type=escalation.resolved --namespace=world-demo)"
 echo "$resolved" | grep -F "$escalation" > /dev/null ||
   { echo "$resolved"; echo "no escalation.resolved record of $escalation"; exit 1; }
