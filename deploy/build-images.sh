@@ -9,6 +9,14 @@
 #   deploy/build-images.sh                  bazel build, then build every image
 #   deploy/build-images.sh --bin_dir=DIR    use binaries already built, laid out as bazel-bin
 #   deploy/build-images.sh --postgres_only  only localhost/sharedos-postgres (no Bazel)
+#   deploy/build-images.sh --oidc_only      only localhost/sharedos-oidc (no Bazel; not built
+#                                           by the other forms: it needs tools/setup.sh's
+#                                           node_modules, or SHAREDOS_NODE_MODULES=DIR)
+#
+# And the compose OIDC profile's identity provider, localhost/sharedos-oidc: the test fixture
+# tests/oidc/provider.mjs (npm oidc-provider) with only its node_modules, on a Debian 13 (trixie)
+# base with Debian's nodejs 20 (oidc-provider needs Node >= 20.12; bookworm ships 18). Test and
+# demo use only: its users sign in with any password (deploy/README.md section 7).
 #
 # No image registry is needed: the base is `debootstrap --variant=minbase bookworm` from Debian's
 # package mirror (SHAREDOS_DEBIAN_MIRROR; default debootstrap's own), imported into podman. It is
@@ -21,11 +29,13 @@ root="$(cd "$SHAREDOS_DEPLOY_DIR/.." && pwd)"
 
 bin_dir=""
 postgres_only=0
+oidc_only=0
 for arg in "$@"; do
   case "$arg" in
     --bin_dir=*) bin_dir="${arg#--bin_dir=}" ;;
     --postgres_only) postgres_only=1 ;;
-    *) echo "build-images: unknown argument ${arg:0:64} (usage: build-images.sh [--bin_dir=DIR] [--postgres_only])" >&2; exit 2 ;;
+    --oidc_only) oidc_only=1 ;;
+    *) echo "build-images: unknown argument ${arg:0:64} (usage: build-images.sh [--bin_dir=DIR] [--postgres_only] [--oidc_only])" >&2; exit 2 ;;
   esac
 done
 cache="${SHAREDOS_IMAGE_CACHE:-${HOME:-/root}/.cache/sharedos}"
@@ -58,24 +68,33 @@ postgres_base_image() {
     paste -sd, -)" postgres
 }
 
-# cached_base NAME PACKAGES [postgres]: debootstrap minbase with PACKAGES, add_user, cached as a
-# tarball keyed by the packages and layout, imported as localhost/NAME:<key>.
+# The identity provider's base: Debian 13's nodejs (20.x) and the CA bundle.
+oidc_base_image() {
+  cached_base sharedos-oidc-base "nodejs,ca-certificates" oidc trixie
+}
+
+# cached_base NAME PACKAGES [FLAVOUR [SUITE]]: debootstrap minbase SUITE (default bookworm) with
+# PACKAGES, add_user, cached as a tarball keyed by the packages, layout, flavour and suite,
+# imported as localhost/NAME:<key>.
 cached_base() {
-  local name="$1" packages="$2" flavour="${3:-}" key image dir
+  local name="$1" packages="$2" flavour="${3:-}" suite="${4:-bookworm}" key image dir
   # The key: the packages and what add_user lays out (bump the layout when add_user changes).
   if [ -z "$flavour" ]; then
     key="$(printf '%s\nuid=%s\nlayout=2\n' "$packages" "$SHAREDOS_UID" | sha256sum | cut -c1-16)"
-  else
+  elif [ "$suite" = bookworm ]; then
     key="$(printf '%s\nuid=%s\nlayout=2\n%s=1\n' "$packages" "$SHAREDOS_UID" "$flavour" |
       sha256sum | cut -c1-16)"
+  else
+    key="$(printf '%s\nuid=%s\nlayout=2\n%s=1\nsuite=%s\n' "$packages" "$SHAREDOS_UID" \
+      "$flavour" "$suite" | sha256sum | cut -c1-16)"
   fi
   image="localhost/$name:$key"
   if sharedos_podman image exists "$image"; then echo "$image"; return; fi
   dir="$cache/${name#sharedos-}-$key"
   if [ ! -f "$dir/rootfs.tar" ]; then
-    echo "build-images: debootstrap minbase bookworm with $packages (once per package list)" >&2
+    echo "build-images: debootstrap minbase $suite with $packages (once per package list)" >&2
     rm -rf "$dir" && mkdir -p "$dir"
-    debootstrap --variant=minbase --include="$packages" bookworm "$dir/rootfs" \
+    debootstrap --variant=minbase --include="$packages" "$suite" "$dir/rootfs" \
       ${SHAREDOS_DEBIAN_MIRROR:+"$SHAREDOS_DEBIAN_MIRROR"} > "$dir/debootstrap.log" 2>&1 ||
       { tail -n 20 "$dir/debootstrap.log" >&2; echo "build-images: debootstrap failed" >&2; exit 1; }
     add_user "$dir/rootfs"
@@ -185,8 +204,55 @@ CONTAINERFILE
   echo "built localhost/sharedos-postgres:$SHAREDOS_TAG"
 }
 
+# The identity provider (tests/oidc/provider.mjs) with only its node_modules: oidc-provider, jose
+# and what they depend on, copied from the workspace's node_modules (tools/setup.sh).
+oidc_image() {
+  local base="$1" context="$cache/context-oidc" modules="${SHAREDOS_NODE_MODULES:-$root/node_modules}"
+  [ -d "$modules/oidc-provider" ] ||
+    { echo "build-images: $modules/oidc-provider is missing; run tools/setup.sh" >&2; exit 1; }
+  rm -rf "$context" && mkdir -p "$context/app/node_modules"
+  cp "$root/tests/oidc/provider.mjs" "$context/app/provider.mjs"
+  # The closure of the two packages' dependencies, resolved as Node resolves them.
+  node -e '
+const path = require("path"), fs = require("fs");
+const root = process.argv[1], seen = new Set();
+function visit(name, from) {
+  let dir = from;
+  for (;;) {
+    const candidate = path.join(dir, "node_modules", name);
+    if (fs.existsSync(path.join(candidate, "package.json"))) { dir = candidate; break; }
+    const up = path.dirname(dir);
+    if (up === dir) throw new Error("unresolved " + name);
+    dir = up;
+  }
+  if (seen.has(dir)) return;
+  seen.add(dir);
+  const pkg = JSON.parse(fs.readFileSync(path.join(dir, "package.json")));
+  for (const dep of Object.keys(pkg.dependencies || {})) visit(dep, dir);
+}
+visit("oidc-provider", root); visit("jose", root);
+for (const dir of seen) console.log(path.relative(root, dir));
+' "$(dirname "$modules")" | while read -r rel; do
+    mkdir -p "$context/app/$(dirname "$rel")"
+    cp -a "$(dirname "$modules")/$rel" "$context/app/$rel"
+  done
+  cat > "$context/Containerfile" <<CONTAINERFILE
+FROM $base
+COPY app /usr/local/lib/sharedos-oidc
+LABEL io.sharedos.image=$SHAREDOS_LABEL
+USER $SHAREDOS_UID:$SHAREDOS_UID
+WORKDIR /usr/local/lib/sharedos-oidc
+EXPOSE 9443
+ENTRYPOINT ["/usr/bin/node", "/usr/local/lib/sharedos-oidc/provider.mjs"]
+CONTAINERFILE
+  sharedos_podman build --quiet --format docker --layers -f "$context/Containerfile" \
+    -t "localhost/sharedos-oidc:$SHAREDOS_TAG" "$context" > /dev/null
+  echo "built localhost/sharedos-oidc:$SHAREDOS_TAG"
+}
+
 main() {
   if [ "$postgres_only" = 1 ]; then postgres_image "$(postgres_base_image)"; return; fi
+  if [ "$oidc_only" = 1 ]; then oidc_image "$(oidc_base_image)"; return; fi
   [ -n "$bin_dir" ] || build_binaries
   local base context image path port
   base="$(base_image)"

@@ -14,6 +14,9 @@
 # file's order), waits for PostgreSQL's HEALTHCHECK before the rest, and gives each replica the
 # network alias of its group (audit-1 and audit-2 are both `audit`), which podman-compose 1.0.3
 # cannot express in the file.
+#
+# SHAREDOS_COMPOSE_OIDC=1 (sqlite variant) adds compose/compose.oidc.yaml: the identity provider
+# as one more container and --oidc_config on every service (deploy/README.md section 7).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 variant="${SHAREDOS_COMPOSE_VARIANT:-sqlite}"
@@ -22,6 +25,12 @@ case "$variant" in
   postgres) compose_file="$SHAREDOS_DEPLOY_DIR/compose/compose.postgres.yaml" ;;
   *) echo "compose.sh: SHAREDOS_COMPOSE_VARIANT: sqlite or postgres" >&2; exit 2 ;;
 esac
+files=(-f "$compose_file")
+if [ "${SHAREDOS_COMPOSE_OIDC:-0}" = 1 ]; then
+  [ "$variant" = sqlite ] ||
+    { echo "compose.sh: SHAREDOS_COMPOSE_OIDC=1 needs the sqlite variant" >&2; exit 2; }
+  files+=(-f "$SHAREDOS_DEPLOY_DIR/compose/compose.oidc.yaml")
+fi
 project="${SHAREDOS_PROJECT:-sharedos}"
 [[ "$project" =~ ^[a-z0-9][a-z0-9_-]{0,40}$ ]] ||
   { echo "compose.sh: SHAREDOS_PROJECT: lower-case letters, digits, _ and -, at most 41" >&2; exit 2; }
@@ -95,4 +104,4 @@ if [ "$variant" = postgres ] && [ "${1:-}" = "up" ]; then
   done
   exit 0
 fi
-sharedos_compose -p "$project" -f "$compose_file" "$@"
+sharedos_compose -p "$project" "${files[@]}" "$@"

@@ -11,6 +11,8 @@
 #
 #   DIR/postgres/…                  the PostgreSQL image's server certificate (the PostgreSQL
 #                                   variant, deploy/README.md "PostgreSQL and replicas")
+#   DIR/oidc/…                      the compose OIDC profile's identity provider (DNS:oidc,
+#                                   DNS:localhost, IP:127.0.0.1; deploy/README.md section 7)
 #
 # Each service certificate names DNS:<service>, DNS:<service>.<NS>.svc,
 # DNS:<service>.<NS>.svc.cluster.local (Kubernetes; NS default "sharedos"), DNS:localhost and
@@ -85,7 +87,8 @@ sans() {
 for service in audit grantstore authorizer envelope sharedosd postgres; do
   issue "$service" "$(sans "$service")"
 done
+issue oidc "DNS:oidc,DNS:localhost,IP:127.0.0.1"
 issue operator "URI:spiffe://sharedos/operator"
 chmod 0755 "$dir"
 chmod 0644 "$dir/ca.crt"
-echo "gen-certs: CA $dir/ca.crt; certificates for audit grantstore authorizer envelope sharedosd postgres operator"
+echo "gen-certs: CA $dir/ca.crt; certificates for audit grantstore authorizer envelope sharedosd postgres oidc operator"

@@ -4,6 +4,12 @@
 //   node tests/oidc/provider.mjs [--console_redirect_uri=URI] [--console_secret=S]
 //       [--tests_secret=S] [--resource=URI] [--alg=RS256|ES256|EdDSA] [--keys=N]
 //       [--users=<id>=<group>,<group>;<id>=<group>...]
+//       [--https_cert=FILE --https_key=FILE --issuer=https://NAME:PORT [--listen_host=H]]
+//
+// HTTPS mode (the compose deployment's provider container, deploy/README.md): with --https_cert
+// and --https_key (PEM; deploy/gen-certs.sh's `oidc/`) it serves TLS on --listen_host (default
+// 0.0.0.0) at the port of --issuer (an https URL naming the host the services reach it by), and
+// that URL is its issuer. Without them it is plain HTTP on 127.0.0.1 at a free port, as above.
 //
 // Keys: N signing keys (default 1) generated per run; the first signs. POST /test/rotate (or
 // SIGUSR2) adds a new key, which signs from then on; the old ones stay published.
@@ -27,6 +33,8 @@
 // Every refused grant at the token endpoint is one stderr line "provider: grant.error <error>:
 // <detail>" (the detail the answer does not carry).
 import http from 'node:http';
+import https from 'node:https';
+import fs from 'node:fs';
 import crypto from 'node:crypto';
 
 import Provider from 'oidc-provider';
@@ -74,9 +82,31 @@ async function newKey() {
   return jwk.kid;
 }
 
-const server = http.createServer();
-await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-const issuer = `http://127.0.0.1:${server.address().port}`;
+let server;
+let issuer;
+let listenLater; // HTTPS mode: listen once the handler is in place (no request is ever dropped)
+if (args.https_cert || args.https_key || args.issuer) {
+  if (!args.https_cert || !args.https_key || !args.issuer) {
+    process.stderr.write('provider: HTTPS mode needs --https_cert, --https_key and --issuer\n');
+    process.exit(2);
+  }
+  const url = new URL(args.issuer);
+  if (url.protocol !== 'https:' || !url.port || url.pathname !== '/') {
+    process.stderr.write('provider: --issuer: https://NAME:PORT\n');
+    process.exit(2);
+  }
+  server = https.createServer({
+    cert: fs.readFileSync(args.https_cert), key: fs.readFileSync(args.https_key),
+  });
+  listenLater = () => new Promise((resolve) => {
+    server.listen(Number(url.port), args.listen_host ?? '0.0.0.0', resolve);
+  });
+  issuer = url.origin;
+} else {
+  server = http.createServer();
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  issuer = `http://127.0.0.1:${server.address().port}`;
+}
 const cookieKeys = [crypto.randomBytes(32).toString('base64url')];
 
 function resourceServerInfo() {
@@ -249,6 +279,7 @@ const initialKeys = Math.max(1, Number(args.keys ?? 1));
 for (let i = 0; i < initialKeys; i += 1) await newKey();
 handler = buildProvider().callback();
 server.on('request', (req, res) => handler(req, res));
+if (listenLater) await listenLater();
 process.on('SIGUSR2', () => { rotate(); });
 for (const signal of ['SIGTERM', 'SIGINT']) {
   process.on(signal, () => { server.close(); process.exit(0); });
