@@ -18,7 +18,7 @@ set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
-# Executions per target in CI (after the replay), sized so that all together (with the build)
+# Executions per target in CI (the replay included), sized so that all together (with the build)
 # stay within a few minutes on a 2-core machine. The three with fewer cost about 1 ms of CPU each
 # early in a run (libFuzzer's and ASan's bookkeeping over a large instrumented binary, more than
 # the call itself; docs/fuzzing.md), against 0.1-0.3 ms for the others.
