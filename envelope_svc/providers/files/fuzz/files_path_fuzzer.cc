@@ -70,8 +70,8 @@ std::string ReadFile(const fs::path& path) {
 
 // Where the scratch tree goes: FILES_FUZZ_TMPDIR, else a memory filesystem (/dev/shm) when there
 // is one, else TEST_TMPDIR or /tmp. The provider fsyncs every file it writes and the directories
-// it changes; on a disk each fsync waits for the device (most of a run's wall time: ~20 ms), on
-// tmpfs it returns at once. The code under test is the same either way.
+// it changes; on a disk each fsync waits for the device (wall time, more so on a busy machine),
+// on tmpfs it returns at once. The code under test is the same either way.
 std::string ScratchParent() {
   const char* dir = std::getenv("FILES_FUZZ_TMPDIR");
   if (dir != nullptr && *dir != '\0') return dir;
