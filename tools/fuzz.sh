@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Builds every fuzz target (tagged `fuzz`) with --config=fuzz and runs each for a fixed number of
-# executions from its seed corpus. Fails on any crash, leak, timeout or sanitizer report; prints
-# per target its executions, coverage (libFuzzer's cov:/ft:) and time, then one
-# `fuzz: <target> PASSED|FAILED` line each (tools/test.sh counts those). docs/fuzzing.md.
+# executions, after replaying its checked-in corpus (<pkg>/corpus/<name>/, every input run once;
+# fewer inputs read than the directory holds fails the target). Its own libFuzzer flags, if any,
+# come from <pkg>/<name>.options. Fails on any crash, leak, timeout or sanitizer report; prints
+# per target the inputs replayed, its executions, coverage (libFuzzer's cov:/ft:) and time, then
+# one `fuzz: <target> PASSED|FAILED` line each (tools/test.sh counts those). docs/fuzzing.md.
 #
 #   tools/fuzz.sh                     every target, its CI number of executions (below)
 #   tools/fuzz.sh --runs=1000000 //envelope_svc/mcp/fuzz:mcp_handler_fuzzer
@@ -16,9 +18,10 @@ set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
-# Executions per target in CI, sized so that all together (with the build) stay within ~5 minutes
-# on a 2-core machine. The slow ones write files with fsync (files), build whole registries from
-# ~20 KB configs (tool_registry) or run a turn engine (mcp_handler): about 200-500 executions/s.
+# Executions per target in CI (the replay included), sized so that all together (with the build)
+# stay within a few minutes on a 2-core machine. The three with fewer cost about 1 ms of CPU each
+# early in a run (libFuzzer's and ASan's bookkeeping over a large instrumented binary, more than
+# the call itself; docs/fuzzing.md), against 0.1-0.3 ms for the others.
 default_runs=50000
 declare -A ci_runs=([files_path_fuzzer]=5000 [tool_registry_fuzzer]=4000 [mcp_handler_fuzzer]=5000)
 runs="${FUZZ_RUNS:-}"
@@ -63,21 +66,37 @@ for target in "${targets[@]}"; do
   work="$out/$name"
   mkdir -p "$work/corpus"
   log="$work/fuzz.log"
+  seeds="$root/$pkg/corpus/$name"
+  # A target's own libFuzzer flags (e.g. -max_len), one per line: <pkg>/<name>.options.
+  options=()
+  if [ -f "$root/$pkg/$name.options" ]; then
+    mapfile -t options < <(grep -vE '^[[:space:]]*(#|$)' "$root/$pkg/$name.options")
+  fi
   start=$(date +%s)
-  # New inputs go to the scratch corpus; the checked-in seeds are only read.
+  # libFuzzer first runs every input of both corpus directories (the checked-in corpus is
+  # replayed: "INFO: seed corpus: files: N", then INITED), then the fixed number of mutations.
+  # New inputs go to the scratch corpus; the checked-in corpus is only read.
   (cd "$work" && TEST_TMPDIR="$work" ASAN_OPTIONS="detect_leaks=1:abort_on_error=0" \
     UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
     "$bin/$pkg/$name" -runs="${runs:-${ci_runs[$name]:-$default_runs}}" -timeout=25 \
-    -rss_limit_mb=2048 -print_final_stats=1 \
-    -artifact_prefix="$work/" corpus "$root/$pkg/corpus/$name") > "$log" 2>&1
+    -rss_limit_mb=2048 -print_final_stats=1 "${options[@]}" \
+    -artifact_prefix="$work/" corpus "$seeds") > "$log" 2>&1
   rc=$?
   secs=$(( $(date +%s) - start ))
   done_line="$(grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -n 1)"
   execs="$(grep -oE '^stat::number_of_executed_units: [0-9]+' "$log" | awk '{print $2}')"
   cov="$(printf '%s' "$done_line" | grep -oE 'cov: [0-9]+' | awk '{print $2}')"
   ft="$(printf '%s' "$done_line" | grep -oE 'ft: [0-9]+' | awk '{print $2}')"
+  # Every checked-in input was read and run before the mutations (the scratch corpus starts
+  # empty): libFuzzer's count of files read is at least the directory's.
+  replayed="$(grep -oE 'INFO: seed corpus: files: [0-9]+' "$log" | awk '{print $NF}')"
+  checked_in="$(find "$seeds" -type f | wc -l)"
   status=PASSED
-  if [ "$rc" -ne 0 ] || [ -z "$done_line" ] ||
+  if [ "${replayed:-0}" -lt "$checked_in" ]; then
+    echo "---- $target: replayed ${replayed:-no} inputs of the $checked_in in $seeds"
+    status=FAILED
+  fi
+  if [ "$status" = FAILED ] || [ "$rc" -ne 0 ] || [ -z "$done_line" ] ||
     grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error:' "$log"; then
     status=FAILED
     failed=$((failed + 1))
@@ -85,8 +104,8 @@ for target in "${targets[@]}"; do
     grep -E -A 30 'ERROR:|runtime error:' "$log" | head -n 60
     ls "$work" | grep -E '^(crash|leak|timeout|oom)-' | sed "s|^|  artifact: $work/|"
   fi
-  results+=("$(printf '%-58s %-6s execs=%-9s cov=%-6s ft=%-6s %ss' \
-    "$name" "$status" "${execs:-?}" "${cov:-?}" "${ft:-?}" "$secs")")
+  results+=("$(printf '%-30s %-6s replayed=%-4s execs=%-9s cov=%-6s ft=%-6s %ss' \
+    "$name" "$status" "${replayed:-?}" "${execs:-?}" "${cov:-?}" "${ft:-?}" "$secs")")
   echo "fuzz: $target $status"
 done
 

@@ -49,7 +49,10 @@ constexpr char kSecret[] = "OUTSIDE-THE-ROOT-7f3a9c";
 constexpr const char* kActions[] = {
     "list",    "stat",   "read",   "search",          "grep",          "create",
     "replace", "append", "delete", "snapshot:create", "snapshot:list", "snapshot:restore"};
-constexpr int kRunsPerReset = 2000;
+// Calls between resets of the root (ResetIfDue). Sequences of calls stay possible (create, then
+// snapshot, then restore...), and the tree stays small: snapshot:create copies the workspace, and
+// every list, search, grep and snapshot walks what earlier calls left.
+constexpr int kRunsPerReset = 100;
 
 struct World {
   fs::path base;
@@ -63,6 +66,25 @@ struct World {
 std::string ReadFile(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// Where the scratch tree goes: FILES_FUZZ_TMPDIR, else a memory filesystem (/dev/shm) when there
+// is one, else TEST_TMPDIR or /tmp. The provider fsyncs every file it writes and the directories
+// it changes; on a disk each fsync waits for the device (wall time, more so on a busy machine),
+// on tmpfs it returns at once. The code under test is the same either way.
+std::string ScratchParent() {
+  const char* dir = std::getenv("FILES_FUZZ_TMPDIR");
+  if (dir != nullptr && *dir != '\0') return dir;
+  if (access("/dev/shm", W_OK | X_OK) == 0) return "/dev/shm";
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  return tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+}
+
+// The scratch tree, removed when the process exits normally (after -runs, or -merge).
+fs::path* scratch_base = nullptr;
+void RemoveScratch() {
+  std::error_code ignored;
+  if (scratch_base != nullptr) fs::remove_all(*scratch_base, ignored);
 }
 
 // The planted owner "agent:planted": its workspace offers every way out.
@@ -80,10 +102,11 @@ void Plant(const World& world) {
 World& GetWorld() {
   static World* world = [] {
     auto* w = new World;
-    const char* tmp = std::getenv("TEST_TMPDIR");
-    std::string pattern = std::string(tmp != nullptr ? tmp : "/tmp") + "/files-fuzz-XXXXXX";
+    std::string pattern = ScratchParent() + "/files-fuzz-XXXXXX";
     if (mkdtemp(pattern.data()) == nullptr) std::abort();
     w->base = pattern;
+    scratch_base = &w->base;
+    std::atexit(RemoveScratch);
     w->root = w->base / "root";
     w->outside = w->base / "outside";
     fs::create_directories(w->root);
