@@ -182,6 +182,8 @@ class CliClient final : public McpClient {
     }
     json recipe = json::parse(made.output, nullptr, false);
     if (recipe.is_discarded()) return absl::InternalError("mcp-config: not JSON");
+    // A server that did not start is not tried again on every later turn.
+    if (!serve_failed_.ok()) return serve_failed_;
     if (!serving_) {
       const std::string dir = absl::StrCat(options_.scratch, "/", options_.column, "-serve");
       home_ = dir + "/home";
@@ -211,10 +213,14 @@ class CliClient final : public McpClient {
                                  {"timeoutMs", kServeStartTimeoutMs},
                                  {"password", password}},
                                 absl::Milliseconds(kServeStartTimeoutMs) + kStepTimeout);
-      if (!started.ok()) return started.status();
+      if (!started.ok()) {
+        serve_failed_ = started.status();
+        return serve_failed_;
+      }
       if (!started->value("ok", false)) {
-        return absl::UnavailableError(
-            absl::StrCat("opencode serve: ", started->value("error", "")));
+        serve_failed_ =
+            absl::UnavailableError(absl::StrCat("opencode serve: ", started->value("error", "")));
+        return serve_failed_;
       }
       serving_ = true;
     }
@@ -329,6 +335,7 @@ class CliClient final : public McpClient {
   int turn_ = 0;
   // opencode: the warm server is running (it serves every later turn).
   bool serving_ = false;
+  absl::Status serve_failed_;
   std::string home_, work_;
   std::vector<std::string> names_;
   // A tool the CLI offered: how it names tools (its prefix) for an attempt on one it did not.
