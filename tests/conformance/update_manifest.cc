@@ -30,10 +30,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "update_manifest: %s\n", declarations.status().ToString().c_str());
     return 2;
   }
-  char scratch[] = "/tmp/sharedos-conformance-XXXXXX";
-  if (mkdtemp(scratch) == nullptr) return 2;
   conformance::SuiteOptions options;
-  options.scratch = scratch;
   options.node_root = workspace;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -51,6 +48,9 @@ int main(int argc, char** argv) {
       options.columns.emplace_back(column);
     }
   }
+  char scratch[] = "/tmp/sharedos-conformance-XXXXXX";
+  if (mkdtemp(scratch) == nullptr) return 2;
+  options.scratch = scratch;
   auto cells = conformance::RunSuite(*declarations, options);
   const std::string root = workspace;
   if (!options.columns.empty()) {
