@@ -26,6 +26,18 @@
 //   {"op":"end","text":…}   answers the pending main request with a final text; waits for the CLI
 //       to exit → {"ok":true,"exitCode":…,"signal":…,"stdout":…,"stderr":…}
 //   {"op":"requests"}       → {"ok":true,"requests":[{"api","path","main","model"}]}
+//
+// A CLI with a server mode (opencode: `sharedosctl mcp-config --cli=opencode-serve`) runs warm,
+// one server for many turns, instead of one launch per turn:
+//   {"op":"serve","command":[…],"env":{…},"cwd":…,"timeoutMs":…,"password":…}
+//       starts the server (stdin /dev/null) and waits, at most timeoutMs, for the line naming its
+//       URL ("… listening on http://…") → {"ok":true,"url":…}. Killed when this driver ends.
+//   {"op":"prompt","request":{"method","path","query","body"},"text":…,"timeoutMs":…}
+//       one turn on it: sends the recipe's per-turn request (the turn's MCP server), then creates
+//       a session in the request's directory and sends it the prompt; the turn runs until that
+//       message is answered (or timeoutMs: the session is aborted) → {"ok":true}. "tools",
+//       "call" and "end" then work as for a launch ("end" waits for the turn's answer).
+// Requests to the server carry basic auth (user "opencode", the password given to "serve").
 // Failures answer {"ok":false,"error":…}. The server prints {"ok":true,"port":N} first.
 //
 //   node scripted_model.mjs [--log=<file>]
@@ -332,6 +344,9 @@ let awaiting = null; // the call whose result the next main request carries
 let child = null;
 let exited = null;
 let exitWaiters = [];
+// The warm server (op "serve") and whether a turn on it runs (op "prompt").
+let served = null; // {process, url, auth}
+let turnRunning = false;
 
 function whenPending() {
   if (pending) return Promise.resolve(pending);
@@ -403,6 +418,100 @@ function launch({ command, env, cwd, timeoutMs }) {
   return { ok: true, port: server.address().port };
 }
 
+// How a turn on the warm server (or a launched CLI) ended: what "end" reports.
+function turnEnded(result) {
+  exited = result;
+  log({ event: 'exit', exitCode: result.exitCode, signal: result.signal, stderr: result.stderr });
+  failWaiters(new Error(`the turn ended (${result.exitCode ?? result.signal}) before asking its model: ${result.stderr.slice(-2000)}`));
+  for (const waiter of exitWaiters) waiter(result);
+  exitWaiters = [];
+}
+
+function serve({ command, env, cwd, timeoutMs, password }) {
+  if (served) throw new Error('a server is already running');
+  const [file, ...args] = command;
+  const process_ = spawn(file, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  log({ event: 'serve', command: file });
+  const auth = 'Basic ' + Buffer.from(`opencode:${password ?? ''}`).toString('base64');
+  let said = '';
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      process_.kill('SIGKILL');
+      resolve({ ok: false, error: `the server did not say where it listens within ${timeoutMs} ms: ${said.slice(-2000)}` });
+    }, timeoutMs ?? 120000);
+    const listen = (chunk) => {
+      said = (said + chunk.toString('utf8')).slice(-kMaxReported);
+      const found = said.match(/listening on (http:\/\/[^\s]+)/);
+      if (found && !served) {
+        clearTimeout(timer);
+        served = { process: process_, url: found[1].replace(/\/$/, ''), auth };
+        resolve({ ok: true, url: served.url });
+      }
+    };
+    process_.stdout.on('data', listen);
+    process_.stderr.on('data', listen);
+    process_.on('close', (code, signal) => {
+      clearTimeout(timer);
+      log({ event: 'server-exit', exitCode: code, signal });
+      if (served?.process === process_) served = null;
+      if (turnRunning) {
+        turnRunning = false;
+        turnEnded({ exitCode: code, signal: signal ?? 'server-exited', stdout: '', stderr: said.slice(-kMaxReported) });
+      }
+      resolve({ ok: false, error: `the server exited (${code ?? signal}): ${said.slice(-2000)}` });
+    });
+  });
+}
+
+// One request to the warm server: the parsed JSON answer, or an Error naming the status.
+async function toServer(method, path, query, body, signal) {
+  const url = new URL(served.url + path);
+  for (const [key, value] of Object.entries(query ?? {})) url.searchParams.set(key, value);
+  const response = await fetch(url, {
+    method,
+    headers: { 'content-type': 'application/json', authorization: served.auth },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal,
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${method} ${path}: HTTP ${response.status} ${text.slice(0, 2000)}`);
+  return text ? JSON.parse(text) : null;
+}
+
+async function prompt({ request, text, timeoutMs }) {
+  if (!served) return { ok: false, error: 'no server is running (op "serve" first)' };
+  if (turnRunning) return { ok: false, error: 'a turn is already running on the server' };
+  exited = null;
+  pending = null;
+  awaiting = null;
+  const query = request.query ?? {};
+  // The turn's MCP server, (re)placed on the instance: answered with every server's status.
+  const added = await toServer(request.method, request.path, query, request.body);
+  const name = request.body?.name;
+  const status = added?.[name];
+  if (!status || status.status !== 'connected') {
+    return { ok: false, error: `the server could not connect its MCP server ${name}: ${JSON.stringify(status ?? added).slice(0, 2000)}` };
+  }
+  const session = await toServer('POST', '/session', query, {});
+  turnRunning = true;
+  log({ event: 'prompt', session: session.id });
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), timeoutMs ?? 120000);
+  toServer('POST', `/session/${session.id}/message`, query, { parts: [{ type: 'text', text }] }, abort.signal).then(
+    (answer) => ({ exitCode: 0, signal: null, stdout: JSON.stringify(answer?.info ?? {}).slice(0, kMaxReported), stderr: '' }),
+    (error) => {
+      if (abort.signal.aborted) toServer('POST', `/session/${session.id}/abort`, query, {}).catch(() => {});
+      return { exitCode: null, signal: abort.signal.aborted ? 'timeout' : 'failed', stdout: '', stderr: String(error?.message ?? error) };
+    },
+  ).then((result) => {
+    clearTimeout(timer);
+    if (!turnRunning) return;
+    turnRunning = false;
+    turnEnded(result);
+  });
+  return { ok: true };
+}
+
 // The name (and namespace) the CLI would give `tool`, from how it named `like`, an offered tool.
 function nameLike(turn, tool, like) {
   const model = like ? findOffered(turn.offered, like) : null;
@@ -432,7 +541,7 @@ async function call({ tool, arguments: args, like }) {
 }
 
 async function end({ text }) {
-  if (child || !exited) {
+  if (child || turnRunning || !exited) {
     const turn = await whenPending();
     pending = null;
     answerRequest(turn, { kind: 'text', text: text ?? 'Done.' });
@@ -452,6 +561,10 @@ async function handle(request) {
       return call(request);
     case 'end':
       return end(request);
+    case 'serve':
+      return serve(request);
+    case 'prompt':
+      return prompt(request);
     case 'requests':
       return { ok: true, requests };
     default:
@@ -477,6 +590,7 @@ server.listen(0, '127.0.0.1', () => {
   lines.on('close', () => {
     chain.then(() => {
       child?.kill('SIGKILL');
+      served?.process.kill('SIGKILL');
       server.close();
       process.exit(0);
     });

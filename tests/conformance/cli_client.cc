@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <map>
 #include <regex>
 
@@ -21,6 +22,8 @@ constexpr char kPrompt[] = "Work in the workspace.";
 // A scripted turn: the CLI's launch, each model round trip and its exit, each bounded.
 constexpr absl::Duration kStepTimeout = absl::Seconds(90);
 constexpr int kCliTimeoutMs = 180000;
+// The warm `opencode serve` (one per column): its start, bounded.
+constexpr int kServeStartTimeoutMs = 180000;
 
 std::string Portable(const std::string& name) { return absl::StrReplaceAll(name, {{".", "_"}}); }
 
@@ -59,6 +62,10 @@ class CliClient final : public McpClient {
   absl::StatusOr<std::vector<std::string>> Connect(const std::string& url,
                                                    const std::string& token) override {
     ++turn_;
+    if (CliOfColumn(options_.column) == "opencode") {
+      RETURN_IF_ERROR(PromptWarmServer(url, token));
+      return OfferedTools();
+    }
     const std::string dir = absl::StrCat(options_.scratch, "/", options_.column, "-turn", turn_);
     home_ = dir + "/home";
     work_ = dir + "/work";
@@ -97,6 +104,11 @@ class CliClient final : public McpClient {
     if (!launched->value("ok", false)) {
       return absl::UnavailableError(absl::StrCat("launch: ", launched->value("error", "")));
     }
+    return OfferedTools();
+  }
+
+  // The SharedOS tools the CLI offered its model on this turn (canonical names).
+  absl::StatusOr<std::vector<std::string>> OfferedTools() {
     auto offered = child_.Ask({{"op", "tools"}}, kStepTimeout);
     if (!offered.ok()) return offered.status();
     if (!offered->value("ok", false)) {
@@ -158,6 +170,93 @@ class CliClient final : public McpClient {
   }
 
  private:
+  // opencode (issue 35): one warm `opencode serve` per column, started on the first turn from
+  // `sharedosctl mcp-config --cli=opencode-serve` verbatim (its own HOME and directory, a random
+  // server password); each turn sends that recipe's per-turn request (the turn's MCP server with
+  // the turn's token) and a prompt to it, instead of launching opencode (10-20 s of CPU each).
+  absl::Status PromptWarmServer(const std::string& url, const std::string& token) {
+    testing::CommandResult made = testing::RunToCompletion(
+        options_.sharedosctl, {"mcp-config", "--cli=opencode-serve", "--url=" + url});
+    if (made.exit_code != 0) {
+      return absl::FailedPreconditionError("sharedosctl mcp-config: " + made.output);
+    }
+    json recipe = json::parse(made.output, nullptr, false);
+    if (recipe.is_discarded()) return absl::InternalError("mcp-config: not JSON");
+    // A server that did not start is not tried again on every later turn.
+    if (!serve_failed_.ok()) return serve_failed_;
+    if (!serving_) {
+      const std::string dir = absl::StrCat(options_.scratch, "/", options_.column, "-serve");
+      home_ = dir + "/home";
+      work_ = dir + "/work";
+      MakeDirs(home_);
+      MakeDirs(work_);
+      for (const json& file : recipe["files"]) {
+        RETURN_IF_ERROR(WriteUnder(work_, file["path"], file["content"]));
+      }
+      const std::string password = RandomHex(16);
+      if (password.empty()) return absl::InternalError("no randomness for the server's password");
+      json env = json::object();
+      env["PATH"] = std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin";
+      env["HOME"] = home_;
+      for (auto it = recipe["env"].begin(); it != recipe["env"].end(); ++it) {
+        env[it.key()] = absl::StrReplaceAll(Fill(it.value().get<std::string>()),
+                                            {{"<server password>", password}});
+      }
+      std::vector<std::string> command = {
+          absl::StrCat(options_.node_root, "/node_modules/.bin/opencode")};
+      for (const json& arg : recipe["args"]) command.push_back(Fill(arg.get<std::string>()));
+      RETURN_IF_ERROR(AddModel(env, command, /*prompt=*/false));
+      auto started = child_.Ask({{"op", "serve"},
+                                 {"command", command},
+                                 {"env", env},
+                                 {"cwd", work_},
+                                 {"timeoutMs", kServeStartTimeoutMs},
+                                 {"password", password}},
+                                absl::Milliseconds(kServeStartTimeoutMs) + kStepTimeout);
+      if (!started.ok()) {
+        serve_failed_ = started.status();
+        return serve_failed_;
+      }
+      if (!started->value("ok", false)) {
+        serve_failed_ =
+            absl::UnavailableError(absl::StrCat("opencode serve: ", started->value("error", "")));
+        return serve_failed_;
+      }
+      serving_ = true;
+    }
+    json request = recipe["turn"];
+    for (auto it = request["query"].begin(); it != request["query"].end(); ++it) {
+      it.value() = Fill(it.value().get<std::string>());
+    }
+    std::string authorization = request["body"]["config"]["headers"]["Authorization"];
+    request["body"]["config"]["headers"]["Authorization"] =
+        absl::StrReplaceAll(authorization, {{"<mcp.token>", token}});
+    auto prompted = child_.Ask(
+        {{"op", "prompt"}, {"request", request}, {"text", kPrompt}, {"timeoutMs", kCliTimeoutMs}},
+        kStepTimeout);
+    if (!prompted.ok()) return prompted.status();
+    if (!prompted->value("ok", false)) {
+      return absl::UnavailableError(absl::StrCat("prompt: ", prompted->value("error", "")));
+    }
+    return absl::OkStatus();
+  }
+
+  static std::string RandomHex(int bytes) {
+    FILE* random = std::fopen("/dev/urandom", "rb");
+    if (random == nullptr) return "";
+    std::string raw(bytes, '\0');
+    const size_t read = std::fread(raw.data(), 1, raw.size(), random);
+    std::fclose(random);
+    if (read != raw.size()) return "";
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string hex;
+    for (unsigned char c : raw) {
+      hex.push_back(kHex[c >> 4]);
+      hex.push_back(kHex[c & 15]);
+    }
+    return hex;
+  }
+
   std::string Fill(const std::string& value) const {
     return absl::StrReplaceAll(
         value, {{"{cwd}", work_},
@@ -165,7 +264,7 @@ class CliClient final : public McpClient {
   }
 
   // The host's model settings (not SharedOS's): each CLI pointed at the scripted model, offline.
-  absl::Status AddModel(json& env, std::vector<std::string>& command) {
+  absl::Status AddModel(json& env, std::vector<std::string>& command, bool prompt = true) {
     const std::string base = absl::StrCat("http://127.0.0.1:", model_port_);
     const std::string cli = CliOfColumn(options_.column);
     if (cli == "claude") {
@@ -210,7 +309,7 @@ class CliClient final : public McpClient {
                            {"model", "scripted/scripted"},
                            {"small_model", "scripted/scripted"}};
       RETURN_IF_ERROR(WriteUnder(home_, ".config/opencode/opencode.json", config.dump(2)));
-      command.push_back(kPrompt);
+      if (prompt) command.push_back(kPrompt);
     } else if (cli == "pi") {
       env["PI_OFFLINE"] = "1";
       env["PI_SKIP_VERSION_CHECK"] = "1";
@@ -234,6 +333,9 @@ class CliClient final : public McpClient {
   JsonLinesChild child_;
   int model_port_ = 0;
   int turn_ = 0;
+  // opencode: the warm server is running (it serves every later turn).
+  bool serving_ = false;
+  absl::Status serve_failed_;
   std::string home_, work_;
   std::vector<std::string> names_;
   // A tool the CLI offered: how it names tools (its prefix) for an attempt on one it did not.

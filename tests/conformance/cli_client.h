@@ -5,7 +5,11 @@
 // Connect starts the CLI for the turn from `sharedosctl mcp-config --cli=…` verbatim (its files
 // written into the turn's working directory, its env and switches; the token only in
 // $SHAREDOS_MCP_TOKEN), pointed at the scripted model, with its own HOME and stdin /dev/null,
-// and answers the SharedOS tools the CLI offered its model (canonical names). Call has the model
+// and answers the SharedOS tools the CLI offered its model (canonical names). opencode, whose
+// launch costs 10-20 s of CPU, runs warm instead: the column's first Connect starts one
+// `opencode serve` from `mcp-config --cli=opencode-serve` verbatim (its own HOME and directory,
+// killed with the client), and every turn sends that recipe's per-turn request (the turn's MCP
+// server and token) and a prompt to it over its HTTP API. Call has the model
 // call a tool and answers what the CLI showed the model back as a CallToolResult: a refusal is
 // recognised only by SharedOS's refusal sentence in that text (so its code reached the model),
 // _meta carrying the status, code and requirement id read from it; a success carries the JSON the

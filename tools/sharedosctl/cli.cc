@@ -114,9 +114,10 @@ const std::vector<CommandSpec>& Commands() {
        {"cli", "url"},
        {"server"},
        "the recipe (JSON: files, env, args) that starts an agent CLI on an MCP turn: cli one of "
-       "claude, codex, gemini, opencode, pi; url the turn's OpenTurnResponse.mcp.url; server the "
-       "MCP server's name in the CLI's configuration (default sharedos). Offline; the token stays "
-       "in $SHAREDOS_MCP_TOKEN"},
+       "claude, codex, gemini, opencode, opencode-serve (one warm `opencode serve`, a request per "
+       "turn), pi; url the turn's OpenTurnResponse.mcp.url; server the MCP server's name in the "
+       "CLI's configuration (default sharedos). Offline; the token stays in $SHAREDOS_MCP_TOKEN "
+       "(opencode-serve: in the per-turn request)"},
       {"login",
        {"issuer", "client_id"},
        {"scope", "resource", "ca_file", "allow_loopback_http"},

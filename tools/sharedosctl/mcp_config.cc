@@ -129,6 +129,37 @@ Json Opencode(const std::string& url, const std::string& server) {
                                          "SharedOS never serves such a catalogue.")}};
 }
 
+// opencode's server mode: one warm `opencode serve` runs many turns, each registering the turn's
+// MCP server on the running instance over opencode's HTTP API (a launch per turn costs 10-20 s of
+// CPU; a turn on the warm server a few). The token travels in that request, never in a file.
+Json OpencodeServe(const std::string& url, const std::string& server) {
+  const Json config = {{"$schema", "https://opencode.ai/config.json"},
+                       // As in the per-launch recipe: the turn's tools only, without a prompt.
+                       {"permission", {{"*", "deny"}, {absl::StrCat(server, "_*"), "allow"}}}};
+  const Json add_server = {{"name", server},
+                           {"config",
+                            {{"type", "remote"},
+                             {"url", PortableUrl(url)},
+                             {"headers", {{"Authorization", "Bearer <mcp.token>"}}},
+                             {"oauth", false}}}};
+  return Json{
+      {"files", Json::array({File("opencode.json", Pretty(config))})},
+      // The server's HTTP API is a harness seat: basic auth (user "opencode") with this password.
+      {"env", {{"OPENCODE_SERVER_PASSWORD", "<server password>"}}},
+      {"args", {"serve", "--hostname", "127.0.0.1", "--port", "0"}},
+      // Per turn, on the server it printed ("opencode server listening on <base>"): this request
+      // (re)places the server's MCP server for the instance of directory {cwd}; then a session is
+      // created and the prompt sent there (POST /session, POST /session/<id>/message, same query).
+      {"turn",
+       {{"method", "POST"},
+        {"path", "/mcp"},
+        {"query", {{"directory", "{cwd}"}}},
+        {"body", add_server}}},
+      {"toolNames", absl::StrCat(server,
+                                 "_files_read, as with opencode run. One turn at a time per "
+                                 "directory: the instance has one MCP server of that name.")}};
+}
+
 Json Pi(const std::string& url, const std::string&) {
   // Pi has no MCP client by design; the extension (envelope_svc/mcp/pi) is its client.
   return Json{{"files", Json::array()},
@@ -153,14 +184,18 @@ absl::StatusOr<std::string> McpConfig(const std::string& cli, const std::string&
     recipe = Gemini(url, server);
   } else if (cli == "opencode") {
     recipe = Opencode(url, server);
+  } else if (cli == "opencode-serve") {
+    recipe = OpencodeServe(url, server);
   } else if (cli == "pi") {
     recipe = Pi(url, server);
   } else {
-    return absl::InvalidArgumentError("--cli: one of claude, codex, gemini, opencode, pi");
+    return absl::InvalidArgumentError(
+        "--cli: one of claude, codex, gemini, opencode, opencode-serve, pi");
   }
   recipe["cli"] = cli;
   recipe["server"] = server;
-  recipe["env"][kMcpTokenVariable] = "<mcp.token>";
+  // opencode-serve takes the token in its per-turn request instead.
+  if (cli != "opencode-serve") recipe["env"][kMcpTokenVariable] = "<mcp.token>";
   return recipe.dump(2) + "\n";
 }
 

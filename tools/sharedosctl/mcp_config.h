@@ -1,13 +1,18 @@
-// `sharedosctl mcp-config --cli=claude|codex|gemini|opencode|pi --url=<OpenTurnResponse.mcp.url>`:
-// the recipe a host ships to start an agent CLI on a RUNTIME_MCP turn (envelope_svc/mcp/README.md)
-// — the CLI's own configuration file(s) for the turn's MCP endpoint, the environment it needs and
-// its command-line switches. The token is never written into a file: every recipe reads it from
-// the environment variable SHAREDOS_MCP_TOKEN (the turn's mcp.token). Offline: no call is made.
-// The column tests (tests/cli) start each CLI from this output verbatim.
+// `sharedosctl mcp-config --cli=claude|codex|gemini|opencode|opencode-serve|pi
+// --url=<OpenTurnResponse.mcp.url>`: the recipe a host ships to start an agent CLI on a RUNTIME_MCP
+// turn (envelope_svc/mcp/README.md) — the CLI's own configuration file(s) for the turn's MCP
+// endpoint, the environment it needs and its command-line switches. The token is never written
+// into a file: every recipe reads it from the environment variable SHAREDOS_MCP_TOKEN (the turn's
+// mcp.token), except opencode-serve, which sends it in its per-turn request to the warm server.
+// Offline: no call is made. The column tests (tests/conformance/cli_client.cc) start each CLI from
+// this output verbatim (the opencode column from opencode-serve).
 //
 // Printed as one JSON object:
 //   {"cli", "server", "files": [{"path", "content"}], "env": {name: value}, "args": [...],
 //    "toolNames": "<how the CLI names the turn's tools>"}
+// opencode-serve also has "turn": {"method", "path", "query", "body"}, the request each turn sends
+// to the running `opencode serve` (its body's "<mcp.token>" is the turn's token); its env has
+// OPENCODE_SERVER_PASSWORD "<server password>" (the host's choice) and no SHAREDOS_MCP_TOKEN.
 // `path` is relative to the harness's working directory; in `env` and `args`, "{cwd}" stands for
 // that directory's absolute path and "{pi_extension}" for where the host installed
 // envelope_svc/mcp/pi/sharedos_mcp.ts. env SHAREDOS_MCP_TOKEN's value is the placeholder

@@ -65,6 +65,29 @@ TEST(McpConfigTest, EachCliHasItsOwnSwitches) {
   EXPECT_THAT(pi["args"].dump(), HasSubstr("{pi_extension}"));
 }
 
+TEST(McpConfigTest, OpencodeServeRegistersTheTurnsServerPerTurnWithTheTokenInTheRequest) {
+  const Json serve = Recipe("opencode-serve");
+  EXPECT_EQ(serve["args"], Json({"serve", "--hostname", "127.0.0.1", "--port", "0"}));
+  EXPECT_EQ(serve["env"]["OPENCODE_SERVER_PASSWORD"], "<server password>");
+  // The token is the turn's, sent per turn: not in the server's environment, not in a file.
+  EXPECT_FALSE(serve["env"].contains("SHAREDOS_MCP_TOKEN"));
+  const Json config = Json::parse(serve["files"][0]["content"].get<std::string>());
+  EXPECT_EQ(serve["files"][0]["path"], "opencode.json");
+  EXPECT_FALSE(config.contains("mcp"));
+  EXPECT_EQ(config["permission"]["*"], "deny");
+  EXPECT_EQ(config["permission"]["sharedos_*"], "allow");
+  EXPECT_THAT(serve["files"].dump(), Not(HasSubstr("mcp.token")));
+  const Json& turn = serve["turn"];
+  EXPECT_EQ(turn["method"], "POST");
+  EXPECT_EQ(turn["path"], "/mcp");
+  EXPECT_EQ(turn["query"]["directory"], "{cwd}");
+  EXPECT_EQ(turn["body"]["name"], "sharedos");
+  EXPECT_EQ(turn["body"]["config"], Json({{"type", "remote"},
+                                          {"url", "http://127.0.0.1:50052/mcp?tool_names=portable"},
+                                          {"headers", {{"Authorization", "Bearer <mcp.token>"}}},
+                                          {"oauth", false}}));
+}
+
 TEST(McpConfigTest, RefusesWhatIsNotARecipeInput) {
   EXPECT_THAT(McpConfig("cursor", kUrl, "sharedos").status().message(), HasSubstr("--cli"));
   EXPECT_THAT(McpConfig("claude", "", "sharedos").status().message(), HasSubstr("--url"));
