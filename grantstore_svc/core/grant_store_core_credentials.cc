@@ -77,6 +77,7 @@ absl::StatusOr<v1::Credential> GrantStoreCore::CommitCredential(
 
 absl::StatusOr<v1::IssueCredentialResponse> GrantStoreCore::IssueCredential(
     const Caller& caller, v1::IssueCredentialRequest request) {
+  RETURN_IF_ERROR(Serving());
   RETURN_IF_ERROR(ValidateIssueCredentialRequest(&request));
   RETURN_IF_ERROR(CheckMayIssue(caller, request));
   if (request.credential_id().empty()) {
@@ -108,6 +109,7 @@ absl::StatusOr<v1::IssueCredentialResponse> GrantStoreCore::IssueCredential(
 
 absl::StatusOr<v1::ListCredentialsResponse> GrantStoreCore::ListCredentials(
     const Caller& caller, v1::ListCredentialsRequest request) {
+  RETURN_IF_ERROR(Serving());
   RETURN_IF_ERROR(ValidateListCredentialsRequest(&request));
   v1::ListCredentialsRequest filter = request;
   filter.clear_page_token();
@@ -148,6 +150,7 @@ absl::StatusOr<v1::ListCredentialsResponse> GrantStoreCore::ListCredentials(
 
 absl::StatusOr<v1::RevokeCredentialResponse> GrantStoreCore::RevokeCredential(
     const Caller& caller, v1::RevokeCredentialRequest request) {
+  RETURN_IF_ERROR(Serving());
   RETURN_IF_ERROR(ValidateRevokeCredentialRequest(&request));
   ASSIGN_OR_RETURN(std::unique_ptr<WriteTransaction> txn, store_.BeginWrite());
   ASSIGN_OR_RETURN(StoredCredential stored,
@@ -165,6 +168,7 @@ absl::StatusOr<v1::RevokeCredentialResponse> GrantStoreCore::RevokeCredential(
 
 absl::StatusOr<v1::RotateCredentialResponse> GrantStoreCore::RotateCredential(
     const Caller& caller, v1::RotateCredentialRequest request) {
+  RETURN_IF_ERROR(Serving());
   RETURN_IF_ERROR(ValidateRotateCredentialRequest(&request));
   ASSIGN_OR_RETURN(std::unique_ptr<WriteTransaction> txn, store_.BeginWrite());
   // The credential the caller authenticated with is its own to rotate (its secret is then known
@@ -207,6 +211,7 @@ absl::StatusOr<v1::RotateCredentialResponse> GrantStoreCore::RotateCredential(
 
 absl::StatusOr<v1::AuthenticateCredentialResponse> GrantStoreCore::AuthenticateCredential(
     v1::AuthenticateCredentialRequest request) {
+  RETURN_IF_ERROR(Serving());
   RETURN_IF_ERROR(ValidateAuthenticateCredentialRequest(&request));
   ASSIGN_OR_RETURN(std::optional<StoredCredential> found,
                    store_.FindCredentialByDigest(request.token_sha256()));
