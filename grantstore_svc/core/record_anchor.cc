@@ -138,20 +138,24 @@ absl::Status RecordAnchor::Check() {
   for (int attempt = 0; attempt < 3; ++attempt) {
     absl::StatusOr<int64_t> revision = store_.CurrentRevision();
     if (!revision.ok()) {
-      absl::MutexLock lock(&mu_);
-      if (state_ != AnchorState::kBehind) {
-        state_ = AnchorState::kUnchecked;
-        reason_ =
-            absl::StrCat("the store's revision cannot be read: ", revision.status().message());
+      {
+        absl::MutexLock lock(&mu_);
+        if (state_ != AnchorState::kBehind) {
+          state_ = AnchorState::kUnchecked;
+          reason_ =
+              absl::StrCat("the store's revision cannot be read: ", revision.status().message());
+        }
       }
       return Serving();
     }
     absl::StatusOr<std::optional<LoggedRecord>> next = log_.FindRevision(*revision + 1);
     if (!next.ok()) {
-      absl::MutexLock lock(&mu_);
-      if (state_ != AnchorState::kBehind) {
-        state_ = AnchorState::kUnchecked;
-        reason_ = std::string(next.status().message());
+      {
+        absl::MutexLock lock(&mu_);
+        if (state_ != AnchorState::kBehind) {
+          state_ = AnchorState::kUnchecked;
+          reason_ = std::string(next.status().message());
+        }
       }
       return Serving();
     }

@@ -93,9 +93,11 @@ TEST_F(RecordAnchorTest, LevelWithTheLogServes) {
 
 TEST_F(RecordAnchorTest, AheadOfTheLogServes) {
   Change();
-  auto txn = store_->BeginWrite();
-  ASSERT_TRUE(txn.ok());
-  ASSERT_TRUE((*txn)->Commit().ok());  // its record still in an outbox
+  {
+    auto txn = store_->BeginWrite();
+    ASSERT_TRUE(txn.ok());
+    ASSERT_TRUE((*txn)->Commit().ok());  // its record still in an outbox
+  }
   RecordAnchor anchor(*store_, ControlPlaneLog(log_.Query()));
   EXPECT_OK(anchor.Check());
 }

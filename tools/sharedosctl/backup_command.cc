@@ -11,6 +11,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "audit_svc/core/checkpoint.h"
+#include "common/logging/log.h"
 #include "common/status/status_macros.h"
 #include "common/text/terminal_safe.h"
 #include "grpcpp/grpcpp.h"
@@ -97,9 +99,14 @@ absl::Status Run(const Invocation& inv, const GlobalOptions& globals, const Clie
         absl::StrCat("AuditLog.Checkpoint: ", signed_now.error_message()));
   }
   {
+    // As the process log writes it (event audit.checkpoint): what `audit verify --checkpoints`
+    // reads.
     std::ofstream line(to / "checkpoint.jsonl", std::ios::trunc);
-    line << ToJson(checkpoint.checkpoint(), /*compact=*/true);
-    if (ToJson(checkpoint.checkpoint(), true).back() != '\n') line << "\n";
+    line << common::logging::FormatLine(common::logging::Level::kInfo,
+                                        audit::core::kCheckpointLogEvent, "",
+                                        {{audit::core::kCheckpointLogField,
+                                          audit::core::CheckpointJson(checkpoint.checkpoint())}})
+         << "\n";
     std::ofstream key(to / "checkpoint.pub.pem", std::ios::trunc);
     key << checkpoint.public_key_pem();
     if (!line.flush() || !key.flush()) {
@@ -112,11 +119,18 @@ absl::Status Run(const Invocation& inv, const GlobalOptions& globals, const Clie
   if (sqlite3_exec(grants.get(), "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) != SQLITE_OK) {
     return SqliteError(grants.get(), "locking grants.db");
   }
+  // Copied through connections of their own (a reader of the WAL is not blocked by the lock).
   ASSIGN_OR_RETURN(Db audit, Open((data / "audit.db").string(), SQLITE_OPEN_READONLY));
   absl::Status copied = CopyDatabase(audit.get(), (to / "audit.db").string());
-  if (copied.ok()) copied = CopyDatabase(grants.get(), (to / "grants.db").string());
-  absl::StatusOr<int64_t> revision =
-      ReadInt(grants.get(), "SELECT revision FROM store_revision WHERE id = 1");
+  absl::StatusOr<int64_t> revision = absl::UnavailableError("not copied");
+  if (copied.ok()) {
+    absl::StatusOr<Db> reader = Open((data / "grants.db").string(), SQLITE_OPEN_READONLY);
+    copied =
+        reader.ok() ? CopyDatabase(reader->get(), (to / "grants.db").string()) : reader.status();
+    if (copied.ok()) {
+      revision = ReadInt(reader->get(), "SELECT revision FROM store_revision WHERE id = 1");
+    }
+  }
   sqlite3_exec(grants.get(), "ROLLBACK", nullptr, nullptr, nullptr);
   RETURN_IF_ERROR(copied);
   {

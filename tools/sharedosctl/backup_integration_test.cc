@@ -30,24 +30,22 @@ class BackupIntegrationTest : public sharedosctl::testing::SharedosdFixture {
 
   std::string GrantFile(const std::string& id) {
     const std::string path = sharedos::testing::TempPath(id + ".textproto");
-    std::ofstream(path) << "id: \"" << id
-                        << R"pb(" namespace_id: " world - demo "
-                                subject { agent_id: "agent-assistant" }
-                                issuer { human_user_id: "user-alice" }
-                                capabilities {
-                                  resource { namespace: "files" path: "Workspace" }
-                                  actions: "read"
-                                  scope: SCOPE_DESCENDANTS
-                                }
-                                constraints {}
-                                issued_at { seconds: 1786438800 })pb";
+    std::ofstream file(path);
+    file << absl::StrCat("id: \"", id, "\" namespace_id: \"world-demo\"\n",
+                         "subject { agent_id: \"agent-assistant\" }\n",
+                         "issuer { human_user_id: \"user-alice\" }\n",
+                         "capabilities { resource { namespace: \"files\" path: \"Workspace\" } ",
+                         "actions: \"read\" scope: SCOPE_DESCENDANTS }\n",
+                         "constraints {}\nissued_at { seconds: 1786438800 }\n");
     return path;
   }
 };
 
 TEST_F(BackupIntegrationTest, BackupWhileServingRestoresIntoAFreshDataDirectory) {
-  ASSERT_EQ(Ctl({"grants", "issue", "--file=" + GrantFile("grant-before")}).exit_code, 0);
-  ASSERT_EQ(Ctl({"grants", "revoke", "--namespace=world-demo", "--id=grant-before"}).exit_code, 0);
+  Result issued_before = Ctl({"grants", "issue", "--file=" + GrantFile("grant-before")});
+  ASSERT_EQ(issued_before.exit_code, 0) << issued_before.output;
+  Result revoked = Ctl({"grants", "revoke", "--namespace=world-demo", "--id=grant-before"});
+  ASSERT_EQ(revoked.exit_code, 0) << revoked.output << issued_before.output;
 
   const std::string backup = sharedos::testing::TempPath("backup-copy");
   Result taken = Ctl({"backup", "--data_dir=" + data_, "--to=" + backup});
@@ -59,6 +57,7 @@ TEST_F(BackupIntegrationTest, BackupWhileServingRestoresIntoAFreshDataDirectory)
   // Not into a directory that holds something.
   Result again = Ctl({"backup", "--data_dir=" + data_, "--to=" + backup});
   EXPECT_EQ(again.exit_code, 2) << again.output;
+  EXPECT_THAT(again.output, HasSubstr("--to: "));
 
   // sharedosd goes on after the backup.
   ASSERT_EQ(Ctl({"grants", "issue", "--file=" + GrantFile("grant-after")}).exit_code, 0);

@@ -143,7 +143,11 @@ TEST_F(RestoreAnchorIntegrationTest, RestoredGrantsDbServesNothingUntilAcceptedA
   EXPECT_THAT(accepted.output, HasSubstr("revoked again: credential alice-reviewer"));
   EXPECT_THAT(accepted.output, HasSubstr("Usage counts are the restored copy's"));
 
-  status = Ctl({"status"});
+  // SERVING from the next readiness round (--health_interval, 2 s): asked until then, bounded.
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    status = Ctl({"status"});
+    if (status.exit_code == 0) break;
+  }
   EXPECT_EQ(status.exit_code, 0) << status.output;
   EXPECT_THAT(status.output, Not(HasSubstr("anchor DOWN")));
 
