@@ -41,6 +41,9 @@ _LIBRARIES = {
     "re2": (["re2"], [], []),
     # Prometheus metrics and their HTTP exposer (common/metrics).
     "prometheus": (["prometheus-cpp-pull", "prometheus-cpp-core"], [], []),
+    # JOSE (JWS verification, JWK import) for the identity provider's tokens (common/oidc,
+    # ADR 0020); Debian's libcjose-dev, with jansson and OpenSSL's libcrypto.
+    "cjose": (["cjose"], [], []),
     # Header-only.
     "nlohmann_json": ([], [], []),
     "valijson": ([], [], []),

@@ -35,6 +35,7 @@
 #include "common/server/auth.h"
 #include "common/server/capacity_flags.h"
 #include "common/server/dependency_probes.h"
+#include "common/server/oidc_flags.h"
 #include "common/server/secret_file.h"
 #include "common/server/server_runner.h"
 #include "common/server/service_main.h"
@@ -48,6 +49,7 @@
 #include "envelope_svc/server/limit_flags.h"
 #include "grantstore_svc/client/local_grant_store_client.h"
 #include "grantstore_svc/server/grantstore_server.h"
+#include "grantstore_svc/server/idp_flags.h"
 #include "sharedosd/bootstrap.h"
 #include "sharedosd/demo.h"
 
@@ -120,6 +122,9 @@ struct Deployment {
   std::unique_ptr<sharedos::common::metrics::Metrics> metrics;
   std::unique_ptr<sharedos::common::metrics::MetricsExposer> metrics_exposer;
   sharedos::sharedosd::DataDir data;
+  // --oidc_config: the identity provider's token verifier, attached to `authenticator` (declared
+  // before it, so it outlives it). Null without the flag.
+  std::unique_ptr<sharedos::common::oidc::OidcBearerVerifier> oidc;
   std::unique_ptr<server::Authenticator> authenticator;
   std::unique_ptr<audit::AuditServer> audit;
   std::unique_ptr<grantstore::GrantStoreServer> grantstore;
@@ -192,15 +197,17 @@ absl::Status BuildInternalServices(Settings settings, Deployment& d) {
   grantstore::GrantStoreServerOptions grantstore_options;
   grantstore_options.store.path = d.data.grants_db();
   ASSIGN_OR_RETURN(auto grantstore_audit, AuditWriter(d, "grantstore"));
+  grantstore::GrantStoreServerDeps grantstore_deps{std::move(grantstore_audit), *d.authenticator,
+                                                   clock, d.metrics.get()};
+  grantstore::ApplyIdpFlags(grantstore_deps);
   // The grant store compared with the log's control-plane records (docs/adr/0021): a grants.db
   // restored behind audit.db serves nothing until the operator accepts it.
   audit::AuditServer* log = d.audit.get();
-  ASSIGN_OR_RETURN(
-      d.grantstore,
-      grantstore::BuildGrantStoreServer(
-          {std::move(grantstore_audit), *d.authenticator, clock, d.metrics.get(),
-           [log](const sharedos::audit::v1::QueryRequest& request) { return log->Query(request); }},
-          grantstore_options));
+  grantstore_deps.audit_query = [log](const sharedos::audit::v1::QueryRequest& request) {
+    return log->Query(request);
+  };
+  ASSIGN_OR_RETURN(d.grantstore, grantstore::BuildGrantStoreServer(std::move(grantstore_deps),
+                                                                   grantstore_options));
 
   ASSIGN_OR_RETURN(std::string lease_secret,
                    server::ReadSecretFile(d.data.lease_secret(), server::SecretPart::kWholeFile));
@@ -331,6 +338,8 @@ absl::Status Start(const char* argv0, const Settings& settings, Deployment& d) {
   }
   ASSIGN_OR_RETURN(d.data, sharedos::sharedosd::PrepareDataDir(absl::GetFlag(FLAGS_data_dir)));
   ASSIGN_OR_RETURN(d.authenticator, server::Authenticator::FromFile(d.data.credentials()));
+  ASSIGN_OR_RETURN(d.oidc,
+                   server::AttachOidcFromFlags(*d.authenticator, sharedos::common::RealClock()));
   RETURN_IF_ERROR(BuildInternalServices(settings, d));
   if (absl::GetFlag(FLAGS_demo)) RETURN_IF_ERROR(SeedDemo(d));
   RETURN_IF_ERROR(BuildEnvelope(argv0, settings, d));
@@ -373,6 +382,7 @@ void LogConfig(const Deployment& d) {
                 {"durability", absl::GetFlag(FLAGS_durability)},
                 {"drain_grace", absl::FormatDuration(absl::GetFlag(FLAGS_drain_grace))},
                 {"demo", absl::GetFlag(FLAGS_demo)},
+                {"oidc_config", server::OidcConfigFlag()},
                 {"tools", static_cast<long long>(d.envelope->tool_count())}});
 }
 

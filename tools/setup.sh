@@ -14,6 +14,7 @@ debian_packages=(
   libabsl-dev libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev libssl-dev libpq-dev
   libcpp-httplib-dev libboost-dev nlohmann-json3-dev libvalijson-dev libgoogle-glog-dev libre2-dev
   prometheus-cpp-dev  # metrics (common/metrics)
+  libcjose-dev libjansson-dev  # JOSE: the identity provider's tokens (common/oidc, ADR 0020)
   # Tools and tests: the sqlite3 shell (tamper tests, operators), python3 (test summary),
   # node + npm (buf, the official MCP and gRPC clients).
   sqlite3 python3 nodejs npm

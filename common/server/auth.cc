@@ -57,16 +57,40 @@ bool Holds(const std::vector<std::string>& names, const std::string& name) {
   return found;
 }
 
-// The SHA-256 hex of the token in "Bearer <token>", or "" when the header is not one.
-std::string BearerDigest(absl::string_view authorization_header) {
+// The token of "Bearer <token>" ("" for any other header).
+absl::string_view BearerToken(absl::string_view authorization_header) {
   absl::string_view header = absl::StripAsciiWhitespace(authorization_header);
   constexpr absl::string_view kBearer = "bearer ";
   if (header.size() <= kBearer.size() || !absl::StartsWithIgnoreCase(header, kBearer)) return "";
-  absl::string_view token = absl::StripAsciiWhitespace(header.substr(kBearer.size()));
+  return absl::StripAsciiWhitespace(header.substr(kBearer.size()));
+}
+
+// The SHA-256 hex of the token in "Bearer <token>", or "" when the header is not one.
+std::string BearerDigest(absl::string_view authorization_header) {
+  absl::string_view token = BearerToken(authorization_header);
   return token.empty() ? "" : common::Sha256Hex(token);
 }
 
 }  // namespace
+
+bool IsJwtShaped(absl::string_view token) {
+  // Bounded like every input: no identity provider's token is near this size.
+  if (token.empty() || token.size() > 16 * 1024) return false;
+  int dots = 0;
+  size_t part = 0;
+  for (char c : token) {
+    if (c == '.') {
+      if (part == 0) return false;
+      ++dots;
+      part = 0;
+    } else if (absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_') {
+      ++part;
+    } else {
+      return false;
+    }
+  }
+  return dots == 2 && part > 0;
+}
 
 absl::string_view RoleName(Role role) {
   switch (role) {
@@ -256,6 +280,10 @@ absl::StatusOr<Principal> Authenticator::Resolve(absl::string_view authorization
                                                  const std::vector<std::string>& peer_sans) const {
   if (const Entry* match = Match(authorization_header, peer_sans); match != nullptr) {
     return match->principal;
+  }
+  if (const BearerTokenVerifier* verifier = verifier_.load();
+      verifier != nullptr && IsJwtShaped(BearerToken(authorization_header))) {
+    return verifier->VerifyBearer(BearerToken(authorization_header));
   }
   const std::string presented = BearerDigest(authorization_header);
   const CredentialSource* source = source_.load();

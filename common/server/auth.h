@@ -64,6 +64,11 @@ struct Principal {
   std::string issued_by;
   std::string secret_set_by;
   bool from_file = false;
+  // For a principal authenticated by the organisation's identity provider (a JWT bearer token,
+  // ADR 0020): the token's `iss` and `sub`, carried into what the caller does (the escalation
+  // resolution record names them). Both empty for SharedOS's own credentials.
+  std::string idp_issuer;
+  std::string idp_subject;
 
   // An admin whose scope covers `namespace_id`.
   bool Administers(absl::string_view namespace_id) const;
@@ -80,6 +85,22 @@ class CredentialSource {
   virtual absl::StatusOr<std::optional<Principal>> FindByDigest(
       const std::string& token_sha256_hex) const = 0;
 };
+
+// Verifies bearer tokens of the organisation's identity provider (JWT access tokens, ADR 0020)
+// and maps them to principals (their idp_issuer and idp_subject set). Implemented in common/oidc
+// (OidcBearerVerifier), attached by the mains when --oidc_config is given. Thread-safe.
+class BearerTokenVerifier {
+ public:
+  virtual ~BearerTokenVerifier() = default;
+  // Errors: UNAUTHENTICATED (a refused token: one message for every reason, never the token);
+  // PERMISSION_DENIED (a valid token whose claims map to no SharedOS role); UNAVAILABLE (the
+  // provider's keys cannot be had — fail closed).
+  virtual absl::StatusOr<Principal> VerifyBearer(absl::string_view token) const = 0;
+};
+
+// Whether `token` has the shape of a JWT in compact form: three non-empty base64url parts
+// separated by dots (SharedOS's own secrets, "sos_<hex>", never do).
+bool IsJwtShaped(absl::string_view token);
 
 // Maps bearer credentials to principals. Static credentials come from a JSON file:
 //   {"credentials": [
@@ -113,10 +134,17 @@ class Authenticator {
   // authenticator). Call before serving.
   void AttachSource(const CredentialSource* source) { source_.store(source); }
 
+  // A bearer token of JWT shape (IsJwtShaped) that no static entry matches is verified by
+  // `verifier` (borrowed; must outlive the authenticator) instead of the source: the
+  // organisation's identity provider (ADR 0020). Static and source credentials keep working
+  // beside it. Call before serving.
+  void AttachTokenVerifier(const BearerTokenVerifier* verifier) { verifier_.store(verifier); }
+
   // `authorization_header` is the raw "authorization" metadata value ("Bearer <token>").
   // Errors: UNAUTHENTICATED (missing, malformed, unknown or revoked credential) — one message for
-  // all, so a caller learns nothing about which tokens exist; UNAVAILABLE (the source cannot be
-  // reached).
+  // all, so a caller learns nothing about which tokens exist; UNAVAILABLE (the source, or the
+  // identity provider's keys, cannot be reached); PERMISSION_DENIED (an identity provider's token
+  // that maps to no SharedOS role).
   absl::StatusOr<Principal> Authenticate(absl::string_view authorization_header) const;
 
   // Authenticate, then require one of `roles`. Errors: as Authenticate; PERMISSION_DENIED for an
@@ -147,6 +175,7 @@ class Authenticator {
   explicit Authenticator(std::vector<Entry> entries) : entries_(std::move(entries)) {}
   std::vector<Entry> entries_;
   std::atomic<const CredentialSource*> source_{nullptr};
+  std::atomic<const BearerTokenVerifier*> verifier_{nullptr};
 };
 
 // "admin" | "service" | "host" | "reviewer".

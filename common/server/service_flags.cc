@@ -9,8 +9,10 @@
 #include "common/logging/log.h"
 #include "common/server/capacity_flags.h"
 #include "common/server/channel_flags.h"
+#include "common/server/oidc_flags.h"
 #include "common/server/tls_flags.h"
 #include "common/status/status_macros.h"
+#include "common/time/clock.h"
 
 // Help texts go through SharedFlagHelp so that a service can say more about its own callers.
 ABSL_FLAG(std::string, host, "127.0.0.1",
@@ -55,6 +57,7 @@ absl::StatusOr<ServiceFlags> ReadServiceFlags() {
   const std::string credentials = absl::GetFlag(FLAGS_credentials);
   if (credentials.empty()) return absl::InvalidArgumentError("--credentials: required");
   ASSIGN_OR_RETURN(flags.authenticator, Authenticator::FromFile(credentials));
+  ASSIGN_OR_RETURN(flags.oidc, AttachOidcFromFlags(*flags.authenticator, RealClock()));
   if (absl::GetFlag(FLAGS_metrics_port) >= 0) {
     flags.metrics = std::make_unique<metrics::Metrics>();
     flags.server.metrics = flags.metrics.get();
@@ -76,6 +79,7 @@ int RunService(int argc, char** argv, const ServiceBinary& binary, BuildService 
                {{"host", flags->server.host},
                 {"port", flags->server.port},
                 {"credentials", absl::GetFlag(FLAGS_credentials)},
+                {"oidc_config", OidcConfigFlag()},
                 {"metrics_host", absl::GetFlag(FLAGS_metrics_host)},
                 {"metrics_port", absl::GetFlag(FLAGS_metrics_port)},
                 {"tls", flags->server.tls.enabled()},

@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "common/client/channel.h"
 #include "common/metrics/metrics.h"
+#include "common/oidc/bearer_verifier.h"
 #include "common/server/auth.h"
 #include "common/server/server_runner.h"
 #include "common/server/service_main.h"
@@ -25,14 +26,18 @@ struct ServiceFlags {
   // --tls_ca, --tls_client_cert, --tls_client_key, --tls_server_name: every channel this service
   // opens (ReadUpstream, its audit writer, its providers).
   client::ChannelTls channel_tls;
-  // The callers --credentials names.
-  std::unique_ptr<Authenticator> authenticator;
   // --metrics_port ≥ 0: the process's metrics (server.metrics points at it; the service passes
   // it to its cores), served by RunService. Null otherwise.
   std::unique_ptr<metrics::Metrics> metrics;
+  // --oidc_config: the identity provider's token verifier, attached to `authenticator` (declared
+  // before it, so destroyed after it). Null without the flag.
+  std::unique_ptr<oidc::OidcBearerVerifier> oidc;
+  // The callers --credentials names (and, with --oidc_config, the provider's tokens).
+  std::unique_ptr<Authenticator> authenticator;
 };
 
-// Errors: INVALID_ARGUMENT "--credentials: required"; those of Authenticator::FromFile.
+// Errors: INVALID_ARGUMENT "--credentials: required"; those of Authenticator::FromFile and
+// AttachOidcFromFlags (oidc_flags.h).
 absl::StatusOr<ServiceFlags> ReadServiceFlags();
 
 // Builds a service from the shared flags and its own; errors are refused start-ups.

@@ -17,6 +17,7 @@
 //
 // Every benchmark reports p50/p90/p99 (µs) of individual operations as counters.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -35,12 +36,37 @@
 #include "common/server/auth.h"
 #include "common/server/server_runner.h"
 #include "common/time/clock.h"
+#include "grantstore_svc/client/grpc_grant_store_client.h"
+#include "grantstore_svc/client/local_grant_store_client.h"
 #include "grantstore_svc/core/grant_store_core.h"
 #include "grantstore_svc/server/grantstore_service.h"
 #include "grantstore_svc/storage/open_grant_store.h"
 #include "grantstore_svc/storage/sqlite_grant_store.h"
 #include "grpcpp/grpcpp.h"
 #include "tests/testing/postgres_cluster.h"
+
+// Every heap allocation of this process (malloc, calloc, realloc to a new block; operator new
+// goes through malloc), for BM_TryConsumeHop's allocations per call.
+extern "C" {
+void* __libc_malloc(size_t size);
+void* __libc_calloc(size_t count, size_t size);
+void* __libc_realloc(void* pointer, size_t size);
+}
+namespace {
+std::atomic<uint64_t> g_allocations{0};
+}  // namespace
+extern "C" void* malloc(size_t size) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  return __libc_malloc(size);
+}
+extern "C" void* calloc(size_t count, size_t size) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  return __libc_calloc(count, size);
+}
+extern "C" void* realloc(void* pointer, size_t size) {
+  if (pointer == nullptr) g_allocations.fetch_add(1, std::memory_order_relaxed);
+  return __libc_realloc(pointer, size);
+}
 
 namespace sharedos::grantstore::bench {
 namespace {
@@ -326,6 +352,80 @@ void BM_TryConsume_Normal(benchmark::State& state) {
 }
 BENCHMARK(BM_TryConsume_Full)->UseRealTime()->MinTime(3);
 BENCHMARK(BM_TryConsume_Normal)->UseRealTime()->MinTime(3);
+
+// The hop from sharedosd's authorizer to its grant store on a consuming call, through the
+// GrantStoreClient the authorizer holds (usage durability normal, so the store's own part is
+// small): hop 0 = LocalGrantStoreClient (the core called directly, sharedosd since issue 33);
+// hop 1 = GrpcGrantStoreClient over an in-process channel to a GrantStoreService with the
+// authorizer's service credential (sharedosd before); hop 2 = hop 0 with that gRPC server
+// started, idle, in the process. Reports allocations per call too.
+void BM_TryConsumeHop(benchmark::State& state) {
+  if (OnPostgres()) {
+    state.SkipWithError("SQLite only");
+    return;
+  }
+  Env& env = GetEnv(SqliteGrantStore::UsageDurability::kNormal);
+  static constexpr char kToken[] = "bench-service-token";
+  std::unique_ptr<client::GrantStoreClient> hop;
+  std::unique_ptr<server::GrantStoreService> service;
+  std::unique_ptr<common::server::ServerRunner> runner;
+  if (state.range(0) == 0) {
+    hop = std::make_unique<client::LocalGrantStoreClient>(*env.core);
+  }
+  if (state.range(0) != 0) {
+    static auto* authenticator = new absl::StatusOr<std::unique_ptr<common::server::Authenticator>>(
+        common::server::Authenticator::FromJson(absl::StrCat(
+            R"({"credentials": [{"name": "authorizer", "role": "service", "token_sha256": ")",
+            common::server::TokenDigestHex(kToken), R"("}]})")));
+    if (!authenticator->ok()) {
+      state.SkipWithError("credentials");
+      return;
+    }
+    service = std::make_unique<server::GrantStoreService>(*env.core, ***authenticator);
+    auto started =
+        common::server::ServerRunner::Start(common::server::ServerOptions{}, {service.get()});
+    if (!started.ok()) {
+      state.SkipWithError("server");
+      return;
+    }
+    runner = *std::move(started);
+    if (state.range(0) == 1) {
+      hop = std::make_unique<client::GrpcGrantStoreClient>(runner->InProcessChannel(), kToken);
+    } else {
+      hop = std::make_unique<client::LocalGrantStoreClient>(*env.core);
+    }
+  }
+  std::mt19937 rng(13);
+  std::uniform_int_distribution<int64_t> index(0, GetConfig().grants - 1);
+  v1::TryConsumeRequest request;
+  request.set_namespace_id("bench");
+  request.set_max_uses(1000000000);
+  Samples samples;
+  uint64_t allocations = 0;
+  for (auto _ : state) {
+    const int64_t i = index(rng);
+    request.set_grant_id(FixtureGrant(static_cast<int>(i % GetConfig().actors), i).id());
+    const uint64_t allocations_start = g_allocations.load(std::memory_order_relaxed);
+    const auto start = std::chrono::steady_clock::now();
+    absl::StatusOr<v1::TryConsumeResponse> response = hop->TryConsume(request, {});
+    samples.Add(std::chrono::steady_clock::now() - start);
+    allocations += g_allocations.load(std::memory_order_relaxed) - allocations_start;
+    if (!response.ok() || !response->consumed()) {
+      state.SkipWithError("TryConsume failed");
+      break;
+    }
+  }
+  samples.Report(state);
+  state.counters["allocs_per_call"] = static_cast<double>(allocations) /
+                                      static_cast<double>(std::max<int64_t>(1, state.iterations()));
+  state.SetItemsProcessed(state.iterations());
+  hop.reset();
+  if (runner != nullptr) {
+    runner->Shutdown();
+    runner->Wait();
+  }
+}
+BENCHMARK(BM_TryConsumeHop)->ArgName("hop")->Arg(0)->Arg(1)->Arg(2)->UseRealTime()->MinTime(3);
 
 // Sustained IssueGrant (one durable commit each: SQLite synchronous=FULL, PostgreSQL
 // synchronous_commit=on) into the fixture store.

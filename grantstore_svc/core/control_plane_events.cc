@@ -126,6 +126,14 @@ ControlPlaneEvent EscalationResolvedEvent(const MutationContext& context,
   }
   (*event.mutable_metadata()->mutable_fields())["credentialHeldByDeciderAlone"].set_bool_value(
       with.held_by_decider_alone());
+  // The identity provider's issuer and subject of the person who decided (ADR 0020), and
+  // whether a human reviewer decided with a SharedOS credential although a provider is
+  // configured (break-glass).
+  if (!with.idp_issuer().empty()) SetString(event, "idpIssuer", with.idp_issuer());
+  if (!with.idp_subject().empty()) SetString(event, "idpSubject", with.idp_subject());
+  if (with.break_glass()) {
+    (*event.mutable_metadata()->mutable_fields())["breakGlass"].set_bool_value(true);
+  }
   // That a note was given and how long it is; its text stays on the record, out of the log.
   if (!record.note().empty()) {
     (*event.mutable_metadata()->mutable_fields())["noteBytes"].set_number_value(

@@ -7,6 +7,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "capability/address.h"
@@ -113,7 +114,7 @@ absl::Status CheckDecider(const Caller& caller, const v1::EscalationRecord& reco
 }
 
 // The credential `caller` decides with, and who else may have known its secret (T3).
-v1::DecisionCredential DecidedWith(const Caller& caller) {
+v1::DecisionCredential DecidedWith(const Caller& caller, bool identity_provider_configured) {
   v1::DecisionCredential with;
   with.set_credential_id(caller.name);
   with.set_from_file(caller.from_file);
@@ -125,6 +126,13 @@ v1::DecisionCredential DecidedWith(const Caller& caller) {
   }
   with.set_held_by_decider_alone(!caller.from_file && !caller.secret_set_by.empty() &&
                                  caller.secret_set_by == caller.address);
+  // The person the identity provider vouched for (ADR 0020), or, with a provider configured, a
+  // human reviewer deciding with a SharedOS credential instead: break-glass.
+  with.set_idp_issuer(caller.idp_issuer);
+  with.set_idp_subject(caller.idp_subject);
+  with.set_break_glass(identity_provider_configured && caller.idp_issuer.empty() &&
+                       caller.role == common::server::Role::kReviewer &&
+                       absl::StartsWith(caller.address, "human:"));
   return with;
 }
 
@@ -570,7 +578,7 @@ absl::StatusOr<v1::ResolveEscalationResponse> GrantStoreCore::ResolveEscalation(
   const MutationContext context{ActorOf(caller), now, txn->revision()};
   *record.mutable_reviewer() = record.escalation().reviewer();
   *record.mutable_decided_by() = ActorOf(caller);
-  *record.mutable_decided_with() = DecidedWith(caller);
+  *record.mutable_decided_with() = DecidedWith(caller, options_.identity_provider_configured);
   record.set_on_behalf_of_reviewer(request.on_behalf_of_reviewer());
   record.set_note(request.note());
   *record.mutable_resolved_at() = now_proto;

@@ -58,6 +58,13 @@ class GrantStoreCore {
     // method but AcceptRestore answers its UNAVAILABLE. Null: no comparison (tests,
     // --audit=discard). Borrowed.
     RecordAnchor* anchor = nullptr;
+    // The organisation's identity provider is configured (--oidc_config, ADR 0020): a human's
+    // reviewer identity then comes only from it. Issuing or rotating a reviewer credential for a
+    // human principal is refused (FAILED_PRECONDITION) unless
+    // allow_reviewer_credentials_with_idp (break-glass), and a decision made by a human reviewer
+    // with a SharedOS credential is recorded as break-glass (DecisionCredential.break_glass).
+    bool identity_provider_configured = false;
+    bool allow_reviewer_credentials_with_idp = false;
   };
 
   // Borrows every dependency; each must outlive the core.
@@ -203,6 +210,10 @@ class GrantStoreCore {
       const Caller& caller, v1::RecordEscalationRequest request);
 
  private:
+  // With an identity provider and without break-glass, a reviewer credential for a human is
+  // refused (Options::identity_provider_configured). Errors: FAILED_PRECONDITION naming why.
+  absl::Status CheckReviewerIdentityFromIdp(v1::CredentialRole role,
+                                            const protocol::v1::Address& principal) const;
   // Records `events` in order, then commits `txn`. On an audit failure nothing is committed
   // (the transaction is dropped, rolling back) and the result is audit_unavailable.
   absl::Status AuditAndCommit(std::unique_ptr<storage::WriteTransaction> txn,

@@ -75,11 +75,25 @@ absl::StatusOr<v1::Credential> GrantStoreCore::CommitCredential(
   return std::move(credential.credential);
 }
 
+absl::Status GrantStoreCore::CheckReviewerIdentityFromIdp(
+    v1::CredentialRole role, const protocol::v1::Address& principal) const {
+  if (!options_.identity_provider_configured || options_.allow_reviewer_credentials_with_idp ||
+      role != v1::CREDENTIAL_ROLE_REVIEWER || !principal.has_human_user_id()) {
+    return absl::OkStatus();
+  }
+  return absl::FailedPreconditionError(absl::StrCat(
+      "principal: ", capability::AddressKey(principal),
+      " is a human reviewer, whose identity comes from the identity provider (--oidc_config); "
+      "a SharedOS reviewer credential for a human is issued or rotated only with the grant "
+      "store's --allow_reviewer_credentials_with_idp (break-glass)"));
+}
+
 absl::StatusOr<v1::IssueCredentialResponse> GrantStoreCore::IssueCredential(
     const Caller& caller, v1::IssueCredentialRequest request) {
   RETURN_IF_ERROR(Serving());
   RETURN_IF_ERROR(ValidateIssueCredentialRequest(&request));
   RETURN_IF_ERROR(CheckMayIssue(caller, request));
+  RETURN_IF_ERROR(CheckReviewerIdentityFromIdp(request.role(), request.principal()));
   if (request.credential_id().empty()) {
     request.set_credential_id(absl::StrCat("cred-", options_.new_id()));
   }
@@ -197,6 +211,8 @@ absl::StatusOr<v1::RotateCredentialResponse> GrantStoreCore::RotateCredential(
   if (stored.credential.has_revoked_at()) {
     return capability::errors::CredentialRevoked(request.credential_id());
   }
+  RETURN_IF_ERROR(
+      CheckReviewerIdentityFromIdp(stored.credential.role(), stored.credential.principal()));
   *stored.credential.mutable_secret_set_by() = ActorOf(caller);
   ASSIGN_OR_RETURN(std::string secret, NewCredentialSecret());
   stored.token_sha256 = common::Sha256Hex(secret);

@@ -1624,5 +1624,96 @@ TEST_F(GrantStoreCoreTest, EveryControlPlaneEventIsAValidProtocolEvent) {
   }
 }
 
+// --- With the identity provider configured (ADR 0020) ---
+
+class IdentityProviderTest : public GrantStoreCoreTest {
+ protected:
+  void UseIdentityProvider(bool break_glass) {
+    GrantStoreCore::Options options;
+    options.new_id = [this] { return absl::StrCat("id-", ++ids_); };
+    options.identity_provider_configured = true;
+    options.allow_reviewer_credentials_with_idp = break_glass;
+    core_ = std::make_unique<GrantStoreCore>(*store_, audit_, clock_, options);
+  }
+  v1::IssueCredentialRequest HumanReviewer() {
+    return Parse<v1::IssueCredentialRequest>(R"pb(
+      credential_id: "alice-reviewer"
+      principal { human_user_id: "alice" }
+      role: CREDENTIAL_ROLE_REVIEWER
+      scope { namespaces: "world" }
+    )pb");
+  }
+};
+
+TEST_F(IdentityProviderTest, AHumansReviewerCredentialIsNeitherIssuedNorRotated) {
+  // Issued before the provider was configured, then the provider is.
+  auto issued = core_->IssueCredential(admin_, HumanReviewer());
+  ASSERT_THAT(issued, IsOk());
+  UseIdentityProvider(/*break_glass=*/false);
+  v1::IssueCredentialRequest again = HumanReviewer();
+  again.set_credential_id("alice-reviewer-2");
+  EXPECT_THAT(core_->IssueCredential(admin_, again),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       ::testing::AllOf(HasSubstr("human:alice"), HasSubstr("identity provider"),
+                                        HasSubstr("--allow_reviewer_credentials_with_idp"))));
+  v1::RotateCredentialRequest rotate;
+  rotate.set_credential_id("alice-reviewer");
+  const Caller alice =
+      Principal("alice-reviewer", "human:alice", common::server::Role::kReviewer, {"world"});
+  EXPECT_THAT(core_->RotateCredential(alice, rotate),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+  // Other roles and non-human reviewers are not the provider's.
+  auto host = Parse<v1::IssueCredentialRequest>(R"pb(
+    credential_id: "host-b"
+    principal { service_id: "host-b" }
+    role: CREDENTIAL_ROLE_HOST
+    scope { namespaces: "world" }
+  )pb");
+  EXPECT_THAT(core_->IssueCredential(admin_, host), IsOk());
+  auto admin = Parse<v1::IssueCredentialRequest>(R"pb(
+    credential_id: "ops-world"
+    principal { human_user_id: "op-2" }
+    role: CREDENTIAL_ROLE_ADMIN
+    scope { namespaces: "world" }
+  )pb");
+  EXPECT_THAT(core_->IssueCredential(admin_, admin), IsOk());
+}
+
+TEST_F(IdentityProviderTest, BreakGlassIssuesAndItsApprovalIsRecordedAsSuch) {
+  UseIdentityProvider(/*break_glass=*/true);
+  ASSERT_THAT(core_->IssueCredential(admin_, HumanReviewer()), IsOk());
+  ASSERT_THAT(core_->RecordEscalation(service_, EscalationRequest("esc-1")), IsOk());
+  auto resolved = core_->ResolveEscalation(alice_, Resolve("ESCALATION_DECISION_APPROVE"));
+  ASSERT_THAT(resolved, IsOk());
+  EXPECT_TRUE(resolved->escalation().decided_with().break_glass());
+  EXPECT_TRUE(resolved->escalation().decided_with().idp_issuer().empty());
+  const audit::v1::ControlPlaneEvent event = LastEvent();
+  ASSERT_EQ(event.type(), audit::v1::CONTROL_PLANE_EVENT_TYPE_ESCALATION_RESOLVED);
+  EXPECT_TRUE(event.metadata().fields().at("breakGlass").bool_value());
+}
+
+TEST_F(IdentityProviderTest, AnApprovalWithTheProvidersTokenNamesItsIssuerAndSubject) {
+  UseIdentityProvider(/*break_glass=*/false);
+  ASSERT_THAT(core_->RecordEscalation(service_, EscalationRequest("esc-1")), IsOk());
+  Caller alice = alice_;
+  alice.name = "idp:alice";
+  alice.idp_issuer = "https://idp.example.test";
+  alice.idp_subject = "0f3a-alice";
+  auto resolved = core_->ResolveEscalation(alice, Resolve("ESCALATION_DECISION_APPROVE"));
+  ASSERT_THAT(resolved, IsOk());
+  const v1::DecisionCredential& with = resolved->escalation().decided_with();
+  EXPECT_EQ(with.idp_issuer(), "https://idp.example.test");
+  EXPECT_EQ(with.idp_subject(), "0f3a-alice");
+  EXPECT_FALSE(with.break_glass());
+  auto stored =
+      core_->GetEscalation(Parse<v1::GetEscalationRequest>(R"pb(escalation_id: "esc-1")pb"));
+  ASSERT_THAT(stored, IsOk());
+  EXPECT_EQ(stored->escalation().decided_with().idp_subject(), "0f3a-alice");
+  const audit::v1::ControlPlaneEvent event = LastEvent();
+  EXPECT_EQ(event.metadata().fields().at("idpIssuer").string_value(), "https://idp.example.test");
+  EXPECT_EQ(event.metadata().fields().at("idpSubject").string_value(), "0f3a-alice");
+  EXPECT_EQ(event.metadata().fields().count("breakGlass"), 0u);
+}
+
 }  // namespace
 }  // namespace sharedos::grantstore::core

@@ -14,6 +14,7 @@
 #include "common/time/clock.h"
 #include "grantstore_svc/server/grantstore_console.h"
 #include "grantstore_svc/server/grantstore_server.h"
+#include "grantstore_svc/server/idp_flags.h"
 
 ABSL_FLAG(std::string, db, "grantstore.db",
           "Where the store is: a SQLite file, or a postgres:// or postgresql:// URI of a "
@@ -46,13 +47,12 @@ absl::StatusOr<std::unique_ptr<server::Servable>> Build(const server::ServiceFla
                                                                                 "grantstore"));
   ASSIGN_OR_RETURN(auto dependencies, sharedos::audit::client::AuditDependenciesFromFlags());
   dependencies.push_back(server::StoreDependency(options.store.path));
+  grantstore::server::GrantStoreServerDeps deps{std::move(audit), *flags.authenticator,
+                                                sharedos::common::RealClock(), flags.metrics.get()};
+  grantstore::server::ApplyIdpFlags(deps);
   // The store compared with the log's control-plane records (docs/adr/0021); not with discard.
-  ASSIGN_OR_RETURN(auto audit_query, sharedos::audit::client::AuditQueryFromFlags());
-  ASSIGN_OR_RETURN(auto built,
-                   grantstore::server::BuildGrantStoreServer(
-                       {std::move(audit), *flags.authenticator, sharedos::common::RealClock(),
-                        flags.metrics.get(), std::move(audit_query)},
-                       options));
+  ASSIGN_OR_RETURN(deps.audit_query, sharedos::audit::client::AuditQueryFromFlags());
+  ASSIGN_OR_RETURN(auto built, grantstore::server::BuildGrantStoreServer(std::move(deps), options));
   for (auto& check : built->AnchorDependencies()) dependencies.push_back(std::move(check));
   // --console_port: the reviewer console beside it (grantstore_console.h).
   ASSIGN_OR_RETURN(auto served,

@@ -11,10 +11,12 @@
 namespace sharedos::grantstore::server {
 namespace {
 
-core::GrantStoreCore::Options CoreOptions(common::metrics::Metrics* metrics,
+core::GrantStoreCore::Options CoreOptions(const GrantStoreServerDeps& deps,
                                           core::RecordAnchor* anchor) {
   core::GrantStoreCore::Options options;
-  options.metrics = metrics;
+  options.metrics = deps.metrics;
+  options.identity_provider_configured = deps.identity_provider_configured;
+  options.allow_reviewer_credentials_with_idp = deps.allow_reviewer_credentials_with_idp;
   options.anchor = anchor;
   return options;
 }
@@ -54,7 +56,7 @@ GrantStoreServer::GrantStoreServer(GrantStoreServerDeps deps,
       credentials_(
           *store_, anchor_ == nullptr ? std::function<absl::Status()>()
                                       : [anchor = anchor_.get()] { return anchor->Serving(); }),
-      core_(*store_, *audit_, deps.clock, CoreOptions(deps.metrics, anchor_.get())),
+      core_(*store_, *audit_, deps.clock, CoreOptions(deps, anchor_.get())),
       service_(core_, authenticator_) {
   authenticator_.AttachSource(&credentials_);
 }

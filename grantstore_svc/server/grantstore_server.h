@@ -42,6 +42,11 @@ struct GrantStoreServerDeps {
   const common::Clock& clock;
   // sharedos_escalations_resolved_total goes here; null without --metrics_port. Borrowed.
   common::metrics::Metrics* metrics = nullptr;
+  // An identity provider is configured (--oidc_config), and whether SharedOS reviewer credentials
+  // for humans are still issued beside it (--allow_reviewer_credentials_with_idp, break-glass):
+  // GrantStoreCore::Options (ADR 0020).
+  bool identity_provider_configured = false;
+  bool allow_reviewer_credentials_with_idp = false;
   // AuditLog.Query against the log the audit writer writes to: the store is compared with the
   // log's control-plane records at start and serves nothing while it is behind them
   // (core/record_anchor.h, docs/adr/0021). Null: no comparison (--audit=discard, tests).

@@ -1,0 +1,230 @@
+// How audit_svc's per-call costs grow with the log: one SQLite log (audit_svc/core AuditLog over
+// SqliteAuditStore, durability normal) filled to each size of --sizes in turn, and at each size,
+// in the same run:
+//   append   p50 of one single-event AppendEvent (the pre-effect pattern: a group of one);
+//   query    p50 of a Query filtered on one trace (10 records of the log, indexed lookup keys);
+//   verify   p50 of a Verify from the last checkpoint: the --verify_tail records before the head
+//            (a checkpoint every 10 s signs the head; what a periodic Verify then re-checks);
+//   bytes    the database's bytes (main file and WAL) per record.
+// The log is filled between the points by two callers appending 1,000-event requests through
+// the same AuditLog (the fill rate is printed too). A per-call cost that rises with the log's
+// size is a defect (docs/performance.md, scale table).
+//
+//   bazel run //tools/bench:audit_scale_bench -- --sizes=10000,100000,1000000
+//
+// Each timed call's CPU on the calling thread is reported beside its wall time (the machine may be
+// shared: the CPU figures are the steadier ones). One line per size: "audit_scale records=N
+// head=H append_p50_us=... query_p50_us=... verify_p50_us=... append_cpu_p50_us=...
+// query_cpu_p50_us=... verify_cpu_p50_us=... verify_checked=... bytes_per_record=...
+// fill_events_per_s=...".
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "audit_svc/core/audit_log.h"
+#include "audit_svc/storage/sqlite_audit_store.h"
+#include "common/time/clock.h"
+
+ABSL_FLAG(std::string, sizes, "10000,100000,1000000",
+          "Log sizes (records, ascending) at which the costs are measured.");
+ABSL_FLAG(int, samples, 300, "Timed appends and queries per size.");
+ABSL_FLAG(int, verify_samples, 20, "Timed Verify calls per size.");
+ABSL_FLAG(int, verify_tail, 1000, "Records a Verify from the last checkpoint checks.");
+ABSL_FLAG(std::string, dir, "", "Directory for the database (default: $TEST_TMPDIR or /tmp).");
+
+namespace {
+
+using ::sharedos::audit::core::AuditLog;
+using ::sharedos::audit::storage::SqliteAuditStore;
+using ::sharedos::protocol::v1::AuditEvent;
+using Clock = std::chrono::steady_clock;
+
+constexpr int kBatch = 1000;
+constexpr int kRecordsPerTrace = 10;
+constexpr char kWriter[] = "service:authorizer";
+
+[[noreturn]] void Die(const std::string& what) {
+  std::fprintf(stderr, "audit_scale_bench: %s\n", what.c_str());
+  std::exit(1);
+}
+
+// An authorization.checked record like a mediated call's (about 600 bytes of canonical JSON),
+// its trace shared with the 9 records before or after it.
+AuditEvent MakeEvent(int64_t n) {
+  AuditEvent event;
+  event.set_version("1");
+  event.set_id(absl::StrCat("scale-", n, "-0000-4000-8000-000000000000"));
+  event.set_type(sharedos::protocol::v1::AUDIT_EVENT_TYPE_AUTHORIZATION_CHECKED);
+  event.set_outcome(sharedos::protocol::v1::AUDIT_OUTCOME_ALLOWED);
+  event.mutable_at()->set_seconds(1786438800 + n / 100);
+  event.set_trace_id(absl::StrCat("trace-", n / kRecordsPerTrace));
+  event.set_namespace_id("world-bench");
+  event.mutable_actor()->set_agent_id(absl::StrCat("agent-", n % 100));
+  event.mutable_authority()->set_agent_id("agent-orchestrator");
+  event.mutable_owner()->set_human_user_id("user-alice");
+  event.set_purpose("benchmark");
+  event.mutable_resource()->set_namespace_("files");
+  event.mutable_resource()->add_path("Workspace");
+  event.mutable_resource()->add_path("scratch");
+  event.set_action("read");
+  event.set_grant_id("grant-read-workspace");
+  event.set_authority_hash(std::string(64, 'a'));
+  event.set_operation_id(absl::StrCat("call-", n));
+  event.set_reason("allowed");
+  event.set_source(sharedos::protocol::v1::AUDIT_SOURCE_KERNEL);
+  event.set_consumed(false);
+  auto& fields = *event.mutable_metadata()->mutable_fields();
+  fields["grantsResolved"].set_number_value(12);
+  fields["executionId"].set_string_value(absl::StrCat("exec-", n / kRecordsPerTrace));
+  return event;
+}
+
+double Micros(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
+
+// CPU time of the calling thread (user + system), in µs: what a call itself cost, whatever else
+// the machine runs (Query and Verify run on the caller's thread, and so does an append alone in
+// the log: a group of one).
+double ThreadCpuMicros() {
+  timespec now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) * 1e6 + static_cast<double>(now.tv_nsec) / 1e3;
+}
+
+double P50(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
+int64_t FileBytes(const std::string& path) {
+  std::error_code error;
+  const auto size = std::filesystem::file_size(path, error);
+  return error ? 0 : static_cast<int64_t>(size);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::ParseCommandLine(argc, argv);
+  std::vector<int64_t> sizes;
+  for (absl::string_view part : absl::StrSplit(absl::GetFlag(FLAGS_sizes), ',')) {
+    int64_t size = 0;
+    if (!absl::SimpleAtoi(part, &size) || size <= 0 || (!sizes.empty() && size <= sizes.back())) {
+      Die("--sizes: positive and ascending");
+    }
+    sizes.push_back(size);
+  }
+  std::string dir = absl::GetFlag(FLAGS_dir);
+  if (dir.empty()) dir = std::getenv("TEST_TMPDIR") ? std::getenv("TEST_TMPDIR") : "/tmp";
+  const std::string path = absl::StrCat(dir, "/sharedos-audit-scale-", getpid(), ".db");
+  for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
+
+  auto store = SqliteAuditStore::Open(path, {SqliteAuditStore::Durability::kNormal});
+  if (!store.ok()) Die(store.status().ToString());
+  auto log = std::make_unique<AuditLog>(*std::move(store), sharedos::common::RealClock(),
+                                        AuditLog::Options{});
+  std::atomic<int64_t> next{0};  // the next event number
+  std::mt19937_64 rng(37);
+
+  std::printf("audit_scale_bench: SQLite, durability normal, %s\n", path.c_str());
+  for (const int64_t size : sizes) {
+    // Fill to `size`: two callers, 1,000-event requests built outside the log's lock.
+    const auto fill_start = Clock::now();
+    const int64_t fill_from = next.load();
+    std::atomic<int64_t> batch{0};
+    std::atomic<bool> failed{false};
+    std::vector<std::thread> callers;
+    for (int c = 0; c < 2; ++c) {
+      callers.emplace_back([&] {
+        while (!failed) {
+          const int64_t first = fill_from + batch.fetch_add(1) * kBatch;
+          if (first >= size) return;
+          const int64_t count = std::min<int64_t>(kBatch, size - first);
+          sharedos::audit::v1::AppendRequest request;
+          for (int64_t i = 0; i < count; ++i) *request.add_events() = MakeEvent(first + i);
+          auto response = log->Append(request, kWriter);
+          if (!response.ok() || response->appended() != count) {
+            std::fprintf(stderr, "append: %s\n", response.status().ToString().c_str());
+            failed = true;
+          }
+        }
+      });
+    }
+    for (auto& caller : callers) caller.join();
+    if (failed) Die("fill failed");
+    next = std::max(next.load(), size);
+    const double fill_seconds = Micros(Clock::now() - fill_start) / 1e6;
+    const double fill_rate =
+        fill_seconds > 0 ? static_cast<double>(next.load() - fill_from) / fill_seconds : 0;
+
+    // The first Query indexes whatever the background indexer has not yet: untimed.
+    sharedos::audit::v1::QueryRequest query;
+    query.mutable_filter()->set_trace_id("trace-0");
+    if (!log->Query(query).ok()) Die("query failed");
+
+    std::vector<double> append, queried, verified, append_cpu, query_cpu, verify_cpu;
+    const int samples = absl::GetFlag(FLAGS_samples);
+    for (int i = 0; i < samples; ++i) {
+      AuditEvent event = MakeEvent(next.fetch_add(1));
+      const double cpu = ThreadCpuMicros();
+      const auto start = Clock::now();
+      auto response = log->AppendEvent(std::move(event), kWriter);
+      append.push_back(Micros(Clock::now() - start));
+      append_cpu.push_back(ThreadCpuMicros() - cpu);
+      if (!response.ok()) Die("append: " + response.status().ToString());
+    }
+    std::uniform_int_distribution<int64_t> trace(0, size / kRecordsPerTrace - 1);
+    for (int i = 0; i < samples; ++i) {
+      query.mutable_filter()->set_trace_id(absl::StrCat("trace-", trace(rng)));
+      const double cpu = ThreadCpuMicros();
+      const auto start = Clock::now();
+      auto response = log->Query(query);
+      queried.push_back(Micros(Clock::now() - start));
+      query_cpu.push_back(ThreadCpuMicros() - cpu);
+      if (!response.ok() || response->records_size() == 0) Die("query found nothing");
+    }
+    const int64_t head = log->HeadSequence();
+    sharedos::audit::v1::VerifyRequest verify;
+    verify.set_from_sequence(std::max<int64_t>(1, head - absl::GetFlag(FLAGS_verify_tail) + 1));
+    int64_t checked = 0;
+    for (int i = 0; i < absl::GetFlag(FLAGS_verify_samples); ++i) {
+      const double cpu = ThreadCpuMicros();
+      const auto start = Clock::now();
+      auto response = log->Verify(verify);
+      verified.push_back(Micros(Clock::now() - start));
+      verify_cpu.push_back(ThreadCpuMicros() - cpu);
+      if (!response.ok() || !response->ok()) Die("verify failed");
+      checked = response->checked();
+    }
+    const int64_t bytes = FileBytes(path) + FileBytes(path + "-wal");
+    std::printf(
+        "audit_scale records=%lld head=%lld append_p50_us=%.1f query_p50_us=%.1f "
+        "verify_p50_us=%.1f "
+        "append_cpu_p50_us=%.1f query_cpu_p50_us=%.1f verify_cpu_p50_us=%.1f "
+        "verify_checked=%lld bytes_per_record=%.1f fill_events_per_s=%.0f\n",
+        static_cast<long long>(size), static_cast<long long>(head), P50(append), P50(queried),
+        P50(verified), P50(append_cpu), P50(query_cpu), P50(verify_cpu),
+        static_cast<long long>(checked), static_cast<double>(bytes) / static_cast<double>(head),
+        fill_rate);
+    std::fflush(stdout);
+  }
+  log.reset();
+  for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
+  return 0;
+}

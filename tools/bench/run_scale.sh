@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# Issue 37's scale table: how each cost grows with its input, every curve from one run, printed
+# with the ratio of its largest to its smallest point (docs/performance.md, scale table).
+#
+#   tools/bench/run_scale.sh [--quick] [output-dir]   (from anywhere in the workspace)
+#
+# Full run (~10-15 minutes on 2 cores):
+#   core        BM_Decide, BM_Resolve and the linear scan at 1, 16, 64 and 256 grants per
+#               (actor, authority) (authorizer_svc/core:capability_authorizer_bench; more than
+#               256 are refused, grant_limit_exceeded, so 4,096 has no decision to time);
+#   audit       append p50, filtered Query p50, Verify from the last checkpoint and bytes per
+#               record at 10k, 100k and 1M records (SQLite; tools/bench:audit_scale_bench);
+#   turns       sharedosd's memory per open turn and InvokeTool p50 at 1k, 10k and 50k open
+#               turns (tools/bench:turns_scale_bench);
+#   grantstore  LoadAuthority p50 and CPU of an actor's 100 grants at 10k grants (100 actors) and
+#               1M grants (10,000 actors) on SQLite, readers copying pages (the default) and with
+#               --reader_mmap_bytes=1GiB (grantstore_svc/bench:grantstore_bench; the fixtures are
+#               kept in $SHAREDOS_SCALE_FIXTURES, default /tmp, and reused while they match).
+# --quick: the same steps at toy sizes (under a minute): a smoke test that every row is produced,
+# no figure to read.
+#
+# Configuration: the repository's build (.bazelrc: -O2) unless SHAREDOS_BENCH_CONFIG says
+# otherwise (e.g. SHAREDOS_BENCH_CONFIG='-c opt'). SHAREDOS_SCALE_BIN=<dir> runs the binaries
+# under <dir> (a bazel-bin, or a test's runfiles) without building. The raw output of every
+# step is kept in output-dir (default: a new directory under /tmp) next to table.md.
+set -euo pipefail
+quick=0
+if [[ "${1:-}" == "--quick" ]]; then
+  quick=1
+  shift
+fi
+here="$(cd "$(dirname "$0")" && pwd)"
+out="${1:-$(mktemp -d "${TEST_TMPDIR:-/tmp}/sharedos-scale-XXXXXX")}"
+mkdir -p "$out"
+
+if [[ -n "${SHAREDOS_SCALE_BIN:-}" ]]; then
+  bin="$SHAREDOS_SCALE_BIN"
+  config=("(prebuilt: $bin)")
+else
+  cd "$here/../.."
+  read -r -a config <<<"${SHAREDOS_BENCH_CONFIG:-}"
+  targets=(//authorizer_svc/core:capability_authorizer_bench //tools/bench:audit_scale_bench
+    //tools/bench:turns_scale_bench //grantstore_svc/bench:grantstore_bench)
+  bazel build ${config[@]+"${config[@]}"} "${targets[@]}" >"$out/build.log" 2>&1 || {
+    tail -30 "$out/build.log"
+    exit 1
+  }
+  bin="$(bazel info ${config[@]+"${config[@]}"} bazel-bin 2>/dev/null)"
+fi
+
+{
+  echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+  echo "commit: $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  echo "config: bazel ${config[*]:-(default)} (.bazelrc: -O2); $(nproc) cores; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+  echo "mode: $([[ $quick == 1 ]] && echo quick || echo full)"
+  echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+} >"$out/machine.txt"
+
+step() {
+  local name=$1
+  shift
+  echo "[$(date -u +%H:%M:%S)] $name (load $(cut -d' ' -f1 /proc/loadavg))" >&2
+  echo "$name: start $(date -u +%H:%M:%S), load $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/machine.txt"
+  "$@" >"$out/$name.txt" 2>"$out/$name.err" || {
+    echo "$name failed; see $out/$name.err" >&2
+    tail -20 "$out/$name.err" >&2
+    exit 1
+  }
+}
+
+if [[ $quick == 1 ]]; then
+  core_flags=(--benchmark_min_time=0.01)
+  audit_flags=(--sizes=1000,4000 --samples=20 --verify_samples=2 --verify_tail=200 --dir="$out")
+  turns_flags=(--turns=10,40 --calls=20 --warmup=20)
+  small=(--grants=1000 --actors=10)
+  large=(--grants=10000 --actors=100)
+  gs_flags=(--benchmark_min_time=0.05)
+else
+  core_flags=(--benchmark_repetitions=3)
+  audit_flags=(--sizes=10000,100000,1000000)
+  turns_flags=(--turns=1000,10000,50000)
+  small=(--grants=10000 --actors=100)
+  large=(--grants=1000000 --actors=10000)
+  gs_flags=(--benchmark_min_time=3)
+fi
+fixtures="${SHAREDOS_SCALE_FIXTURES:-/tmp}"
+[[ $quick == 1 ]] && fixtures="$out"
+
+step core "$bin/authorizer_svc/core/capability_authorizer_bench" \
+  --benchmark_filter='^BM_(Decide|Resolve|Baseline_LinearScan)/(1|16|64|256)$' \
+  --benchmark_format=json "${core_flags[@]}"
+step audit "$bin/tools/bench/audit_scale_bench" "${audit_flags[@]}"
+step turns "$bin/tools/bench/turns_scale_bench" "${turns_flags[@]}"
+for reader in plain mmap; do
+  mmap=()
+  [[ $reader == mmap ]] && mmap=(--reader_mmap_bytes=1073741824)
+  for size in small large; do
+    if [[ $size == small ]]; then grants=("${small[@]}"); else grants=("${large[@]}"); fi
+    echo "${grants[*]} ${mmap[*]:-}" >"$out/grantstore_${size}_${reader}_args.txt"
+    step "grantstore_${size}_${reader}" "$bin/grantstore_svc/bench/grantstore_bench" "${grants[@]}" \
+      --fixture="$fixtures/sharedos-scale-grants-${grants[0]#--grants=}.db" ${mmap[@]+"${mmap[@]}"} \
+      --benchmark_filter='^BM_LoadAuthority100/' --benchmark_format=json "${gs_flags[@]}"
+  done
+done
+echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/machine.txt"
+
+python3 "$here/run_scale_table.py" "$out" | tee "$out/table.md"
+echo "raw output: $out" >&2
