@@ -8,6 +8,7 @@
 #ifndef SHAREDOS_CAPABILITY_REASON_CODES_H_
 #define SHAREDOS_CAPABILITY_REASON_CODES_H_
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -104,6 +105,27 @@ inline constexpr absl::string_view kHarnessFrameLimitExceeded = "harness_frame_l
 inline constexpr absl::string_view kHarnessArgumentsUnparseable = "harness_arguments_unparseable";
 inline constexpr absl::string_view kHarnessCommandRejected = "harness_command_rejected";
 inline constexpr absl::string_view kHarnessFailed = "harness_failed";
+
+// ---- Fixed vocabularies (metric labels: common/metrics/sinks.h takes them from here). ----
+// Every code a decision or a turn's admission answers (semantics §6.1), and audit_unavailable;
+// "allowed" first.
+inline constexpr std::array<absl::string_view, 12> kDecisionReasonCodes = {
+    kAllowed,
+    kNoMatchingGrant,
+    kGrantExhausted,
+    kInvalidContext,
+    kInvalidRequest,
+    kAuthorityUnavailable,
+    kUsageStoreUnavailable,
+    kDelegationChainUnverified,
+    kDelegationChainInvalid,
+    kHostPolicyDenied,
+    kHostPolicyUnavailable,
+    kAuditUnavailable,
+};
+// The refusals of a turn's budget (semantics §6.3).
+inline constexpr std::array<absl::string_view, 3> kTurnBudgetCodes = {
+    kStepLimitExceeded, kToolCallLimitExceeded, kTurnDraining};
 inline constexpr absl::string_view kModelCallFailed = "model_call_failed";
 inline constexpr absl::string_view kModelOutputTruncated = "model_output_truncated";
 inline constexpr absl::string_view kModelMalformedCallLimitExceeded =

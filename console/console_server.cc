@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "common/oauth/token_endpoint.h"
 #include "common/server/access_policy.h"
 #include "common/server/loopback.h"
 #include "console/explain_page.h"
@@ -158,6 +159,12 @@ absl::StatusOr<std::unique_ptr<common::http::BoundedHttpServer>> NewHttpServer(
   return bound;
 }
 
+// Whether the services' principal for the access token is the person the ID token names.
+bool SameIdentity(const Principal& principal, const OidcIdentity& identity) {
+  return !principal.idp_issuer.empty() && !principal.idp_subject.empty() &&
+         principal.idp_issuer == identity.issuer && principal.idp_subject == identity.subject;
+}
+
 std::string Field(const std::map<std::string, std::string>& form, const std::string& name) {
   auto it = form.find(name);
   return it == form.end() ? "" : std::string(absl::StripAsciiWhitespace(it->second));
@@ -169,23 +176,25 @@ ConsoleServer::ConsoleServer(ConsoleOptions options,
                              const common::server::Authenticator& authenticator,
                              const std::shared_ptr<grpc::Channel>& grants,
                              const std::shared_ptr<grpc::Channel>& audit,
-                             const common::Clock& clock)
+                             const common::Clock& clock, OidcProvider* oidc)
     : options_(std::move(options)),
       authenticator_(authenticator),
       clock_(clock),
       grants_(gs::GrantStore::NewStub(grants)),
       audit_(av1::AuditLog::NewStub(audit)),
       sessions_(clock, options_.session_ttl, options_.max_sessions,
-                options_.max_sessions_per_principal) {}
+                options_.max_sessions_per_principal),
+      oidc_(oidc),
+      pending_(clock, options_.oidc_pending_ttl, options_.oidc_max_pending) {}
 
 ConsoleServer::~ConsoleServer() { Shutdown(); }
 
 absl::StatusOr<std::unique_ptr<ConsoleServer>> ConsoleServer::Start(
     ConsoleOptions options, const common::server::Authenticator& authenticator,
     std::shared_ptr<grpc::Channel> grants, std::shared_ptr<grpc::Channel> audit,
-    const common::Clock& clock) {
+    const common::Clock& clock, OidcProvider* oidc) {
   std::unique_ptr<ConsoleServer> console(
-      new ConsoleServer(std::move(options), authenticator, grants, audit, clock));
+      new ConsoleServer(std::move(options), authenticator, grants, audit, clock, oidc));
   const ConsoleOptions& o = console->options_;
   absl::StatusOr<std::unique_ptr<common::http::BoundedHttpServer>> http =
       NewHttpServer(o, console->key_pair_);
@@ -225,6 +234,10 @@ void ConsoleServer::Route() {
   http_->Route("POST", "/signin", [this](Req request, Res response) { SignIn(request, response); });
   http_->Route("POST", "/signout",
                [this](Req request, Res response) { SignOut(request, response); });
+  http_->Route("GET", "/oidc/start",
+               [this](Req request, Res response) { OidcStart(request, response); });
+  http_->Route("GET", "/oidc/callback",
+               [this](Req request, Res response) { OidcCallback(request, response); });
   http_->Route("GET", "/queue", [this](Req request, Res response) { Queue(request, response); });
   http_->Route("POST", "/decide", [this](Req request, Res response) { Decide(request, response); });
   http_->Route("GET", "/record", [this](Req request, Res response) { Record(request, response); });
@@ -300,7 +313,7 @@ void ConsoleServer::SignInForm(common::http::Response& response, int status,
     Refuse(response, nullptr, 503, "Unavailable", "no randomness for a sign-in token");
     return;
   }
-  Send(response, status, SignInPage(*token, error));
+  Send(response, status, SignInPage(*token, error, oidc_ != nullptr));
   response.set_header("Set-Cookie", SetCookie(kSignInCookie, *token, kSignInTokenAge, secure()));
 }
 
@@ -335,8 +348,158 @@ void ConsoleServer::SignOut(const common::http::Request& request,
   if (!session.has_value()) return Redirect(response, "/signin");
   if (!CheckedForm(request, *session, response).has_value()) return;
   sessions_.Remove(session->id);
-  Redirect(response, "/signin");
+  std::string location = "/signin";
+  // Signed in at the provider: sign out there too when it offers RP-Initiated Logout.
+  if (oidc_ != nullptr && !session->id_token.empty()) {
+    absl::StatusOr<OidcEndpoints> endpoints = oidc_->Endpoints();
+    if (endpoints.ok() && !endpoints->end_session.empty()) {
+      location = EndSessionUrl(endpoints->end_session, oidc_->settings().client_id,
+                               session->id_token, oidc_->settings().post_logout_redirect_uri);
+    }
+  }
+  if (location == "/signin") {
+    Redirect(response, location);
+  } else {
+    // A page that moves on to the provider: the console's form-action 'self' forbids a redirect
+    // of this form's post to another origin.
+    Send(response, 200, SignedOutPage(location));
+  }
   response.set_header("Set-Cookie", SetCookie(kSessionCookie, "", absl::ZeroDuration(), secure()));
+}
+
+std::string ConsoleServer::RedirectUri() const {
+  return oidc_->settings().redirect_uri.empty() ? absl::StrCat(url(), "oidc/callback")
+                                                : oidc_->settings().redirect_uri;
+}
+
+void ConsoleServer::SignInFailed(common::http::Response& response, int status,
+                                 absl::string_view message) {
+  Send(response, status, SignInFailedPage(message));
+  response.set_header("Set-Cookie",
+                      SetCookie(kOidcCookie, "", absl::ZeroDuration(), secure(), /*lax=*/true));
+}
+
+void ConsoleServer::OidcStart(const common::http::Request& request,
+                              common::http::Response& response) {
+  if (oidc_ == nullptr) {
+    return Refuse(response, nullptr, 404, "Not here",
+                  "This console signs in with credentials only (no --oidc_config).");
+  }
+  absl::StatusOr<OidcEndpoints> endpoints = oidc_->Endpoints();
+  if (!endpoints.ok()) {
+    return SignInFailed(
+        response, 502,
+        absl::StrCat("The identity provider cannot be reached: ", endpoints.status().message()));
+  }
+  absl::StatusOr<PendingSignIn> pending = pending_.Begin();
+  if (!pending.ok()) return SignInFailed(response, 503, pending.status().message());
+  AuthorizationRequest authorize;
+  authorize.authorization_endpoint = endpoints->authorization;
+  authorize.client_id = oidc_->settings().client_id;
+  authorize.redirect_uri = RedirectUri();
+  authorize.scope = oidc_->settings().scope;
+  authorize.resource = oidc_->settings().resource;
+  Redirect(response, AuthorizationUrl(authorize, *pending));
+  response.set_header("Set-Cookie", SetCookie(kOidcCookie, pending->binding, pending_.ttl(),
+                                              secure(), /*lax=*/true));
+}
+
+void ConsoleServer::OidcCallback(const common::http::Request& request,
+                                 common::http::Response& response) {
+  if (oidc_ == nullptr) {
+    return Refuse(response, nullptr, 404, "Not here",
+                  "This console signs in with credentials only (no --oidc_config).");
+  }
+  const std::string state = request.get_param_value("state");
+  const std::string code = request.get_param_value("code");
+  const std::string error = request.get_param_value("error");
+  for (const auto& [name, value] : {std::pair<const char*, const std::string&>{"state", state},
+                                    {"code", code},
+                                    {"error", error}}) {
+    if (value.size() > kMaxFilterBytes) {
+      return SignInFailed(response, 400,
+                          absl::StrCat(name, ": at most ", kMaxFilterBytes, " bytes"));
+    }
+  }
+  // The state is used up by any answer, so neither it nor its verifier is ever used twice.
+  const std::optional<std::string> binding =
+      CookieValue(request.get_header_value("Cookie"), kOidcCookie);
+  absl::StatusOr<PendingSignIn> pending = pending_.Take(state, binding.value_or(""));
+  if (!pending.ok()) {
+    return SignInFailed(response,
+                        pending.status().code() == absl::StatusCode::kPermissionDenied ? 403 : 400,
+                        pending.status().message());
+  }
+  if (!error.empty()) {
+    std::string message =
+        absl::StrCat("The identity provider answered ",
+                     common::oauth::PrintableAscii(error, common::oauth::kMaxProviderErrorBytes));
+    const std::string description = request.get_param_value("error_description");
+    if (!description.empty()) {
+      absl::StrAppend(
+          &message, ": ",
+          common::oauth::PrintableAscii(description, common::oauth::kMaxProviderErrorBytes));
+    }
+    return SignInFailed(response, 401, message);
+  }
+  if (code.empty()) return SignInFailed(response, 400, "code: required");
+  // RFC 9207: a provider that names itself in the response must be this console's (a response
+  // from another provider the browser was sent to is not exchanged here).
+  if (request.has_param("iss")) {
+    absl::StatusOr<OidcEndpoints> endpoints = oidc_->Endpoints();
+    if (!endpoints.ok()) return SignInFailed(response, 502, endpoints.status().message());
+    if (request.get_param_value("iss") != endpoints->issuer) {
+      return SignInFailed(response, 401, "iss: not this console's identity provider");
+    }
+  }
+  absl::StatusOr<OidcTokens> tokens =
+      oidc_->ExchangeCode(code, pending->code_verifier, RedirectUri());
+  if (!tokens.ok()) {
+    return SignInFailed(response,
+                        tokens.status().code() == absl::StatusCode::kPermissionDenied ? 401 : 502,
+                        tokens.status().message());
+  }
+  absl::StatusOr<OidcIdentity> identity = oidc_->VerifyIdToken(tokens->id_token, pending->nonce);
+  if (!identity.ok()) {
+    return SignInFailed(response,
+                        identity.status().code() == absl::StatusCode::kUnavailable ? 502 : 401,
+                        absl::StrCat("The ID token is refused: ", identity.status().message()));
+  }
+  // The session calls the services with the access token, so who it is is what they say; it
+  // must be the person the ID token names.
+  absl::StatusOr<Principal> principal =
+      authenticator_.Authenticate(absl::StrCat("Bearer ", tokens->access_token));
+  if (!principal.ok()) {
+    switch (principal.status().code()) {
+      case absl::StatusCode::kPermissionDenied:  // known to the provider, no role in SharedOS
+        return SignInFailed(response, 403,
+                            "Your identity provider's groups give you no role in SharedOS (no "
+                            "rule of the claim mapping matches): ask an operator");
+      case absl::StatusCode::kUnavailable:
+        return SignInFailed(response, 502, principal.status().message());
+      default:
+        return SignInFailed(response, 401,
+                            "The identity provider's access token is not accepted by the services");
+    }
+  }
+  if (!SameIdentity(*principal, *identity)) {
+    return SignInFailed(response, 401, "The access token and the ID token name different people");
+  }
+  if (!common::server::Admit("console sign-in", *principal).ok()) {
+    return SignInFailed(
+        response, 403,
+        absl::StrCat(principal->address,
+                     " is neither a reviewer nor an admin here (the identity provider's claims "
+                     "map to no console role)"));
+  }
+  absl::StatusOr<Session> session =
+      sessions_.Create(tokens->access_token, *std::move(principal), tokens->id_token);
+  if (!session.ok()) return SignInFailed(response, 503, session.status().message());
+  Send(response, 200, SignedInPage());
+  response.set_header("Set-Cookie",
+                      SetCookie(kSessionCookie, session->id, sessions_.ttl(), secure()));
+  response.set_header("Set-Cookie",
+                      SetCookie(kOidcCookie, "", absl::ZeroDuration(), secure(), /*lax=*/true));
 }
 
 void ConsoleServer::Queue(const common::http::Request& request, common::http::Response& response) {

@@ -11,6 +11,10 @@
 // (HttpOnly, SameSite=Strict, Secure over HTTPS); every state-changing form carries the session's
 // CSRF token (the sign-in form a double-submitted one) and a cross-site Origin is refused.
 // Forms are bounded (FormLimits); a bad field is a 400 naming it. Secrets are never logged.
+// With an OpenID provider (Start's `oidc`), a person may instead sign in there (authorization code
+// flow with PKCE, state and nonce: console/oidc_sign_in.h); the session then carries the
+// provider's access token as its bearer, so the services see the person the provider vouches for
+// (its iss and sub), and every failure is a sign-in error page, never a session.
 #ifndef SHAREDOS_CONSOLE_CONSOLE_SERVER_H_
 #define SHAREDOS_CONSOLE_CONSOLE_SERVER_H_
 
@@ -29,6 +33,8 @@
 #include "common/server/tls.h"
 #include "common/time/clock.h"
 #include "console/http.h"
+#include "console/oidc_client.h"
+#include "console/oidc_sign_in.h"
 #include "console/session.h"
 #include "grpcpp/channel.h"
 #include "sharedos/audit/v1/audit.grpc.pb.h"
@@ -57,20 +63,25 @@ struct ConsoleOptions {
   int handler_threads = 4;
   absl::Duration rpc_timeout = absl::Seconds(10);
   FormLimits form;
+  // Sign-ins begun at the OpenID provider and not yet returned: at most this many at once
+  // (--console_oidc_max_pending), each for at most oidc_pending_ttl.
+  size_t oidc_max_pending = 64;
+  absl::Duration oidc_pending_ttl = absl::Minutes(10);
 };
 
 class ConsoleServer {
  public:
   // Binds and serves on a thread of its own. `authenticator` says who a pasted secret is (only
   // admin and reviewer credentials sign in); `grants` reaches GrantStore and `audit` AuditLog (the
-  // same channel in sharedosd). Borrowed references must outlive the server. Errors:
+  // same channel in sharedosd). `oidc` (borrowed; may be null) is the OpenID provider people sign
+  // in at. Borrowed references must outlive the server. Errors:
   // INVALID_ARGUMENT (plaintext off loopback, naming --console_host); those of
   // KeyPairWatcher::Load; UNAVAILABLE (cannot bind, naming
   // --console_port).
   static absl::StatusOr<std::unique_ptr<ConsoleServer>> Start(
       ConsoleOptions options, const common::server::Authenticator& authenticator,
       std::shared_ptr<grpc::Channel> grants, std::shared_ptr<grpc::Channel> audit,
-      const common::Clock& clock);
+      const common::Clock& clock, OidcProvider* oidc = nullptr);
   ~ConsoleServer();
   ConsoleServer(const ConsoleServer&) = delete;
   ConsoleServer& operator=(const ConsoleServer&) = delete;
@@ -84,7 +95,8 @@ class ConsoleServer {
  private:
   ConsoleServer(ConsoleOptions options, const common::server::Authenticator& authenticator,
                 const std::shared_ptr<grpc::Channel>& grants,
-                const std::shared_ptr<grpc::Channel>& audit, const common::Clock& clock);
+                const std::shared_ptr<grpc::Channel>& audit, const common::Clock& clock,
+                OidcProvider* oidc);
   void Route();
   bool secure() const { return options_.tls.enabled(); }
 
@@ -101,6 +113,13 @@ class ConsoleServer {
   void SignInForm(common::http::Response& response, int status, absl::string_view error);
   void SignIn(const common::http::Request& request, common::http::Response& response);
   void SignOut(const common::http::Request& request, common::http::Response& response);
+  // GET /oidc/start: a pending sign-in, its cookie, and a redirect to the provider.
+  void OidcStart(const common::http::Request& request, common::http::Response& response);
+  // GET /oidc/callback: the provider's answer; a session or a sign-in error page.
+  void OidcCallback(const common::http::Request& request, common::http::Response& response);
+  void SignInFailed(common::http::Response& response, int status, absl::string_view message);
+  // The provider's redirect back to /oidc/callback (configured, else this console's URL).
+  std::string RedirectUri() const;
   void Queue(const common::http::Request& request, common::http::Response& response);
   void Decide(const common::http::Request& request, common::http::Response& response);
   void Record(const common::http::Request& request, common::http::Response& response);
@@ -123,6 +142,8 @@ class ConsoleServer {
   std::unique_ptr<grantstore::v1::GrantStore::Stub> grants_;
   std::unique_ptr<audit::v1::AuditLog::Stub> audit_;
   SessionStore sessions_;
+  OidcProvider* const oidc_;
+  PendingSignIns pending_;
   absl::Mutex verify_mu_;
   std::optional<audit::v1::VerifyResponse> last_verify_ ABSL_GUARDED_BY(verify_mu_);
   absl::Time verified_at_ ABSL_GUARDED_BY(verify_mu_);

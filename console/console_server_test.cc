@@ -345,7 +345,9 @@ TEST_F(ConsoleServerTest, AWideningRefusedByTheStoreIsShownAs400NamingTheField) 
 
 TEST_F(ConsoleServerTest, BadFieldsAreRefused400NamingTheFieldBeforeAnyCall) {
   auto [cookie, csrf] = Session(kReviewer);
-  auto post = [&](const std::string& rest) {
+  // Init-captures: C++17 does not let a lambda capture a structured binding itself (gcc allows
+  // it, clang does not).
+  auto post = [this, &csrf = csrf, &cookie = cookie](const std::string& rest) {
     return PostForm("/decide", absl::StrCat("csrf=", csrf, rest), cookie);
   };
   EXPECT_THAT(post("&id=esc-1&decision=maybe")->body, HasSubstr("decision: approve or deny"));
@@ -437,6 +439,256 @@ TEST(ConsoleServerStartTest, PlaintextOffLoopbackIsRefusedNamingTheFlag) {
   EXPECT_EQ(console.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(console.status().message(),
               HasSubstr("--console_host: the console serves plaintext HTTP only on loopback"));
+}
+
+// --- Sign-in at the OpenID provider (the flow's refusals; the whole flow against a real
+// provider is //tests/oidc:console_oidc_test) -------------------------------------------------
+
+// Answers as scripted; records what the console sent.
+class FakeOidcProvider : public OidcProvider {
+ public:
+  FakeOidcProvider() {
+    settings_.client_id = "sharedos-console";
+    settings_.resource = "sharedos-grpc";
+  }
+  const OidcClientSettings& settings() const override { return settings_; }
+  absl::StatusOr<OidcEndpoints> Endpoints() override {
+    if (!reachable) return absl::UnavailableError("cannot reach the identity provider");
+    return OidcEndpoints{"http://idp.invalid", "http://idp.invalid/auth",
+                         "http://idp.invalid/token", "http://idp.invalid/session/end"};
+  }
+  absl::StatusOr<OidcTokens> ExchangeCode(absl::string_view code, absl::string_view code_verifier,
+                                          absl::string_view redirect_uri) override {
+    absl::MutexLock lock(&mu);
+    exchanged.push_back({std::string(code), std::string(code_verifier), std::string(redirect_uri)});
+    if (!exchange.ok()) return exchange.status();
+    return *exchange;
+  }
+  absl::StatusOr<OidcIdentity> VerifyIdToken(absl::string_view id_token,
+                                             absl::string_view nonce) override {
+    absl::MutexLock lock(&mu);
+    nonces.push_back(std::string(nonce));
+    return identity;
+  }
+
+  OidcClientSettings settings_;
+  bool reachable = true;
+  absl::StatusOr<OidcTokens> exchange = OidcTokens{"id.token.x", kReviewer};
+  absl::StatusOr<OidcIdentity> identity = OidcIdentity{"http://idp.invalid", "alice-sub"};
+  absl::Mutex mu;
+  std::vector<std::vector<std::string>> exchanged;
+  std::vector<std::string> nonces;
+};
+
+// The services' view of the provider's access tokens (as common/oidc's verifier answers).
+class FakeBearerVerifier : public common::server::BearerTokenVerifier {
+ public:
+  absl::StatusOr<common::server::Principal> VerifyBearer(absl::string_view token) const override {
+    if (token != kAliceAccessToken) return absl::UnauthenticatedError("invalid bearer token");
+    common::server::Principal principal;
+    principal.name = "idp:alice";
+    principal.address = "human:alice";
+    principal.role = common::server::Role::kReviewer;
+    principal.scope.namespaces = {"world-demo"};
+    principal.idp_issuer = "http://idp.invalid";
+    principal.idp_subject = "alice-sub";
+    return principal;
+  }
+  static constexpr char kAliceAccessToken[] = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2ln";
+};
+
+class ConsoleOidcTest : public ConsoleServerTest {
+ protected:
+  void SetUp() override {
+    auto authenticator = common::server::Authenticator::FromJson(CredentialsJson());
+    ASSERT_TRUE(authenticator.ok()) << authenticator.status();
+    authenticator_ = *std::move(authenticator);
+    authenticator_->AttachTokenVerifier(&bearer_);
+    grpc::ServerBuilder builder;
+    builder.RegisterService(&grants_);
+    builder.RegisterService(&audit_);
+    grpc_ = builder.BuildAndStart();
+    ConsoleOptions options;
+    options.oidc_max_pending = 3;
+    std::shared_ptr<grpc::Channel> channel = grpc_->InProcessChannel(grpc::ChannelArguments());
+    auto console =
+        ConsoleServer::Start(options, *authenticator_, channel, channel, clock_, &provider_);
+    ASSERT_TRUE(console.ok()) << console.status();
+    console_ = *std::move(console);
+    http_ = std::make_unique<httplib::Client>("127.0.0.1", console_->port());
+  }
+
+  // A begun sign-in: its state (from the redirect) and the browser's binding cookie.
+  std::pair<std::string, std::string> Begin() {
+    httplib::Result started = http_->Get("/oidc/start");
+    EXPECT_TRUE(started && started->status == 303);
+    const std::string location = started->get_header_value("Location");
+    const size_t at = location.find("&state=") + 7;
+    const std::string cookie = started->get_header_value("Set-Cookie");
+    return {location.substr(at, location.find('&', at) - at), cookie.substr(0, cookie.find(';'))};
+  }
+  static bool OpensASession(const httplib::Result& answer) {
+    for (const auto& [name, value] : answer->headers) {
+      if (name == "Set-Cookie" && value.rfind("sos_session=", 0) == 0 &&
+          value.find("Max-Age=0") == std::string::npos) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  FakeBearerVerifier bearer_;
+  FakeOidcProvider provider_;
+};
+
+TEST_F(ConsoleOidcTest, TheProvidersPersonGetsASessionThatCallsAsHerAccessToken) {
+  provider_.exchange = OidcTokens{"id.token.x", FakeBearerVerifier::kAliceAccessToken};
+  auto [state, binding] = Begin();
+  httplib::Result signed_in = http_->Get(
+      absl::StrCat("/oidc/callback?state=", state, "&code=c&iss=http%3A%2F%2Fidp.invalid"),
+      {{"Cookie", binding}});
+  ASSERT_EQ(signed_in->status, 200) << signed_in->body;
+  ASSERT_TRUE(OpensASession(signed_in));
+  EXPECT_THAT(signed_in->body, HasSubstr("http-equiv=\"refresh\" content=\"0;url=/queue\""));
+  ASSERT_EQ(provider_.nonces.size(), 1u);
+  EXPECT_EQ(provider_.nonces[0].size(), 43u) << "the sign-in's nonce reached the ID token check";
+  std::string cookie;
+  for (const auto& [name, value] : signed_in->headers) {
+    if (name == "Set-Cookie" && value.rfind("sos_session=", 0) == 0) {
+      cookie = value.substr(0, value.find(';'));
+      EXPECT_THAT(value, HasSubstr("SameSite=Strict"));
+    }
+    EXPECT_THAT(value, Not(HasSubstr(FakeBearerVerifier::kAliceAccessToken)));
+  }
+  httplib::Result queue = http_->Get("/queue", {{"Cookie", cookie}});
+  EXPECT_EQ(queue->status, 200);
+  EXPECT_THAT(queue->body, HasSubstr("Signed in as human:alice (reviewer)"));
+  EXPECT_THAT(grants_.calls(),
+              ElementsAre(absl::StrCat("Bearer ", FakeBearerVerifier::kAliceAccessToken)))
+      << "the services are called with her access token, not the console's";
+  // Sign-out ends the session and goes to the provider's end session with the ID token hint.
+  const std::string marker = "name=\"csrf\" value=\"";
+  const size_t at = queue->body.find(marker) + marker.size();
+  const std::string csrf = queue->body.substr(at, queue->body.find('"', at) - at);
+  httplib::Result out = PostForm("/signout", absl::StrCat("csrf=", csrf), cookie);
+  EXPECT_EQ(out->status, 200);
+  EXPECT_THAT(out->body,
+              HasSubstr("url=http://idp.invalid/session/end?client_id=sharedos-console&amp;"
+                        "id_token_hint=id.token.x"));
+  EXPECT_EQ(http_->Get("/queue", {{"Cookie", cookie}})->status, 303) << "the session is over";
+}
+
+TEST_F(ConsoleServerTest, WithoutAnIdentityProviderThereIsNoOidcSignIn) {
+  EXPECT_EQ(http_->Get("/oidc/start")->status, 404);
+  EXPECT_EQ(http_->Get("/oidc/callback?state=s&code=c")->status, 404);
+  EXPECT_THAT(http_->Get("/signin")->body, Not(HasSubstr("/oidc/start")));
+}
+
+TEST_F(ConsoleOidcTest, StartRedirectsWithPkceStateNonceAndALaxBindingCookie) {
+  EXPECT_THAT(http_->Get("/signin")->body, HasSubstr("href=\"/oidc/start\""));
+  EXPECT_THAT(http_->Get("/signin")->body, HasSubstr("Credential secret")) << "break-glass stays";
+  httplib::Result started = http_->Get("/oidc/start");
+  ASSERT_EQ(started->status, 303);
+  const std::string location = started->get_header_value("Location");
+  EXPECT_EQ(
+      location.rfind("http://idp.invalid/auth?response_type=code&client_id=sharedos-console", 0),
+      0u)
+      << location;
+  // (httplib's client hands the Location header back percent-decoded.)
+  EXPECT_THAT(location, HasSubstr(absl::StrCat("&redirect_uri=http://127.0.0.1:", console_->port(),
+                                               "/oidc/callback&")));
+  EXPECT_THAT(location, HasSubstr("&code_challenge_method=S256&resource=sharedos-grpc"));
+  EXPECT_THAT(location, HasSubstr("&nonce="));
+  EXPECT_THAT(started->get_header_value("Set-Cookie"),
+              HasSubstr("; Max-Age=600; HttpOnly; SameSite=Lax"));
+}
+
+TEST_F(ConsoleOidcTest, WrongMissingOrReplayedStateIsASignInErrorNeverASession) {
+  auto [state, binding] = Begin();
+  httplib::Result wrong = http_->Get("/oidc/callback?state=not-it&code=c", {{"Cookie", binding}});
+  EXPECT_EQ(wrong->status, 400);
+  EXPECT_THAT(wrong->body, HasSubstr("state: not a sign-in in progress"));
+  EXPECT_FALSE(OpensASession(wrong));
+  httplib::Result missing = http_->Get("/oidc/callback?code=c", {{"Cookie", binding}});
+  EXPECT_EQ(missing->status, 400);
+  // Another browser (no binding cookie, or its own) presenting this browser's state.
+  auto [other_state, other_binding] = Begin();
+  httplib::Result crossed = http_->Get(
+      absl::StrCat("/oidc/callback?state=", other_state, "&code=c"), {{"Cookie", binding}});
+  EXPECT_EQ(crossed->status, 403);
+  EXPECT_THAT(crossed->body, HasSubstr("begun in another browser"));
+  EXPECT_FALSE(OpensASession(crossed));
+  EXPECT_TRUE(provider_.exchanged.empty()) << "no code is exchanged without its sign-in";
+  // The first state was never consumed by the wrong ones: it still fails closed below (the
+  // access token is SharedOS's own credential, not the provider's), and is then used up.
+  httplib::Result first =
+      http_->Get(absl::StrCat("/oidc/callback?state=", state, "&code=c1"), {{"Cookie", binding}});
+  EXPECT_EQ(first->status, 401);
+  EXPECT_THAT(first->body, HasSubstr("The access token and the ID token name different people"));
+  EXPECT_FALSE(OpensASession(first));
+  ASSERT_EQ(provider_.exchanged.size(), 1u);
+  EXPECT_EQ(provider_.exchanged[0][0], "c1");
+  EXPECT_EQ(provider_.exchanged[0][1].size(), 43u) << "the PKCE verifier";
+  httplib::Result replayed =
+      http_->Get(absl::StrCat("/oidc/callback?state=", state, "&code=c1"), {{"Cookie", binding}});
+  EXPECT_EQ(replayed->status, 400);
+  EXPECT_EQ(provider_.exchanged.size(), 1u) << "a used state reaches the provider no more";
+}
+
+TEST_F(ConsoleOidcTest, ProviderRefusalsAndOutagesAreSignInErrorPages) {
+  provider_.exchange = absl::PermissionDeniedError(
+      "the identity provider refused: invalid_grant (grant request is invalid)");
+  auto [state, binding] = Begin();
+  httplib::Result refused =
+      http_->Get(absl::StrCat("/oidc/callback?state=", state, "&code=used"), {{"Cookie", binding}});
+  EXPECT_EQ(refused->status, 401);
+  EXPECT_THAT(refused->body, HasSubstr("invalid_grant"));
+  EXPECT_THAT(refused->body, HasSubstr("id=\"signin-error\""));
+  EXPECT_FALSE(OpensASession(refused));
+  provider_.exchange = absl::UnavailableError("cannot reach the identity provider");
+  std::tie(state, binding) = Begin();
+  httplib::Result down =
+      http_->Get(absl::StrCat("/oidc/callback?state=", state, "&code=c"), {{"Cookie", binding}});
+  EXPECT_EQ(down->status, 502);
+  EXPECT_FALSE(OpensASession(down));
+  provider_.exchange = OidcTokens{"id.token.x", kReviewer};
+  provider_.identity = absl::UnauthenticatedError("invalid ID token (nonce)");
+  std::tie(state, binding) = Begin();
+  httplib::Result bad_token =
+      http_->Get(absl::StrCat("/oidc/callback?state=", state, "&code=c"), {{"Cookie", binding}});
+  EXPECT_EQ(bad_token->status, 401);
+  EXPECT_THAT(bad_token->body, HasSubstr("The ID token is refused: invalid ID token (nonce)"));
+  EXPECT_FALSE(OpensASession(bad_token));
+  // The provider's own error answer (e.g. the person refused consent), escaped.
+  std::tie(state, binding) = Begin();
+  httplib::Result denied =
+      http_->Get(absl::StrCat("/oidc/callback?state=", state,
+                              "&error=access_denied&error_description=%3Cb%3Eno%3C%2Fb%3E"),
+                 {{"Cookie", binding}});
+  EXPECT_EQ(denied->status, 401);
+  EXPECT_THAT(denied->body, HasSubstr("access_denied: &lt;b&gt;no&lt;/b&gt;"));
+  // RFC 9207: an authorization response naming another issuer (a mix-up) is refused unexchanged.
+  std::tie(state, binding) = Begin();
+  const size_t exchanged = provider_.exchanged.size();
+  httplib::Result mixed_up = http_->Get(
+      absl::StrCat("/oidc/callback?state=", state, "&code=c&iss=https%3A%2F%2Fevil.example"),
+      {{"Cookie", binding}});
+  EXPECT_EQ(mixed_up->status, 401);
+  EXPECT_THAT(mixed_up->body, HasSubstr("iss: not this console&#39;s identity provider"));
+  EXPECT_EQ(provider_.exchanged.size(), exchanged);
+  provider_.reachable = false;
+  httplib::Result unreachable = http_->Get("/oidc/start");
+  EXPECT_EQ(unreachable->status, 502);
+  EXPECT_THAT(unreachable->body, HasSubstr("The identity provider cannot be reached"));
+}
+
+TEST_F(ConsoleOidcTest, PendingSignInsAreBounded) {
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(http_->Get("/oidc/start")->status, 303);
+  httplib::Result full = http_->Get("/oidc/start");
+  EXPECT_EQ(full->status, 503);
+  EXPECT_THAT(full->body, HasSubstr("--console_oidc_max_pending"));
+  clock_.AdvanceTime(absl::Minutes(10));
+  EXPECT_EQ(http_->Get("/oidc/start")->status, 303) << "expired sign-ins make room";
 }
 
 }  // namespace

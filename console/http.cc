@@ -41,9 +41,9 @@ std::optional<std::string> CookieValue(absl::string_view header, absl::string_vi
 }
 
 std::string SetCookie(absl::string_view name, absl::string_view value, absl::Duration max_age,
-                      bool secure) {
+                      bool secure, bool lax) {
   return absl::StrCat(name, "=", value, "; Path=/; Max-Age=", absl::ToInt64Seconds(max_age),
-                      "; HttpOnly; SameSite=Strict", secure ? "; Secure" : "");
+                      "; HttpOnly; SameSite=", lax ? "Lax" : "Strict", secure ? "; Secure" : "");
 }
 
 absl::StatusOr<std::string> UrlDecode(absl::string_view text) {

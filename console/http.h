@@ -22,10 +22,12 @@ inline constexpr char kSignInCookie[] = "sos_signin";
 // named twice is ambiguous: nullopt.
 std::optional<std::string> CookieValue(absl::string_view header, absl::string_view name);
 
-// A Set-Cookie value: HttpOnly, SameSite=Strict, Path=/, Max-Age, and Secure when `secure` (the
-// console serves HTTPS). An empty `value` with a zero `max_age` clears the cookie.
+// A Set-Cookie value: HttpOnly, SameSite=Strict (Lax when `lax`: a cookie the browser must send
+// on a top-level navigation back from another site, the OpenID provider), Path=/, Max-Age, and
+// Secure when `secure` (the console serves HTTPS). An empty `value` with a zero `max_age` clears
+// the cookie.
 std::string SetCookie(absl::string_view name, absl::string_view value, absl::Duration max_age,
-                      bool secure);
+                      bool secure, bool lax = false);
 
 struct FormLimits {
   size_t max_body_bytes = 16 * 1024;

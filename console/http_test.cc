@@ -36,6 +36,12 @@ TEST(SetCookieTest, HttpOnlySameSiteStrictAndSecureOnlyOverHttps) {
   EXPECT_THAT(SetCookie("sos_session", "", absl::ZeroDuration(), false), HasSubstr("Max-Age=0"));
 }
 
+// The OpenID sign-in's binding cookie must come back with the provider's cross-site redirect.
+TEST(SetCookieTest, LaxWhenAskedStillHttpOnlyAndSecureOverHttps) {
+  EXPECT_EQ(SetCookie("sos_oidc", "b", absl::Minutes(10), true, /*lax=*/true),
+            "sos_oidc=b; Path=/; Max-Age=600; HttpOnly; SameSite=Lax; Secure");
+}
+
 TEST(ParseFormTest, DecodesFields) {
   auto form = ParseForm("id=esc-1&purposes=a%2Cb+c&max_uses=1&empty=", FormLimits());
   ASSERT_TRUE(form.ok()) << form.status();

@@ -42,8 +42,9 @@ form.decide { display: flex; flex-wrap: wrap; gap: .75rem; align-items: end; mar
 label { display: flex; flex-direction: column; font-size: .9rem; color: var(--muted); }
 input, select { font: inherit; padding: .3rem .4rem; border: 1px solid #6b7785; border-radius: 4px;
   color: var(--ink); background: #fff; }
-button { font: inherit; padding: .35rem .9rem; border-radius: 4px; border: 1px solid transparent;
-  cursor: pointer; color: #fff; background: var(--accent); }
+button, a.button { font: inherit; padding: .35rem .9rem; border-radius: 4px;
+  border: 1px solid transparent; cursor: pointer; color: #fff; background: var(--accent); }
+a.button { display: inline-block; text-decoration: none; }
 button.deny { background: var(--deny); }
 button.plain { background: transparent; border-color: #fff; }
 .status-ok { color: var(--ok); font-weight: 600; }
@@ -169,10 +170,16 @@ std::string Page(absl::string_view title, const Session* session, absl::string_v
       "</main></body></html>");
 }
 
-std::string SignInPage(absl::string_view signin_token, absl::string_view error) {
+std::string SignInPage(absl::string_view signin_token, absl::string_view error, bool oidc) {
   std::string body;
   if (!error.empty()) {
     absl::StrAppend(&body, "<p class=\"error\" role=\"alert\">", HtmlEscape(error), "</p>");
+  }
+  if (oidc) {
+    absl::StrAppend(&body,
+                    "<p><a id=\"oidc\" class=\"button\" href=\"/oidc/start\">Sign in with your "
+                    "organisation's identity provider</a></p>"
+                    "<h2>Operators and break-glass</h2>");
   }
   absl::StrAppend(
       &body,
@@ -184,6 +191,33 @@ std::string SignInPage(absl::string_view signin_token, absl::string_view error) 
       "type=\"password\" autocomplete=\"off\" required></label> "
       "<button type=\"submit\">Sign in</button></form>");
   return Page("Sign in", nullptr, body);
+}
+
+std::string SignInFailedPage(absl::string_view message) {
+  return Page(
+      "Sign-in failed", nullptr,
+      absl::StrCat("<p class=\"error\" role=\"alert\" id=\"signin-error\">", HtmlEscape(message),
+                   "</p><p>No session was opened. <a href=\"/signin\">Sign in again</a>.</p>"));
+}
+
+std::string SignedOutPage(absl::string_view end_session_url) {
+  const std::string url = HtmlEscape(end_session_url);
+  std::string page =
+      Page("Signed out", nullptr,
+           absl::StrCat("<p>Signed out of the console. <a id=\"end-session\" href=\"", url,
+                        "\">Sign out at your identity provider too</a>.</p>"));
+  page.insert(page.find("</head>"),
+              absl::StrCat("<meta http-equiv=\"refresh\" content=\"0;url=", url, "\">"));
+  return page;
+}
+
+std::string SignedInPage() {
+  std::string page =
+      Page("Signed in", nullptr,
+           "<p><a id=\"continue\" href=\"/queue\">Continue to your escalations</a></p>");
+  const size_t head = page.find("</head>");
+  page.insert(head, "<meta http-equiv=\"refresh\" content=\"0;url=/queue\">");
+  return page;
 }
 
 std::string EscalationSentence(const gs::EscalationRecord& record) {

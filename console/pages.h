@@ -24,8 +24,23 @@ absl::string_view Stylesheet();
 std::string Page(absl::string_view title, const Session* session, absl::string_view body);
 
 // The sign-in form, double-submitted with `signin_token` (also in the sos_signin cookie);
-// `error` (plain text) shown above it when not empty.
-std::string SignInPage(absl::string_view signin_token, absl::string_view error);
+// `error` (plain text) shown above it when not empty. With `oidc` (an identity provider is
+// configured), first a link that signs in at the provider (/oidc/start); the credential form stays
+// below it for operators and break-glass reviewers.
+std::string SignInPage(absl::string_view signin_token, absl::string_view error, bool oidc = false);
+
+// A sign-in at the identity provider that failed (`message`, plain text): no session, and a link
+// to start again.
+std::string SignInFailedPage(absl::string_view message);
+
+// Signed in at the identity provider: the page that takes the browser on to the queue (a meta
+// refresh, a same-site navigation, so the new SameSite=Strict session cookie is sent with it),
+// with a link for a browser that does not refresh.
+std::string SignedInPage();
+
+// Signed out here: the page that takes the browser on to the provider's end-session URL
+// `end_session_url` (a meta refresh and a link).
+std::string SignedOutPage(absl::string_view end_session_url);
 
 // One escalation as a sentence: "agent:agent-assistant needs files:Workspace/summary.txt@
 // human:user-alice [create], for purpose …, asked in turn exec-… because …". Plain text.

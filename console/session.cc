@@ -25,7 +25,8 @@ bool TokensEqual(absl::string_view expected, absl::string_view presented) {
 }
 
 absl::StatusOr<Session> SessionStore::Create(std::string secret,
-                                             common::server::Principal principal) {
+                                             common::server::Principal principal,
+                                             std::string id_token) {
   Session session;
   absl::StatusOr<std::string> id = NewToken();
   if (!id.ok()) return id.status();
@@ -35,6 +36,7 @@ absl::StatusOr<Session> SessionStore::Create(std::string secret,
   session.csrf = *std::move(csrf);
   session.secret = std::move(secret);
   session.principal = std::move(principal);
+  session.id_token = std::move(id_token);
   const absl::Time now = clock_.Now();
   session.expires_at = now + ttl_;
   absl::MutexLock lock(&mu_);

@@ -1,8 +1,8 @@
 // The reviewer console's sign-in sessions: a random id (the cookie's value), a CSRF token and
-// the signed-in credential's secret, kept in memory only, each expiring a fixed time after
-// sign-in. The secret never leaves the process: the browser holds the session id alone, and the
-// console sends the secret as the caller's own bearer credential on each RPC (it has no authority
-// of its own). Thread-safe.
+// the signed-in credential's secret (or, signed in through the OpenID provider, its access token),
+// kept in memory only, each expiring a fixed time after sign-in. The secret never leaves the
+// process: the browser holds the session id alone, and the console sends the secret as the caller's
+// own bearer credential on each RPC (it has no authority of its own). Thread-safe.
 #ifndef SHAREDOS_CONSOLE_SESSION_H_
 #define SHAREDOS_CONSOLE_SESSION_H_
 
@@ -30,6 +30,9 @@ struct Session {
   std::string secret;
   // Who signed in (never the secret): name, address, role, scope.
   common::server::Principal principal;
+  // Signed in through the OpenID provider: its ID token (the end-session request's
+  // id_token_hint); empty for a credential's secret.
+  std::string id_token;
   absl::Time expires_at;
 };
 
@@ -48,8 +51,8 @@ class SessionStore {
   // its oldest session (so one principal never holds more, and never all of them).
   // Errors: RESOURCE_EXHAUSTED (max_sessions live sessions, naming
   // --console_max_sessions); UNAVAILABLE (no randomness).
-  absl::StatusOr<Session> Create(std::string secret, common::server::Principal principal)
-      ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<Session> Create(std::string secret, common::server::Principal principal,
+                                 std::string id_token = "") ABSL_LOCKS_EXCLUDED(mu_);
 
   // The live session with this id; nullopt when unknown or expired (an expired one is removed).
   std::optional<Session> Find(absl::string_view id) ABSL_LOCKS_EXCLUDED(mu_);

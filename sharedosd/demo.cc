@@ -66,8 +66,8 @@ absl::StatusOr<std::vector<std::string>> SeedDemo(grantstore::core::GrantStoreCo
   get.set_grant_id(kDemoGrantId);
   auto existing = grantstore.GetGrant(get);
   if (existing.ok()) {
-    lines.push_back(absl::StrCat("grant ", kDemoGrantId, " in ", kDemoNamespace,
-                                 " already present"));
+    lines.push_back(
+        absl::StrCat("grant ", kDemoGrantId, " in ", kDemoNamespace, " already present"));
     // Seeded before owner binding (ADR 0014): it reaches whichever owner a turn names.
     if (grantstore::core::ReachesAnyOwner(existing->grant())) {
       lines.push_back(absl::StrCat(

@@ -45,6 +45,7 @@
 #include "common/status/status_macros.h"
 #include "common/time/clock.h"
 #include "console/console_server.h"
+#include "console/oidc_provider.h"
 #include "envelope_svc/server/envelope_server.h"
 #include "envelope_svc/server/limit_flags.h"
 #include "grantstore_svc/client/local_grant_store_client.h"
@@ -134,6 +135,8 @@ struct Deployment {
   // sharedos.status.v1 for the four services, on the public tier.
   std::unique_ptr<server::StatusService> status;
   std::unique_ptr<server::ServerRunner> public_tier;
+  // With --oidc_config and --console_port: the provider people sign in at in the console.
+  std::unique_ptr<sharedos::console::ConfiguredOidcProvider> console_oidc;
   // Null without --console_port.
   std::unique_ptr<sharedos::console::ConsoleServer> console;
 };
@@ -300,9 +303,14 @@ absl::Status StartConsole(Deployment& d) {
   options.port = absl::GetFlag(FLAGS_console_port);
   options.tls = server::ServerTlsFromFlags();
   std::shared_ptr<grpc::Channel> channel = d.public_tier->InProcessChannel();
+  // With --oidc_config: people also sign in at the identity provider (console/oidc_provider.h).
+  if (d.oidc != nullptr) {
+    ASSIGN_OR_RETURN(d.console_oidc,
+                     sharedos::console::ConfiguredOidcProvider::Create(d.oidc->stack()));
+  }
   ASSIGN_OR_RETURN(d.console, sharedos::console::ConsoleServer::Start(
                                   std::move(options), *d.authenticator, channel, channel,
-                                  sharedos::common::RealClock()));
+                                  sharedos::common::RealClock(), d.console_oidc.get()));
   return absl::OkStatus();
 }
 

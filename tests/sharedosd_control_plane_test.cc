@@ -73,14 +73,22 @@ class SharedosdControlPlaneTest : public ::testing::Test {
 
 TEST_F(SharedosdControlPlaneTest, GrantMutationsAreAuditedInOneVerifiableLog) {
   grantstore::v1::IssueGrantRequest issue;
-  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(R"pb(
-    grant {
-      id: "grant-read-workspace" namespace_id: "world-demo"
-      subject { agent_id: "agent-assistant" } issuer { human_user_id: "user-alice" }
-      capabilities { resource { namespace: "files" path: "Workspace" } actions: "read"
-                     scope: SCOPE_DESCENDANTS }
-      constraints {} issued_at { seconds: 1786438800 }
-    })pb", &issue));
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      R"pb(
+        grant {
+          id: "grant-read-workspace"
+          namespace_id: "world-demo"
+          subject { agent_id: "agent-assistant" }
+          issuer { human_user_id: "user-alice" }
+          capabilities {
+            resource { namespace: "files" path: "Workspace" }
+            actions: "read"
+            scope: SCOPE_DESCENDANTS
+          }
+          constraints {}
+          issued_at { seconds: 1786438800 }
+        })pb",
+      &issue));
   grantstore::v1::IssueGrantResponse issued;
   grpc::Status status = grants_->IssueGrant(As(admin_).get(), issue, &issued);
   ASSERT_TRUE(status.ok()) << status.error_message();
@@ -129,13 +137,19 @@ TEST_F(SharedosdControlPlaneTest, TheDataPlaneIsNobodysFromOutside) {
   EXPECT_NE(stat((data_ + "/service.token").c_str(), &none), 0);
 
   authorizer::v1::OpenTurnAuthorityRequest open;
-  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(R"pb(
-    turn_id: "turn-1"
-    context {
-      namespace_id: "world-demo" actor { agent_id: "agent-assistant" }
-      authority { human_user_id: "user-alice" } owner { human_user_id: "user-alice" }
-      purpose: "demo" trace_id: "trace-1" now { seconds: 1786438900 }
-    })pb", &open));
+  ASSERT_TRUE(
+      google::protobuf::TextFormat::ParseFromString(R"pb(
+                                                      turn_id: "turn-1"
+                                                      context {
+                                                        namespace_id: "world-demo"
+                                                        actor { agent_id: "agent-assistant" }
+                                                        authority { human_user_id: "user-alice" }
+                                                        owner { human_user_id: "user-alice" }
+                                                        purpose: "demo"
+                                                        trace_id: "trace-1"
+                                                        now { seconds: 1786438900 }
+                                                      })pb",
+                                                    &open));
   grantstore::v1::LoadAuthorityRequest load;
   load.set_namespace_id("world-demo");
   *load.mutable_actor() = open.context().actor();

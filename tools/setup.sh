@@ -24,6 +24,9 @@ debian_packages=(
   # Fuzzing and sanitizers (tools/fuzz.sh, docs/fuzzing.md): clang 14 with libFuzzer. The
   # sanitizer and libFuzzer runtimes are in libclang-rt-14-dev, which clang only recommends.
   clang libfuzzer-14-dev libclang-rt-14-dev
+  # The house's checks (tools/test.sh): clang-format for tools/check_format.sh; clang (above)
+  # also runs the thread-safety analysis (tools/thread_safety.sh).
+  clang-format
   # Images and the compose deployment (deploy/README.md, //tests/deploy:compose_test): podman
   # with runc (crun fails in these machines' cgroup mode), its storage and network parts,
   # podman-compose, debootstrap for the Debian 12 base image; python3-yaml reads the manifests

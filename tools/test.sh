@@ -32,16 +32,40 @@ if [ "${SHAREDOS_SKIP_FUZZ:-0}" != "1" ]; then
   if [ "$fuzz_rc" -ne 0 ] && [ "$fuzz_failed" -eq 0 ]; then fuzz_failed=1; fi
 fi
 
-# test_summary.py's last line is `N passed, N failed[, N skipped]`; the fuzz cases join it.
+# The checks of the house, one case each (docs/adr/0022-the-house-checked.md): no include from a
+# lower plane to a higher one (tools/check_layers.py) and every C++ file as clang-format writes it
+# (tools/check_format.sh). SHAREDOS_SKIP_CHECKS=1 leaves them out. clang's thread-safety build
+# (tools/thread_safety.sh) joins them once its first whole-tree compile is clean (ADR 0022).
+checks_passed=0
+checks_failed=0
+if [ "${SHAREDOS_SKIP_CHECKS:-0}" != "1" ]; then
+  for check in "python3 tools/check_layers.py" tools/check_format.sh; do
+    name="$(basename "${check##* }")"
+    $check > "$out/${name}.log" 2>&1
+    check_rc=$?
+    grep -vE '^(thread-safety|format|layers): [^ ]+$' "$out/${name}.log" | tail -n 40
+    last_line="$(tail -n 1 "$out/${name}.log")"
+    echo "$last_line"
+    if [ "$check_rc" -eq 0 ] && [[ "$last_line" == *": PASSED" ]]; then
+      checks_passed=$((checks_passed + 1))
+    else
+      checks_failed=$((checks_failed + 1))
+    fi
+  done
+fi
+
+# test_summary.py's last line is `N passed, N failed[, N skipped]`; the fuzz cases and the checks
+# join it.
 printf '%s\n' "$summary" | sed '$d'
 last="$(printf '%s\n' "$summary" | tail -n 1)"
 unit_passed="$(printf '%s' "$last" | grep -oE '^[0-9]+')"
 unit_failed="$(printf '%s' "$last" | grep -oE '[0-9]+ failed' | grep -oE '[0-9]+')"
-passed=$(( ${unit_passed:-0} + fuzz_passed ))
-failed=$(( ${unit_failed:-1} + fuzz_failed ))
+passed=$(( ${unit_passed:-0} + fuzz_passed + checks_passed ))
+failed=$(( ${unit_failed:-1} + fuzz_failed + checks_failed ))
 skipped="$(printf '%s' "$last" | grep -oE ', [0-9]+ skipped')"
 echo "${passed} passed, ${failed} failed${skipped}"
-if [ "$bazel_rc" -ne 0 ] || [ "$summary_rc" -ne 0 ] || [ "$fuzz_failed" -ne 0 ]; then
+if [ "$bazel_rc" -ne 0 ] || [ "$summary_rc" -ne 0 ] || [ "$fuzz_failed" -ne 0 ] \
+    || [ "$checks_failed" -ne 0 ]; then
   exit 1
 fi
 exit 0

@@ -1,7 +1,7 @@
 #include "audit_svc/client/audit_client.h"
 
-#include <cstdlib>
 #include <algorithm>
+#include <cstdlib>
 #include <thread>
 #include <vector>
 
@@ -288,10 +288,9 @@ TEST(AuditClientGroupingTest, ConcurrentPreEffectRecordsShareOneAppend) {
   options.mode = PreEffectMode::kRemote;
   options.token = "svc";
   options.outbox_path = std::string(std::getenv("TEST_TMPDIR")) + "/grouping.outbox";
-  auto client = AuditClient::Create(
-      v1::AuditLog::NewStub(
-          grpc::CreateChannel((*runner)->address(), grpc::InsecureChannelCredentials())),
-      options);
+  auto client = AuditClient::Create(v1::AuditLog::NewStub(grpc::CreateChannel(
+                                        (*runner)->address(), grpc::InsecureChannelCredentials())),
+                                    options);
   ASSERT_TRUE(client.ok()) << client.status();
 
   constexpr int kCallers = 8;

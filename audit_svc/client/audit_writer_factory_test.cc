@@ -23,8 +23,8 @@ std::string TempFile(const std::string& name, const std::string& content) {
 }
 
 TEST(AuditWriterFactoryTest, NoModeMeansNoStart) {
-  EXPECT_THAT(NewAuditWriter({}), StatusIs(absl::StatusCode::kInvalidArgument,
-                                           HasSubstr("--audit: required")));
+  EXPECT_THAT(NewAuditWriter({}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("--audit: required")));
 }
 
 TEST(AuditWriterFactoryTest, DiscardMustBeChosenAndNeedsNothingElse) {

@@ -51,8 +51,7 @@ class BreakableStore : public storage::AuditStore {
     return store_->Append(submissions, recorded_at);
   }
   absl::StatusOr<std::vector<sharedos::audit::v1::AuditRecord>> Query(
-      const sharedos::audit::v1::AuditFilter& filter, int64_t after_sequence,
-      int limit) override {
+      const sharedos::audit::v1::AuditFilter& filter, int64_t after_sequence, int limit) override {
     return store_->Query(filter, after_sequence, limit);
   }
   absl::StatusOr<storage::Head> GetHead() override { return store_->GetHead(); }
@@ -126,8 +125,7 @@ TEST_F(LogAuditWriterTest, MalformedEventsAreRefusedNotRedirected) {
   AuditEvent no_purpose = MakeEvent();
   no_purpose.clear_purpose();
   EXPECT_THAT(writer_->RecordPreEffect(no_purpose), StatusIs(absl::StatusCode::kInvalidArgument));
-  EXPECT_THAT(writer_->RecordPostEffect(no_purpose),
-              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(writer_->RecordPostEffect(no_purpose), StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(fallback_.events(), SizeIs(0));
   EXPECT_EQ(Head(), 0);
 }

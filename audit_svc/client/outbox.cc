@@ -114,8 +114,7 @@ absl::StatusOr<std::vector<std::pair<int64_t, LogEntry>>> Outbox::Peek(int limit
 
 absl::Status Outbox::RemoveThrough(int64_t position) {
   absl::MutexLock lock(&mu_);
-  ASSIGN_OR_RETURN(Statement remove,
-                   remover_->Cached("DELETE FROM outbox WHERE position <= ?1"));
+  ASSIGN_OR_RETURN(Statement remove, remover_->Cached("DELETE FROM outbox WHERE position <= ?1"));
   RETURN_IF_ERROR(remove.BindInt64(1, position));
   RETURN_IF_ERROR(remove.Step().status());
   size_ -= remover_->Changes();

@@ -257,8 +257,7 @@ void AuditLog::WriterLoop() {
     submissions.reserve(group.size());
     for (Submission* s : group) submissions.push_back(s->events);
     const absl::Time started = absl::Now();
-    absl::StatusOr<storage::AppendBatchResult> result =
-        store_->Append(submissions, clock_.Now());
+    absl::StatusOr<storage::AppendBatchResult> result = store_->Append(submissions, clock_.Now());
     const absl::Duration elapsed = absl::Now() - started;
 
     absl::MutexLock lock(&mu_);
@@ -340,8 +339,7 @@ absl::StatusOr<QueryResponse> AuditLog::Query(const QueryRequest& request) {
   absl::Status valid = ValidateFilter(request.filter());
   if (!valid.ok()) return valid;
   if (request.limit() < 0 || request.limit() > options_.max_page_size) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("limit: must be 0..", options_.max_page_size));
+    return absl::InvalidArgumentError(absl::StrCat("limit: must be 0..", options_.max_page_size));
   }
   const int limit = request.limit() == 0 ? options_.default_page_size : request.limit();
   absl::StatusOr<int64_t> after = DecodePageToken(request.page_token(), request.filter());

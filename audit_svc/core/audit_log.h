@@ -40,8 +40,7 @@ class AuditLog {
     common::metrics::Metrics* metrics = nullptr;
   };
 
-  AuditLog(std::unique_ptr<storage::AuditStore> store, const common::Clock& clock,
-           Options options);
+  AuditLog(std::unique_ptr<storage::AuditStore> store, const common::Clock& clock, Options options);
   // Stops the writer after the queued groups are committed.
   ~AuditLog();
 

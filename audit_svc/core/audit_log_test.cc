@@ -63,9 +63,9 @@ sharedos::audit::v1::ControlPlaneEvent MakeControlPlane(const std::string& id) {
 class AuditLogTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const std::string path =
-        std::string(std::getenv("TEST_TMPDIR")) + "/" +
-        ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".db";
+    const std::string path = std::string(std::getenv("TEST_TMPDIR")) + "/" +
+                             ::testing::UnitTest::GetInstance()->current_test_info()->name() +
+                             ".db";
     std::remove(path.c_str());
     auto store = storage::SqliteAuditStore::Open(path, {});
     ASSERT_TRUE(store.ok()) << store.status();
@@ -195,7 +195,8 @@ TEST_F(AuditLogTest, QueryPagesWithTokensBoundToTheirFilter) {
 TEST_F(AuditLogTest, QueryRejectsBadFiltersAndLimits) {
   QueryRequest request;
   request.set_limit(1001);
-  EXPECT_THAT(log_->Query(request), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("limit")));
+  EXPECT_THAT(log_->Query(request),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("limit")));
   request.set_limit(10);
   request.mutable_filter()->set_type(sharedos::protocol::v1::AUDIT_EVENT_TYPE_UNSPECIFIED);
   EXPECT_THAT(log_->Query(request),

@@ -12,14 +12,37 @@ namespace {
 // Normalized (lowercase, no '_' or '-') keys that name data the audit log never holds.
 constexpr absl::string_view kRedactedKeys[] = {
     // Tool arguments and results, message payloads (semantics §5.3).
-    "arguments", "args", "payload", "content", "output", "result", "results",
-    "structuredcontent", "goldfacts", "verdict",
+    "arguments",
+    "args",
+    "payload",
+    "content",
+    "output",
+    "result",
+    "results",
+    "structuredcontent",
+    "goldfacts",
+    "verdict",
     // Thrown or provider error text.
-    "errormessage", "stack", "stacktrace", "exception",
+    "errormessage",
+    "stack",
+    "stacktrace",
+    "exception",
     // Credentials and secrets.
-    "secret", "secrets", "password", "passwd", "token", "accesstoken", "refreshtoken",
-    "bearertoken", "credential", "credentials", "authorization", "apikey", "privatekey",
-    "clientsecret", "cookie",
+    "secret",
+    "secrets",
+    "password",
+    "passwd",
+    "token",
+    "accesstoken",
+    "refreshtoken",
+    "bearertoken",
+    "credential",
+    "credentials",
+    "authorization",
+    "apikey",
+    "privatekey",
+    "clientsecret",
+    "cookie",
 };
 
 std::string Normalize(absl::string_view key) {

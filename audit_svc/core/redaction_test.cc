@@ -23,13 +23,41 @@ AuditEvent Parse(const std::string& text) {
 TEST(RedactionTest, AllowsTheMetadataTheKernelRecords) {
   AuditEvent event = Parse(R"pb(
     metadata {
-      fields { key: "catalogHash" value { string_value: "abc" } }
-      fields { key: "withheldCount" value { number_value: 3 } }
-      fields { key: "rejectedGrants" value { list_value { values { struct_value {
-        fields { key: "grantId" value { string_value: "g1" } }
-        fields { key: "reason" value { string_value: "window" } } } } } } }
-      fields { key: "detail" value { string_value: "needs a human" } }
-      fields { key: "authority" value { string_value: "grant_source_failed" } }
+      fields {
+        key: "catalogHash"
+        value { string_value: "abc" }
+      }
+      fields {
+        key: "withheldCount"
+        value { number_value: 3 }
+      }
+      fields {
+        key: "rejectedGrants"
+        value {
+          list_value {
+            values {
+              struct_value {
+                fields {
+                  key: "grantId"
+                  value { string_value: "g1" }
+                }
+                fields {
+                  key: "reason"
+                  value { string_value: "window" }
+                }
+              }
+            }
+          }
+        }
+      }
+      fields {
+        key: "detail"
+        value { string_value: "needs a human" }
+      }
+      fields {
+        key: "authority"
+        value { string_value: "grant_source_failed" }
+      }
     })pb");
   EXPECT_THAT(CheckRedaction(event), IsOk());
 }
@@ -50,10 +78,29 @@ TEST(RedactionTest, RejectsEachForbiddenKeyAtTopLevel) {
 TEST(RedactionTest, FindsForbiddenKeysAnywhereInTheTree) {
   AuditEvent event = Parse(R"pb(
     metadata {
-      fields { key: "explanation" value { list_value {
-        values { string_value: "fine" }
-        values { struct_value { fields { key: "nested" value { struct_value {
-          fields { key: "arguments" value { string_value: "rm -rf /" } } } } } } } } } }
+      fields {
+        key: "explanation"
+        value {
+          list_value {
+            values { string_value: "fine" }
+            values {
+              struct_value {
+                fields {
+                  key: "nested"
+                  value {
+                    struct_value {
+                      fields {
+                        key: "arguments"
+                        value { string_value: "rm -rf /" }
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
     })pb");
   EXPECT_THAT(CheckRedaction(event),
               StatusIs(absl::StatusCode::kInvalidArgument,
@@ -62,7 +109,14 @@ TEST(RedactionTest, FindsForbiddenKeysAnywhereInTheTree) {
 
 TEST(RedactionTest, ChecksTheRequestedAuthorityMetadataToo) {
   AuditEvent event = Parse(R"pb(
-    requested_authority { metadata { fields { key: "payload" value { string_value: "p" } } } })pb");
+    requested_authority {
+      metadata {
+        fields {
+          key: "payload"
+          value { string_value: "p" }
+        }
+      }
+    })pb");
   EXPECT_THAT(CheckRedaction(event),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("event.requested_authority.metadata.payload")));

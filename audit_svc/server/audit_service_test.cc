@@ -51,9 +51,12 @@ class AuditServiceTest : public ::testing::Test {
     log_ = std::make_unique<core::AuditLog>(*std::move(store), clock_, core::AuditLog::Options{});
     auto auth = Authenticator::FromJson(
         R"({"credentials": [
-          {"name": "ops", "role": "admin", "token_sha256": ")" + TokenDigestHex("admin") + R"("},
-          {"name": "envelope", "role": "service", "token_sha256": ")" + TokenDigestHex("svc") + R"("},
-          {"name": "host", "role": "host", "token_sha256": ")" + TokenDigestHex("host") + R"("}]})");
+          {"name": "ops", "role": "admin", "token_sha256": ")" +
+        TokenDigestHex("admin") + R"("},
+          {"name": "envelope", "role": "service", "token_sha256": ")" +
+        TokenDigestHex("svc") + R"("},
+          {"name": "host", "role": "host", "token_sha256": ")" +
+        TokenDigestHex("host") + R"("}]})");
     ASSERT_TRUE(auth.ok()) << auth.status();
     authenticator_ = *std::move(auth);
     service_ = std::make_unique<AuditService>(*log_, *authenticator_);

@@ -51,8 +51,8 @@ struct SubmissionOutcome {
 };
 
 struct Head {
-  int64_t sequence = 0;                 // 0 for an empty log
-  std::string hash = kGenesisHash;      // kGenesisHash for an empty log
+  int64_t sequence = 0;             // 0 for an empty log
+  std::string hash = kGenesisHash;  // kGenesisHash for an empty log
 };
 
 struct AppendBatchResult {

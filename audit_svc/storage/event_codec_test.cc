@@ -16,15 +16,35 @@ using ::sharedos::protocol::v1::AuditEvent;
 AuditEvent Event() {
   AuditEvent event;
   EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(R"pb(
-    version: "1" id: "e-1" type: AUDIT_EVENT_TYPE_TOOL_INVOKED outcome: AUDIT_OUTCOME_DENIED
-    at { seconds: 1786438800 } trace_id: "trace-1" namespace_id: "world"
-    actor { agent_id: "mallory" } authority { human_user_id: "alice" }
-    owner { human_user_id: "alice" } purpose: "probe" reason: "tool_unavailable"
-    source: AUDIT_SOURCE_ENVELOPE cause: "not_offered"
-    metadata { fields { key: "executionId" value { string_value: "exec-9" } }
-               fields { key: "b" value { number_value: 2 } }
-               fields { key: "a" value { number_value: 1 } } })pb",
-                                                          &event));
+                                                              version: "1"
+                                                              id: "e-1"
+                                                              type: AUDIT_EVENT_TYPE_TOOL_INVOKED
+                                                              outcome: AUDIT_OUTCOME_DENIED
+                                                              at { seconds: 1786438800 }
+                                                              trace_id: "trace-1"
+                                                              namespace_id: "world"
+                                                              actor { agent_id: "mallory" }
+                                                              authority { human_user_id: "alice" }
+                                                              owner { human_user_id: "alice" }
+                                                              purpose: "probe"
+                                                              reason: "tool_unavailable"
+                                                              source: AUDIT_SOURCE_ENVELOPE
+                                                              cause: "not_offered"
+                                                              metadata {
+                                                                fields {
+                                                                  key: "executionId"
+                                                                  value { string_value: "exec-9" }
+                                                                }
+                                                                fields {
+                                                                  key: "b"
+                                                                  value { number_value: 2 }
+                                                                }
+                                                                fields {
+                                                                  key: "a"
+                                                                  value { number_value: 1 }
+                                                                }
+                                                              })pb",
+                                                            &event));
   return event;
 }
 
@@ -35,15 +55,14 @@ TEST(EventCodecTest, CanonicalJsonIsSortedCompactAndStable) {
   EXPECT_LT(json->find("\"a\":1"), json->find("\"b\":2"));
   EXPECT_LT(json->find("\"actor\""), json->find("\"authority\""));
   // Golden: any change to the canonical form breaks every stored chain.
-  EXPECT_EQ(*json,
-            std::string(R"({"actor":{"agentId":"mallory"},"at":"2026-08-11T09:00:00Z",)"
-                              R"("authority":{"humanUserId":"alice"},"cause":"not_offered",)"
-                              R"("id":"e-1","metadata":{"a":1,"b":2,"executionId":"exec-9"},)"
-                              R"("namespaceId":"world","outcome":"AUDIT_OUTCOME_DENIED",)"
-                              R"("owner":{"humanUserId":"alice"},"purpose":"probe",)"
-                              R"("reason":"tool_unavailable","source":"AUDIT_SOURCE_ENVELOPE",)"
-                              R"("traceId":"trace-1","type":"AUDIT_EVENT_TYPE_TOOL_INVOKED",)"
-                              R"("version":"1"})"));
+  EXPECT_EQ(*json, std::string(R"({"actor":{"agentId":"mallory"},"at":"2026-08-11T09:00:00Z",)"
+                               R"("authority":{"humanUserId":"alice"},"cause":"not_offered",)"
+                               R"("id":"e-1","metadata":{"a":1,"b":2,"executionId":"exec-9"},)"
+                               R"("namespaceId":"world","outcome":"AUDIT_OUTCOME_DENIED",)"
+                               R"("owner":{"humanUserId":"alice"},"purpose":"probe",)"
+                               R"("reason":"tool_unavailable","source":"AUDIT_SOURCE_ENVELOPE",)"
+                               R"("traceId":"trace-1","type":"AUDIT_EVENT_TYPE_TOOL_INVOKED",)"
+                               R"("version":"1"})"));
 }
 
 TEST(EventCodecTest, RoundTripsThroughTheCanonicalForm) {
@@ -55,8 +74,7 @@ TEST(EventCodecTest, RoundTripsThroughTheCanonicalForm) {
 }
 
 TEST(EventCodecTest, ParseRefusesUnknownFieldsAndGarbage) {
-  EXPECT_THAT(ParseEventJson(R"({"id":"x","surprise":1})"),
-              StatusIs(absl::StatusCode::kDataLoss));
+  EXPECT_THAT(ParseEventJson(R"({"id":"x","surprise":1})"), StatusIs(absl::StatusCode::kDataLoss));
   EXPECT_THAT(ParseEventJson("not json"), StatusIs(absl::StatusCode::kDataLoss));
 }
 

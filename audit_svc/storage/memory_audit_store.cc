@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "audit_svc/storage/chain_verifier.h"
 #include "capability/address.h"
 #include "common/status/status_macros.h"
 #include "google/protobuf/util/time_util.h"
@@ -129,53 +130,27 @@ absl::StatusOr<Head> MemoryAuditStore::GetHead() {
 absl::StatusOr<VerifyResult> MemoryAuditStore::Verify(std::optional<int64_t> from,
                                                       std::optional<int64_t> to) {
   absl::MutexLock lock(&mu_);
-  VerifyResult result;
-  result.head_hash = head_.hash;
-  const int64_t first = from.value_or(1);
-  const int64_t last = to.value_or(head_.sequence);
-  auto bad = [&result](int64_t sequence, std::string detail) {
-    result.ok = false;
-    result.first_bad_sequence = sequence;
-    result.detail = std::move(detail);
-    return result;
-  };
-  if (last > head_.sequence) {
-    return bad(head_.sequence + 1,
-               absl::StrCat("range ends at ", last, " beyond the stored head ", head_.sequence));
+  ChainVerifier verifier(head_, from, to);
+  if (verifier.link_sequence() > 0) {
+    auto before = records_.find(verifier.link_sequence());
+    verifier.Link(before == records_.end() ? std::nullopt
+                                           : std::optional<absl::string_view>(before->second.hash));
   }
-  // The link into the range: genesis, or the stored hash of the record before it.
-  std::string prev = kGenesisHash;
-  if (first > 1) {
-    auto before = records_.find(first - 1);
-    if (before == records_.end()) return bad(first - 1, "record missing");
-    prev = before->second.hash;
-  }
-  int64_t expected = first;
-  for (auto it = records_.lower_bound(first); it != records_.end() && it->first <= last; ++it) {
+  for (auto it = records_.lower_bound(verifier.first());
+       verifier.ok() && it != records_.end() && it->first <= verifier.last(); ++it) {
     const auto& [sequence, record] = *it;
-    if (sequence != expected) return bad(expected, "record missing");
-    if (record.prev_hash != prev) {
-      return bad(sequence, "prev_hash does not link to the record before");
-    }
-    const std::string recomputed = ChainHash(prev, record.event_json);
-    if (record.hash != recomputed) return bad(sequence, "hash does not match the event");
-    absl::StatusOr<StoredKeys> event = StoredKeysFromJson(record.event_json);
-    if (!event.ok()) return bad(sequence, "event no longer parses");
-    if (event->id != record.event_id || !(event->columns == record.columns)) {
-      return bad(sequence, "indexed columns do not match the event");
-    }
-    prev = recomputed;
-    ++result.checked;
-    ++expected;
+    StoredChainRow row;
+    row.sequence = sequence;
+    row.event_id = record.event_id;
+    row.event_json = record.event_json;
+    row.prev_hash = record.prev_hash;
+    row.hash = record.hash;
+    row.columns = record.columns;
+    verifier.Check(row);
   }
-  if (expected <= last) return bad(expected, "record missing");
-  if (last == head_.sequence && prev != head_.hash && head_.sequence > 0) {
-    return bad(head_.sequence, "stored head hash does not match the chain");
-  }
-  // Records beyond the stored head were added behind the chain's back.
   auto beyond = records_.upper_bound(head_.sequence);
-  if (beyond != records_.end()) return bad(beyond->first, "record beyond the stored head");
-  return result;
+  return verifier.Finish(beyond == records_.end() ? std::nullopt
+                                                  : std::optional<int64_t>(beyond->first));
 }
 
 void MemoryAuditStore::TamperForTesting(

@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "audit_svc/storage/chain_verifier.h"
 #include "audit_svc/storage/event_codec.h"
 #include "capability/address.h"
 #include "common/postgres/migrations.h"
@@ -372,73 +373,6 @@ absl::StatusOr<Head> PostgresAuditStore::GetHead() {
   return HeadFromResult(result);
 }
 
-namespace {
-
-// Walks the records of [first, last] in one snapshot, kVerifyPageRows at a time, as the SQLite
-// store's Verify does: contiguous sequences, each prev_hash the hash before it, each hash
-// recomputed from the stored JSON, the indexed columns derived from the event.
-class ChainWalk {
- public:
-  ChainWalk(Connection& conn, VerifyResult& result) : conn_(conn), result_(result) {}
-
-  // False (and result_ filled in) at the first bad record.
-  absl::StatusOr<bool> Walk(int64_t first, int64_t last, std::string prev) {
-    prev_ = std::move(prev);
-    expected_ = first;
-    while (expected_ <= last) {
-      const Param params[] = {Param::Int64(expected_), Param::Int64(last),
-                              Param::Int64(PostgresAuditStore::kVerifyPageRows)};
-      ASSIGN_OR_RETURN(Result rows,
-                       conn_.Exec(absl::StrCat(kSelectColumns,
-                                               " FROM audit_records WHERE sequence >= $1 AND "
-                                               "sequence <= $2 ORDER BY sequence LIMIT $3"),
-                                  params));
-      if (rows.rows() == 0) return Bad(expected_, "record missing");
-      for (int row = 0; row < rows.rows(); ++row) {
-        if (!Check(rows, row)) return false;
-      }
-    }
-    return true;
-  }
-
-  const std::string& prev() const { return prev_; }
-
-  bool Bad(int64_t sequence, std::string detail) {
-    result_.ok = false;
-    result_.first_bad_sequence = sequence;
-    result_.detail = std::move(detail);
-    return false;
-  }
-
- private:
-  bool Check(const Result& rows, int row) {
-    const int64_t sequence = rows.Int64(row, 0);
-    if (sequence != expected_) return Bad(expected_, "record missing");
-    if (rows.Bytes(row, 12) != prev_) {
-      return Bad(sequence, "prev_hash does not link to the record before");
-    }
-    const absl::string_view json = rows.Bytes(row, 11);
-    std::string recomputed = ChainHash(prev_, json);
-    if (rows.Bytes(row, 13) != recomputed) return Bad(sequence, "hash does not match the event");
-    absl::StatusOr<StoredKeys> event = StoredKeysFromJson(json);
-    if (!event.ok()) return Bad(sequence, "event no longer parses");
-    if (event->id != rows.Bytes(row, 1) || !(event->columns == StoredColumns(rows, row))) {
-      return Bad(sequence, "indexed columns do not match the event");
-    }
-    prev_ = std::move(recomputed);
-    ++result_.checked;
-    ++expected_;
-    return true;
-  }
-
-  Connection& conn_;
-  VerifyResult& result_;
-  std::string prev_;
-  int64_t expected_ = 0;
-};
-
-}  // namespace
-
 absl::StatusOr<VerifyResult> PostgresAuditStore::Verify(std::optional<int64_t> from,
                                                         std::optional<int64_t> to) {
   ASSIGN_OR_RETURN(PooledConnection conn, readers_.Acquire());
@@ -450,43 +384,46 @@ absl::StatusOr<VerifyResult> PostgresAuditStore::Verify(std::optional<int64_t> f
   ASSIGN_OR_RETURN(Result head_row,
                    conn->Exec("SELECT sequence, hash FROM audit_head WHERE id = 1"));
   ASSIGN_OR_RETURN(const Head head, HeadFromResult(head_row));
-  VerifyResult result;
-  result.head_hash = head.hash;
-  ChainWalk walk(*conn, result);
-  const int64_t first = from.value_or(1);
-  const int64_t last = to.value_or(head.sequence);
-  if (last > head.sequence) {
-    walk.Bad(head.sequence + 1,
-             absl::StrCat("range ends at ", last, " beyond the stored head ", head.sequence));
-    return result;
-  }
-  // The link into the range: genesis, or the stored hash of the record before it.
-  std::string prev = kGenesisHash;
-  if (first > 1) {
-    const Param params[] = {Param::Int64(first - 1)};
+  ChainVerifier verifier(head, from, to);
+  if (verifier.link_sequence() > 0) {
+    const Param params[] = {Param::Int64(verifier.link_sequence())};
     ASSIGN_OR_RETURN(Result before,
                      conn->Exec("SELECT hash FROM audit_records WHERE sequence = $1", params));
-    if (before.rows() == 0) {
-      walk.Bad(first - 1, "record missing");
-      return result;
+    verifier.Link(before.rows() == 0 ? std::nullopt
+                                     : std::optional<absl::string_view>(before.Bytes(0, 0)));
+  }
+  // The range kVerifyPageRows records at a time.
+  int64_t next = verifier.first();
+  while (verifier.ok() && next <= verifier.last()) {
+    const Param params[] = {Param::Int64(next), Param::Int64(verifier.last()),
+                            Param::Int64(kVerifyPageRows)};
+    ASSIGN_OR_RETURN(Result rows,
+                     conn->Exec(absl::StrCat(kSelectColumns,
+                                             " FROM audit_records WHERE sequence >= $1 AND "
+                                             "sequence <= $2 ORDER BY sequence LIMIT $3"),
+                                params));
+    if (rows.rows() == 0) break;  // Finish names the first missing record
+    for (int i = 0; i < rows.rows() && verifier.ok(); ++i) {
+      StoredChainRow row;
+      row.sequence = rows.Int64(i, 0);
+      row.event_id = rows.Bytes(i, 1);
+      row.event_json = rows.Bytes(i, 11);
+      row.prev_hash = rows.Bytes(i, 12);
+      row.hash = rows.Bytes(i, 13);
+      row.columns = StoredColumns(rows, i);
+      verifier.Check(row);
+      next = row.sequence + 1;
     }
-    prev = std::string(before.Bytes(0, 0));
   }
-  ASSIGN_OR_RETURN(const bool intact, walk.Walk(first, last, std::move(prev)));
-  if (!intact) return result;
-  if (last == head.sequence && head.sequence > 0 && walk.prev() != head.hash) {
-    walk.Bad(head.sequence, "stored head hash does not match the chain");
-    return result;
+  std::optional<int64_t> beyond_head;
+  if (verifier.ok()) {
+    const Param params[] = {Param::Int64(head.sequence)};
+    ASSIGN_OR_RETURN(
+        Result beyond,
+        conn->Exec("SELECT MIN(sequence) FROM audit_records WHERE sequence > $1", params));
+    if (beyond.rows() == 1 && !beyond.IsNull(0, 0)) beyond_head = beyond.Int64(0, 0);
   }
-  // Records beyond the stored head were added behind the chain's back.
-  const Param params[] = {Param::Int64(head.sequence)};
-  ASSIGN_OR_RETURN(
-      Result beyond,
-      conn->Exec("SELECT MIN(sequence) FROM audit_records WHERE sequence > $1", params));
-  if (beyond.rows() == 1 && !beyond.IsNull(0, 0)) {
-    walk.Bad(beyond.Int64(0, 0), "record beyond the stored head");
-  }
-  return result;
+  return verifier.Finish(beyond_head);
 }
 
 }  // namespace sharedos::audit::storage

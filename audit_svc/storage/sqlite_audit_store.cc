@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "audit_svc/storage/chain_verifier.h"
 #include "audit_svc/storage/event_codec.h"
 #include "capability/address.h"
 #include "common/sqlite/migrations.h"
@@ -19,12 +20,12 @@
 namespace sharedos::audit::storage {
 namespace {
 
+using ::google::protobuf::util::TimeUtil;
 using ::sharedos::audit::v1::AuditFilter;
 using ::sharedos::audit::v1::AuditRecord;
 using ::sharedos::common::sqlite::Database;
 using ::sharedos::common::sqlite::Statement;
 using ::sharedos::common::sqlite::Transaction;
-using ::google::protobuf::util::TimeUtil;
 
 const common::sqlite::Migration kMigrations[] = {
     {1, R"sql(
@@ -195,8 +196,8 @@ absl::StatusOr<std::string> SqliteAuditStore::PendingUpgrade(const std::string& 
                    (*db)->Prepare("SELECT COALESCE(MAX(sequence), 0) FROM audit_records"));
   ASSIGN_OR_RETURN(bool row, count.Step());
   const int64_t records = row ? count.ColumnInt64(0) : 0;
-  return absl::StrCat("upgrading the audit log ", path, " from schema ", version, " to ",
-                      current, " over its ", records, records == 1 ? " record" : " records",
+  return absl::StrCat("upgrading the audit log ", path, " from schema ", version, " to ", current,
+                      " over its ", records, records == 1 ? " record" : " records",
                       " (once; a large log takes a while)");
 }
 
@@ -226,7 +227,8 @@ absl::StatusOr<std::unique_ptr<SqliteAuditStore>> SqliteAuditStore::Open(
     ASSIGN_OR_RETURN(Statement page_size, writer->Prepare("PRAGMA page_size"));
     ASSIGN_OR_RETURN(bool row, page_size.Step());
     if (!row || page_size.ColumnInt64(0) <= 0) return absl::InternalError("PRAGMA page_size");
-    const int64_t pages = std::max<int64_t>(1, store_options.max_size_bytes / page_size.ColumnInt64(0));
+    const int64_t pages =
+        std::max<int64_t>(1, store_options.max_size_bytes / page_size.ColumnInt64(0));
     // Pragmas take no bound parameters; the value is a number we computed.
     RETURN_IF_ERROR(writer->Exec(absl::StrCat("PRAGMA max_page_count = ", pages)));
   }
@@ -374,7 +376,8 @@ absl::Status SqliteAuditStore::RestoreFullSync() {
 }
 
 absl::StatusOr<Head> SqliteAuditStore::ReadHead(Database& db) {
-  ASSIGN_OR_RETURN(Statement select, db.Cached("SELECT sequence, hash FROM audit_head WHERE id = 1"));
+  ASSIGN_OR_RETURN(Statement select,
+                   db.Cached("SELECT sequence, hash FROM audit_head WHERE id = 1"));
   ASSIGN_OR_RETURN(bool row, select.Step());
   if (!row) return absl::InternalError("audit store: head row missing");
   Head head;
@@ -418,8 +421,9 @@ absl::StatusOr<AppendBatchResult> SqliteAuditStore::Append(
         continue;
       }
       // The id is already stored: the same content is a duplicate, other content a conflict.
-      ASSIGN_OR_RETURN(Statement existing,
-                       db.Cached("SELECT sequence, event_json FROM audit_records WHERE event_id = ?1"));
+      ASSIGN_OR_RETURN(
+          Statement existing,
+          db.Cached("SELECT sequence, event_json FROM audit_records WHERE event_id = ?1"));
       RETURN_IF_ERROR(existing.BindText(1, pending.id()));
       ASSIGN_OR_RETURN(bool found, existing.Step());
       if (!found) return absl::InternalError("audit store: conflicting id vanished");
@@ -549,83 +553,57 @@ absl::StatusOr<VerifyResult> SqliteAuditStore::Verify(std::optional<int64_t> fro
   // One read transaction: a consistent snapshot while the writer goes on.
   ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db, Transaction::Mode::kDeferred));
   ASSIGN_OR_RETURN(Head head, ReadHead(db));
-  VerifyResult result;
-  result.head_hash = head.hash;
-  const int64_t first = from.value_or(1);
-  const int64_t last = to.value_or(head.sequence);
-  auto bad = [&result](int64_t sequence, std::string detail) {
-    result.ok = false;
-    result.first_bad_sequence = sequence;
-    result.detail = std::move(detail);
-    return result;
-  };
-  if (last > head.sequence) {
-    return bad(head.sequence + 1,
-               absl::StrCat("range ends at ", last, " beyond the stored head ", head.sequence));
-  }
-
-  // The link into the range: genesis, or the stored hash of the record before it.
-  std::string prev = kGenesisHash;
-  if (first > 1) {
+  ChainVerifier verifier(head, from, to);
+  if (verifier.link_sequence() > 0) {
     ASSIGN_OR_RETURN(Statement before,
                      db.Prepare("SELECT hash FROM audit_records WHERE sequence = ?1"));
-    RETURN_IF_ERROR(before.BindInt64(1, first - 1));
+    RETURN_IF_ERROR(before.BindInt64(1, verifier.link_sequence()));
     ASSIGN_OR_RETURN(bool found, before.Step());
-    if (!found) return bad(first - 1, "record missing");
-    prev = std::string(before.ColumnText(0));
+    verifier.Link(found ? std::optional<absl::string_view>(before.ColumnText(0)) : std::nullopt);
   }
 
   // Columns 15-18: the record's keys row, NULL when it has none.
-  ASSIGN_OR_RETURN(Statement rows,
-                   db.Prepare(absl::StrCat(
-                       kSelectColumns,
-                       ", k.sequence, k.namespace_id, k.trace_id, k.execution_id"
-                       " FROM audit_records AS r LEFT JOIN audit_keys AS k"
-                       " ON k.sequence = r.sequence"
-                       " WHERE r.sequence >= ?1 AND r.sequence <= ?2 ORDER BY r.sequence")));
-  RETURN_IF_ERROR(rows.BindInt64(1, first));
-  RETURN_IF_ERROR(rows.BindInt64(2, last));
-  int64_t expected = first;
-  while (true) {
-    ASSIGN_OR_RETURN(bool row, rows.Step());
-    if (!row) break;
-    const int64_t sequence = rows.ColumnInt64(0);
-    if (sequence != expected) return bad(expected, "record missing");
-    if (rows.ColumnText(12) != prev) return bad(sequence, "prev_hash does not link to the record before");
-    const std::string recomputed = ChainHash(prev, rows.ColumnText(11));
-    if (rows.ColumnText(13) != recomputed) return bad(sequence, "hash does not match the event");
-    absl::StatusOr<StoredKeys> event = StoredKeysFromJson(rows.ColumnText(11));
-    if (!event.ok()) return bad(sequence, "event no longer parses");
-    const IndexedColumns& columns = event->columns;
-    if (event->id != rows.ColumnText(1) || !(columns == StoredColumns(rows))) {
-      return bad(sequence, "indexed columns do not match the event");
-    }
-    // A missing or edited keys row would hide the record from lookups by namespace, trace or
-    // execution.
+  ASSIGN_OR_RETURN(
+      Statement rows,
+      db.Prepare(absl::StrCat(kSelectColumns,
+                              ", k.sequence, k.namespace_id, k.trace_id, k.execution_id"
+                              " FROM audit_records AS r LEFT JOIN audit_keys AS k"
+                              " ON k.sequence = r.sequence"
+                              " WHERE r.sequence >= ?1 AND r.sequence <= ?2 ORDER BY r.sequence")));
+  RETURN_IF_ERROR(rows.BindInt64(1, verifier.first()));
+  RETURN_IF_ERROR(rows.BindInt64(2, verifier.last()));
+  while (verifier.ok()) {
+    ASSIGN_OR_RETURN(bool has_row, rows.Step());
+    if (!has_row) break;
+    StoredChainRow row;
+    row.sequence = rows.ColumnInt64(0);
+    row.event_id = rows.ColumnText(1);
+    row.event_json = rows.ColumnText(11);
+    row.prev_hash = rows.ColumnText(12);
+    row.hash = rows.ColumnText(13);
+    row.columns = StoredColumns(rows);
+    if (!verifier.Check(row)) break;
+    // This backend's own index: a missing or edited keys row would hide the record from
+    // lookups by namespace, trace or execution.
     if (rows.ColumnIsNull(15)) {
-      if (sequence <= indexed_through) return bad(sequence, "lookup keys missing for the event");
-    } else if (rows.ColumnText(16) != columns.namespace_id ||
-               rows.ColumnText(17) != columns.trace_id ||
-               rows.ColumnText(18) != columns.execution_id) {
-      return bad(sequence, "lookup keys do not match the event");
+      if (row.sequence <= indexed_through) {
+        verifier.Fail(row.sequence, "lookup keys missing for the event");
+      }
+    } else if (rows.ColumnText(16) != row.columns.namespace_id ||
+               rows.ColumnText(17) != row.columns.trace_id ||
+               rows.ColumnText(18) != row.columns.execution_id) {
+      verifier.Fail(row.sequence, "lookup keys do not match the event");
     }
-    prev = recomputed;
-    ++result.checked;
-    ++expected;
   }
-  if (expected <= last) return bad(expected, "record missing");
-  if (last == head.sequence && prev != head.hash && head.sequence > 0) {
-    return bad(head.sequence, "stored head hash does not match the chain");
+  std::optional<int64_t> beyond_head;
+  if (verifier.ok()) {
+    ASSIGN_OR_RETURN(Statement beyond,
+                     db.Prepare("SELECT MIN(sequence) FROM audit_records WHERE sequence > ?1"));
+    RETURN_IF_ERROR(beyond.BindInt64(1, head.sequence));
+    ASSIGN_OR_RETURN(bool found, beyond.Step());
+    if (found && !beyond.ColumnIsNull(0)) beyond_head = beyond.ColumnInt64(0);
   }
-  // Records beyond the stored head were added behind the chain's back.
-  ASSIGN_OR_RETURN(Statement beyond,
-                   db.Prepare("SELECT MIN(sequence) FROM audit_records WHERE sequence > ?1"));
-  RETURN_IF_ERROR(beyond.BindInt64(1, head.sequence));
-  ASSIGN_OR_RETURN(bool has_row, beyond.Step());
-  if (has_row && !beyond.ColumnIsNull(0)) {
-    return bad(beyond.ColumnInt64(0), "record beyond the stored head");
-  }
-  return result;
+  return verifier.Finish(beyond_head);
 }
 
 }  // namespace sharedos::audit::storage

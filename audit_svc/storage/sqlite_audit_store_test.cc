@@ -453,7 +453,7 @@ TEST_F(SqliteAuditStoreTest, NoPendingUpgradeForANewOrCurrentLog) {
   ASSERT_TRUE(pending.ok()) << pending.status();
   EXPECT_EQ(*pending, "");
   ASSERT_FALSE(std::ifstream(path_ + ".absent").good());  // nothing created
-  pending = SqliteAuditStore::PendingUpgrade(path_);  // the fixture's open store
+  pending = SqliteAuditStore::PendingUpgrade(path_);      // the fixture's open store
   ASSERT_TRUE(pending.ok()) << pending.status();
   EXPECT_EQ(*pending, "");
 }

@@ -153,7 +153,7 @@ AuthorizerCore::AuthorizerCore(grantstore::client::GrantStoreClient& grantstore,
       clock_(clock),
       codec_(std::move(lease_secret)),
       options_(options),
-      metrics_(options.metrics),
+      metrics_(options.metrics, capability::kDecisionReasonCodes),
       usage_(grantstore, Deadline(options.usage_deadline)),
       revocations_(grantstore, Deadline(options.usage_deadline)) {}
 

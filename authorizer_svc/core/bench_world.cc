@@ -14,16 +14,16 @@ using ::sharedos::capability::testing::Req;
 using ::sharedos::capability::testing::T0;
 
 const std::vector<std::string>& Namespaces() {
-  static const auto* kNamespaces = new std::vector<std::string>{
-      "files",    "repo",   "calendar",           "github",
-      "notion",   "mail",   "sharedos.messaging", "sharedos.execution"};
+  static const auto* kNamespaces =
+      new std::vector<std::string>{"files",  "repo", "calendar",           "github",
+                                   "notion", "mail", "sharedos.messaging", "sharedos.execution"};
   return *kNamespaces;
 }
 
 const std::vector<std::string>& Actions() {
   static const auto* kActions = new std::vector<std::string>{
-      "read", "list", "stat", "search", "grep", "create",
-      "replace", "append", "delete", "send", "invoke", "snapshot:create"};
+      "read",    "list",   "stat",   "search", "grep",   "create",
+      "replace", "append", "delete", "send",   "invoke", "snapshot:create"};
   return *kActions;
 }
 
@@ -63,9 +63,9 @@ std::vector<protocol::v1::CapabilityGrant> BenchGrants(int grants, const std::st
       for (uint64_t n = 1 + lcg.Next() % 3; n > 0; --n) {
         actions.push_back(Actions()[lcg.Next() % Actions().size()]);
       }
-      grant.WithCapability(Cap(Namespaces()[lcg.Next() % Namespaces().size()], path, actions,
-                               lcg.Next() % 4 == 0 ? protocol::v1::SCOPE_EXACT
-                                                   : protocol::v1::SCOPE_DESCENDANTS));
+      grant.WithCapability(
+          Cap(Namespaces()[lcg.Next() % Namespaces().size()], path, actions,
+              lcg.Next() % 4 == 0 ? protocol::v1::SCOPE_EXACT : protocol::v1::SCOPE_DESCENDANTS));
     }
     if (g % 16 == 3) grant.ExpiresAt(T0() + absl::Hours(8));
     result.push_back(grant);
@@ -86,8 +86,8 @@ std::vector<protocol::v1::CapabilityRequirement> BenchCeilings(int tools) {
   for (int t = 0; t < tools; ++t) {
     std::vector<std::string> path;
     if (t % 3 != 0) path.push_back(SegmentName(static_cast<uint64_t>(t) * 7));
-    ceilings.push_back(Req(Namespaces()[t % Namespaces().size()], path,
-                           Actions()[(t / 8) % Actions().size()]));
+    ceilings.push_back(
+        Req(Namespaces()[t % Namespaces().size()], path, Actions()[(t / 8) % Actions().size()]));
   }
   return ceilings;
 }

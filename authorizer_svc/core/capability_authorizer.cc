@@ -337,9 +337,9 @@ class CapabilityAuthorizer::Decision {
     }
     bool matched = false;
     for (; !cursor.done() && index_.capabilities[cursor.peek()].grant == g; cursor.advance()) {
-      matched = matched ||
-                (!ineligible.has_value() &&
-                 PathMatches(index_, index_.capabilities[cursor.peek()], path_, !invoke_));
+      matched =
+          matched || (!ineligible.has_value() &&
+                      PathMatches(index_, index_.capabilities[cursor.peek()], path_, !invoke_));
     }
     if (ineligible.has_value()) return Reject(g, *ineligible);
     if (!matched) return Reject(g, capability::RejectionReason::kCapability);

@@ -15,8 +15,8 @@ namespace sharedos::authorizer::core {
 namespace {
 
 using ::sharedos::capability::testing::At;
-using ::sharedos::testing::CountAllocations;
 using ::sharedos::capability::testing::MakeContext;
+using ::sharedos::testing::CountAllocations;
 using testing::BenchCeilings;
 using testing::BenchGrants;
 using testing::TargetRequirement;

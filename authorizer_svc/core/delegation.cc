@@ -68,9 +68,8 @@ std::optional<capability::DelegationCode> CheckLink(const CapabilityGrant& child
   if (!parent_constraints.has_delegation_depth() || parent_constraints.delegation_depth() < 1) {
     return capability::DelegationCode::kDelegationNotPermitted;
   }
-  const int64_t child_depth = child.constraints().has_delegation_depth()
-                                  ? child.constraints().delegation_depth()
-                                  : 0;
+  const int64_t child_depth =
+      child.constraints().has_delegation_depth() ? child.constraints().delegation_depth() : 0;
   if (child_depth > int64_t{parent_constraints.delegation_depth()} - 1) {
     return capability::DelegationCode::kDelegationDepthExceeded;
   }

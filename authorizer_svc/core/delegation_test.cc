@@ -104,8 +104,8 @@ TEST(ValidateDelegationChainTest, EveryLinkCode) {
        ChainStatus::kInvalid, capability::DelegationCode::kCapabilityWidened},
       {"capability_widened: other owner",
        [](GrantBuilder&, GrantBuilder& l) {
-         l.WithCapability(Cap("files", {"shared"}, {"read"}, protocol::v1::SCOPE_DESCENDANTS,
-                              Human("bob")));
+         l.WithCapability(
+             Cap("files", {"shared"}, {"read"}, protocol::v1::SCOPE_DESCENDANTS, Human("bob")));
        },
        ChainStatus::kInvalid, capability::DelegationCode::kCapabilityWidened},
       {"constraints_widened: issued before parent",

@@ -48,8 +48,7 @@ void FakeUsageCounter::SetFailure(absl::Status status) {
   failure_ = std::move(status);
 }
 
-int64_t FakeUsageCounter::Used(absl::string_view namespace_id,
-                               absl::string_view grant_id) const {
+int64_t FakeUsageCounter::Used(absl::string_view namespace_id, absl::string_view grant_id) const {
   absl::MutexLock lock(&mu_);
   auto it = used_.find(std::make_pair(std::string(namespace_id), std::string(grant_id)));
   return it == used_.end() ? 0 : it->second;

@@ -31,8 +31,7 @@ class FakeDelegationResolver : public DelegationResolver {
   int calls() const ABSL_LOCKS_EXCLUDED(mu_);
 
   absl::StatusOr<std::optional<protocol::v1::CapabilityGrant>> Resolve(
-      absl::string_view namespace_id, absl::string_view grant_id) override
-      ABSL_LOCKS_EXCLUDED(mu_);
+      absl::string_view namespace_id, absl::string_view grant_id) override ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   mutable absl::Mutex mu_;

@@ -35,9 +35,8 @@ bool RuleAppliesTo(const HostPolicyRule& rule, const AccessContext& context) {
         return capability::AddressEquals(actor, context.actor());
       });
   const bool purpose_matches =
-      rule.purposes.empty() ||
-      std::find(rule.purposes.begin(), rule.purposes.end(), context.purpose()) !=
-          rule.purposes.end();
+      rule.purposes.empty() || std::find(rule.purposes.begin(), rule.purposes.end(),
+                                         context.purpose()) != rule.purposes.end();
   return actor_matches && purpose_matches;
 }
 

@@ -54,8 +54,7 @@ class HostPolicyState {
   const HostPolicy& policy() const { return policy_; }
 
  private:
-  HostPolicyState(Status status, HostPolicy policy)
-      : status_(status), policy_(std::move(policy)) {}
+  HostPolicyState(Status status, HostPolicy policy) : status_(status), policy_(std::move(policy)) {}
 
   Status status_;
   HostPolicy policy_;
@@ -65,8 +64,7 @@ class HostPolicyState {
 bool RuleAppliesTo(const HostPolicyRule& rule, const protocol::v1::AccessContext& context);
 
 // True when `rule` covers the requirement's namespace, path and action.
-bool RuleCovers(const HostPolicyRule& rule,
-                const protocol::v1::CapabilityRequirement& requirement);
+bool RuleCovers(const HostPolicyRule& rule, const protocol::v1::CapabilityRequirement& requirement);
 
 // The first rule of `policy` denying `requirement` for `context`, or nullptr.
 const HostPolicyRule* FirstDenyingRule(const HostPolicy& policy,

@@ -83,8 +83,7 @@ TEST(RuleAppliesToTest, ActorsAndPurposes) {
 TEST(FirstDenyingRuleTest, FirstInOrder) {
   HostPolicy policy{"v7", {Rule("narrow", {"a", "b"}), Rule("broad", {"a"})}};
   const protocol::v1::AccessContext context = MakeContext();
-  EXPECT_EQ(FirstDenyingRule(policy, Req("files", {"a", "b", "c"}, "read"), context)->id,
-            "narrow");
+  EXPECT_EQ(FirstDenyingRule(policy, Req("files", {"a", "b", "c"}, "read"), context)->id, "narrow");
   EXPECT_EQ(FirstDenyingRule(policy, Req("files", {"a", "z"}, "read"), context)->id, "broad");
   EXPECT_EQ(FirstDenyingRule(policy, Req("files", {"z"}, "read"), context), nullptr);
 }

@@ -27,9 +27,9 @@ using ::sharedos::protocol::v1::SCOPE_EXACT;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
-std::shared_ptr<const ResolvedAuthority> Resolve(
-    std::vector<CapabilityGrant> grants, HostPolicyState policy = HostPolicyState::Absent(),
-    AccessContext context = MakeContext()) {
+std::shared_ptr<const ResolvedAuthority> Resolve(std::vector<CapabilityGrant> grants,
+                                                 HostPolicyState policy = HostPolicyState::Absent(),
+                                                 AccessContext context = MakeContext()) {
   AuthorityResolution resolution =
       AuthorityResolution::Resolve(context, std::move(grants), std::move(policy));
   EXPECT_TRUE(resolution.resolved()) << resolution.detail();
@@ -50,26 +50,24 @@ std::vector<std::string> Lines(const ReachResult& result) {
 }
 
 TEST(ReachTest, DeduplicatedAndOrderedByCanonicalJson) {
-  const auto authority = Resolve(
-      {GrantBuilder("g1")
-           .WithCapability(Cap("files", {"docs"}, {"read", "list"}))
-           .WithCapability(Cap("files", {"docs"}, {"read"}, SCOPE_EXACT))
-           .WithCapability(Cap("files", {}, {"write"})),
-       GrantBuilder("g2")
-           .WithCapability(Cap("Notion", {"p"}, {"*"}))
-           .WithCapability(Cap("files", {"docs", "a"}, {"read"}, SCOPE_EXACT))
-           .WithCapability(Cap("files", {"docs"}, {"list", "read"})),
-       GrantBuilder("g3").WithCapability(
-           Cap("calendar", {"work"}, {"read"}, SCOPE_DESCENDANTS, Human("alice")))});
+  const auto authority =
+      Resolve({GrantBuilder("g1")
+                   .WithCapability(Cap("files", {"docs"}, {"read", "list"}))
+                   .WithCapability(Cap("files", {"docs"}, {"read"}, SCOPE_EXACT))
+                   .WithCapability(Cap("files", {}, {"write"})),
+               GrantBuilder("g2")
+                   .WithCapability(Cap("Notion", {"p"}, {"*"}))
+                   .WithCapability(Cap("files", {"docs", "a"}, {"read"}, SCOPE_EXACT))
+                   .WithCapability(Cap("files", {"docs"}, {"list", "read"})),
+               GrantBuilder("g3").WithCapability(
+                   Cap("calendar", {"work"}, {"read"}, SCOPE_DESCENDANTS, Human("alice")))});
   const ReachResult result = CapabilityAuthorizer().Reach(*authority);
   EXPECT_EQ(result.status(), protocol::v1::REACH_STATUS_COMPUTED);
   // Node: [...new Set(entries.map(canonicalJson))].sort().
-  EXPECT_THAT(Lines(result), ElementsAre("Notion [p/] descendants *,",
-                                         "calendar [work/] descendants read,",
-                                         "files [docs/a/] exact read,",
-                                         "files [docs/] descendants list,read,",
-                                         "files [docs/] exact read,",
-                                         "files [] descendants write,"));
+  EXPECT_THAT(Lines(result),
+              ElementsAre("Notion [p/] descendants *,", "calendar [work/] descendants read,",
+                          "files [docs/a/] exact read,", "files [docs/] descendants list,read,",
+                          "files [docs/] exact read,", "files [] descendants write,"));
 }
 
 TEST(ReachTest, SkipsWhatCannotBeExercisedNow) {
@@ -85,15 +83,13 @@ TEST(ReachTest, SkipsWhatCannotBeExercisedNow) {
       GrantBuilder("spent").WithCapability(Cap("c", {}, {"read"})).MaxUses(1),
       GrantBuilder("remaining").WithCapability(Cap("d", {}, {"read"})).MaxUses(2),
       GrantBuilder("orphan").WithCapability(Cap("e", {}, {"read"})).Parent("missing"),
-      GrantBuilder("bobs").WithCapability(Cap("f", {}, {"read"}, SCOPE_DESCENDANTS,
-                                              Human("bob"))),
+      GrantBuilder("bobs").WithCapability(Cap("f", {}, {"read"}, SCOPE_DESCENDANTS, Human("bob"))),
   });
   const CapabilityAuthorizer authorizer(options);
   EXPECT_THAT(Lines(authorizer.Reach(*authority)),
               ElementsAre("a [] descendants read,", "d [] descendants read,"));
   // Expiry at the operation instant.
-  EXPECT_THAT(Lines(authorizer.Reach(*authority, At(10))),
-              ElementsAre("d [] descendants read,"));
+  EXPECT_THAT(Lines(authorizer.Reach(*authority, At(10))), ElementsAre("d [] descendants read,"));
   // Reach never consumes.
   EXPECT_EQ(usage.Used("world-1", "remaining"), 0);
 }
@@ -141,9 +137,8 @@ TEST(ReachTest, LiveRevocation) {
   revocations.Revoke("revoked");
   CapabilityAuthorizer::Options options;
   options.revocation_source = &revocations;
-  const auto authority =
-      Resolve({GrantBuilder("revoked").WithCapability(Cap("a", {}, {"read"})),
-               GrantBuilder("kept").WithCapability(Cap("b", {}, {"read"}))});
+  const auto authority = Resolve({GrantBuilder("revoked").WithCapability(Cap("a", {}, {"read"})),
+                                  GrantBuilder("kept").WithCapability(Cap("b", {}, {"read"}))});
   EXPECT_THAT(Lines(CapabilityAuthorizer(options).Reach(*authority)),
               ElementsAre("b [] descendants read,"));
   revocations.SetFailure(absl::UnavailableError("down"));
@@ -166,9 +161,8 @@ TEST(ReachTest, NeverConsultsTheCeiling) {
 TEST(ReachTest, UnusableContextReachesNothing) {
   AccessContext context = MakeContext();
   context.set_purpose("");
-  const auto authority =
-      Resolve({GrantBuilder("g").WithCapability(Cap("a", {}, {"read"}))},
-              HostPolicyState::Absent(), context);
+  const auto authority = Resolve({GrantBuilder("g").WithCapability(Cap("a", {}, {"read"}))},
+                                 HostPolicyState::Absent(), context);
   const ReachResult result = CapabilityAuthorizer().Reach(*authority);
   EXPECT_EQ(result.status(), protocol::v1::REACH_STATUS_COMPUTED);
   EXPECT_THAT(result.reach(), IsEmpty());

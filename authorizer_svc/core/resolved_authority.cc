@@ -295,9 +295,9 @@ AuthorityResolution AuthorityResolution::Resolve(const AccessContext& context,
   for (size_t i = 0; i < grants.size(); ++i) {
     if (std::optional<capability::RejectionReason> mismatch =
             ScopeRejection(checked(i), authority->context_)) {
-      return Unavailable(capability::AuthorityCode::kGrantScopeMismatch,
-                         absl::StrCat("grants[", i, "] (", checked(i).id(), "): ",
-                                      Name(*mismatch)));
+      return Unavailable(
+          capability::AuthorityCode::kGrantScopeMismatch,
+          absl::StrCat("grants[", i, "] (", checked(i).id(), "): ", Name(*mismatch)));
     }
   }
 

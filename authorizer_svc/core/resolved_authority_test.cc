@@ -37,8 +37,7 @@ std::vector<CapabilityGrant> Grants(int count) {
 }
 
 AuthorityResolution Resolve(std::vector<CapabilityGrant> grants) {
-  return AuthorityResolution::Resolve(MakeContext(), std::move(grants),
-                                      HostPolicyState::Absent());
+  return AuthorityResolution::Resolve(MakeContext(), std::move(grants), HostPolicyState::Absent());
 }
 
 TEST(ResolveAuthorityTest, GrantLimit) {
@@ -331,9 +330,10 @@ TEST(ResolveAuthorityTest, EmptyAuthorityResolves) {
 }
 
 TEST(ResolveAuthorityTest, HoldsTheHostPolicyState) {
-  HostPolicy policy{"v3", {HostPolicyRule{"r1", "files", {}, protocol::v1::SCOPE_DESCENDANTS, {}, {}, {}}}};
-  const AuthorityResolution resolution = AuthorityResolution::Resolve(
-      MakeContext(), Grants(1), HostPolicyState::Loaded(policy));
+  HostPolicy policy{
+      "v3", {HostPolicyRule{"r1", "files", {}, protocol::v1::SCOPE_DESCENDANTS, {}, {}, {}}}};
+  const AuthorityResolution resolution =
+      AuthorityResolution::Resolve(MakeContext(), Grants(1), HostPolicyState::Loaded(policy));
   ASSERT_TRUE(resolution.resolved());
   EXPECT_EQ(resolution.authority()->host_policy().status(), HostPolicyState::Status::kLoaded);
   EXPECT_EQ(resolution.authority()->host_policy().policy().version, "v3");

@@ -94,8 +94,7 @@ bool IsLoopbackTarget(absl::string_view target) {
     if (!absl::ConsumePrefix(&target, scheme)) continue;
     if (target.empty()) return false;
     for (absl::string_view address : absl::StrSplit(target, ',')) {
-      if (address.empty() || absl::StrContains(address, "://") ||
-          !IsLoopbackTarget(address)) {
+      if (address.empty() || absl::StrContains(address, "://") || !IsLoopbackTarget(address)) {
         return false;
       }
     }

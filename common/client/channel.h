@@ -43,14 +43,14 @@ bool IsLoopbackTarget(absl::string_view target);
 // A channel to `target`. A target that names several servers — a list ("ipv4:10.0.0.1:50053,
 // 10.0.0.2:50053") or a DNS name with several addresses (a headless Kubernetes Service, a
 // network alias shared by replicas) — spreads its calls over every server that is up
-// (round_robin), so replicas of a service are reached through one flag. `flag` names the target's flag in errors ("--audit_target").
-// Errors: INVALID_ARGUMENT "<flag>: required" (empty target); "<flag>: plaintext is allowed only
-// on loopback; give --tls_ca to reach <target>"; "--tls_client_cert: ..." (half a pair, a pair
-// without --tls_ca); FAILED_PRECONDITION "--tls_ca: cannot read <path>" and the like (files are
-// read once here so that a bad one is a refused start-up, then watched).
-// `max_reconnect_backoff` above zero bounds how long the channel waits between attempts to reach
-// a server that was down (gRPC's own default, up to 120 s, otherwise): for peers that must be
-// found again soon after they restart (envelope replicas).
+// (round_robin), so replicas of a service are reached through one flag. `flag` names the target's
+// flag in errors ("--audit_target"). Errors: INVALID_ARGUMENT "<flag>: required" (empty target);
+// "<flag>: plaintext is allowed only on loopback; give --tls_ca to reach <target>";
+// "--tls_client_cert: ..." (half a pair, a pair without --tls_ca); FAILED_PRECONDITION "--tls_ca:
+// cannot read <path>" and the like (files are read once here so that a bad one is a refused
+// start-up, then watched). `max_reconnect_backoff` above zero bounds how long the channel waits
+// between attempts to reach a server that was down (gRPC's own default, up to 120 s, otherwise):
+// for peers that must be found again soon after they restart (envelope replicas).
 absl::StatusOr<std::shared_ptr<grpc::Channel>> NewChannel(
     const std::string& target, const ChannelTls& tls, absl::string_view flag,
     absl::Duration max_reconnect_backoff = absl::ZeroDuration());

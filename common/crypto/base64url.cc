@@ -30,8 +30,8 @@ std::string Base64UrlEncode(absl::string_view bytes) {
 
 absl::StatusOr<std::string> Base64UrlDecode(absl::string_view text) {
   if (text.size() % 4 == 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "invalid base64url: length ", text.size(), " is 1 modulo 4"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid base64url: length ", text.size(), " is 1 modulo 4"));
   }
   std::string result;
   result.reserve(text.size() / 4 * 3 + 2);
@@ -40,8 +40,8 @@ absl::StatusOr<std::string> Base64UrlDecode(absl::string_view text) {
   for (size_t i = 0; i < text.size(); ++i) {
     const int value = DecodeChar(text[i]);
     if (value < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "invalid base64url: unexpected character at offset ", i));
+      return absl::InvalidArgumentError(
+          absl::StrCat("invalid base64url: unexpected character at offset ", i));
     }
     buffer = (buffer << 6) | static_cast<uint32_t>(value);
     bits += 6;
@@ -51,8 +51,7 @@ absl::StatusOr<std::string> Base64UrlDecode(absl::string_view text) {
     }
   }
   if ((buffer & ((1u << bits) - 1)) != 0) {
-    return absl::InvalidArgumentError(
-        "invalid base64url: non-zero trailing bits");
+    return absl::InvalidArgumentError("invalid base64url: non-zero trailing bits");
   }
   return result;
 }

@@ -41,10 +41,9 @@ TEST(Base64UrlTest, EveryByteValueRoundTrips) {
   for (size_t length = 0; length <= all.size(); length += 37) {
     const std::string bytes = all.substr(0, length);
     const std::string encoded = Base64UrlEncode(bytes);
-    EXPECT_EQ(
-        encoded.find_first_not_of(
-            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"),
-        std::string::npos);
+    EXPECT_EQ(encoded.find_first_not_of(
+                  "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"),
+              std::string::npos);
     EXPECT_THAT(Base64UrlDecode(encoded), IsOkAndHolds(bytes));
   }
 }
@@ -65,12 +64,10 @@ TEST(Base64UrlTest, DecodeRejectsAnythingButCanonicalUnpaddedBase64Url) {
       {"a", "invalid base64url: length 1 is 1 modulo 4"},
       {"Zh", "invalid base64url: non-zero trailing bits"},
       {"Zm9", "invalid base64url: non-zero trailing bits"},
-      {"\xc3\xa9\xc3\xa9",
-       "invalid base64url: unexpected character at offset 0"},
+      {"\xc3\xa9\xc3\xa9", "invalid base64url: unexpected character at offset 0"},
   };
   for (const Invalid& c : cases) {
-    EXPECT_THAT(Base64UrlDecode(c.text),
-                StatusIs(absl::StatusCode::kInvalidArgument, c.message))
+    EXPECT_THAT(Base64UrlDecode(c.text), StatusIs(absl::StatusCode::kInvalidArgument, c.message))
         << c.text;
   }
 }

@@ -23,8 +23,8 @@ absl::StatusOr<std::string> SecureRandomBytes(size_t size) {
         absl::StrCat("cannot generate ", size, " random bytes at once"));
   }
   std::string bytes(size, '\0');
-  if (size > 0 && RAND_bytes(reinterpret_cast<unsigned char*>(bytes.data()),
-                             static_cast<int>(size)) != 1) {
+  if (size > 0 &&
+      RAND_bytes(reinterpret_cast<unsigned char*>(bytes.data()), static_cast<int>(size)) != 1) {
     return absl::UnavailableError("OpenSSL RAND_bytes failed");
   }
   return bytes;
@@ -57,8 +57,7 @@ struct UuidBytes {
 // Writes 16 fresh random bytes to `out` (each buffered byte is handed out once and wiped);
 // aborts if the generator fails.
 void NextUuidBytes(unsigned char out[16]) {
-  static const bool fork_safe =
-      pthread_atfork(nullptr, nullptr, OnForkChild) == 0;
+  static const bool fork_safe = pthread_atfork(nullptr, nullptr, OnForkChild) == 0;
   if (!fork_safe) {  // cannot tell a forked child: no buffering
     if (RAND_bytes(out, 16) != 1) GeneratorFailed();
     return;

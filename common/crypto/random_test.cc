@@ -19,10 +19,8 @@ using ::testing::SizeIs;
 
 TEST(NewUuidV4Test, HasTheCanonicalShapeWithVersionAndVariant) {
   for (int i = 0; i < 200; ++i) {
-    EXPECT_THAT(
-        NewUuidV4(),
-        MatchesRegex("[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}"
-                     "-[0-9a-f]{12}"));
+    EXPECT_THAT(NewUuidV4(), MatchesRegex("[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}"
+                                          "-[0-9a-f]{12}"));
   }
 }
 

@@ -27,8 +27,7 @@ namespace {
 std::string Sha256(absl::string_view data) {
   std::string digest(kSha256Size, '\0');
   unsigned int size = 0;
-  if (EVP_Digest(data.data(), data.size(),
-                 reinterpret_cast<unsigned char*>(digest.data()), &size,
+  if (EVP_Digest(data.data(), data.size(), reinterpret_cast<unsigned char*>(digest.data()), &size,
                  EVP_sha256(), nullptr) != 1 ||
       size != kSha256Size) {
     DieOnOpenSslFailure("EVP_Digest(SHA-256)");
@@ -71,16 +70,13 @@ std::string HmacSha256(absl::string_view key, absl::string_view data) {
   // A null key pointer means "reuse the previous key" to some OpenSSL HMAC
   // entry points; always pass a real pointer, even for an empty key.
   static const unsigned char kEmpty[1] = {0};
-  const void* key_bytes =
-      key.empty() ? static_cast<const void*>(kEmpty) : key.data();
+  const void* key_bytes = key.empty() ? static_cast<const void*>(kEmpty) : key.data();
   const unsigned char* data_bytes =
-      data.empty() ? kEmpty
-                   : reinterpret_cast<const unsigned char*>(data.data());
+      data.empty() ? kEmpty : reinterpret_cast<const unsigned char*>(data.data());
   std::string mac(kSha256Size, '\0');
   unsigned int size = 0;
-  if (HMAC(EVP_sha256(), key_bytes, static_cast<int>(key.size()), data_bytes,
-           data.size(), reinterpret_cast<unsigned char*>(mac.data()),
-           &size) == nullptr ||
+  if (HMAC(EVP_sha256(), key_bytes, static_cast<int>(key.size()), data_bytes, data.size(),
+           reinterpret_cast<unsigned char*>(mac.data()), &size) == nullptr ||
       size != kSha256Size) {
     DieOnOpenSslFailure("HMAC(SHA-256)");
   }

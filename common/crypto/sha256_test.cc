@@ -9,13 +9,10 @@ namespace sharedos::common {
 namespace {
 
 TEST(Sha256Test, KnownVectors) {
-  EXPECT_EQ(Sha256Hex(""),
-            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-  EXPECT_EQ(Sha256Hex("abc"),
-            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-  EXPECT_EQ(
-      Sha256Hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
-      "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  EXPECT_EQ(Sha256Hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(Sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(Sha256Hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
 }
 
 TEST(Sha256Test, RawDigestMatchesHex) {
@@ -68,8 +65,7 @@ TEST(HmacSha256Test, Rfc4231Vectors) {
       {std::string(20, '\xaa'), std::string(50, '\xdd'),
        "773ea91e36800e46854db8ebd09181a72959098b3ef8c122d9635514ced565fe"},
       // Test case 6: a key longer than the block size.
-      {std::string(131, '\xaa'),
-       "Test Using Larger Than Block-Size Key - Hash Key First",
+      {std::string(131, '\xaa'), "Test Using Larger Than Block-Size Key - Hash Key First",
        "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"},
   };
   for (const HmacCase& c : cases) {
@@ -95,10 +91,8 @@ TEST(ConstantTimeEqualsTest, ComparesBytesAndLengths) {
   EXPECT_FALSE(ConstantTimeEquals("Secret", "secret"));
   EXPECT_FALSE(ConstantTimeEquals("secret", "secret2"));
   EXPECT_FALSE(ConstantTimeEquals("", "a"));
-  EXPECT_TRUE(
-      ConstantTimeEquals(std::string("a\0b", 3), std::string("a\0b", 3)));
-  EXPECT_FALSE(
-      ConstantTimeEquals(std::string("a\0b", 3), std::string("a\0c", 3)));
+  EXPECT_TRUE(ConstantTimeEquals(std::string("a\0b", 3), std::string("a\0b", 3)));
+  EXPECT_FALSE(ConstantTimeEquals(std::string("a\0b", 3), std::string("a\0c", 3)));
 }
 
 }  // namespace

@@ -29,9 +29,7 @@ constexpr char32_t kReplacementCharacter = 0xFFFD;
 // input yields U+FFFD and `*valid = false`, consuming the maximal subpart of an
 // ill-formed sequence (Unicode §3.9 / WHATWG "UTF-8 decode").
 char32_t DecodeUtf8(absl::string_view text, size_t* pos, bool* valid) {
-  const auto byte = [&text](size_t i) {
-    return static_cast<unsigned char>(text[i]);
-  };
+  const auto byte = [&text](size_t i) { return static_cast<unsigned char>(text[i]); };
   const unsigned char lead = byte(*pos);
   ++*pos;
   if (lead < 0x80) return lead;
@@ -192,10 +190,9 @@ class CanonicalWriter {
     while (!stack_.empty()) {
       Frame& frame = stack_.back();
       const Json& container = *frame.container;
-      const size_t size = container.is_object() ? frame.members.size()
-                          : container.is_binary()
-                              ? container.get_binary().size()
-                              : container.size();
+      const size_t size = container.is_object()   ? frame.members.size()
+                          : container.is_binary() ? container.get_binary().size()
+                                                  : container.size();
       if (frame.next == size) {
         out_.push_back(container.is_object() ? '}' : ']');
         stack_.pop_back();
@@ -204,8 +201,7 @@ class CanonicalWriter {
       if (frame.next > 0) out_.push_back(',');
       const size_t index = frame.next++;
       if (container.is_binary()) {
-        absl::StrAppend(&out_,
-                        static_cast<unsigned>(container.get_binary()[index]));
+        absl::StrAppend(&out_, static_cast<unsigned>(container.get_binary()[index]));
         continue;
       }
       const Json* child;
@@ -276,8 +272,7 @@ class CanonicalWriter {
         return true;
       }
       case Json::value_t::string:
-        if (!AppendJsonString(value.get_ref<const std::string&>(), &out_) &&
-            strict_) {
+        if (!AppendJsonString(value.get_ref<const std::string&>(), &out_) && strict_) {
           return Fail("a string that is not well-formed UTF-8");
         }
         return true;
@@ -290,8 +285,7 @@ class CanonicalWriter {
       case Json::value_t::binary:
         break;
     }
-    return Fail(
-        "an unexpected value type");  // Unreachable: containers are opened.
+    return Fail("an unexpected value type");  // Unreachable: containers are opened.
   }
 
   // Records an INVALID_ARGUMENT naming the JSON pointer of the value being
@@ -299,19 +293,17 @@ class CanonicalWriter {
   bool Fail(absl::string_view what) {
     std::string pointer;
     for (const Frame& frame : stack_) {
-      if (frame.next == 0)
-        break;  // The failing key's object: no member chosen yet.
+      if (frame.next == 0) break;  // The failing key's object: no member chosen yet.
       pointer.push_back('/');
       if (frame.container->is_object()) {
-        pointer.append(
-            absl::StrReplaceAll(frame.members[frame.next - 1].second.key(),
-                                {{"~", "~0"}, {"/", "~1"}}));
+        pointer.append(absl::StrReplaceAll(frame.members[frame.next - 1].second.key(),
+                                           {{"~", "~0"}, {"/", "~1"}}));
       } else {
         absl::StrAppend(&pointer, frame.next - 1);
       }
     }
-    error_ = absl::InvalidArgumentError(absl::StrCat(
-        "cannot canonicalise JSON: ", what, " at \"", pointer, "\""));
+    error_ = absl::InvalidArgumentError(
+        absl::StrCat("cannot canonicalise JSON: ", what, " at \"", pointer, "\""));
     return false;
   }
 
@@ -324,8 +316,7 @@ class CanonicalWriter {
 }  // namespace
 
 std::string CanonicalJson(const nlohmann::json& value) {
-  absl::StatusOr<std::string> result =
-      CanonicalWriter(/*strict=*/false).Write(value);
+  absl::StatusOr<std::string> result = CanonicalWriter(/*strict=*/false).Write(value);
   // The lenient writer has no failure path; keep the function total regardless.
   return result.ok() ? *std::move(result) : "null";
 }
@@ -361,8 +352,8 @@ std::string EcmaScriptNumberToString(double value) {
   // 0.d1...dk * 10^n with n = e + 1, the `s`, `k`, `n` of ECMA-262
   // Number::toString.
   char buffer[64];
-  const std::to_chars_result converted = std::to_chars(
-      buffer, buffer + sizeof(buffer), value, std::chars_format::scientific);
+  const std::to_chars_result converted =
+      std::to_chars(buffer, buffer + sizeof(buffer), value, std::chars_format::scientific);
   const absl::string_view text(buffer, converted.ptr - buffer);
   const size_t e_pos = text.find('e');
   std::string digits;

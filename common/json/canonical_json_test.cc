@@ -26,8 +26,7 @@ struct Golden {
 void ExpectGoldens(const std::vector<Golden>& goldens) {
   for (const Golden& golden : goldens) {
     EXPECT_EQ(CanonicalJson(golden.value), golden.expected) << golden.expected;
-    EXPECT_THAT(StrictCanonicalJson(golden.value),
-                IsOkAndHolds(golden.expected));
+    EXPECT_THAT(StrictCanonicalJson(golden.value), IsOkAndHolds(golden.expected));
   }
 }
 
@@ -82,11 +81,8 @@ TEST(CanonicalJsonTest, FloatsFollowEcmaScriptNumberToString) {
 
 TEST(CanonicalJsonTest, NonFiniteNumbersRenderAsNullLikeJsonStringify) {
   EXPECT_EQ(CanonicalJson(Json(std::nan(""))), "null");
-  EXPECT_EQ(CanonicalJson(Json(std::numeric_limits<double>::infinity())),
-            "null");
-  EXPECT_EQ(
-      CanonicalJson(Json::array({-std::numeric_limits<double>::infinity()})),
-      "[null]");
+  EXPECT_EQ(CanonicalJson(Json(std::numeric_limits<double>::infinity())), "null");
+  EXPECT_EQ(CanonicalJson(Json::array({-std::numeric_limits<double>::infinity()})), "[null]");
 }
 
 TEST(CanonicalJsonTest, StringsEscapeLikeJsonStringify) {
@@ -148,8 +144,7 @@ TEST(CanonicalJsonTest, ArraysKeepOrderWithoutWhitespace) {
   ExpectGoldens({
       {Json::array(), "[]"},
       {Json::parse(R"([3, 1, 2])"), "[3,1,2]"},
-      {Json::parse(R"([1, [2, [3, []]], {}, "x", null])"),
-       R"([1,[2,[3,[]]],{},"x",null])"},
+      {Json::parse(R"([1, [2, [3, []]], {}, "x", null])"), R"([1,[2,[3,[]]],{},"x",null])"},
   });
 }
 
@@ -195,11 +190,9 @@ TEST(CanonicalJsonTest, KeysAreEscaped) {
 
 TEST(CanonicalJsonTest, DeepNestingDoesNotOverflowTheStack) {
   constexpr int kDepth = 200000;
-  const std::string text =
-      std::string(kDepth, '[') + "{\"k\":1}" + std::string(kDepth, ']');
+  const std::string text = std::string(kDepth, '[') + "{\"k\":1}" + std::string(kDepth, ']');
   const Json value = Json::parse(text);
-  const std::string expected =
-      std::string(kDepth, '[') + R"({"k":1})" + std::string(kDepth, ']');
+  const std::string expected = std::string(kDepth, '[') + R"({"k":1})" + std::string(kDepth, ']');
   EXPECT_EQ(CanonicalJson(value), expected);
 }
 
@@ -211,8 +204,7 @@ TEST(CanonicalJsonTest, IllFormedUtf8BecomesReplacementCharacters) {
   // A truncated sequence is one maximal subpart.
   EXPECT_EQ(CanonicalJson(Json("\xe2\x82")), "\"" + kFffd + "\"");
   // An encoded surrogate is three ill-formed bytes.
-  EXPECT_EQ(CanonicalJson(Json("\xed\xa0\x80")),
-            "\"" + kFffd + kFffd + kFffd + "\"");
+  EXPECT_EQ(CanonicalJson(Json("\xed\xa0\x80")), "\"" + kFffd + kFffd + kFffd + "\"");
   // Overlong encodings are rejected byte by byte.
   EXPECT_EQ(CanonicalJson(Json("\xc0\xaf")), "\"" + kFffd + kFffd + "\"");
   Json object = Json::object();
@@ -226,16 +218,14 @@ TEST(CanonicalJsonTest, BinaryRendersAsByteArray) {
 }
 
 TEST(StrictCanonicalJsonTest, RefusesWhatJsonTextCannotCarry) {
-  EXPECT_THAT(
-      StrictCanonicalJson(Json(std::nan(""))),
-      StatusIs(absl::StatusCode::kInvalidArgument,
-               "cannot canonicalise JSON: a NaN or infinite number at \"\""));
+  EXPECT_THAT(StrictCanonicalJson(Json(std::nan(""))),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "cannot canonicalise JSON: a NaN or infinite number at \"\""));
   Json value = Json::parse(R"({"a": [1, {"b/c": "x", "d~": 2}]})");
   value["a"][1]["b/c"] = "bad\xff";
-  EXPECT_THAT(StrictCanonicalJson(value),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       "cannot canonicalise JSON: a string that is not "
-                       "well-formed UTF-8 at \"/a/1/b~1c\""));
+  EXPECT_THAT(StrictCanonicalJson(value), StatusIs(absl::StatusCode::kInvalidArgument,
+                                                   "cannot canonicalise JSON: a string that is not "
+                                                   "well-formed UTF-8 at \"/a/1/b~1c\""));
   value["a"][1]["b/c"] = "ok";
   value["a"][1]["d~"] = std::numeric_limits<double>::infinity();
   EXPECT_THAT(StrictCanonicalJson(value),
@@ -261,11 +251,10 @@ TEST(Sha256HexOfCanonicalJsonTest, HashesTheCanonicalText) {
   EXPECT_EQ(Sha256HexOfCanonicalJson(Json::array()),
             "4f53cda18c2baa0c0354bb5f9a3ecbe5ed12ab4d8e11ba873c2f11161202b945");
   // sha256Hex(canonicalJson(v)) computed in Node for the same value.
-  EXPECT_EQ(
-      Sha256HexOfCanonicalJson(Json::parse(
-          "{\"b\":1,\"a\":[1,2.5,\"x\"],\"\xc3\xa9\":{\"z\":null,\"B\":true,"
-          "\"a\":false}}")),
-      "f99d60d1627de608a4dcf0e29ec5ca1a76ee8e58ee3b3cb4646455ce88283f69");
+  EXPECT_EQ(Sha256HexOfCanonicalJson(
+                Json::parse("{\"b\":1,\"a\":[1,2.5,\"x\"],\"\xc3\xa9\":{\"z\":null,\"B\":true,"
+                            "\"a\":false}}")),
+            "f99d60d1627de608a4dcf0e29ec5ca1a76ee8e58ee3b3cb4646455ce88283f69");
   // Key order and whitespace of the input do not matter.
   EXPECT_EQ(Sha256HexOfCanonicalJson(Json::parse(R"({ "x": 1, "y": [true] })")),
             Sha256HexOfCanonicalJson(Json::parse(R"({"y":[true],"x":1.0})")));
@@ -273,10 +262,8 @@ TEST(Sha256HexOfCanonicalJsonTest, HashesTheCanonicalText) {
 
 TEST(EcmaScriptNumberToStringTest, NonFiniteValues) {
   EXPECT_EQ(EcmaScriptNumberToString(std::nan("")), "NaN");
-  EXPECT_EQ(EcmaScriptNumberToString(std::numeric_limits<double>::infinity()),
-            "Infinity");
-  EXPECT_EQ(EcmaScriptNumberToString(-std::numeric_limits<double>::infinity()),
-            "-Infinity");
+  EXPECT_EQ(EcmaScriptNumberToString(std::numeric_limits<double>::infinity()), "Infinity");
+  EXPECT_EQ(EcmaScriptNumberToString(-std::numeric_limits<double>::infinity()), "-Infinity");
   EXPECT_EQ(EcmaScriptNumberToString(-2.5e-8), "-2.5e-8");
 }
 

@@ -38,9 +38,10 @@ class FieldOrderCache {
     }
     auto fields = std::make_unique<std::vector<const FieldDescriptor*>>();
     for (int i = 0; i < descriptor->field_count(); ++i) fields->push_back(descriptor->field(i));
-    std::sort(fields->begin(), fields->end(), [](const FieldDescriptor* a, const FieldDescriptor* b) {
-      return Utf16SortKey(a->json_name()) < Utf16SortKey(b->json_name());
-    });
+    std::sort(fields->begin(), fields->end(),
+              [](const FieldDescriptor* a, const FieldDescriptor* b) {
+                return Utf16SortKey(a->json_name()) < Utf16SortKey(b->json_name());
+              });
     absl::MutexLock lock(&mu_);
     auto [it, inserted] = cache_.emplace(descriptor, std::move(fields));
     return *it->second;
@@ -175,8 +176,7 @@ class Writer {
     return true;
   }
 
-  bool WriteSingular(const Message& message, const FieldDescriptor* field,
-                     const Path& path) {
+  bool WriteSingular(const Message& message, const FieldDescriptor* field, const Path& path) {
     const Reflection* r = message.GetReflection();
     switch (field->cpp_type()) {
       case FieldDescriptor::CPPTYPE_INT32:
@@ -215,8 +215,7 @@ class Writer {
     return Fail(path, "unsupported field type");
   }
 
-  bool WriteRepeated(const Message& message, const FieldDescriptor* field,
-                     const Path& path) {
+  bool WriteRepeated(const Message& message, const FieldDescriptor* field, const Path& path) {
     const Reflection* r = message.GetReflection();
     const int size = r->FieldSize(message, field);
     out_.push_back('[');
@@ -415,7 +414,8 @@ class Writer {
   }
 
   bool WriteStruct(const Message& message, const Path& path) {
-    const auto* generated = google::protobuf::DynamicCastToGenerated<google::protobuf::Struct>(&message);
+    const auto* generated =
+        google::protobuf::DynamicCastToGenerated<google::protobuf::Struct>(&message);
     if (generated == nullptr) {
       return WriteMap(message, message.GetDescriptor()->FindFieldByName("fields"), path);
     }

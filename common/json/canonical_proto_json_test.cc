@@ -53,44 +53,146 @@ void ExpectSameAsPrinter(const google::protobuf::Message& message) {
 
 TEST(CanonicalProtoJsonTest, MatchesThePrinterOnAFullAuditEvent) {
   ExpectSameAsPrinter(Parse<sharedos::protocol::v1::AuditEvent>(R"pb(
-    version: "1" id: "e-1" type: AUDIT_EVENT_TYPE_AUTHORIZATION_CHECKED
-    outcome: AUDIT_OUTCOME_DENIED at { seconds: 1786438800 nanos: 120000000 }
-    trace_id: "t" namespace_id: "w" actor { agent_id: "a" } authority { human_user_id: "h" }
-    owner { human_user_id: "h" } purpose: "p\n\"q\"\x01 é 😀"
-    resource { namespace: "files" path: "Workspace" path: "scratch" owner { human_user_id: "h" } }
-    action: "read" grant_id: "g" authority_hash: "abc" operation_id: "op" tool: "files.read"
-    reason: "no_matching_grant" source: AUDIT_SOURCE_KERNEL cause: "c" fail_closed: false
-    consumed: true ended_by: ENDED_BY_RUNTIME
-    requested_authority { id: "capreq-x" namespace_id: "w" requester { agent_id: "a" }
-      owner { human_user_id: "h" } purpose: "p" requested_at { seconds: 5 nanos: 1000 }
-      capabilities { resource { namespace: "files" } actions: "read" scope: SCOPE_EXACT }
-      constraints { max_uses: 3 delegation_depth: 0 purposes: "x" } }
+    version: "1"
+    id: "e-1"
+    type: AUDIT_EVENT_TYPE_AUTHORIZATION_CHECKED
+    outcome: AUDIT_OUTCOME_DENIED
+    at { seconds: 1786438800 nanos: 120000000 }
+    trace_id: "t"
+    namespace_id: "w"
+    actor { agent_id: "a" }
+    authority { human_user_id: "h" }
+    owner { human_user_id: "h" }
+    purpose: "p\n\"q\"\x01 é 😀"
+    resource {
+      namespace: "files"
+      path: "Workspace"
+      path: "scratch"
+      owner { human_user_id: "h" }
+    }
+    action: "read"
+    grant_id: "g"
+    authority_hash: "abc"
+    operation_id: "op"
+    tool: "files.read"
+    reason: "no_matching_grant"
+    source: AUDIT_SOURCE_KERNEL
+    cause: "c"
+    fail_closed: false
+    consumed: true
+    ended_by: ENDED_BY_RUNTIME
+    requested_authority {
+      id: "capreq-x"
+      namespace_id: "w"
+      requester { agent_id: "a" }
+      owner { human_user_id: "h" }
+      purpose: "p"
+      requested_at { seconds: 5 nanos: 1000 }
+      capabilities {
+        resource { namespace: "files" }
+        actions: "read"
+        scope: SCOPE_EXACT
+      }
+      constraints { max_uses: 3 delegation_depth: 0 purposes: "x" }
+    }
     metadata {
-      fields { key: "zeta" value { number_value: 0.1 } }
-      fields { key: "Alpha" value { number_value: 1e21 } }
-      fields { key: "_under" value { number_value: -0.0 } }
-      fields { key: "small" value { number_value: 1e-7 } }
-      fields { key: "big" value { number_value: 1152921504606846976 } }
-      fields { key: "int" value { number_value: 42 } }
-      fields { key: "null" value { null_value: NULL_VALUE } }
-      fields { key: "bool" value { bool_value: true } }
-      fields { key: "emptyList" value { list_value {} } }
-      fields { key: "emptyStruct" value { struct_value {} } }
-      fields { key: "\xee\x80\x80" value { string_value: "private use" } }
-      fields { key: "\xf0\x9f\x98\x80" value { string_value: "astral" } }
-      fields { key: "list" value { list_value { values { string_value: "x" }
-        values { struct_value { fields { key: "b" value { number_value: 2 } }
-                                fields { key: "a" value { number_value: 1 } } } } } } }
+      fields {
+        key: "zeta"
+        value { number_value: 0.1 }
+      }
+      fields {
+        key: "Alpha"
+        value { number_value: 1e21 }
+      }
+      fields {
+        key: "_under"
+        value { number_value: -0.0 }
+      }
+      fields {
+        key: "small"
+        value { number_value: 1e-7 }
+      }
+      fields {
+        key: "big"
+        value { number_value: 1152921504606846976 }
+      }
+      fields {
+        key: "int"
+        value { number_value: 42 }
+      }
+      fields {
+        key: "null"
+        value { null_value: NULL_VALUE }
+      }
+      fields {
+        key: "bool"
+        value { bool_value: true }
+      }
+      fields {
+        key: "emptyList"
+        value { list_value {} }
+      }
+      fields {
+        key: "emptyStruct"
+        value { struct_value {} }
+      }
+      fields {
+        key: "\xee\x80\x80"
+        value { string_value: "private use" }
+      }
+      fields {
+        key: "\xf0\x9f\x98\x80"
+        value { string_value: "astral" }
+      }
+      fields {
+        key: "list"
+        value {
+          list_value {
+            values { string_value: "x" }
+            values {
+              struct_value {
+                fields {
+                  key: "b"
+                  value { number_value: 2 }
+                }
+                fields {
+                  key: "a"
+                  value { number_value: 1 }
+                }
+              }
+            }
+          }
+        }
+      }
     })pb"));
 }
 
 TEST(CanonicalProtoJsonTest, MatchesThePrinterOnAnExecutionResult) {
   ExpectSameAsPrinter(Parse<sharedos::protocol::v1::ExecutionResult>(R"pb(
-    version: "1" execution_id: "x" trace_id: "t" status: EXECUTION_STATUS_ESCALATED
-    escalation { reason: "r" reviewer { human_user_id: "h" } status: ESCALATION_STATUS_PENDING }
-    events { version: "1" event_id: "e" sequence: 7 type: "turn.started"
-             data { string_value: "d" } occurred_at { seconds: 1 } }
-    events { version: "1" event_id: "f" sequence: 0 type: "turn.escalated" data { null_value: NULL_VALUE } }
+    version: "1"
+    execution_id: "x"
+    trace_id: "t"
+    status: EXECUTION_STATUS_ESCALATED
+    escalation {
+      reason: "r"
+      reviewer { human_user_id: "h" }
+      status: ESCALATION_STATUS_PENDING
+    }
+    events {
+      version: "1"
+      event_id: "e"
+      sequence: 7
+      type: "turn.started"
+      data { string_value: "d" }
+      occurred_at { seconds: 1 }
+    }
+    events {
+      version: "1"
+      event_id: "f"
+      sequence: 0
+      type: "turn.escalated"
+      data { null_value: NULL_VALUE }
+    }
   )pb"));
 }
 
@@ -119,14 +221,45 @@ TEST(CanonicalProtoJsonTest, MatchesThePrinterOnWellKnownTypes) {
 // (U+1F600 before U+E000, the reverse of their UTF-8 bytes), nested objects and lists included.
 TEST(CanonicalProtoJsonTest, StructGeneratedOrDynamicWritesTheSameText) {
   const auto generated = Parse<google::protobuf::Struct>(R"pb(
-    fields { key: "\xee\x80\x80" value { string_value: "private use" } }
-    fields { key: "\xf0\x9f\x98\x80" value { number_value: 1.5 } }
-    fields { key: "b" value { struct_value {
-      fields { key: "z" value { null_value: NULL_VALUE } }
-      fields { key: "a" value { list_value { values { bool_value: true }
-                                             values { struct_value { fields { key: "y" value { string_value: "\"q\"" } } } } } } }
-    } } }
-    fields { key: "A" value { list_value {} } }
+    fields {
+      key: "\xee\x80\x80"
+      value { string_value: "private use" }
+    }
+    fields {
+      key: "\xf0\x9f\x98\x80"
+      value { number_value: 1.5 }
+    }
+    fields {
+      key: "b"
+      value {
+        struct_value {
+          fields {
+            key: "z"
+            value { null_value: NULL_VALUE }
+          }
+          fields {
+            key: "a"
+            value {
+              list_value {
+                values { bool_value: true }
+                values {
+                  struct_value {
+                    fields {
+                      key: "y"
+                      value { string_value: "\"q\"" }
+                    }
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+    fields {
+      key: "A"
+      value { list_value {} }
+    }
   )pb");
   google::protobuf::DynamicMessageFactory factory;
   std::unique_ptr<google::protobuf::Message> dynamic(
@@ -145,12 +278,23 @@ TEST(CanonicalProtoJsonTest, StructGeneratedOrDynamicWritesTheSameText) {
 // Timestamps are formatted without a time zone lookup: the printer's text over the whole range,
 // every fraction width, before 1970 and around leap days.
 TEST(CanonicalProtoJsonTest, TimestampsMatchThePrinterOverTheirRange) {
-  std::vector<int64_t> seconds = {-62135596800LL, -62135596799LL, -62135596800LL + 86400 * 59,
-                                  -2208988800LL,  -86401,         -86400,
-                                  -1,             0,              1,
-                                  86399,          951782400,      951868799,
-                                  951868800,      4107542400LL,   4107628800LL,
-                                  253402300799LL, 253402300799LL - 86400 * 365};
+  std::vector<int64_t> seconds = {-62135596800LL,
+                                  -62135596799LL,
+                                  -62135596800LL + 86400 * 59,
+                                  -2208988800LL,
+                                  -86401,
+                                  -86400,
+                                  -1,
+                                  0,
+                                  1,
+                                  86399,
+                                  951782400,
+                                  951868799,
+                                  951868800,
+                                  4107542400LL,
+                                  4107628800LL,
+                                  253402300799LL,
+                                  253402300799LL - 86400 * 365};
   std::mt19937_64 random(20261130);
   std::uniform_int_distribution<int64_t> any_second(-62135596800LL, 253402300799LL);
   for (int i = 0; i < 3000; ++i) seconds.push_back(any_second(random));
@@ -185,9 +329,9 @@ TEST(CanonicalProtoJsonTest, RendersDoublesAsEcmaScript) {
   expected += "}}";
   auto direct = CanonicalProtoJson(event);
   ASSERT_TRUE(direct.ok()) << direct.status();
-  EXPECT_TRUE(*direct == expected) << "first difference at byte "
-                                   << std::mismatch(direct->begin(), direct->end(),
-                                                    expected.begin()).first - direct->begin();
+  EXPECT_TRUE(*direct == expected)
+      << "first difference at byte "
+      << std::mismatch(direct->begin(), direct->end(), expected.begin()).first - direct->begin();
 }
 
 TEST(CanonicalProtoJsonTest, RefusesWhatJsonCannotCarry) {

@@ -36,11 +36,9 @@ class Pointer {
     Segment(Pointer* pointer, absl::string_view key)
         : pointer_(pointer), size_(pointer->text_.size()) {
       pointer_->text_.push_back('/');
-      pointer_->text_.append(
-          absl::StrReplaceAll(key, {{"~", "~0"}, {"/", "~1"}}));
+      pointer_->text_.append(absl::StrReplaceAll(key, {{"~", "~0"}, {"/", "~1"}}));
     }
-    Segment(Pointer* pointer, size_t index)
-        : Segment(pointer, absl::StrCat(index)) {}
+    Segment(Pointer* pointer, size_t index) : Segment(pointer, absl::StrCat(index)) {}
     Segment(const Segment&) = delete;
     Segment& operator=(const Segment&) = delete;
     ~Segment() { pointer_->text_.resize(size_); }
@@ -51,8 +49,7 @@ class Pointer {
   };
 
   absl::Status Error(absl::string_view what) const {
-    return absl::InvalidArgumentError(
-        absl::StrCat(what, " at \"", text_, "\""));
+    return absl::InvalidArgumentError(absl::StrCat(what, " at \"", text_, "\""));
   }
 
  private:
@@ -73,8 +70,7 @@ absl::StatusOr<Json> ToJson(const Struct& value, Pointer* pointer, int depth) {
   return result;
 }
 
-absl::StatusOr<Json> ToJson(const ListValue& value, Pointer* pointer,
-                            int depth) {
+absl::StatusOr<Json> ToJson(const ListValue& value, Pointer* pointer, int depth) {
   if (depth > kMaxProtoJsonDepth) {
     return pointer->Error("google.protobuf.ListValue nested too deeply");
   }
@@ -94,11 +90,9 @@ absl::StatusOr<Json> ToJson(const Value& value, Pointer* pointer, int depth) {
     case Value::kNumberValue: {
       const double number = value.number_value();
       if (!std::isfinite(number)) {
-        return pointer->Error(
-            "google.protobuf.Value number is NaN or infinite");
+        return pointer->Error("google.protobuf.Value number is NaN or infinite");
       }
-      if (std::trunc(number) == number &&
-          std::fabs(number) <= kMaxSafeInteger) {
+      if (std::trunc(number) == number && std::fabs(number) <= kMaxSafeInteger) {
         return Json(static_cast<std::int64_t>(number));
       }
       return Json(number);
@@ -136,11 +130,9 @@ absl::StatusOr<double> ExactDouble(const Json& number, const Pointer& pointer) {
   return result;
 }
 
-absl::Status FromJson(const Json& json, Pointer* pointer, int depth,
-                      Value* out);
+absl::Status FromJson(const Json& json, Pointer* pointer, int depth, Value* out);
 
-absl::Status FromJson(const Json& json, Pointer* pointer, int depth,
-                      Struct* out) {
+absl::Status FromJson(const Json& json, Pointer* pointer, int depth, Struct* out) {
   if (!json.is_object()) return pointer->Error("expected a JSON object");
   if (depth > kMaxProtoJsonDepth) {
     return pointer->Error("JSON object nested too deeply");
@@ -148,14 +140,12 @@ absl::Status FromJson(const Json& json, Pointer* pointer, int depth,
   auto& fields = *out->mutable_fields();
   for (auto it = json.cbegin(); it != json.cend(); ++it) {
     Pointer::Segment segment(pointer, it.key());
-    RETURN_IF_ERROR(
-        FromJson(it.value(), pointer, depth + 1, &fields[it.key()]));
+    RETURN_IF_ERROR(FromJson(it.value(), pointer, depth + 1, &fields[it.key()]));
   }
   return absl::OkStatus();
 }
 
-absl::Status FromJson(const Json& json, Pointer* pointer, int depth,
-                      ListValue* out) {
+absl::Status FromJson(const Json& json, Pointer* pointer, int depth, ListValue* out) {
   if (!json.is_array()) return pointer->Error("expected a JSON array");
   if (depth > kMaxProtoJsonDepth) {
     return pointer->Error("JSON array nested too deeply");
@@ -167,8 +157,7 @@ absl::Status FromJson(const Json& json, Pointer* pointer, int depth,
   return absl::OkStatus();
 }
 
-absl::Status FromJson(const Json& json, Pointer* pointer, int depth,
-                      Value* out) {
+absl::Status FromJson(const Json& json, Pointer* pointer, int depth, Value* out) {
   switch (json.type()) {
     case Json::value_t::null:
       out->set_null_value(google::protobuf::NULL_VALUE);

@@ -35,19 +35,13 @@ inline constexpr int kMaxProtoJsonDepth = 100;
 //     Struct) or an array (for ListValue).
 // Strings are copied as bytes; protobuf itself refuses ill-formed UTF-8 on the
 // wire.
-absl::StatusOr<nlohmann::json> ProtoValueToJson(
-    const google::protobuf::Value& value);
-absl::StatusOr<nlohmann::json> ProtoStructToJson(
-    const google::protobuf::Struct& value);
-absl::StatusOr<nlohmann::json> ProtoListValueToJson(
-    const google::protobuf::ListValue& value);
+absl::StatusOr<nlohmann::json> ProtoValueToJson(const google::protobuf::Value& value);
+absl::StatusOr<nlohmann::json> ProtoStructToJson(const google::protobuf::Struct& value);
+absl::StatusOr<nlohmann::json> ProtoListValueToJson(const google::protobuf::ListValue& value);
 
-absl::StatusOr<google::protobuf::Value> JsonToProtoValue(
-    const nlohmann::json& json);
-absl::StatusOr<google::protobuf::Struct> JsonToProtoStruct(
-    const nlohmann::json& json);
-absl::StatusOr<google::protobuf::ListValue> JsonToProtoListValue(
-    const nlohmann::json& json);
+absl::StatusOr<google::protobuf::Value> JsonToProtoValue(const nlohmann::json& json);
+absl::StatusOr<google::protobuf::Struct> JsonToProtoStruct(const nlohmann::json& json);
+absl::StatusOr<google::protobuf::ListValue> JsonToProtoListValue(const nlohmann::json& json);
 
 }  // namespace sharedos::common
 

@@ -117,10 +117,9 @@ TEST(ProtoValueToJsonTest, IntegralDoublesBecomeIntegersUpTo2To53) {
 }
 
 TEST(ProtoValueToJsonTest, RefusesNonFiniteNumbersAndUnsetKinds) {
-  EXPECT_THAT(
-      ProtoValueToJson(NumberValue(std::nan(""))),
-      StatusIs(absl::StatusCode::kInvalidArgument,
-               "google.protobuf.Value number is NaN or infinite at \"\""));
+  EXPECT_THAT(ProtoValueToJson(NumberValue(std::nan(""))),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "google.protobuf.Value number is NaN or infinite at \"\""));
   const ListValue list = ParseTextProtoOrDie<ListValue>(R"pb(
     values { number_value: 1 }
     values {
@@ -136,14 +135,12 @@ TEST(ProtoValueToJsonTest, RefusesNonFiniteNumbersAndUnsetKinds) {
               StatusIs(absl::StatusCode::kInvalidArgument,
                        "google.protobuf.Value number is NaN or infinite at "
                        "\"/1/a~1b\""));
-  EXPECT_THAT(ProtoValueToJson(Value()),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       "google.protobuf.Value has no kind set at \"\""));
+  EXPECT_THAT(ProtoValueToJson(Value()), StatusIs(absl::StatusCode::kInvalidArgument,
+                                                  "google.protobuf.Value has no kind set at \"\""));
 }
 
 TEST(JsonToProtoTest, ConvertsEveryKind) {
-  const Json json = Json::parse(
-      R"({"a": [1, -2.5, "s", true, null, {}], "b": {"c": 4294967296}})");
+  const Json json = Json::parse(R"({"a": [1, -2.5, "s", true, null, {}], "b": {"c": 4294967296}})");
   const absl::StatusOr<Struct> proto = JsonToProtoStruct(json);
   ASSERT_OK(proto);
   const Value& a = proto->fields().at("a");
@@ -154,15 +151,13 @@ TEST(JsonToProtoTest, ConvertsEveryKind) {
   EXPECT_TRUE(a.list_value().values(3).bool_value());
   EXPECT_EQ(a.list_value().values(4).kind_case(), Value::kNullValue);
   EXPECT_EQ(a.list_value().values(5).kind_case(), Value::kStructValue);
-  EXPECT_EQ(
-      proto->fields().at("b").struct_value().fields().at("c").number_value(),
-      4294967296.0);
+  EXPECT_EQ(proto->fields().at("b").struct_value().fields().at("c").number_value(), 4294967296.0);
 }
 
 TEST(JsonToProtoTest, RoundTripsThroughCanonicalJson) {
-  const Json json = Json::parse(
-      R"({"z": [1, 2.25, "x\n", false, null], "a": {"k": {"deep": [[]]}},)"
-      R"( "n": -7})");
+  const Json json =
+      Json::parse(R"({"z": [1, 2.25, "x\n", false, null], "a": {"k": {"deep": [[]]}},)"
+                  R"( "n": -7})");
   const absl::StatusOr<Value> proto = JsonToProtoValue(json);
   ASSERT_OK(proto);
   const absl::StatusOr<Json> back = ProtoValueToJson(*proto);
@@ -188,12 +183,11 @@ TEST(JsonToProtoTest, IntegersMustBeExactDoubles) {
 TEST(JsonToProtoTest, RefusesWhatProtobufCannotHold) {
   Json json = Json::object();
   json["x~"] = Json::array({1, std::numeric_limits<double>::quiet_NaN()});
-  EXPECT_THAT(JsonToProtoStruct(json),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       "JSON number is NaN or infinite at \"/x~0/1\""));
-  EXPECT_THAT(JsonToProtoValue(Json(-std::numeric_limits<double>::infinity())),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       "JSON number is NaN or infinite at \"\""));
+  EXPECT_THAT(JsonToProtoStruct(json), StatusIs(absl::StatusCode::kInvalidArgument,
+                                                "JSON number is NaN or infinite at \"/x~0/1\""));
+  EXPECT_THAT(
+      JsonToProtoValue(Json(-std::numeric_limits<double>::infinity())),
+      StatusIs(absl::StatusCode::kInvalidArgument, "JSON number is NaN or infinite at \"\""));
   EXPECT_THAT(JsonToProtoValue(Json::binary({1, 2})),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        "JSON binary values have no protobuf form at \"\""));
@@ -201,24 +195,20 @@ TEST(JsonToProtoTest, RefusesWhatProtobufCannotHold) {
               StatusIs(absl::StatusCode::kInvalidArgument,
                        "JSON discarded values have no protobuf form at \"\""));
   EXPECT_THAT(JsonToProtoStruct(Json::array()),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       "expected a JSON object at \"\""));
+              StatusIs(absl::StatusCode::kInvalidArgument, "expected a JSON object at \"\""));
   EXPECT_THAT(JsonToProtoListValue(Json::object()),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       "expected a JSON array at \"\""));
+              StatusIs(absl::StatusCode::kInvalidArgument, "expected a JSON array at \"\""));
   EXPECT_THAT(JsonToProtoListValue(Json::parse("[1, {}]")), IsOk());
 }
 
 TEST(JsonToProtoTest, RefusesExcessiveNesting) {
-  const std::string ok_text = std::string(kMaxProtoJsonDepth + 1, '[') +
-                              std::string(kMaxProtoJsonDepth + 1, ']');
+  const std::string ok_text =
+      std::string(kMaxProtoJsonDepth + 1, '[') + std::string(kMaxProtoJsonDepth + 1, ']');
   EXPECT_THAT(JsonToProtoValue(Json::parse(ok_text)), IsOk());
-  const std::string deep_text =
-      std::string(10000, '[') + std::string(10000, ']');
-  EXPECT_THAT(
-      JsonToProtoValue(Json::parse(deep_text)),
-      StatusIs(absl::StatusCode::kInvalidArgument,
-               testing::HasSubstr("JSON array nested too deeply at \"/0/0/")));
+  const std::string deep_text = std::string(10000, '[') + std::string(10000, ']');
+  EXPECT_THAT(JsonToProtoValue(Json::parse(deep_text)),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       testing::HasSubstr("JSON array nested too deeply at \"/0/0/")));
 
   Value deep;
   Value* cursor = &deep;
@@ -228,8 +218,7 @@ TEST(JsonToProtoTest, RefusesExcessiveNesting) {
   cursor->set_null_value(google::protobuf::NULL_VALUE);
   EXPECT_THAT(ProtoValueToJson(deep),
               StatusIs(absl::StatusCode::kInvalidArgument,
-                       testing::HasSubstr(
-                           "google.protobuf.ListValue nested too deeply")));
+                       testing::HasSubstr("google.protobuf.ListValue nested too deeply")));
 }
 
 }  // namespace

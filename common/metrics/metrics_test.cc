@@ -12,13 +12,30 @@
 namespace sharedos::common::metrics {
 namespace {
 
+// The vocabularies the components pass in (capability::kDecisionReasonCodes, kTurnBudgetCodes),
+// spelled here: common sits below capability.
+constexpr DecisionMetrics::ReasonCodes kReasonCodes = {"allowed",
+                                                       "no_matching_grant",
+                                                       "grant_exhausted",
+                                                       "invalid_context",
+                                                       "invalid_request",
+                                                       "authority_unavailable",
+                                                       "usage_store_unavailable",
+                                                       "delegation_chain_unverified",
+                                                       "delegation_chain_invalid",
+                                                       "host_policy_denied",
+                                                       "host_policy_unavailable",
+                                                       "audit_unavailable"};
+constexpr TurnMetrics::BudgetCodes kBudgetCodes = {"step_limit_exceeded",
+                                                   "tool_call_limit_exceeded", "turn_draining"};
+
 using ::sharedos::common::StatusIs;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
 TEST(MetricsExposerTest, ServesTheRegistryOnAPickedLoopbackPort) {
   Metrics metrics;
-  DecisionMetrics decisions(&metrics);
+  DecisionMetrics decisions(&metrics, kReasonCodes);
   decisions.Decided(DecisionMetrics::Operation::kAuthorize, "no_matching_grant", false);
   absl::StatusOr<std::unique_ptr<MetricsExposer>> exposer =
       MetricsExposer::Start(metrics, "127.0.0.1", 0);
@@ -46,7 +63,7 @@ TEST(MetricsExposerTest, RefusesANonLoopbackHostAndABadPort) {
 
 TEST(DecisionMetricsTest, CountsByReasonCodeAndFailClosedAndOtherForUnknownCodes) {
   Metrics metrics;
-  DecisionMetrics decisions(&metrics);
+  DecisionMetrics decisions(&metrics, kReasonCodes);
   decisions.Decided(DecisionMetrics::Operation::kAdmitTurn, "allowed", false);
   decisions.Decided(DecisionMetrics::Operation::kAuthorize, "audit_unavailable", true);
   decisions.Decided(DecisionMetrics::Operation::kAuthorize, "made_up/code", false);
@@ -63,10 +80,10 @@ TEST(DecisionMetricsTest, CountsByReasonCodeAndFailClosedAndOtherForUnknownCodes
 }
 
 TEST(SinksTest, ANullRegistryMeansNoMetricsAndNoCrash) {
-  DecisionMetrics decisions(nullptr);
+  DecisionMetrics decisions(nullptr, kReasonCodes);
   decisions.Decided(DecisionMetrics::Operation::kAuthorize, "allowed", false);
   decisions.EscalationRequested();
-  TurnMetrics turns(nullptr);
+  TurnMetrics turns(nullptr, kBudgetCodes);
   turns.TurnOpened();
   turns.TurnFinished(1, true);
   turns.ToolCallRefused("step_limit_exceeded");
@@ -85,7 +102,7 @@ TEST(SinksTest, ANullRegistryMeansNoMetricsAndNoCrash) {
 
 TEST(TurnMetricsTest, OpenGaugeFollowsTurnsAndStatusesAreBounded) {
   Metrics metrics;
-  TurnMetrics turns(&metrics);
+  TurnMetrics turns(&metrics, kBudgetCodes);
   turns.TurnOpened();
   turns.TurnOpened();
   turns.TurnFinished(5, /*was_open=*/true);

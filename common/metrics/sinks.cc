@@ -2,8 +2,6 @@
 
 #include <string>
 
-#include "capability/reason_codes.h"
-
 namespace sharedos::common::metrics {
 namespace {
 
@@ -42,25 +40,8 @@ void Increment(prometheus::Counter* counter, double by = 1) {
 
 // ---- DecisionMetrics ----
 
-const std::array<absl::string_view, 12>& DecisionMetrics::ReasonCodes() {
-  static constexpr std::array<absl::string_view, 12> kCodes = {
-      capability::kAllowed,
-      capability::kNoMatchingGrant,
-      capability::kGrantExhausted,
-      capability::kInvalidContext,
-      capability::kInvalidRequest,
-      capability::kAuthorityUnavailable,
-      capability::kUsageStoreUnavailable,
-      capability::kDelegationChainUnverified,
-      capability::kDelegationChainInvalid,
-      capability::kHostPolicyDenied,
-      capability::kHostPolicyUnavailable,
-      capability::kAuditUnavailable,
-  };
-  return kCodes;
-}
-
-DecisionMetrics::DecisionMetrics(Metrics* metrics) {
+DecisionMetrics::DecisionMetrics(Metrics* metrics, const ReasonCodes& reason_codes)
+    : reason_codes_(reason_codes) {
   if (metrics == nullptr) return;
   auto& family = CounterFamily(*metrics, "sharedos_decisions_total",
                                "Authorization decisions answered, by operation, outcome, reason "
@@ -68,11 +49,11 @@ DecisionMetrics::DecisionMetrics(Metrics* metrics) {
   static constexpr std::array<absl::string_view, 2> kOperations = {"authorize", "admit_turn"};
   for (size_t op = 0; op < 2; ++op) {
     for (size_t code = 0; code < kCodes; ++code) {
-      const absl::string_view name = LabelAt(ReasonCodes(), code);
+      const absl::string_view name = LabelAt(reason_codes_, code);
       for (size_t fail_closed = 0; fail_closed < 2; ++fail_closed) {
         decisions_[op][code][fail_closed] = &family.Add({
             {"operation", std::string(kOperations[op])},
-            {"outcome", name == capability::kAllowed ? "allowed" : "denied"},
+            {"outcome", code == 0 ? "allowed" : "denied"},
             {"reason_code", std::string(name)},
             {"fail_closed", fail_closed ? "true" : "false"},
         });
@@ -87,7 +68,7 @@ DecisionMetrics::DecisionMetrics(Metrics* metrics) {
 void DecisionMetrics::Decided(Operation operation, absl::string_view reason_code,
                               bool fail_closed) {
   if (escalations_requested_ == nullptr) return;
-  Increment(decisions_[static_cast<size_t>(operation)][IndexOf(ReasonCodes(), reason_code)]
+  Increment(decisions_[static_cast<size_t>(operation)][IndexOf(reason_codes_, reason_code)]
                       [fail_closed ? 1 : 0]);
 }
 
@@ -118,20 +99,14 @@ const std::array<absl::string_view, 5>& TurnMetrics::TerminalStatuses() {
   return kStatuses;
 }
 
-const std::array<absl::string_view, 3>& TurnMetrics::BudgetCodes() {
-  static constexpr std::array<absl::string_view, 3> kCodes = {capability::kStepLimitExceeded,
-                                                              capability::kToolCallLimitExceeded,
-                                                              capability::kTurnDraining};
-  return kCodes;
-}
-
 const std::array<absl::string_view, 6>& TurnMetrics::McpMethods() {
   static constexpr std::array<absl::string_view, 6> kMethods = {
       "initialize", "ping", "server/discover", "tools/list", "tools/call", "notifications"};
   return kMethods;
 }
 
-TurnMetrics::TurnMetrics(Metrics* metrics) {
+TurnMetrics::TurnMetrics(Metrics* metrics, const BudgetCodes& budget_codes)
+    : budget_codes_(budget_codes) {
   if (metrics == nullptr) return;
   open_ = &GaugeFamily(*metrics, "sharedos_turns_open", "Turns open now.").Add({});
   auto& finished =
@@ -142,7 +117,7 @@ TurnMetrics::TurnMetrics(Metrics* metrics) {
   auto& budget = CounterFamily(*metrics, "sharedos_budget_refusals_total",
                                "Tool calls refused by a turn budget, by reason code.");
   for (size_t i = 0; i < budget_.size(); ++i) {
-    budget_[i] = &budget.Add({{"reason_code", std::string(BudgetCodes()[i])}});
+    budget_[i] = &budget.Add({{"reason_code", std::string(budget_codes_[i])}});
   }
   auto& mcp = CounterFamily(*metrics, "sharedos_mcp_requests_total",
                             "MCP front-door requests, by method and status.");
@@ -167,7 +142,7 @@ void TurnMetrics::TurnFinished(int execution_status, bool was_open) {
 
 void TurnMetrics::ToolCallRefused(absl::string_view reason_code) {
   if (open_ == nullptr) return;
-  const size_t i = IndexOf(BudgetCodes(), reason_code);
+  const size_t i = IndexOf(budget_codes_, reason_code);
   if (i < budget_.size()) Increment(budget_[i]);
 }
 

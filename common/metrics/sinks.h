@@ -1,8 +1,9 @@
 // The metrics each SharedOS component reports, one class per component, each built once from a
 // `Metrics*` (null: every call is a no-op) with every series it can touch resolved up front, so a
 // hot path costs a branch, an index into a small fixed array and an atomic add — no map lookup,
-// no allocation. Labels come from fixed vocabularies only (capability/reason_codes.h, turn
-// statuses, MCP method names); a value outside a vocabulary is counted under "other".
+// no allocation. Labels come from fixed vocabularies only (reason codes, turn statuses, MCP method
+// names); a value outside a vocabulary is counted under "other". The reason-code vocabularies are
+// the caller's (capability/reason_codes.h, a plane above this one), passed in at construction.
 // Thread-safe.
 
 #ifndef SHAREDOS_COMMON_METRICS_SINKS_H_
@@ -32,16 +33,18 @@ size_t IndexOf(const std::array<absl::string_view, N>& vocabulary, absl::string_
 class DecisionMetrics {
  public:
   enum class Operation : uint8_t { kAuthorize, kAdmitTurn };
-  // The decision codes (semantics §6.1) and audit_unavailable.
-  static const std::array<absl::string_view, 12>& ReasonCodes();
+  // The decision codes (semantics §6.1) and audit_unavailable, "allowed" first
+  // (capability::kDecisionReasonCodes).
+  using ReasonCodes = std::array<absl::string_view, 12>;
 
-  explicit DecisionMetrics(Metrics* metrics);
+  DecisionMetrics(Metrics* metrics, const ReasonCodes& reason_codes);
 
   void Decided(Operation operation, absl::string_view reason_code, bool fail_closed);
   void EscalationRequested();
 
  private:
-  static constexpr size_t kCodes = 13;  // ReasonCodes() and "other".
+  static constexpr size_t kCodes = 13;  // ReasonCodes and "other".
+  const ReasonCodes reason_codes_;
   std::array<std::array<std::array<prometheus::Counter*, 2>, kCodes>, 2> decisions_{};
   prometheus::Counter* escalations_requested_ = nullptr;
 };
@@ -64,13 +67,13 @@ class TurnMetrics {
   // Terminal turn statuses, lower case, in the order of protocol.v1.ExecutionStatus (1..5; the
   // protocol is frozen).
   static const std::array<absl::string_view, 5>& TerminalStatuses();
-  // step_limit_exceeded, tool_call_limit_exceeded, turn_draining.
-  static const std::array<absl::string_view, 3>& BudgetCodes();
+  // step_limit_exceeded, tool_call_limit_exceeded, turn_draining (capability::kTurnBudgetCodes).
+  using BudgetCodes = std::array<absl::string_view, 3>;
   // The MCP methods a harness calls.
   static const std::array<absl::string_view, 6>& McpMethods();
   enum class McpStatus : uint8_t { kOk, kError };
 
-  explicit TurnMetrics(Metrics* metrics);
+  TurnMetrics(Metrics* metrics, const BudgetCodes& budget_codes);
 
   void TurnOpened();
   // A turn ended with ExecutionStatus `execution_status`; `was_open`: it had been counted open
@@ -81,6 +84,7 @@ class TurnMetrics {
   void McpRequest(absl::string_view method, McpStatus status);
 
  private:
+  const BudgetCodes budget_codes_;
   prometheus::Gauge* open_ = nullptr;
   std::array<prometheus::Counter*, 6> finished_{};
   std::array<prometheus::Counter*, 3> budget_{};

@@ -197,7 +197,8 @@ std::string Outside(Rule rule, const Principal& caller, const Target& target) {
         return absl::StrCat("owner \"", target.owner, "\" is outside this host credential's scope");
       }
       if (!target.authority.empty() &&
-          !ScopeCovers(scope.authorities.empty() ? scope.owners : scope.authorities, target.authority)) {
+          !ScopeCovers(scope.authorities.empty() ? scope.owners : scope.authorities,
+                       target.authority)) {
         return absl::StrCat("authority \"", target.authority,
                             "\" is outside this host credential's scope (its authorities, or "
                             "without them its owners)");

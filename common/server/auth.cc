@@ -32,7 +32,8 @@ absl::StatusOr<std::vector<std::string>> StringList(const nlohmann::json& value,
   std::vector<std::string> out;
   for (size_t i = 0; i < value.size(); ++i) {
     if (!value[i].is_string() || value[i].get<std::string>().empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(path, "[", i, "]: must be a non-empty string"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, "[", i, "]: must be a non-empty string"));
     }
     out.push_back(value[i].get<std::string>());
   }
@@ -214,7 +215,8 @@ absl::StatusOr<std::unique_ptr<Authenticator>> Authenticator::FromJson(absl::str
     return absl::InvalidArgumentError("credentials: not a JSON object");
   }
   for (const auto& [key, unused] : root.items()) {
-    if (key != "credentials") return absl::InvalidArgumentError("credentials file: unknown key " + key);
+    if (key != "credentials")
+      return absl::InvalidArgumentError("credentials file: unknown key " + key);
   }
   if (!root.contains("credentials") || !root["credentials"].is_array()) {
     return absl::InvalidArgumentError("credentials: must be an array");

@@ -14,9 +14,12 @@ using ::testing::Not;
 
 std::string Config() {
   return R"({"credentials": [
-    {"name": "ops", "role": "admin", "token_sha256": ")" + TokenDigestHex("admin-token") + R"("},
-    {"name": "authorizer", "role": "service", "token_sha256": ")" + TokenDigestHex("svc-token") + R"("},
-    {"name": "host-a", "role": "host", "token_sha256": ")" + TokenDigestHex("host-token") + R"(",
+    {"name": "ops", "role": "admin", "token_sha256": ")" +
+         TokenDigestHex("admin-token") + R"("},
+    {"name": "authorizer", "role": "service", "token_sha256": ")" +
+         TokenDigestHex("svc-token") + R"("},
+    {"name": "host-a", "role": "host", "token_sha256": ")" +
+         TokenDigestHex("host-token") + R"(",
      "scope": {"namespaces": ["world-1"], "owners": ["human:user-alice"]}}]})";
 }
 

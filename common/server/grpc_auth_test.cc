@@ -19,7 +19,8 @@ class GrpcAuthTest : public ::testing::Test {
     auto auth = Authenticator::FromJson(
         R"({"credentials": [{"name": "ops", "role": "admin", "token_sha256": ")" +
         TokenDigestHex("admin-token") + R"("}, {"name": "svc", "role": "service",
-        "token_sha256": ")" + TokenDigestHex("svc-token") + R"("}]})");
+        "token_sha256": ")" +
+        TokenDigestHex("svc-token") + R"("}]})");
     ASSERT_TRUE(auth.ok()) << auth.status();
     authenticator_ = *std::move(auth);
     probe_ =

@@ -77,8 +77,8 @@ absl::StatusOr<std::unique_ptr<ServerRunner>> ServerRunner::Start(
   builder.SetResourceQuota(quota);
   int bound_port = 0;
   if (options.listen) {
-    builder.AddListeningPort(absl::StrCat(HostForUri(options.host), ":", options.port),
-                             credentials, &bound_port);
+    builder.AddListeningPort(absl::StrCat(HostForUri(options.host), ":", options.port), credentials,
+                             &bound_port);
   }
   for (grpc::Service* service : services) builder.RegisterService(service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
@@ -108,9 +108,7 @@ ServerRunner::~ServerRunner() {
   Wait();
 }
 
-std::string ServerRunner::address() const {
-  return absl::StrCat(HostForUri(host_), ":", port_);
-}
+std::string ServerRunner::address() const { return absl::StrCat(HostForUri(host_), ":", port_); }
 
 std::shared_ptr<grpc::Channel> ServerRunner::InProcessChannel() {
   return server_->InProcessChannel(grpc::ChannelArguments());

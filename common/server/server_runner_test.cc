@@ -48,8 +48,8 @@ grpc::Status HealthCheck(const std::string& address, std::string* response_bytes
   grpc::ByteBuffer request = FromString("");
   grpc::ByteBuffer response;
   std::promise<grpc::Status> done;
-  stub.UnaryCall(&context, "/grpc.health.v1.Health/Check", grpc::StubOptions(), &request,
-                 &response, [&done](grpc::Status status) { done.set_value(status); });
+  stub.UnaryCall(&context, "/grpc.health.v1.Health/Check", grpc::StubOptions(), &request, &response,
+                 [&done](grpc::Status status) { done.set_value(status); });
   grpc::Status status = done.get_future().get();
   if (status.ok()) *response_bytes = ToString(response);
   return status;
@@ -129,8 +129,8 @@ TEST(ServerRunnerTest, AnInternalServerServesInProcessOnly) {
   grpc::ClientContext context;
   grpc::ByteBuffer request = FromString(""), response;
   std::promise<grpc::Status> done;
-  stub.UnaryCall(&context, "/grpc.health.v1.Health/Check", grpc::StubOptions(), &request,
-                 &response, [&done](grpc::Status status) { done.set_value(status); });
+  stub.UnaryCall(&context, "/grpc.health.v1.Health/Check", grpc::StubOptions(), &request, &response,
+                 [&done](grpc::Status status) { done.set_value(status); });
   grpc::Status status = done.get_future().get();
   ASSERT_TRUE(status.ok()) << status.error_message();
   EXPECT_EQ(ToString(response), std::string("\x08\x01", 2));
@@ -205,7 +205,8 @@ TEST(ServerRunnerProcessTest, SigtermShutsDownGracefully) {
   ASSERT_TRUE(WIFEXITED(wait_status));
   EXPECT_EQ(WEXITSTATUS(wait_status), 0);
   ssize_t n;
-  while ((n = read(out[0], buffer, sizeof(buffer))) > 0) output.append(buffer, static_cast<size_t>(n));
+  while ((n = read(out[0], buffer, sizeof(buffer))) > 0)
+    output.append(buffer, static_cast<size_t>(n));
   close(out[0]);
   EXPECT_THAT(output, HasSubstr("sample_server stopped"));
 }

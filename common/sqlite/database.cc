@@ -27,9 +27,7 @@ void ConnectionDeleter::operator()(sqlite3* db) const {
   sqlite3_close_v2(db);
 }
 
-void StatementDeleter::operator()(sqlite3_stmt* stmt) const {
-  sqlite3_finalize(stmt);
-}
+void StatementDeleter::operator()(sqlite3_stmt* stmt) const { sqlite3_finalize(stmt); }
 
 }  // namespace internal
 
@@ -58,12 +56,9 @@ const char* NonNullData(absl::string_view value) {
 // -----------------------------------------------------------------------------
 // Statement
 
-Statement::Statement(internal::StatementHandle stmt,
-                     internal::StatementCache::Entry* cache_entry,
+Statement::Statement(internal::StatementHandle stmt, internal::StatementCache::Entry* cache_entry,
                      std::weak_ptr<internal::StatementCache> cache)
-    : stmt_(std::move(stmt)),
-      cache_entry_(cache_entry),
-      cache_(std::move(cache)) {}
+    : stmt_(std::move(stmt)), cache_entry_(cache_entry), cache_(std::move(cache)) {}
 
 Statement& Statement::operator=(Statement&& other) noexcept {
   if (this != &other) {
@@ -92,47 +87,40 @@ void Statement::ReturnToCache() {
   cache_entry_ = nullptr;
 }
 
-absl::Status Statement::Error(int sqlite_code,
-                              absl::string_view operation) const {
+absl::Status Statement::Error(int sqlite_code, absl::string_view operation) const {
   return SqliteError(sqlite_code, absl::StrCat(operation, " ", QuoteSql(sql())),
                      sqlite3_db_handle(stmt_.get()));
 }
 
 absl::Status Statement::BindInt64(int index, int64_t value) {
   const int rc = sqlite3_bind_int64(stmt_.get(), index, value);
-  if (rc != SQLITE_OK)
-    return Error(rc, absl::StrCat("bind parameter ", index, " of"));
+  if (rc != SQLITE_OK) return Error(rc, absl::StrCat("bind parameter ", index, " of"));
   return absl::OkStatus();
 }
 
 absl::Status Statement::BindDouble(int index, double value) {
   const int rc = sqlite3_bind_double(stmt_.get(), index, value);
-  if (rc != SQLITE_OK)
-    return Error(rc, absl::StrCat("bind parameter ", index, " of"));
+  if (rc != SQLITE_OK) return Error(rc, absl::StrCat("bind parameter ", index, " of"));
   return absl::OkStatus();
 }
 
 absl::Status Statement::BindText(int index, absl::string_view value) {
-  const int rc =
-      sqlite3_bind_text64(stmt_.get(), index, NonNullData(value), value.size(),
-                          SQLITE_TRANSIENT, SQLITE_UTF8);
-  if (rc != SQLITE_OK)
-    return Error(rc, absl::StrCat("bind parameter ", index, " of"));
+  const int rc = sqlite3_bind_text64(stmt_.get(), index, NonNullData(value), value.size(),
+                                     SQLITE_TRANSIENT, SQLITE_UTF8);
+  if (rc != SQLITE_OK) return Error(rc, absl::StrCat("bind parameter ", index, " of"));
   return absl::OkStatus();
 }
 
 absl::Status Statement::BindBlob(int index, absl::string_view bytes) {
-  const int rc = sqlite3_bind_blob64(stmt_.get(), index, NonNullData(bytes),
-                                     bytes.size(), SQLITE_TRANSIENT);
-  if (rc != SQLITE_OK)
-    return Error(rc, absl::StrCat("bind parameter ", index, " of"));
+  const int rc =
+      sqlite3_bind_blob64(stmt_.get(), index, NonNullData(bytes), bytes.size(), SQLITE_TRANSIENT);
+  if (rc != SQLITE_OK) return Error(rc, absl::StrCat("bind parameter ", index, " of"));
   return absl::OkStatus();
 }
 
 absl::Status Statement::BindNull(int index) {
   const int rc = sqlite3_bind_null(stmt_.get(), index);
-  if (rc != SQLITE_OK)
-    return Error(rc, absl::StrCat("bind parameter ", index, " of"));
+  if (rc != SQLITE_OK) return Error(rc, absl::StrCat("bind parameter ", index, " of"));
   return absl::OkStatus();
 }
 
@@ -202,16 +190,14 @@ Database::Database(internal::ConnectionHandle db, std::string path)
 
 Database::~Database() = default;
 
-absl::StatusOr<std::unique_ptr<Database>> Database::Open(
-    absl::string_view path) {
+absl::StatusOr<std::unique_ptr<Database>> Database::Open(absl::string_view path) {
   return Open(path, Options());
 }
 
-absl::StatusOr<std::unique_ptr<Database>> Database::Open(
-    absl::string_view path, const Options& options) {
+absl::StatusOr<std::unique_ptr<Database>> Database::Open(absl::string_view path,
+                                                         const Options& options) {
   const std::string path_string(path);
-  int flags =
-      SQLITE_OPEN_NOMUTEX;  // Callers serialise access (see class comment).
+  int flags = SQLITE_OPEN_NOMUTEX;  // Callers serialise access (see class comment).
   if (options.read_only) {
     flags |= SQLITE_OPEN_READONLY;
   } else {
@@ -228,9 +214,9 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(
   sqlite3_extended_result_codes(db.get(), 1);
 
   std::unique_ptr<Database> database(new Database(std::move(db), path_string));
-  const int64_t timeout_ms = std::min<int64_t>(
-      std::max<int64_t>(absl::ToInt64Milliseconds(options.busy_timeout), 0),
-      std::numeric_limits<int>::max());
+  const int64_t timeout_ms =
+      std::min<int64_t>(std::max<int64_t>(absl::ToInt64Milliseconds(options.busy_timeout), 0),
+                        std::numeric_limits<int>::max());
   sqlite3_busy_timeout(database->handle(), static_cast<int>(timeout_ms));
 
   const char* synchronous = "FULL";
@@ -245,23 +231,20 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(
       synchronous = "FULL";
       break;
   }
-  RETURN_IF_ERROR(database->Exec(absl::StrCat(
-      "PRAGMA synchronous=", synchronous,
-      "; PRAGMA foreign_keys=", options.foreign_keys ? "ON" : "OFF")));
+  RETURN_IF_ERROR(
+      database->Exec(absl::StrCat("PRAGMA synchronous=", synchronous,
+                                  "; PRAGMA foreign_keys=", options.foreign_keys ? "ON" : "OFF")));
 
   // In-memory and temporary databases have no file name (and no WAL).
   const char* filename = sqlite3_db_filename(database->handle(), "main");
   const bool in_memory = filename == nullptr || *filename == '\0';
   if (options.wal && !options.read_only && !in_memory) {
-    ASSIGN_OR_RETURN(Statement pragma,
-                     database->Prepare("PRAGMA journal_mode=WAL"));
+    ASSIGN_OR_RETURN(Statement pragma, database->Prepare("PRAGMA journal_mode=WAL"));
     ASSIGN_OR_RETURN(const bool has_row, pragma.Step());
-    const std::string mode =
-        has_row ? absl::AsciiStrToLower(pragma.ColumnText(0)) : "";
+    const std::string mode = has_row ? absl::AsciiStrToLower(pragma.ColumnText(0)) : "";
     if (mode != "wal") {
       return absl::InternalError(absl::StrCat(
-          "open ", path_string, ": could not enable WAL (journal_mode is \"",
-          mode, "\")"));
+          "open ", path_string, ": could not enable WAL (journal_mode is \"", mode, "\")"));
     }
   }
   return database;
@@ -270,8 +253,7 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(
 absl::Status Database::Exec(absl::string_view sql) {
   const std::string sql_string(sql);  // sqlite3_exec needs NUL-terminated text.
   char* raw_message = nullptr;
-  const int rc = sqlite3_exec(db_.get(), sql_string.c_str(), nullptr, nullptr,
-                              &raw_message);
+  const int rc = sqlite3_exec(db_.get(), sql_string.c_str(), nullptr, nullptr, &raw_message);
   // The message is also available from sqlite3_errmsg; free sqlite's copy.
   sqlite3_free(raw_message);
   if (rc != SQLITE_OK) {
@@ -280,15 +262,15 @@ absl::Status Database::Exec(absl::string_view sql) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<internal::StatementHandle> Database::PrepareHandle(
-    absl::string_view sql, unsigned int flags) {
+absl::StatusOr<internal::StatementHandle> Database::PrepareHandle(absl::string_view sql,
+                                                                  unsigned int flags) {
   if (sql.size() > static_cast<size_t>(std::numeric_limits<int>::max())) {
     return absl::InvalidArgumentError("SQL text too long");
   }
   sqlite3_stmt* raw = nullptr;
   const char* tail = nullptr;
-  const int rc = sqlite3_prepare_v3(
-      db_.get(), sql.data(), static_cast<int>(sql.size()), flags, &raw, &tail);
+  const int rc =
+      sqlite3_prepare_v3(db_.get(), sql.data(), static_cast<int>(sql.size()), flags, &raw, &tail);
   internal::StatementHandle stmt(raw);
   if (rc != SQLITE_OK) {
     return SqliteError(rc, absl::StrCat("prepare ", QuoteSql(sql)), db_.get());
@@ -297,12 +279,10 @@ absl::StatusOr<internal::StatementHandle> Database::PrepareHandle(
     return absl::InvalidArgumentError(
         absl::StrCat("prepare ", QuoteSql(sql), ": no SQL statement"));
   }
-  const absl::string_view rest(
-      tail, static_cast<size_t>(sql.data() + sql.size() - tail));
-  if (!absl::StripAsciiWhitespace(rest).empty() &&
-      absl::StripAsciiWhitespace(rest) != ";") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "prepare ", QuoteSql(sql), ": more than one SQL statement"));
+  const absl::string_view rest(tail, static_cast<size_t>(sql.data() + sql.size() - tail));
+  if (!absl::StripAsciiWhitespace(rest).empty() && absl::StripAsciiWhitespace(rest) != ";") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("prepare ", QuoteSql(sql), ": more than one SQL statement"));
   }
   return stmt;
 }
@@ -320,28 +300,22 @@ absl::StatusOr<Statement> Database::Cached(absl::string_view sql) {
     entry->idle.pop_back();
     return Statement(std::move(stmt), entry, cache_);
   }
-  ASSIGN_OR_RETURN(internal::StatementHandle stmt,
-                   PrepareHandle(sql, SQLITE_PREPARE_PERSISTENT));
+  ASSIGN_OR_RETURN(internal::StatementHandle stmt, PrepareHandle(sql, SQLITE_PREPARE_PERSISTENT));
   if (it == cache_->entries.end()) {
     if (cache_->entries.size() >= kMaxCachedSql) {
       return Statement(std::move(stmt), nullptr, {});  // Not cached.
     }
     it = cache_->entries
-             .emplace(std::string(sql),
-                      std::make_unique<internal::StatementCache::Entry>())
+             .emplace(std::string(sql), std::make_unique<internal::StatementCache::Entry>())
              .first;
   }
   return Statement(std::move(stmt), it->second.get(), cache_);
 }
 
-int64_t Database::LastInsertRowId() const {
-  return sqlite3_last_insert_rowid(db_.get());
-}
+int64_t Database::LastInsertRowId() const { return sqlite3_last_insert_rowid(db_.get()); }
 
 int64_t Database::Changes() const { return sqlite3_changes64(db_.get()); }
 
-bool Database::InTransaction() const {
-  return sqlite3_get_autocommit(db_.get()) == 0;
-}
+bool Database::InTransaction() const { return sqlite3_get_autocommit(db_.get()) == 0; }
 
 }  // namespace sharedos::common::sqlite

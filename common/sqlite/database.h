@@ -93,8 +93,7 @@ class Statement {
 
  private:
   friend class Database;
-  Statement(internal::StatementHandle stmt,
-            internal::StatementCache::Entry* cache_entry,
+  Statement(internal::StatementHandle stmt, internal::StatementCache::Entry* cache_entry,
             std::weak_ptr<internal::StatementCache> cache);
 
   // Returns the statement to its cache entry, if it came from one that still

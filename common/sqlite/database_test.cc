@@ -30,11 +30,9 @@ using ::testing::Not;
 // A fresh path under TEST_TMPDIR, named after the running test.
 std::string TempDbPath(absl::string_view suffix = "") {
   const char* dir = std::getenv("TEST_TMPDIR");
-  const ::testing::TestInfo* info =
-      ::testing::UnitTest::GetInstance()->current_test_info();
-  const std::string path =
-      absl::StrCat(dir != nullptr ? dir : "/tmp", "/", info->test_suite_name(),
-                   ".", info->name(), suffix, ".db");
+  const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  const std::string path = absl::StrCat(dir != nullptr ? dir : "/tmp", "/", info->test_suite_name(),
+                                        ".", info->name(), suffix, ".db");
   for (const char* extension : {"", "-wal", "-shm", "-journal"}) {
     std::remove(absl::StrCat(path, extension).c_str());
   }
@@ -60,8 +58,7 @@ std::string QueryText(Database& db, absl::string_view sql) {
 }
 
 int64_t CountRows(Database& db, absl::string_view table) {
-  return std::stoll(
-      QueryText(db, absl::StrCat("SELECT COUNT(*) FROM ", table)));
+  return std::stoll(QueryText(db, absl::StrCat("SELECT COUNT(*) FROM ", table)));
 }
 
 TEST(DatabaseOpenTest, DefaultsEnableWalFullSyncBusyTimeoutAndForeignKeys) {
@@ -106,10 +103,10 @@ TEST(DatabaseOpenTest, MissingFileWithoutCreateIsUnavailable) {
   const std::string path = TempDbPath();
   Database::Options options;
   options.create = false;
-  EXPECT_THAT(Database::Open(path, options),
-              StatusIs(absl::StatusCode::kUnavailable,
-                       AllOf(HasSubstr(absl::StrCat("open ", path, ": ")),
-                             HasSubstr("[SQLITE_CANTOPEN 14]"))));
+  EXPECT_THAT(
+      Database::Open(path, options),
+      StatusIs(absl::StatusCode::kUnavailable, AllOf(HasSubstr(absl::StrCat("open ", path, ": ")),
+                                                     HasSubstr("[SQLITE_CANTOPEN 14]"))));
 }
 
 TEST(DatabaseOpenTest, UnopenableDirectoryIsUnavailable) {
@@ -121,8 +118,7 @@ TEST(StatementTest, BindsAndReadsEveryType) {
   std::unique_ptr<Database> db = OpenOrDie(TempDbPath());
   ASSERT_NE(db, nullptr);
   ASSERT_OK(db->Exec("CREATE TABLE t (i INTEGER, d REAL, s TEXT, b BLOB, n)"));
-  absl::StatusOr<Statement> insert =
-      db->Prepare("INSERT INTO t VALUES (?, ?, ?, ?, ?)");
+  absl::StatusOr<Statement> insert = db->Prepare("INSERT INTO t VALUES (?, ?, ?, ?, ?)");
   ASSERT_OK(insert);
   const std::string blob("\x00\xff\x01", 3);
   const std::string text("caf\xc3\xa9\0x", 7);
@@ -143,8 +139,8 @@ TEST(StatementTest, BindsAndReadsEveryType) {
   EXPECT_THAT(insert->Step(), IsOkAndHolds(false));
   EXPECT_EQ(db->LastInsertRowId(), 2);
 
-  absl::StatusOr<Statement> select = db->Prepare(
-      "SELECT i, d, s, b, n, typeof(s), typeof(b) FROM t ORDER BY rowid");
+  absl::StatusOr<Statement> select =
+      db->Prepare("SELECT i, d, s, b, n, typeof(s), typeof(b) FROM t ORDER BY rowid");
   ASSERT_OK(select);
   EXPECT_EQ(select->ColumnCount(), 7);
   ASSERT_THAT(select->Step(), IsOkAndHolds(true));
@@ -182,11 +178,10 @@ TEST(StatementTest, StepAfterDoneStartsOver) {
 TEST(StatementTest, ConstraintErrorsMapAndNeverLeakBoundValues) {
   std::unique_ptr<Database> db = OpenOrDie(TempDbPath());
   ASSERT_NE(db, nullptr);
-  ASSERT_OK(db->Exec(
-      "CREATE TABLE grants (id TEXT PRIMARY KEY, secret TEXT UNIQUE NOT NULL, "
-      "uses INTEGER CHECK (uses >= 0), parent TEXT REFERENCES grants(id))"));
-  absl::StatusOr<Statement> insert =
-      db->Prepare("INSERT INTO grants VALUES (?, ?, ?, ?)");
+  ASSERT_OK(
+      db->Exec("CREATE TABLE grants (id TEXT PRIMARY KEY, secret TEXT UNIQUE NOT NULL, "
+               "uses INTEGER CHECK (uses >= 0), parent TEXT REFERENCES grants(id))"));
+  absl::StatusOr<Statement> insert = db->Prepare("INSERT INTO grants VALUES (?, ?, ?, ?)");
   ASSERT_OK(insert);
   ASSERT_OK(insert->BindText(1, "g-1"));
   ASSERT_OK(insert->BindText(2, "s3cr3t-token"));
@@ -195,38 +190,31 @@ TEST(StatementTest, ConstraintErrorsMapAndNeverLeakBoundValues) {
 
   // Same primary key.
   ASSERT_OK(insert->BindText(2, "another-secret"));
-  EXPECT_THAT(
-      insert->Step(),
-      StatusIs(
-          absl::StatusCode::kAlreadyExists,
-          "step `INSERT INTO grants VALUES (?, ?, ?, ?)`: UNIQUE constraint "
-          "failed: grants.id [SQLITE_CONSTRAINT 1555]"));
+  EXPECT_THAT(insert->Step(),
+              StatusIs(absl::StatusCode::kAlreadyExists,
+                       "step `INSERT INTO grants VALUES (?, ?, ?, ?)`: UNIQUE constraint "
+                       "failed: grants.id [SQLITE_CONSTRAINT 1555]"));
   // Same unique secret.
   ASSERT_OK(insert->BindText(1, "g-2"));
   ASSERT_OK(insert->BindText(2, "s3cr3t-token"));
-  EXPECT_THAT(
-      insert->Step(),
-      StatusIs(absl::StatusCode::kAlreadyExists,
-               AllOf(HasSubstr("UNIQUE constraint failed: grants.secret"),
-                     Not(HasSubstr("s3cr3t")), Not(HasSubstr("g-2")))));
+  EXPECT_THAT(insert->Step(), StatusIs(absl::StatusCode::kAlreadyExists,
+                                       AllOf(HasSubstr("UNIQUE constraint failed: grants.secret"),
+                                             Not(HasSubstr("s3cr3t")), Not(HasSubstr("g-2")))));
   // NOT NULL, CHECK and FOREIGN KEY violations.
   ASSERT_OK(insert->BindNull(2));
-  EXPECT_THAT(insert->Step(),
-              StatusIs(absl::StatusCode::kFailedPrecondition,
-                       HasSubstr("NOT NULL constraint failed: grants.secret "
-                                 "[SQLITE_CONSTRAINT 1299]")));
+  EXPECT_THAT(insert->Step(), StatusIs(absl::StatusCode::kFailedPrecondition,
+                                       HasSubstr("NOT NULL constraint failed: grants.secret "
+                                                 "[SQLITE_CONSTRAINT 1299]")));
   ASSERT_OK(insert->BindText(2, "other-secret"));
   ASSERT_OK(insert->BindInt64(3, -5));
   EXPECT_THAT(insert->Step(),
               StatusIs(absl::StatusCode::kFailedPrecondition,
-                       AllOf(HasSubstr("CHECK constraint failed"),
-                             Not(HasSubstr("-5")))));
+                       AllOf(HasSubstr("CHECK constraint failed"), Not(HasSubstr("-5")))));
   ASSERT_OK(insert->BindInt64(3, 0));
   ASSERT_OK(insert->BindText(4, "no-such-parent"));
-  EXPECT_THAT(insert->Step(),
-              StatusIs(absl::StatusCode::kFailedPrecondition,
-                       AllOf(HasSubstr("FOREIGN KEY constraint failed"),
-                             Not(HasSubstr("no-such-parent")))));
+  EXPECT_THAT(insert->Step(), StatusIs(absl::StatusCode::kFailedPrecondition,
+                                       AllOf(HasSubstr("FOREIGN KEY constraint failed"),
+                                             Not(HasSubstr("no-such-parent")))));
   // The statement is usable again after an error.
   ASSERT_OK(insert->BindText(4, "g-1"));
   EXPECT_THAT(insert->Step(), IsOkAndHolds(false));
@@ -249,20 +237,16 @@ TEST(StatementTest, BindIndexOutOfRangeIsInternal) {
 TEST(DatabasePrepareTest, RejectsBadSql) {
   std::unique_ptr<Database> db = OpenOrDie(":memory:");
   ASSERT_NE(db, nullptr);
-  EXPECT_THAT(db->Prepare("SELEC 1"),
-              StatusIs(absl::StatusCode::kInternal,
-                       "prepare `SELEC 1`: near \"SELEC\": syntax error "
-                       "[SQLITE_ERROR 1]"));
+  EXPECT_THAT(db->Prepare("SELEC 1"), StatusIs(absl::StatusCode::kInternal,
+                                               "prepare `SELEC 1`: near \"SELEC\": syntax error "
+                                               "[SQLITE_ERROR 1]"));
   EXPECT_THAT(db->Prepare("SELECT * FROM missing"),
-              StatusIs(absl::StatusCode::kInternal,
-                       HasSubstr("no such table: missing")));
-  EXPECT_THAT(
-      db->Prepare("SELECT 1; SELECT 2"),
-      StatusIs(absl::StatusCode::kInvalidArgument,
-               "prepare `SELECT 1; SELECT 2`: more than one SQL statement"));
-  EXPECT_THAT(db->Prepare("  -- nothing\n"),
+              StatusIs(absl::StatusCode::kInternal, HasSubstr("no such table: missing")));
+  EXPECT_THAT(db->Prepare("SELECT 1; SELECT 2"),
               StatusIs(absl::StatusCode::kInvalidArgument,
-                       "prepare `-- nothing`: no SQL statement"));
+                       "prepare `SELECT 1; SELECT 2`: more than one SQL statement"));
+  EXPECT_THAT(db->Prepare("  -- nothing\n"), StatusIs(absl::StatusCode::kInvalidArgument,
+                                                      "prepare `-- nothing`: no SQL statement"));
   EXPECT_THAT(db->Prepare("SELECT 1;  "), IsOk());
   EXPECT_THAT(db->Exec("CREATE TABLE a (x); CREATE TABLE b (y)"), IsOk());
   EXPECT_THAT(db->Exec("CREATE TABLE a (x)"),
@@ -308,8 +292,7 @@ TEST(StatementCacheTest, ReturnedStatementsAreReset) {
   std::unique_ptr<Database> db = OpenOrDie(":memory:");
   ASSERT_NE(db, nullptr);
   ASSERT_OK(db->Exec("CREATE TABLE t (x); INSERT INTO t VALUES (1), (2), (3)"));
-  constexpr absl::string_view kSelect =
-      "SELECT x FROM t WHERE x >= ? ORDER BY x";
+  constexpr absl::string_view kSelect = "SELECT x FROM t WHERE x >= ? ORDER BY x";
   {
     absl::StatusOr<Statement> select = db->Cached(kSelect);
     ASSERT_OK(select);
@@ -391,10 +374,10 @@ TEST(DatabaseReadOnlyTest, ReadOnlyConnectionRefusesWritesAsUnavailable) {
   std::unique_ptr<Database> db = OpenOrDie(path, options);
   ASSERT_NE(db, nullptr);
   EXPECT_EQ(QueryText(*db, "SELECT x FROM t"), "1");
-  EXPECT_THAT(db->Exec("INSERT INTO t VALUES (2)"),
-              StatusIs(absl::StatusCode::kUnavailable,
-                       HasSubstr("attempt to write a readonly database "
-                                 "[SQLITE_READONLY 8]")));
+  EXPECT_THAT(
+      db->Exec("INSERT INTO t VALUES (2)"),
+      StatusIs(absl::StatusCode::kUnavailable, HasSubstr("attempt to write a readonly database "
+                                                         "[SQLITE_READONLY 8]")));
 }
 
 TEST(DatabaseReadOnlyTest, ReadOnlyFileRefusesWritesAsUnavailable) {
@@ -417,8 +400,7 @@ TEST(DatabaseReadOnlyTest, ReadOnlyFileRefusesWritesAsUnavailable) {
   std::unique_ptr<Database> db = OpenOrDie(path, options);
   ASSERT_NE(db, nullptr);
   EXPECT_THAT(db->Exec("INSERT INTO t VALUES (1)"),
-              StatusIs(absl::StatusCode::kUnavailable,
-                       HasSubstr("[SQLITE_READONLY 8]")));
+              StatusIs(absl::StatusCode::kUnavailable, HasSubstr("[SQLITE_READONLY 8]")));
 }
 
 }  // namespace

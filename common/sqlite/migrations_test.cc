@@ -39,15 +39,13 @@ const std::vector<Migration>& V1V2() {
 class MigrationsTest : public ::testing::Test {
  protected:
   MigrationsTest()
-      : clock_(absl::FromCivil(absl::CivilSecond(2024, 5, 1, 12, 0, 0),
-                               absl::UTCTimeZone()),
+      : clock_(absl::FromCivil(absl::CivilSecond(2024, 5, 1, 12, 0, 0), absl::UTCTimeZone()),
                absl::Seconds(1)) {}
 
   void SetUp() override {
     const char* dir = std::getenv("TEST_TMPDIR");
-    path_ = absl::StrCat(
-        dir != nullptr ? dir : "/tmp", "/",
-        ::testing::UnitTest::GetInstance()->current_test_info()->name(), ".db");
+    path_ = absl::StrCat(dir != nullptr ? dir : "/tmp", "/",
+                         ::testing::UnitTest::GetInstance()->current_test_info()->name(), ".db");
     for (const char* extension : {"", "-wal", "-shm"}) {
       std::remove(absl::StrCat(path_, extension).c_str());
     }
@@ -59,23 +57,21 @@ class MigrationsTest : public ::testing::Test {
   // (version, applied_at) rows of schema_migrations.
   std::vector<std::pair<int64_t, std::string>> Recorded() {
     std::vector<std::pair<int64_t, std::string>> rows;
-    absl::StatusOr<Statement> query = db_->Prepare(
-        "SELECT version, applied_at FROM schema_migrations ORDER BY version");
+    absl::StatusOr<Statement> query =
+        db_->Prepare("SELECT version, applied_at FROM schema_migrations ORDER BY version");
     EXPECT_OK(query);
     while (query.ok()) {
       absl::StatusOr<bool> has_row = query->Step();
       EXPECT_OK(has_row);
       if (!has_row.ok() || !*has_row) break;
-      rows.emplace_back(query->ColumnInt64(0),
-                        std::string(query->ColumnText(1)));
+      rows.emplace_back(query->ColumnInt64(0), std::string(query->ColumnText(1)));
     }
     return rows;
   }
 
   std::vector<std::string> Log() {
     std::vector<std::string> entries;
-    absl::StatusOr<Statement> query =
-        db_->Prepare("SELECT entry FROM log ORDER BY rowid");
+    absl::StatusOr<Statement> query = db_->Prepare("SELECT entry FROM log ORDER BY rowid");
     EXPECT_OK(query);
     while (query.ok()) {
       absl::StatusOr<bool> has_row = query->Step();
@@ -98,11 +94,10 @@ TEST_F(MigrationsTest, FreshDatabaseHasVersionZero) {
 TEST_F(MigrationsTest, AppliesAllInOrderAndRecordsThem) {
   ASSERT_OK(Migrate(*db_, V1V2(), clock_));
   EXPECT_THAT(SchemaVersion(*db_), IsOkAndHolds(2));
-  EXPECT_THAT(Recorded(), ElementsAre(Pair(1, "2024-05-01T12:00:00Z"),
-                                      Pair(2, "2024-05-01T12:00:01Z")));
+  EXPECT_THAT(Recorded(),
+              ElementsAre(Pair(1, "2024-05-01T12:00:00Z"), Pair(2, "2024-05-01T12:00:01Z")));
   EXPECT_THAT(Log(), ElementsAre("v1", "v2"));
-  EXPECT_OK(
-      db_->Exec("INSERT INTO grants (id, revoked_at) VALUES ('g', NULL)"));
+  EXPECT_OK(db_->Exec("INSERT INTO grants (id, revoked_at) VALUES ('g', NULL)"));
 }
 
 TEST_F(MigrationsTest, IsIdempotent) {
@@ -113,8 +108,8 @@ TEST_F(MigrationsTest, IsIdempotent) {
   ASSERT_OK(reopened);
   ASSERT_OK(Migrate(**reopened, V1V2(), clock_));
   EXPECT_THAT(Log(), ElementsAre("v1", "v2"));
-  EXPECT_THAT(Recorded(), ElementsAre(Pair(1, "2024-05-01T12:00:00Z"),
-                                      Pair(2, "2024-05-01T12:00:01Z")));
+  EXPECT_THAT(Recorded(),
+              ElementsAre(Pair(1, "2024-05-01T12:00:00Z"), Pair(2, "2024-05-01T12:00:01Z")));
 }
 
 TEST_F(MigrationsTest, AppliesOnlyTheMissingOnes) {
@@ -122,8 +117,8 @@ TEST_F(MigrationsTest, AppliesOnlyTheMissingOnes) {
   EXPECT_THAT(SchemaVersion(*db_), IsOkAndHolds(1));
   clock_.SetTime(absl::FromUnixSeconds(0));
   ASSERT_OK(Migrate(*db_, V1V2(), clock_));
-  EXPECT_THAT(Recorded(), ElementsAre(Pair(1, "2024-05-01T12:00:00Z"),
-                                      Pair(2, "1970-01-01T00:00:00Z")));
+  EXPECT_THAT(Recorded(),
+              ElementsAre(Pair(1, "2024-05-01T12:00:00Z"), Pair(2, "1970-01-01T00:00:00Z")));
   EXPECT_THAT(Log(), ElementsAre("v1", "v2"));
 }
 
@@ -143,15 +138,11 @@ TEST_F(MigrationsTest, RefusesANewerSchema) {
 }
 
 TEST_F(MigrationsTest, RefusesAHistoryThatDoesNotMatch) {
-  ASSERT_OK(
-      Migrate(*db_, {V1V2()[0], {3, "INSERT INTO log VALUES ('v3')"}}, clock_));
-  EXPECT_THAT(
-      Migrate(*db_,
-              {V1V2()[0], V1V2()[1], {3, "INSERT INTO log VALUES ('v3')"}},
-              clock_),
-      StatusIs(absl::StatusCode::kFailedPrecondition,
-               HasSubstr("database schema records version 3 where "
-                         "version 2 was expected")));
+  ASSERT_OK(Migrate(*db_, {V1V2()[0], {3, "INSERT INTO log VALUES ('v3')"}}, clock_));
+  EXPECT_THAT(Migrate(*db_, {V1V2()[0], V1V2()[1], {3, "INSERT INTO log VALUES ('v3')"}}, clock_),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("database schema records version 3 where "
+                                 "version 2 was expected")));
 }
 
 TEST_F(MigrationsTest, AFailedMigrationLeavesNoTrace) {
@@ -159,12 +150,11 @@ TEST_F(MigrationsTest, AFailedMigrationLeavesNoTrace) {
       V1V2()[0],
       {2, "INSERT INTO log VALUES ('partial'); CREATE TABLE grants (x)"},
   };
-  EXPECT_THAT(
-      Migrate(*db_, broken, clock_),
-      StatusIs(absl::StatusCode::kInternal,
-               HasSubstr("schema migration 2: exec `INSERT INTO log "
-                         "VALUES ('partial'); CREATE TABLE grants (x)`: "
-                         "table grants already exists")));
+  EXPECT_THAT(Migrate(*db_, broken, clock_),
+              StatusIs(absl::StatusCode::kInternal,
+                       HasSubstr("schema migration 2: exec `INSERT INTO log "
+                                 "VALUES ('partial'); CREATE TABLE grants (x)`: "
+                                 "table grants already exists")));
   EXPECT_FALSE(db_->InTransaction());
   EXPECT_THAT(SchemaVersion(*db_), IsOkAndHolds(1));
   EXPECT_THAT(Log(), ElementsAre("v1"));
@@ -188,12 +178,11 @@ TEST_F(MigrationsTest, RejectsMalformedMigrationLists) {
 TEST_F(MigrationsTest, ReadOnlyDatabaseCannotMigrate) {
   Database::Options options;
   options.read_only = true;
-  absl::StatusOr<std::unique_ptr<Database>> read_only =
-      Database::Open(path_, options);
+  absl::StatusOr<std::unique_ptr<Database>> read_only = Database::Open(path_, options);
   ASSERT_OK(read_only);
-  EXPECT_THAT(Migrate(**read_only, V1V2(), clock_),
-              StatusIs(absl::StatusCode::kUnavailable,
-                       HasSubstr("attempt to write a readonly database")));
+  EXPECT_THAT(
+      Migrate(**read_only, V1V2(), clock_),
+      StatusIs(absl::StatusCode::kUnavailable, HasSubstr("attempt to write a readonly database")));
 }
 
 }  // namespace

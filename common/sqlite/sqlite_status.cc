@@ -107,17 +107,15 @@ absl::StatusCode SqliteCodeToStatusCode(int sqlite_code) {
   }
 }
 
-absl::Status SqliteError(int sqlite_code, absl::string_view context,
-                         sqlite3* db) {
+absl::Status SqliteError(int sqlite_code, absl::string_view context, sqlite3* db) {
   const absl::StatusCode code = SqliteCodeToStatusCode(sqlite_code);
   if (code == absl::StatusCode::kOk) return absl::OkStatus();
-  const char* message =
-      (db != nullptr && sqlite3_extended_errcode(db) == sqlite_code)
-          ? sqlite3_errmsg(db)
-          : sqlite3_errstr(sqlite_code);
-  return absl::Status(code, absl::StrCat(context, ": ", message, " [",
-                                         PrimaryCodeName(sqlite_code & 0xFF),
-                                         " ", sqlite_code, "]"));
+  const char* message = (db != nullptr && sqlite3_extended_errcode(db) == sqlite_code)
+                            ? sqlite3_errmsg(db)
+                            : sqlite3_errstr(sqlite_code);
+  return absl::Status(
+      code, absl::StrCat(context, ": ", message, " [", PrimaryCodeName(sqlite_code & 0xFF), " ",
+                         sqlite_code, "]"));
 }
 
 }  // namespace sharedos::common::sqlite

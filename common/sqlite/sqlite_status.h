@@ -32,8 +32,7 @@ absl::StatusCode SqliteCodeToStatusCode(int sqlite_code);
 // [SQLITE_<NAME> <extended code>]". The message is the connection's
 // sqlite3_errmsg when `db` is non-null and still holds this error, else the
 // generic sqlite3_errstr text. Returns OK for SQLITE_OK/ROW/DONE.
-absl::Status SqliteError(int sqlite_code, absl::string_view context,
-                         sqlite3* db = nullptr);
+absl::Status SqliteError(int sqlite_code, absl::string_view context, sqlite3* db = nullptr);
 
 }  // namespace sharedos::common::sqlite
 

@@ -47,15 +47,14 @@ TEST(SqliteCodeToStatusCodeTest, MapsEveryDocumentedCode) {
       {SQLITE_NOTADB, absl::StatusCode::kInternal},
   };
   for (const Mapping& mapping : mappings) {
-    EXPECT_EQ(SqliteCodeToStatusCode(mapping.sqlite_code), mapping.expected)
-        << mapping.sqlite_code;
+    EXPECT_EQ(SqliteCodeToStatusCode(mapping.sqlite_code), mapping.expected) << mapping.sqlite_code;
   }
 }
 
 TEST(SqliteErrorTest, UsesTheGenericTextWithoutAConnection) {
-  EXPECT_THAT(SqliteError(SQLITE_BUSY, "step `BEGIN`"),
-              StatusIs(absl::StatusCode::kUnavailable,
-                       "step `BEGIN`: database is locked [SQLITE_BUSY 5]"));
+  EXPECT_THAT(
+      SqliteError(SQLITE_BUSY, "step `BEGIN`"),
+      StatusIs(absl::StatusCode::kUnavailable, "step `BEGIN`: database is locked [SQLITE_BUSY 5]"));
   EXPECT_THAT(SqliteError(SQLITE_CONSTRAINT_UNIQUE, "insert"),
               StatusIs(absl::StatusCode::kAlreadyExists,
                        "insert: constraint failed [SQLITE_CONSTRAINT 2067]"));

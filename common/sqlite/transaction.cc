@@ -34,9 +34,7 @@ absl::StatusOr<Transaction> Transaction::Begin(Database& db, Mode mode) {
   return Transaction(&db);
 }
 
-Transaction::Transaction(Transaction&& other) noexcept : db_(other.db_) {
-  other.db_ = nullptr;
-}
+Transaction::Transaction(Transaction&& other) noexcept : db_(other.db_) { other.db_ = nullptr; }
 
 Transaction::~Transaction() {
   if (db_ != nullptr && db_->InTransaction()) {
@@ -59,8 +57,7 @@ absl::Status Transaction::Rollback() {
   }
   Database* db = db_;
   db_ = nullptr;
-  if (!db->InTransaction())
-    return absl::OkStatus();  // SQLite already rolled back.
+  if (!db->InTransaction()) return absl::OkStatus();  // SQLite already rolled back.
   return Run(*db, "ROLLBACK");
 }
 

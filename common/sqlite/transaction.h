@@ -27,8 +27,7 @@ class Transaction {
   // Begins a transaction. Errors: UNAVAILABLE when another connection holds the
   // write lock beyond the busy timeout; INTERNAL if a transaction is already
   // open on `db`.
-  static absl::StatusOr<Transaction> Begin(Database& db,
-                                           Mode mode = Mode::kImmediate);
+  static absl::StatusOr<Transaction> Begin(Database& db, Mode mode = Mode::kImmediate);
 
   Transaction(Transaction&& other) noexcept;
   Transaction& operator=(Transaction&&) = delete;

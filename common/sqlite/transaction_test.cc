@@ -23,9 +23,8 @@ class TransactionTest : public ::testing::Test {
  protected:
   void SetUp() override {
     const char* dir = std::getenv("TEST_TMPDIR");
-    path_ = absl::StrCat(
-        dir != nullptr ? dir : "/tmp", "/",
-        ::testing::UnitTest::GetInstance()->current_test_info()->name(), ".db");
+    path_ = absl::StrCat(dir != nullptr ? dir : "/tmp", "/",
+                         ::testing::UnitTest::GetInstance()->current_test_info()->name(), ".db");
     for (const char* extension : {"", "-wal", "-shm"}) {
       std::remove(absl::StrCat(path_, extension).c_str());
     }
@@ -34,10 +33,8 @@ class TransactionTest : public ::testing::Test {
     ASSERT_OK(db_->Exec("CREATE TABLE t (x INTEGER PRIMARY KEY)"));
   }
 
-  std::unique_ptr<Database> Open(
-      const Database::Options& options = Database::Options()) {
-    absl::StatusOr<std::unique_ptr<Database>> db =
-        Database::Open(path_, options);
+  std::unique_ptr<Database> Open(const Database::Options& options = Database::Options()) {
+    absl::StatusOr<std::unique_ptr<Database>> db = Database::Open(path_, options);
     EXPECT_OK(db);
     return db.ok() ? *std::move(db) : nullptr;
   }
@@ -74,8 +71,7 @@ TEST_F(TransactionTest, CommitPersists) {
   EXPECT_FALSE(db_->InTransaction());
   EXPECT_EQ(CommittedRows(), 1);
   EXPECT_THAT(transaction->Commit(),
-              StatusIs(absl::StatusCode::kFailedPrecondition,
-                       "transaction is no longer active"));
+              StatusIs(absl::StatusCode::kFailedPrecondition, "transaction is no longer active"));
 }
 
 TEST_F(TransactionTest, DestructionWithoutCommitRollsBack) {
@@ -105,21 +101,18 @@ TEST_F(TransactionTest, EarlyReturnRollsBack) {
 }
 
 TEST_F(TransactionTest, ExplicitRollback) {
-  absl::StatusOr<Transaction> transaction =
-      Transaction::Begin(*db_, Transaction::Mode::kDeferred);
+  absl::StatusOr<Transaction> transaction = Transaction::Begin(*db_, Transaction::Mode::kDeferred);
   ASSERT_OK(transaction);
   ASSERT_OK(Insert(*db_, 1));
   EXPECT_OK(transaction->Rollback());
   EXPECT_FALSE(transaction->active());
   EXPECT_FALSE(db_->InTransaction());
   EXPECT_EQ(CommittedRows(), 0);
-  EXPECT_THAT(transaction->Rollback(),
-              StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT(transaction->Rollback(), StatusIs(absl::StatusCode::kFailedPrecondition));
 }
 
 TEST_F(TransactionTest, MovedTransactionRollsBackOnce) {
-  absl::StatusOr<Transaction> transaction =
-      Transaction::Begin(*db_, Transaction::Mode::kExclusive);
+  absl::StatusOr<Transaction> transaction = Transaction::Begin(*db_, Transaction::Mode::kExclusive);
   ASSERT_OK(transaction);
   ASSERT_OK(Insert(*db_, 1));
   {
@@ -135,24 +128,21 @@ TEST_F(TransactionTest, TransactionsDoNotNest) {
   absl::StatusOr<Transaction> outer = Transaction::Begin(*db_);
   ASSERT_OK(outer);
   EXPECT_THAT(Transaction::Begin(*db_),
-              StatusIs(absl::StatusCode::kInternal,
-                       HasSubstr("cannot start a transaction within a "
-                                 "transaction")));
+              StatusIs(absl::StatusCode::kInternal, HasSubstr("cannot start a transaction within a "
+                                                              "transaction")));
   EXPECT_TRUE(outer->active());
   EXPECT_OK(outer->Commit());
 }
 
-TEST_F(TransactionTest,
-       ImmediateBeginIsUnavailableWhileAnotherWriterHoldsTheLock) {
+TEST_F(TransactionTest, ImmediateBeginIsUnavailableWhileAnotherWriterHoldsTheLock) {
   Database::Options impatient;
   impatient.busy_timeout = absl::ZeroDuration();
   std::unique_ptr<Database> other = Open(impatient);
   ASSERT_NE(other, nullptr);
   absl::StatusOr<Transaction> holder = Transaction::Begin(*db_);
   ASSERT_OK(holder);
-  EXPECT_THAT(
-      Transaction::Begin(*other),
-      StatusIs(absl::StatusCode::kUnavailable, HasSubstr("[SQLITE_BUSY 5]")));
+  EXPECT_THAT(Transaction::Begin(*other),
+              StatusIs(absl::StatusCode::kUnavailable, HasSubstr("[SQLITE_BUSY 5]")));
   EXPECT_FALSE(other->InTransaction());
   ASSERT_OK(holder->Commit());
   absl::StatusOr<Transaction> retried = Transaction::Begin(*other);

@@ -35,8 +35,7 @@ SHAREDOS_ASSERT_SAME_CODE(kUnauthenticated, UNAUTHENTICATED);
 #undef SHAREDOS_ASSERT_SAME_CODE
 
 constexpr int kMinCanonicalCode = static_cast<int>(absl::StatusCode::kOk);
-constexpr int kMaxCanonicalCode =
-    static_cast<int>(absl::StatusCode::kUnauthenticated);
+constexpr int kMaxCanonicalCode = static_cast<int>(absl::StatusCode::kUnauthenticated);
 
 // `message` cut to at most kMaxStatusMessageBytes, never inside a UTF-8 sequence,
 // ending in "…(cut)" when cut.
@@ -66,8 +65,7 @@ absl::Status FromGrpcStatus(const grpc::Status& status) {
   if (code < kMinCanonicalCode || code > kMaxCanonicalCode) {
     code = static_cast<int>(absl::StatusCode::kUnknown);
   }
-  return absl::Status(static_cast<absl::StatusCode>(code),
-                      status.error_message());
+  return absl::Status(static_cast<absl::StatusCode>(code), status.error_message());
 }
 
 }  // namespace sharedos::common

@@ -24,10 +24,8 @@ constexpr CodePair kAllCodes[] = {
     {absl::StatusCode::kNotFound, grpc::StatusCode::NOT_FOUND},
     {absl::StatusCode::kAlreadyExists, grpc::StatusCode::ALREADY_EXISTS},
     {absl::StatusCode::kPermissionDenied, grpc::StatusCode::PERMISSION_DENIED},
-    {absl::StatusCode::kResourceExhausted,
-     grpc::StatusCode::RESOURCE_EXHAUSTED},
-    {absl::StatusCode::kFailedPrecondition,
-     grpc::StatusCode::FAILED_PRECONDITION},
+    {absl::StatusCode::kResourceExhausted, grpc::StatusCode::RESOURCE_EXHAUSTED},
+    {absl::StatusCode::kFailedPrecondition, grpc::StatusCode::FAILED_PRECONDITION},
     {absl::StatusCode::kAborted, grpc::StatusCode::ABORTED},
     {absl::StatusCode::kOutOfRange, grpc::StatusCode::OUT_OF_RANGE},
     {absl::StatusCode::kUnimplemented, grpc::StatusCode::UNIMPLEMENTED},
@@ -40,8 +38,7 @@ constexpr CodePair kAllCodes[] = {
 TEST(GrpcStatusTest, EveryErrorCodeRoundTripsWithItsMessage) {
   for (const CodePair& pair : kAllCodes) {
     SCOPED_TRACE(absl::StatusCodeToString(pair.absl_code));
-    const std::string message =
-        "grant g-1 \xC3\xA9: " + absl::StatusCodeToString(pair.absl_code);
+    const std::string message = "grant g-1 \xC3\xA9: " + absl::StatusCodeToString(pair.absl_code);
     const absl::Status original(pair.absl_code, message);
 
     const grpc::Status converted = ToGrpcStatus(original);
@@ -57,8 +54,7 @@ TEST(GrpcStatusTest, EveryErrorCodeRoundTripsWithItsMessage) {
 
 TEST(GrpcStatusTest, GrpcToAbslForEveryErrorCode) {
   for (const CodePair& pair : kAllCodes) {
-    const absl::Status converted =
-        FromGrpcStatus(grpc::Status(pair.grpc_code, "m"));
+    const absl::Status converted = FromGrpcStatus(grpc::Status(pair.grpc_code, "m"));
     EXPECT_EQ(converted, absl::Status(pair.absl_code, "m"));
   }
 }
@@ -84,9 +80,8 @@ TEST(GrpcStatusTest, NonCanonicalCodesBecomeUnknown) {
   EXPECT_EQ(converted.error_code(), grpc::StatusCode::UNKNOWN);
   EXPECT_EQ(converted.error_message(), "odd");
 
-  EXPECT_EQ(
-      FromGrpcStatus(grpc::Status(static_cast<grpc::StatusCode>(20), "x")),
-      absl::UnknownError("x"));
+  EXPECT_EQ(FromGrpcStatus(grpc::Status(static_cast<grpc::StatusCode>(20), "x")),
+            absl::UnknownError("x"));
   EXPECT_EQ(FromGrpcStatus(grpc::Status(grpc::StatusCode::DO_NOT_USE, "y")),
             absl::UnknownError("y"));
 }

@@ -37,15 +37,13 @@
 // Expands to several statements: do not use it as the unbraced body of an
 // `if`/`else`. `lhs` must not contain an unparenthesised comma (write
 // `std::pair<int, int>` through a type alias).
-#define ASSIGN_OR_RETURN(lhs, rexpr)                                       \
-  SHAREDOS_STATUS_MACROS_ASSIGN_OR_RETURN_IMPL_(                           \
-      SHAREDOS_STATUS_MACROS_CONCAT_(sharedos_status_or_value_, __LINE__), \
-      lhs, rexpr)
+#define ASSIGN_OR_RETURN(lhs, rexpr)             \
+  SHAREDOS_STATUS_MACROS_ASSIGN_OR_RETURN_IMPL_( \
+      SHAREDOS_STATUS_MACROS_CONCAT_(sharedos_status_or_value_, __LINE__), lhs, rexpr)
 
 // Internal helpers; not part of the API.
 #define SHAREDOS_STATUS_MACROS_CONCAT_INNER_(x, y) x##y
-#define SHAREDOS_STATUS_MACROS_CONCAT_(x, y) \
-  SHAREDOS_STATUS_MACROS_CONCAT_INNER_(x, y)
+#define SHAREDOS_STATUS_MACROS_CONCAT_(x, y) SHAREDOS_STATUS_MACROS_CONCAT_INNER_(x, y)
 #define SHAREDOS_STATUS_MACROS_ASSIGN_OR_RETURN_IMPL_(statusor, lhs, rexpr) \
   auto statusor = (rexpr);                                                  \
   if (ABSL_PREDICT_FALSE(!statusor.ok())) {                                 \

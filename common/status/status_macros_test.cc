@@ -34,15 +34,13 @@ TEST(ReturnIfErrorTest, ContinuesOnOk) {
 
 TEST(ReturnIfErrorTest, ReturnsTheErrorUnchanged) {
   int reached = 0;
-  EXPECT_THAT(ReturnIfErrorInStatusFunction(absl::NotFoundError("no grant g1"),
-                                            &reached),
+  EXPECT_THAT(ReturnIfErrorInStatusFunction(absl::NotFoundError("no grant g1"), &reached),
               StatusIs(absl::StatusCode::kNotFound, "no grant g1"));
   EXPECT_EQ(reached, 0);
 }
 
 TEST(ReturnIfErrorTest, WorksInStatusOrFunctions) {
-  EXPECT_THAT(ReturnIfErrorInStatusOrFunction(absl::OkStatus()),
-              IsOkAndHolds(7));
+  EXPECT_THAT(ReturnIfErrorInStatusOrFunction(absl::OkStatus()), IsOkAndHolds(7));
   EXPECT_THAT(ReturnIfErrorInStatusOrFunction(absl::AbortedError("retry")),
               StatusIs(absl::StatusCode::kAborted, "retry"));
 }
@@ -84,9 +82,7 @@ absl::StatusOr<int> SumOfBoxes(absl::StatusOr<int> a, absl::StatusOr<int> b) {
   return *first + *second;
 }
 
-TEST(AssignOrReturnTest, DeclaresMoveOnlyValues) {
-  EXPECT_THAT(SumOfBoxes(2, 3), IsOkAndHolds(5));
-}
+TEST(AssignOrReturnTest, DeclaresMoveOnlyValues) { EXPECT_THAT(SumOfBoxes(2, 3), IsOkAndHolds(5)); }
 
 TEST(AssignOrReturnTest, ReturnsTheFirstError) {
   EXPECT_THAT(SumOfBoxes(absl::InvalidArgumentError("a"), 3),
@@ -95,8 +91,7 @@ TEST(AssignOrReturnTest, ReturnsTheFirstError) {
               StatusIs(absl::StatusCode::kPermissionDenied, "b"));
 }
 
-absl::Status AssignToExisting(absl::StatusOr<std::string> input,
-                              std::string* out) {
+absl::Status AssignToExisting(absl::StatusOr<std::string> input, std::string* out) {
   std::string value = "unchanged";
   ASSIGN_OR_RETURN(value, std::move(input));
   *out = value;

@@ -26,9 +26,7 @@
 namespace sharedos::common {
 namespace status_matchers_internal {
 
-inline const absl::Status& GetStatus(const absl::Status& status) {
-  return status;
-}
+inline const absl::Status& GetStatus(const absl::Status& status) { return status; }
 
 template <typename T>
 const absl::Status& GetStatus(const absl::StatusOr<T>& status_or) {
@@ -38,11 +36,9 @@ const absl::Status& GetStatus(const absl::StatusOr<T>& status_or) {
 // Code and message matching shared by every instantiation of StatusIs.
 class StatusIsMatcherCommonImpl {
  public:
-  StatusIsMatcherCommonImpl(
-      ::testing::Matcher<absl::StatusCode> code_matcher,
-      ::testing::Matcher<const std::string&> message_matcher)
-      : code_matcher_(std::move(code_matcher)),
-        message_matcher_(std::move(message_matcher)) {}
+  StatusIsMatcherCommonImpl(::testing::Matcher<absl::StatusCode> code_matcher,
+                            ::testing::Matcher<const std::string&> message_matcher)
+      : code_matcher_(std::move(code_matcher)), message_matcher_(std::move(message_matcher)) {}
 
   void DescribeTo(std::ostream* os) const {
     *os << "has a status code that ";
@@ -58,8 +54,7 @@ class StatusIsMatcherCommonImpl {
     message_matcher_.DescribeNegationTo(os);
   }
 
-  bool MatchAndExplain(const absl::Status& status,
-                       ::testing::MatchResultListener* listener) const {
+  bool MatchAndExplain(const absl::Status& status, ::testing::MatchResultListener* listener) const {
     ::testing::StringMatchResultListener inner;
     if (!code_matcher_.MatchAndExplain(status.code(), &inner)) {
       *listener << "whose code doesn't match";
@@ -88,15 +83,9 @@ class MonoStatusIsMatcherImpl : public ::testing::MatcherInterface<StatusType> {
   explicit MonoStatusIsMatcherImpl(StatusIsMatcherCommonImpl common_impl)
       : common_impl_(std::move(common_impl)) {}
 
-  void DescribeTo(std::ostream* os) const override {
-    common_impl_.DescribeTo(os);
-  }
-  void DescribeNegationTo(std::ostream* os) const override {
-    common_impl_.DescribeNegationTo(os);
-  }
-  bool MatchAndExplain(
-      StatusType actual,
-      ::testing::MatchResultListener* listener) const override {
+  void DescribeTo(std::ostream* os) const override { common_impl_.DescribeTo(os); }
+  void DescribeNegationTo(std::ostream* os) const override { common_impl_.DescribeNegationTo(os); }
+  bool MatchAndExplain(StatusType actual, ::testing::MatchResultListener* listener) const override {
     return common_impl_.MatchAndExplain(GetStatus(actual), listener);
   }
 
@@ -110,10 +99,10 @@ class StatusIsMatcher {
  public:
   template <typename CodeMatcher, typename MessageMatcher>
   StatusIsMatcher(CodeMatcher&& code_matcher, MessageMatcher&& message_matcher)
-      : common_impl_(::testing::MatcherCast<absl::StatusCode>(
-                         std::forward<CodeMatcher>(code_matcher)),
-                     ::testing::MatcherCast<const std::string&>(
-                         std::forward<MessageMatcher>(message_matcher))) {}
+      : common_impl_(
+            ::testing::MatcherCast<absl::StatusCode>(std::forward<CodeMatcher>(code_matcher)),
+            ::testing::MatcherCast<const std::string&>(
+                std::forward<MessageMatcher>(message_matcher))) {}
 
   template <typename StatusType>
   operator ::testing::Matcher<StatusType>() const {  // NOLINT(runtime/explicit)
@@ -139,11 +128,9 @@ class IsOkMatcher {
 
 // IsOkAndHolds for one concrete StatusOr<T> argument type.
 template <typename StatusOrType>
-class IsOkAndHoldsMatcherImpl
-    : public ::testing::MatcherInterface<StatusOrType> {
+class IsOkAndHoldsMatcherImpl : public ::testing::MatcherInterface<StatusOrType> {
  public:
-  using ValueType = typename std::remove_cv_t<
-      std::remove_reference_t<StatusOrType>>::value_type;
+  using ValueType = typename std::remove_cv_t<std::remove_reference_t<StatusOrType>>::value_type;
 
   template <typename InnerMatcher>
   explicit IsOkAndHoldsMatcherImpl(InnerMatcher&& inner_matcher)
@@ -158,17 +145,15 @@ class IsOkAndHoldsMatcherImpl
     *os << "isn't OK or has a value that ";
     inner_matcher_.DescribeNegationTo(os);
   }
-  bool MatchAndExplain(
-      StatusOrType actual,
-      ::testing::MatchResultListener* listener) const override {
+  bool MatchAndExplain(StatusOrType actual,
+                       ::testing::MatchResultListener* listener) const override {
     if (!actual.ok()) {
       *listener << "which is not OK";
       return false;
     }
     ::testing::StringMatchResultListener inner;
     const bool matches = inner_matcher_.MatchAndExplain(*actual, &inner);
-    *listener << (matches ? "whose value matches"
-                          : "whose value doesn't match");
+    *listener << (matches ? "whose value matches" : "whose value doesn't match");
     if (!inner.str().empty()) *listener << ", " << inner.str();
     return matches;
   }
@@ -185,8 +170,7 @@ class IsOkAndHoldsMatcher {
       : inner_matcher_(std::move(inner_matcher)) {}
 
   template <typename StatusOrType>
-  operator ::testing::Matcher<StatusOrType>()
-      const {  // NOLINT(runtime/explicit)
+  operator ::testing::Matcher<StatusOrType>() const {  // NOLINT(runtime/explicit)
     return ::testing::Matcher<StatusOrType>(
         new IsOkAndHoldsMatcherImpl<const StatusOrType&>(inner_matcher_));
   }
@@ -201,11 +185,10 @@ class IsOkAndHoldsMatcher {
 // message matches `message_matcher` (a std::string matcher or a plain string
 // for equality).
 template <typename CodeMatcher, typename MessageMatcher>
-status_matchers_internal::StatusIsMatcher StatusIs(
-    CodeMatcher&& code_matcher, MessageMatcher&& message_matcher) {
-  return status_matchers_internal::StatusIsMatcher(
-      std::forward<CodeMatcher>(code_matcher),
-      std::forward<MessageMatcher>(message_matcher));
+status_matchers_internal::StatusIsMatcher StatusIs(CodeMatcher&& code_matcher,
+                                                   MessageMatcher&& message_matcher) {
+  return status_matchers_internal::StatusIsMatcher(std::forward<CodeMatcher>(code_matcher),
+                                                   std::forward<MessageMatcher>(message_matcher));
 }
 
 // Matches a Status or StatusOr<T> whose code matches `code_matcher`, any
@@ -216,19 +199,17 @@ status_matchers_internal::StatusIsMatcher StatusIs(CodeMatcher&& code_matcher) {
 }
 
 // Matches an OK Status or StatusOr<T>.
-inline ::testing::PolymorphicMatcher<status_matchers_internal::IsOkMatcher>
-IsOk() {
-  return ::testing::MakePolymorphicMatcher(
-      status_matchers_internal::IsOkMatcher());
+inline ::testing::PolymorphicMatcher<status_matchers_internal::IsOkMatcher> IsOk() {
+  return ::testing::MakePolymorphicMatcher(status_matchers_internal::IsOkMatcher());
 }
 
 // Matches an OK StatusOr<T> whose value matches `inner_matcher` (or equals it,
 // when a plain value is given).
 template <typename InnerMatcher>
-status_matchers_internal::IsOkAndHoldsMatcher<std::decay_t<InnerMatcher>>
-IsOkAndHolds(InnerMatcher&& inner_matcher) {
-  return status_matchers_internal::IsOkAndHoldsMatcher<
-      std::decay_t<InnerMatcher>>(std::forward<InnerMatcher>(inner_matcher));
+status_matchers_internal::IsOkAndHoldsMatcher<std::decay_t<InnerMatcher>> IsOkAndHolds(
+    InnerMatcher&& inner_matcher) {
+  return status_matchers_internal::IsOkAndHoldsMatcher<std::decay_t<InnerMatcher>>(
+      std::forward<InnerMatcher>(inner_matcher));
 }
 
 }  // namespace sharedos::common
@@ -251,9 +232,7 @@ ABSL_NAMESPACE_END
 }  // namespace absl
 #endif
 
-#define EXPECT_OK(expression) \
-  EXPECT_THAT(expression, ::sharedos::common::IsOk())
-#define ASSERT_OK(expression) \
-  ASSERT_THAT(expression, ::sharedos::common::IsOk())
+#define EXPECT_OK(expression) EXPECT_THAT(expression, ::sharedos::common::IsOk())
+#define ASSERT_OK(expression) ASSERT_THAT(expression, ::sharedos::common::IsOk())
 
 #endif  // SHAREDOS_COMMON_STATUS_STATUS_MATCHERS_H_

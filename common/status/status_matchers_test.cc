@@ -24,16 +24,14 @@ using ::testing::StringMatchResultListener;
 
 TEST(StatusIsTest, MatchesStatusCodeAndExactMessage) {
   const absl::Status status = absl::NotFoundError("grant g1 not found");
-  EXPECT_THAT(status,
-              StatusIs(absl::StatusCode::kNotFound, "grant g1 not found"));
+  EXPECT_THAT(status, StatusIs(absl::StatusCode::kNotFound, "grant g1 not found"));
   EXPECT_THAT(status, StatusIs(absl::StatusCode::kNotFound));
   EXPECT_THAT(status, StatusIs(absl::StatusCode::kNotFound, HasSubstr("g1")));
 }
 
 TEST(StatusIsTest, MatchesStatusOr) {
   const absl::StatusOr<int> error = absl::InvalidArgumentError("bad month");
-  EXPECT_THAT(error,
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("month")));
+  EXPECT_THAT(error, StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("month")));
   const absl::StatusOr<int> value = 3;
   EXPECT_THAT(value, StatusIs(absl::StatusCode::kOk, ""));
 }
@@ -42,23 +40,20 @@ TEST(StatusIsTest, MismatchFails) {
   const absl::Status status = absl::NotFoundError("grant g1 not found");
   EXPECT_THAT(status, Not(StatusIs(absl::StatusCode::kAlreadyExists)));
   EXPECT_THAT(status, Not(StatusIs(absl::StatusCode::kNotFound, "grant g1")));
-  EXPECT_THAT(status,
-              Not(StatusIs(absl::StatusCode::kNotFound, HasSubstr("g2"))));
+  EXPECT_THAT(status, Not(StatusIs(absl::StatusCode::kNotFound, HasSubstr("g2"))));
   EXPECT_THAT(absl::OkStatus(), Not(StatusIs(absl::StatusCode::kNotFound)));
   const absl::StatusOr<std::string> value = std::string("x");
   EXPECT_THAT(value, Not(StatusIs(absl::StatusCode::kInternal)));
 }
 
 TEST(StatusIsTest, AcceptsCodeMatchers) {
-  EXPECT_THAT(absl::InternalError("x"),
-              StatusIs(Not(absl::StatusCode::kOk), "x"));
+  EXPECT_THAT(absl::InternalError("x"), StatusIs(Not(absl::StatusCode::kOk), "x"));
 }
 
 TEST(StatusIsTest, ExplainsAMessageMismatch) {
   StringMatchResultListener listener;
-  EXPECT_FALSE(ExplainMatchResult(
-      StatusIs(absl::StatusCode::kAborted, "exact"),
-      absl::StatusOr<int>(absl::AbortedError("other")), &listener));
+  EXPECT_FALSE(ExplainMatchResult(StatusIs(absl::StatusCode::kAborted, "exact"),
+                                  absl::StatusOr<int>(absl::AbortedError("other")), &listener));
   EXPECT_EQ(listener.str(), "whose message doesn't match");
 }
 
@@ -69,8 +64,7 @@ TEST(StatusIsTest, DescribesAndExplains) {
             "has a status code that is equal to NOT_FOUND, and has an error "
             "message that has substring \"g1\"");
   StringMatchResultListener listener;
-  EXPECT_FALSE(
-      ExplainMatchResult(matcher, absl::AbortedError("g1"), &listener));
+  EXPECT_FALSE(ExplainMatchResult(matcher, absl::AbortedError("g1"), &listener));
   EXPECT_EQ(listener.str(), "whose code doesn't match");
 }
 
@@ -85,16 +79,14 @@ TEST(IsOkTest, MismatchFails) {
   EXPECT_THAT(absl::InternalError("boom"), Not(IsOk()));
   EXPECT_THAT(absl::StatusOr<int>(absl::InternalError("boom")), Not(IsOk()));
   StringMatchResultListener listener;
-  EXPECT_FALSE(
-      ExplainMatchResult(IsOk(), absl::DataLossError("torn"), &listener));
+  EXPECT_FALSE(ExplainMatchResult(IsOk(), absl::DataLossError("torn"), &listener));
   EXPECT_EQ(listener.str(), "");
 }
 
 TEST(IsOkAndHoldsTest, MatchesValue) {
   EXPECT_THAT(absl::StatusOr<int>(5), IsOkAndHolds(5));
   EXPECT_THAT(absl::StatusOr<int>(5), IsOkAndHolds(Gt(4)));
-  EXPECT_THAT(absl::StatusOr<std::string>("alice"),
-              IsOkAndHolds(HasSubstr("lic")));
+  EXPECT_THAT(absl::StatusOr<std::string>("alice"), IsOkAndHolds(HasSubstr("lic")));
   EXPECT_THAT((absl::StatusOr<std::vector<int>>(std::vector<int>{1, 2})),
               IsOkAndHolds(ElementsAre(1, 2)));
   EXPECT_THAT(absl::StatusOr<std::unique_ptr<int>>(std::make_unique<int>(3)),
@@ -103,15 +95,12 @@ TEST(IsOkAndHoldsTest, MatchesValue) {
 
 TEST(IsOkAndHoldsTest, MismatchFails) {
   EXPECT_THAT(absl::StatusOr<int>(5), Not(IsOkAndHolds(6)));
-  EXPECT_THAT(absl::StatusOr<int>(absl::NotFoundError("x")),
-              Not(IsOkAndHolds(5)));
+  EXPECT_THAT(absl::StatusOr<int>(absl::NotFoundError("x")), Not(IsOkAndHolds(5)));
   StringMatchResultListener listener;
-  EXPECT_FALSE(ExplainMatchResult(IsOkAndHolds(Eq(6)), absl::StatusOr<int>(5),
-                                  &listener));
+  EXPECT_FALSE(ExplainMatchResult(IsOkAndHolds(Eq(6)), absl::StatusOr<int>(5), &listener));
   EXPECT_EQ(listener.str(), "whose value doesn't match");
   StringMatchResultListener error_listener;
-  EXPECT_FALSE(ExplainMatchResult(IsOkAndHolds(Eq(6)),
-                                  absl::StatusOr<int>(absl::AbortedError("a")),
+  EXPECT_FALSE(ExplainMatchResult(IsOkAndHolds(Eq(6)), absl::StatusOr<int>(absl::AbortedError("a")),
                                   &error_listener));
   EXPECT_EQ(error_listener.str(), "which is not OK");
 }
@@ -126,10 +115,8 @@ TEST(IsOkAndHoldsTest, Describes) {
 
 TEST(PrintToTest, StatusOrPrintsValueOrStatus) {
   EXPECT_EQ(::testing::PrintToString(absl::StatusOr<int>(5)), "OK: 5");
-  EXPECT_EQ(::testing::PrintToString(absl::StatusOr<std::string>("a")),
-            "OK: \"a\"");
-  EXPECT_EQ(::testing::PrintToString(
-                absl::StatusOr<int>(absl::NotFoundError("gone"))),
+  EXPECT_EQ(::testing::PrintToString(absl::StatusOr<std::string>("a")), "OK: \"a\"");
+  EXPECT_EQ(::testing::PrintToString(absl::StatusOr<int>(absl::NotFoundError("gone"))),
             "NOT_FOUND: gone");
 }
 

@@ -32,8 +32,7 @@ class SimulatedClock : public Clock {
  public:
   // Starts at the Unix epoch, no auto-step.
   SimulatedClock() : SimulatedClock(absl::UnixEpoch()) {}
-  explicit SimulatedClock(absl::Time start,
-                          absl::Duration step = absl::ZeroDuration())
+  explicit SimulatedClock(absl::Time start, absl::Duration step = absl::ZeroDuration())
       : now_(start), step_(step) {}
 
   SimulatedClock(const SimulatedClock&) = delete;

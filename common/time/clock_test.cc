@@ -67,8 +67,7 @@ TEST(SimulatedClockTest, ConcurrentStepsAreNeverLost) {
     });
   }
   for (std::thread& thread : threads) thread.join();
-  EXPECT_EQ(clock.Now(),
-            absl::UnixEpoch() + absl::Seconds(kThreads * kCallsPerThread));
+  EXPECT_EQ(clock.Now(), absl::UnixEpoch() + absl::Seconds(kThreads * kCallsPerThread));
 }
 
 }  // namespace

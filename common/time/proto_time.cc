@@ -31,35 +31,29 @@ absl::StatusOr<google::protobuf::Timestamp> ToProtoTimestamp(absl::Time time) {
   const int64_t seconds = absl::ToUnixSeconds(time);  // Floors.
   google::protobuf::Timestamp result;
   result.set_seconds(seconds);
-  result.set_nanos(static_cast<int32_t>(
-      absl::ToInt64Nanoseconds(time - absl::FromUnixSeconds(seconds))));
+  result.set_nanos(
+      static_cast<int32_t>(absl::ToInt64Nanoseconds(time - absl::FromUnixSeconds(seconds))));
   return result;
 }
 
-absl::StatusOr<absl::Time> FromProtoTimestamp(
-    const google::protobuf::Timestamp& timestamp) {
-  if (timestamp.seconds() < kTimestampMinSeconds ||
-      timestamp.seconds() > kTimestampMaxSeconds) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("Timestamp seconds ", timestamp.seconds(), " outside [",
-                     kTimestampMinSeconds, ", ", kTimestampMaxSeconds, "]"));
+absl::StatusOr<absl::Time> FromProtoTimestamp(const google::protobuf::Timestamp& timestamp) {
+  if (timestamp.seconds() < kTimestampMinSeconds || timestamp.seconds() > kTimestampMaxSeconds) {
+    return absl::InvalidArgumentError(absl::StrCat("Timestamp seconds ", timestamp.seconds(),
+                                                   " outside [", kTimestampMinSeconds, ", ",
+                                                   kTimestampMaxSeconds, "]"));
   }
   if (timestamp.nanos() < 0 || timestamp.nanos() > kMaxNanos) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Timestamp nanos ", timestamp.nanos(), " outside [0, 999999999]"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("Timestamp nanos ", timestamp.nanos(), " outside [0, 999999999]"));
   }
-  return absl::FromUnixSeconds(timestamp.seconds()) +
-         absl::Nanoseconds(timestamp.nanos());
+  return absl::FromUnixSeconds(timestamp.seconds()) + absl::Nanoseconds(timestamp.nanos());
 }
 
-absl::StatusOr<google::protobuf::Duration> ToProtoDuration(
-    absl::Duration duration) {
+absl::StatusOr<google::protobuf::Duration> ToProtoDuration(absl::Duration duration) {
   absl::Duration remainder;
-  const int64_t seconds =
-      absl::IDivDuration(duration, absl::Seconds(1), &remainder);
-  if (duration == absl::InfiniteDuration() ||
-      duration == -absl::InfiniteDuration() || seconds > kDurationMaxSeconds ||
-      seconds < -kDurationMaxSeconds) {
+  const int64_t seconds = absl::IDivDuration(duration, absl::Seconds(1), &remainder);
+  if (duration == absl::InfiniteDuration() || duration == -absl::InfiniteDuration() ||
+      seconds > kDurationMaxSeconds || seconds < -kDurationMaxSeconds) {
     return absl::InvalidArgumentError(
         absl::StrCat("duration ", absl::FormatDuration(duration),
                      " is outside the google.protobuf.Duration range"));
@@ -71,26 +65,20 @@ absl::StatusOr<google::protobuf::Duration> ToProtoDuration(
   return result;
 }
 
-absl::StatusOr<absl::Duration> FromProtoDuration(
-    const google::protobuf::Duration& duration) {
-  if (duration.seconds() < -kDurationMaxSeconds ||
-      duration.seconds() > kDurationMaxSeconds) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("Duration seconds ", duration.seconds(),
-                     " outside [-315576000000, 315576000000]"));
+absl::StatusOr<absl::Duration> FromProtoDuration(const google::protobuf::Duration& duration) {
+  if (duration.seconds() < -kDurationMaxSeconds || duration.seconds() > kDurationMaxSeconds) {
+    return absl::InvalidArgumentError(absl::StrCat("Duration seconds ", duration.seconds(),
+                                                   " outside [-315576000000, 315576000000]"));
   }
   if (duration.nanos() < -kMaxNanos || duration.nanos() > kMaxNanos) {
     return absl::InvalidArgumentError(
-        absl::StrCat("Duration nanos ", duration.nanos(),
-                     " outside [-999999999, 999999999]"));
+        absl::StrCat("Duration nanos ", duration.nanos(), " outside [-999999999, 999999999]"));
   }
   if ((duration.seconds() > 0 && duration.nanos() < 0) ||
       (duration.seconds() < 0 && duration.nanos() > 0)) {
-    return absl::InvalidArgumentError(
-        "Duration seconds and nanos have opposite signs");
+    return absl::InvalidArgumentError("Duration seconds and nanos have opposite signs");
   }
-  return absl::Seconds(duration.seconds()) +
-         absl::Nanoseconds(duration.nanos());
+  return absl::Seconds(duration.seconds()) + absl::Nanoseconds(duration.nanos());
 }
 
 }  // namespace sharedos::common

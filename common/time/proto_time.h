@@ -19,20 +19,17 @@ absl::StatusOr<google::protobuf::Timestamp> ToProtoTimestamp(absl::Time time);
 
 // Returns the time of `timestamp`. Errors: INVALID_ARGUMENT when `seconds` is
 // outside the Timestamp range or `nanos` outside [0, 999999999].
-absl::StatusOr<absl::Time> FromProtoTimestamp(
-    const google::protobuf::Timestamp& timestamp);
+absl::StatusOr<absl::Time> FromProtoTimestamp(const google::protobuf::Timestamp& timestamp);
 
 // Returns the Duration for `duration`, sub-nanosecond parts truncated towards
 // zero. Errors: INVALID_ARGUMENT beyond +-10000 years (the Duration range) or
 // infinite.
-absl::StatusOr<google::protobuf::Duration> ToProtoDuration(
-    absl::Duration duration);
+absl::StatusOr<google::protobuf::Duration> ToProtoDuration(absl::Duration duration);
 
 // Returns the absl::Duration of `duration`. Errors: INVALID_ARGUMENT when
 // `seconds` is beyond +-315576000000, `nanos` beyond +-999999999, or the two
 // have opposite signs.
-absl::StatusOr<absl::Duration> FromProtoDuration(
-    const google::protobuf::Duration& duration);
+absl::StatusOr<absl::Duration> FromProtoDuration(const google::protobuf::Duration& duration);
 
 }  // namespace sharedos::common
 

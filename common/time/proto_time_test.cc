@@ -29,10 +29,8 @@ google::protobuf::Duration MakeDuration(int64_t seconds, int32_t nanos) {
 }
 
 TEST(ProtoTimestampTest, ConvertsSecondsAndNanos) {
-  const absl::Time time =
-      absl::FromUnixSeconds(1700000000) + absl::Nanoseconds(123456789);
-  const absl::StatusOr<google::protobuf::Timestamp> proto =
-      ToProtoTimestamp(time);
+  const absl::Time time = absl::FromUnixSeconds(1700000000) + absl::Nanoseconds(123456789);
+  const absl::StatusOr<google::protobuf::Timestamp> proto = ToProtoTimestamp(time);
   ASSERT_OK(proto);
   EXPECT_EQ(proto->seconds(), 1700000000);
   EXPECT_EQ(proto->nanos(), 123456789);
@@ -59,21 +57,17 @@ TEST(ProtoTimestampTest, RangeEdges) {
   EXPECT_THAT(FromProtoTimestamp(MakeTimestamp(-62135596800, 0)),
               IsOkAndHolds(absl::FromUnixSeconds(-62135596800)));
   EXPECT_THAT(FromProtoTimestamp(MakeTimestamp(253402300799, 999999999)),
-              IsOkAndHolds(absl::FromUnixSeconds(253402300799) +
-                           absl::Nanoseconds(999999999)));
-  EXPECT_THAT(ToProtoTimestamp(absl::FromUnixSeconds(253402300799) +
-                               absl::Nanoseconds(999999999)),
+              IsOkAndHolds(absl::FromUnixSeconds(253402300799) + absl::Nanoseconds(999999999)));
+  EXPECT_THAT(ToProtoTimestamp(absl::FromUnixSeconds(253402300799) + absl::Nanoseconds(999999999)),
               IsOk());
-  EXPECT_THAT(
-      ToProtoTimestamp(absl::FromUnixSeconds(253402300800)),
-      StatusIs(absl::StatusCode::kInvalidArgument,
-               HasSubstr("outside the google.protobuf.Timestamp range")));
+  EXPECT_THAT(ToProtoTimestamp(absl::FromUnixSeconds(253402300800)),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("outside the google.protobuf.Timestamp range")));
   EXPECT_THAT(ToProtoTimestamp(absl::FromUnixSeconds(-62135596801)),
               StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(ToProtoTimestamp(absl::InfiniteFuture()),
               StatusIs(absl::StatusCode::kInvalidArgument));
-  EXPECT_THAT(ToProtoTimestamp(absl::InfinitePast()),
-              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(ToProtoTimestamp(absl::InfinitePast()), StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 TEST(ProtoTimestampTest, RejectsInvalidProtos) {
@@ -81,21 +75,19 @@ TEST(ProtoTimestampTest, RejectsInvalidProtos) {
               StatusIs(absl::StatusCode::kInvalidArgument,
                        "Timestamp seconds 253402300800 outside "
                        "[-62135596800, 253402300799]"));
-  EXPECT_THAT(FromProtoTimestamp(MakeTimestamp(0, -1)),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       "Timestamp nanos -1 outside [0, 999999999]"));
+  EXPECT_THAT(
+      FromProtoTimestamp(MakeTimestamp(0, -1)),
+      StatusIs(absl::StatusCode::kInvalidArgument, "Timestamp nanos -1 outside [0, 999999999]"));
   EXPECT_THAT(FromProtoTimestamp(MakeTimestamp(0, 1000000000)),
               StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 TEST(ProtoDurationTest, ConvertsWithTheSignOnBothFields) {
-  absl::StatusOr<google::protobuf::Duration> proto =
-      ToProtoDuration(absl::Milliseconds(-1500));
+  absl::StatusOr<google::protobuf::Duration> proto = ToProtoDuration(absl::Milliseconds(-1500));
   ASSERT_OK(proto);
   EXPECT_EQ(proto->seconds(), -1);
   EXPECT_EQ(proto->nanos(), -500000000);
-  EXPECT_THAT(FromProtoDuration(*proto),
-              IsOkAndHolds(absl::Milliseconds(-1500)));
+  EXPECT_THAT(FromProtoDuration(*proto), IsOkAndHolds(absl::Milliseconds(-1500)));
 
   proto = ToProtoDuration(absl::Seconds(5) + absl::Nanoseconds(7));
   ASSERT_OK(proto);
@@ -109,10 +101,9 @@ TEST(ProtoDurationTest, ConvertsWithTheSignOnBothFields) {
 }
 
 TEST(ProtoDurationTest, RangeAndValidity) {
-  EXPECT_THAT(
-      ToProtoDuration(absl::InfiniteDuration()),
-      StatusIs(absl::StatusCode::kInvalidArgument,
-               HasSubstr("outside the google.protobuf.Duration range")));
+  EXPECT_THAT(ToProtoDuration(absl::InfiniteDuration()),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("outside the google.protobuf.Duration range")));
   EXPECT_THAT(ToProtoDuration(-absl::InfiniteDuration()),
               StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(ToProtoDuration(absl::Seconds(315576000001)),
@@ -121,16 +112,14 @@ TEST(ProtoDurationTest, RangeAndValidity) {
   EXPECT_THAT(FromProtoDuration(MakeDuration(1, -1)),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        "Duration seconds and nanos have opposite signs"));
-  EXPECT_THAT(FromProtoDuration(MakeDuration(-1, 1)),
-              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(FromProtoDuration(MakeDuration(-1, 1)), StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(FromProtoDuration(MakeDuration(0, 1000000000)),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        "Duration nanos 1000000000 outside "
                        "[-999999999, 999999999]"));
   EXPECT_THAT(FromProtoDuration(MakeDuration(315576000001, 0)),
               StatusIs(absl::StatusCode::kInvalidArgument));
-  EXPECT_THAT(FromProtoDuration(MakeDuration(0, -5)),
-              IsOkAndHolds(absl::Nanoseconds(-5)));
+  EXPECT_THAT(FromProtoDuration(MakeDuration(0, -5)), IsOkAndHolds(absl::Nanoseconds(-5)));
 }
 
 }  // namespace

@@ -46,13 +46,11 @@ bool ReadChar(absl::string_view text, size_t* pos, char expected) {
 }
 
 absl::Time MinFormattable() {
-  return absl::FromCivil(absl::CivilSecond(0, 1, 1, 0, 0, 0),
-                         absl::UTCTimeZone());
+  return absl::FromCivil(absl::CivilSecond(0, 1, 1, 0, 0, 0), absl::UTCTimeZone());
 }
 
 absl::Time MaxFormattable() {
-  return absl::FromCivil(absl::CivilSecond(9999, 12, 31, 23, 59, 59),
-                         absl::UTCTimeZone()) +
+  return absl::FromCivil(absl::CivilSecond(9999, 12, 31, 23, 59, 59), absl::UTCTimeZone()) +
          absl::Nanoseconds(999999999);
 }
 
@@ -94,8 +92,7 @@ absl::StatusOr<absl::Time> ParseRfc3339(absl::string_view text) {
     const int sign = text[pos] == '-' ? -1 : 1;
     ++pos;
     int offset_hour, offset_minute;
-    if (!ReadNumber(text, &pos, 2, &offset_hour) ||
-        !ReadChar(text, &pos, ':') ||
+    if (!ReadNumber(text, &pos, 2, &offset_hour) || !ReadChar(text, &pos, ':') ||
         !ReadNumber(text, &pos, 2, &offset_minute)) {
       return InvalidTimestamp(text, "expected a +hh:mm or -hh:mm offset");
     }
@@ -124,8 +121,8 @@ absl::StatusOr<absl::Time> ParseRfc3339(absl::string_view text) {
   }
 
   const absl::CivilSecond civil(year, month, day, hour, minute, second);
-  return absl::FromCivil(civil, absl::UTCTimeZone()) -
-         absl::Minutes(offset_minutes) + absl::Nanoseconds(nanos);
+  return absl::FromCivil(civil, absl::UTCTimeZone()) - absl::Minutes(offset_minutes) +
+         absl::Nanoseconds(nanos);
 }
 
 std::string FormatRfc3339(absl::Time time) {
@@ -137,12 +134,10 @@ std::string FormatRfc3339(absl::Time time) {
   const int64_t seconds = absl::ToUnixSeconds(time);  // Floors.
   const absl::Time whole = absl::FromUnixSeconds(seconds);
   const int64_t nanos = absl::ToInt64Nanoseconds(time - whole);  // [0, 1e9).
-  const absl::CivilSecond civil =
-      absl::ToCivilSecond(whole, absl::UTCTimeZone());
+  const absl::CivilSecond civil = absl::ToCivilSecond(whole, absl::UTCTimeZone());
 
-  std::string result = absl::StrFormat(
-      "%04d-%02d-%02dT%02d:%02d:%02d", civil.year(), civil.month(), civil.day(),
-      civil.hour(), civil.minute(), civil.second());
+  std::string result = absl::StrFormat("%04d-%02d-%02dT%02d:%02d:%02d", civil.year(), civil.month(),
+                                       civil.day(), civil.hour(), civil.minute(), civil.second());
   if (nanos == 0) {
     // No fraction.
   } else if (nanos % 1000000 == 0) {

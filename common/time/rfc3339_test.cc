@@ -15,9 +15,8 @@ namespace {
 using ::testing::HasSubstr;
 
 absl::Time Utc(int year, int month, int day, int hour, int minute, int second) {
-  return absl::FromCivil(
-      absl::CivilSecond(year, month, day, hour, minute, second),
-      absl::UTCTimeZone());
+  return absl::FromCivil(absl::CivilSecond(year, month, day, hour, minute, second),
+                         absl::UTCTimeZone());
 }
 
 struct ParseCase {
@@ -29,8 +28,7 @@ TEST(ParseRfc3339Test, AcceptsValidForms) {
   const ParseCase cases[] = {
       {"1970-01-01T00:00:00Z", absl::UnixEpoch()},
       {"2024-05-01T12:34:56Z", Utc(2024, 5, 1, 12, 34, 56)},
-      {"2024-05-01T12:34:56.5Z",
-       Utc(2024, 5, 1, 12, 34, 56) + absl::Milliseconds(500)},
+      {"2024-05-01T12:34:56.5Z", Utc(2024, 5, 1, 12, 34, 56) + absl::Milliseconds(500)},
       {"2024-05-01T12:34:56.123456789Z",
        Utc(2024, 5, 1, 12, 34, 56) + absl::Nanoseconds(123456789)},
       {"2024-05-01T12:34:56.1234567899Z",
@@ -86,19 +84,17 @@ TEST(ParseRfc3339Test, RejectsEverythingElse) {
   };
   for (const InvalidCase& c : cases) {
     SCOPED_TRACE(c.text);
-    EXPECT_THAT(ParseRfc3339(c.text),
-                StatusIs(absl::StatusCode::kInvalidArgument,
-                         std::string("invalid RFC 3339 timestamp \"") + c.text +
-                             "\": " + c.reason));
+    EXPECT_THAT(ParseRfc3339(c.text), StatusIs(absl::StatusCode::kInvalidArgument,
+                                               std::string("invalid RFC 3339 timestamp \"") +
+                                                   c.text + "\": " + c.reason));
   }
 }
 
 TEST(ParseRfc3339Test, LongInputIsTruncatedInTheMessage) {
   const std::string text = "2024-05-01T12:34:56Z" + std::string(100, 'x');
-  EXPECT_THAT(ParseRfc3339(text),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       "invalid RFC 3339 timestamp \"" + text.substr(0, 64) +
-                           "...\": unexpected text after the offset"));
+  EXPECT_THAT(ParseRfc3339(text), StatusIs(absl::StatusCode::kInvalidArgument,
+                                           "invalid RFC 3339 timestamp \"" + text.substr(0, 64) +
+                                               "...\": unexpected text after the offset"));
 }
 
 struct FormatCase {
@@ -116,8 +112,7 @@ TEST(FormatRfc3339Test, FormatsUtcWithProtobufStyleFractions) {
       {base + absl::Nanoseconds(1), "2024-05-01T12:34:56.000000001Z"},
       {base + absl::Nanoseconds(123456789), "2024-05-01T12:34:56.123456789Z"},
       {base + absl::Nanoseconds(1) / 4, "2024-05-01T12:34:56Z"},
-      {absl::UnixEpoch() - absl::Nanoseconds(1),
-       "1969-12-31T23:59:59.999999999Z"},
+      {absl::UnixEpoch() - absl::Nanoseconds(1), "1969-12-31T23:59:59.999999999Z"},
       {Utc(5, 3, 4, 5, 6, 7), "0005-03-04T05:06:07Z"},
       {absl::InfiniteFuture(), "9999-12-31T23:59:59.999999999Z"},
       {Utc(10000, 1, 1, 0, 0, 0), "9999-12-31T23:59:59.999999999Z"},
@@ -143,12 +138,10 @@ TEST(FormatRfc3339Test, RoundTripsThroughParse) {
 }
 
 TEST(FormatRfc3339Test, OffsetsNormaliseToUtc) {
-  const absl::StatusOr<absl::Time> parsed =
-      ParseRfc3339("2024-05-01T23:30:00.25-02:00");
+  const absl::StatusOr<absl::Time> parsed = ParseRfc3339("2024-05-01T23:30:00.25-02:00");
   ASSERT_OK(parsed);
   EXPECT_EQ(FormatRfc3339(*parsed), "2024-05-02T01:30:00.250Z");
-  EXPECT_THAT(ParseRfc3339("x"),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("\"x\"")));
+  EXPECT_THAT(ParseRfc3339("x"), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("\"x\"")));
 }
 
 }  // namespace

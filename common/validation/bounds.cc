@@ -22,9 +22,7 @@ namespace {
 bool DecodeUtf8(absl::string_view s, size_t* pos, char32_t* out) {
   const size_t i = *pos;
   const auto byte = [&](size_t k) { return static_cast<uint8_t>(s[i + k]); };
-  const auto continuation = [&](size_t k) {
-    return i + k < s.size() && (byte(k) & 0xC0) == 0x80;
-  };
+  const auto continuation = [&](size_t k) { return i + k < s.size() && (byte(k) & 0xC0) == 0x80; };
   const uint8_t b0 = byte(0);
   char32_t c;
   size_t len;
@@ -42,8 +40,7 @@ bool DecodeUtf8(absl::string_view s, size_t* pos, char32_t* out) {
     len = 3;
   } else if (b0 >= 0xF0 && b0 <= 0xF4) {
     if (!continuation(1) || !continuation(2) || !continuation(3)) return false;
-    c = ((b0 & 0x07) << 18) | ((byte(1) & 0x3F) << 12) |
-        ((byte(2) & 0x3F) << 6) | (byte(3) & 0x3F);
+    c = ((b0 & 0x07) << 18) | ((byte(1) & 0x3F) << 12) | ((byte(2) & 0x3F) << 6) | (byte(3) & 0x3F);
     if (c < 0x10000 || c > 0x10FFFF) return false;
     len = 4;
   } else {
@@ -68,13 +65,11 @@ absl::Status CheckLength(absl::string_view value, size_t min_length, size_t max_
   return absl::OkStatus();
 }
 
-bool IsLowerHex(char c) {
-  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-}
+bool IsLowerHex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }
 
 bool IsToolNameChar(char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-         (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '.' || c == '-';
 }
 
 }  // namespace
@@ -248,13 +243,11 @@ absl::Status CheckPathSegment(absl::string_view value, const PathRef& path) {
   }
   for (const char c : value) {
     if (c == '/' || c == '\\') {
-      return InvalidArgumentAt(
-          path, absl::StrCat("contains '", std::string(1, c), "'"));
+      return InvalidArgumentAt(path, absl::StrCat("contains '", std::string(1, c), "'"));
     }
     const auto u = static_cast<unsigned char>(c);
     if (u <= 0x1F || u == 0x7F) {
-      return InvalidArgumentAt(
-          path, absl::StrFormat("contains control character U+%04X", u));
+      return InvalidArgumentAt(path, absl::StrFormat("contains control character U+%04X", u));
     }
   }
   return absl::OkStatus();
@@ -264,9 +257,8 @@ absl::Status CheckToolName(absl::string_view value, const PathRef& path) {
   RETURN_IF_ERROR(CheckLength(value, 1, kMaxToolNameLength, path));
   for (size_t i = 0; i < value.size(); ++i) {
     if (!IsToolNameChar(value[i])) {
-      return InvalidArgumentAt(path,
-                               absl::StrCat("invalid character at offset ", i,
-                                            " (allowed: A-Z a-z 0-9 _ . -)"));
+      return InvalidArgumentAt(
+          path, absl::StrCat("invalid character at offset ", i, " (allowed: A-Z a-z 0-9 _ . -)"));
     }
   }
   return absl::OkStatus();
@@ -274,17 +266,15 @@ absl::Status CheckToolName(absl::string_view value, const PathRef& path) {
 
 absl::Status CheckProtocolVersion(absl::string_view value, const PathRef& path) {
   if (value != kProtocolVersion) {
-    return InvalidArgumentAt(
-        path, absl::StrCat("must be \"", kProtocolVersion, "\""));
+    return InvalidArgumentAt(path, absl::StrCat("must be \"", kProtocolVersion, "\""));
   }
   return absl::OkStatus();
 }
 
 absl::Status CheckContentHash(absl::string_view value, const PathRef& path) {
-  if (value.size() != kContentHashLength ||
-      !std::all_of(value.begin(), value.end(), IsLowerHex)) {
-    return InvalidArgumentAt(path, absl::StrCat("must be ", kContentHashLength,
-                                                " lowercase hex digits"));
+  if (value.size() != kContentHashLength || !std::all_of(value.begin(), value.end(), IsLowerHex)) {
+    return InvalidArgumentAt(path,
+                             absl::StrCat("must be ", kContentHashLength, " lowercase hex digits"));
   }
   return absl::OkStatus();
 }
@@ -301,10 +291,8 @@ absl::Status CheckCount(size_t count, size_t min_count, size_t max_count, const 
 }
 
 absl::Status CheckTimestamp(const google::protobuf::Timestamp& value, const PathRef& path) {
-  if (value.seconds() < kMinTimestampSeconds ||
-      value.seconds() > kMaxTimestampSeconds) {
-    return InvalidArgumentAt(path,
-                             "seconds out of range (0001-01-01 .. 9999-12-31)");
+  if (value.seconds() < kMinTimestampSeconds || value.seconds() > kMaxTimestampSeconds) {
+    return InvalidArgumentAt(path, "seconds out of range (0001-01-01 .. 9999-12-31)");
   }
   if (value.nanos() < 0 || value.nanos() > kMaxTimestampNanos) {
     return InvalidArgumentAt(path, "nanos out of range (0 .. 999999999)");

@@ -24,9 +24,8 @@ using ::sharedos::common::IsOk;
 using ::sharedos::common::StatusIs;
 using ::testing::Optional;
 
-constexpr char kEmoji[] =
-    "\xF0\x9F\x98\x80";                   // U+1F600: 4 bytes, 2 UTF-16 units.
-constexpr char kEuro[] = "\xE2\x82\xAC";  // U+20AC: 3 bytes, 1 unit.
+constexpr char kEmoji[] = "\xF0\x9F\x98\x80";  // U+1F600: 4 bytes, 2 UTF-16 units.
+constexpr char kEuro[] = "\xE2\x82\xAC";       // U+20AC: 3 bytes, 1 unit.
 
 std::string Repeat(absl::string_view s, size_t n) {
   std::string out;
@@ -64,7 +63,11 @@ TEST(Utf16PrefixTest, CutsOnCharacterBoundaries) {
   EXPECT_EQ(Utf16Prefix("a\xF0\x9F\x98\x80", 2), "a");
   EXPECT_EQ(Utf16Prefix("a\xF0\x9F\x98\x80", 3), "a\xF0\x9F\x98\x80");
   // An invalid byte counts as one unit.
-  EXPECT_EQ(Utf16Prefix("\xFF" "ab", 2), "\xFF" "a");
+  EXPECT_EQ(Utf16Prefix("\xFF"
+                        "ab",
+                        2),
+            "\xFF"
+            "a");
 }
 
 TEST(Utf16LengthTest, CountsCodeUnits) {
@@ -128,13 +131,18 @@ TEST(Utf16LengthTest, AssembledStringsAnswerAsTheirPieces) {
     bool white;
   };
   const std::vector<Piece> pieces = {
-      {"a", 1, true, false},       {"Z", 1, true, false},
-      {" ", 1, true, true},        {"\t", 1, true, true},
-      {"\x7F", 1, true, false},     {std::string("\0", 1), 1, true, false},
-      {"\xC3\xA9", 1, true, false}, {kEuro, 1, true, false},
-      {kEmoji, 2, true, false},    {"\xC2\xA0", 1, true, true},      // U+00A0
-      {"\xE2\x80\x80", 1, true, true},                             // U+2000
-      {"\xFF", 1, false, false},                                    // invalid: content
+      {"a", 1, true, false},
+      {"Z", 1, true, false},
+      {" ", 1, true, true},
+      {"\t", 1, true, true},
+      {"\x7F", 1, true, false},
+      {std::string("\0", 1), 1, true, false},
+      {"\xC3\xA9", 1, true, false},
+      {kEuro, 1, true, false},
+      {kEmoji, 2, true, false},
+      {"\xC2\xA0", 1, true, true},      // U+00A0
+      {"\xE2\x80\x80", 1, true, true},  // U+2000
+      {"\xFF", 1, false, false},        // invalid: content
   };
   std::mt19937_64 random(0x9E3779B97F4A7C15ULL);  // fixed seed: the same strings every run
   auto next = [&random](size_t bound) { return static_cast<size_t>(random() % bound); };
@@ -182,8 +190,7 @@ TEST(CheckTrimmedStringTest, IdentifierBoundsAndTrimming) {
       {std::string(257, 'a'), std::string(257, 'a'), "id: longer than 256"},
       {"  " + std::string(256, 'a') + " ", std::string(256, 'a'), ""},
       {Repeat(kEmoji, 128), Repeat(kEmoji, 128), ""},
-      {Repeat(kEmoji, 128) + "a", Repeat(kEmoji, 128) + "a",
-       "id: longer than 256"},
+      {Repeat(kEmoji, 128) + "a", Repeat(kEmoji, 128) + "a", "id: longer than 256"},
       {Repeat(kEuro, 256), Repeat(kEuro, 256), ""},
       {Repeat(kEuro, 257), Repeat(kEuro, 257), "id: longer than 256"},
       {"", "", "id: empty"},
@@ -216,8 +223,7 @@ TEST(CheckTrimmedStringTest, PurposeAndActionBounds) {
     ExpectResult(c.check(&value, "f"), c.error);
   }
   std::string blank = " \t ";
-  EXPECT_THAT(CheckPurpose(&blank, "f"),
-              StatusIs(absl::StatusCode::kInvalidArgument, "f: empty"));
+  EXPECT_THAT(CheckPurpose(&blank, "f"), StatusIs(absl::StatusCode::kInvalidArgument, "f: empty"));
 }
 
 TEST(CheckOptionalIdentifierTest, EmptyIsAbsentBlankIsNot) {
@@ -233,8 +239,7 @@ TEST(CheckOptionalIdentifierTest, EmptyIsAbsentBlankIsNot) {
 
 TEST(CheckStringTest, UntrimmedBounds) {
   ExpectResult(CheckString(std::string(4096, 'm'), 1, 4096, "m"), "");
-  ExpectResult(CheckString(std::string(4097, 'm'), 1, 4096, "m"),
-               "m: longer than 4096");
+  ExpectResult(CheckString(std::string(4097, 'm'), 1, 4096, "m"), "m: longer than 4096");
   ExpectResult(CheckString("", 1, 4096, "m"), "m: empty");
   ExpectResult(CheckString(" ", 1, 4096, "m"), "");  // not trimmed
   ExpectResult(CheckString("", 0, 4, "m"), "");
@@ -330,8 +335,7 @@ TEST(CheckCountTest, Bounds) {
 }
 
 TEST(CheckTimestampTest, Range) {
-  const std::string seconds =
-      "t: seconds out of range (0001-01-01 .. 9999-12-31)";
+  const std::string seconds = "t: seconds out of range (0001-01-01 .. 9999-12-31)";
   const std::string nanos = "t: nanos out of range (0 .. 999999999)";
   const struct {
     int64_t seconds;
@@ -394,22 +398,19 @@ TEST(CheckJsonTest, AcceptsJson) {
 }
 
 TEST(CheckJsonTest, RejectsNonFiniteNumbersWithTheirPath) {
-  for (const double bad : {std::numeric_limits<double>::quiet_NaN(),
-                           std::numeric_limits<double>::infinity(),
-                           -std::numeric_limits<double>::infinity()}) {
+  for (const double bad :
+       {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(),
+        -std::numeric_limits<double>::infinity()}) {
     SCOPED_TRACE(bad);
     google::protobuf::Value top;
     top.set_number_value(bad);
-    EXPECT_THAT(
-        CheckJsonValue(top, "v"),
-        StatusIs(absl::StatusCode::kInvalidArgument, "v: not a finite number"));
+    EXPECT_THAT(CheckJsonValue(top, "v"),
+                StatusIs(absl::StatusCode::kInvalidArgument, "v: not a finite number"));
 
     google::protobuf::Struct object;
-    google::protobuf::ListValue* list =
-        (*object.mutable_fields())["a"].mutable_list_value();
+    google::protobuf::ListValue* list = (*object.mutable_fields())["a"].mutable_list_value();
     list->add_values()->set_number_value(1);
-    (*list->add_values()->mutable_struct_value()->mutable_fields())["b"]
-        .set_number_value(bad);
+    (*list->add_values()->mutable_struct_value()->mutable_fields())["b"].set_number_value(bad);
     EXPECT_THAT(CheckJsonObject(object, "metadata"),
                 StatusIs(absl::StatusCode::kInvalidArgument,
                          "metadata[\"a\"][1][\"b\"]: not a finite number"));
@@ -421,9 +422,8 @@ TEST(CheckJsonTest, RejectsUnsetValuesAndInvalidText) {
               StatusIs(absl::StatusCode::kInvalidArgument, "v: no value set"));
   google::protobuf::Struct object;
   (*object.mutable_fields())["z"];
-  EXPECT_THAT(
-      CheckJsonObject(object, "o"),
-      StatusIs(absl::StatusCode::kInvalidArgument, "o[\"z\"]: no value set"));
+  EXPECT_THAT(CheckJsonObject(object, "o"),
+              StatusIs(absl::StatusCode::kInvalidArgument, "o[\"z\"]: no value set"));
   google::protobuf::Value text;
   text.set_string_value("\xC0\x80");
   EXPECT_THAT(CheckJsonValue(text, "v"),
@@ -436,8 +436,7 @@ TEST(CheckJsonTest, FirstErrorInKeyOrder) {
     (*object.mutable_fields())[key].set_number_value(std::nan(""));
   }
   EXPECT_THAT(CheckJsonObject(object, "o"),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       "o[\"b\"]: not a finite number"));
+              StatusIs(absl::StatusCode::kInvalidArgument, "o[\"b\"]: not a finite number"));
 }
 
 }  // namespace

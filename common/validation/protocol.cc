@@ -150,8 +150,7 @@ absl::Status CheckCapabilityConstraints(pb::CapabilityConstraints* constraints,
                                         const PathRef& path) {
   // A repeated field cannot be absent: no purposes means "unconstrained".
   const PathRef purposes = path.Field("purposes");
-  RETURN_IF_ERROR(
-      CheckCount(constraints->purposes_size(), 0, kMaxPurposes, purposes));
+  RETURN_IF_ERROR(CheckCount(constraints->purposes_size(), 0, kMaxPurposes, purposes));
   for (int i = 0; i < constraints->purposes_size(); ++i) {
     RETURN_IF_ERROR(CheckPurpose(constraints->mutable_purposes(i), purposes.Index(i)));
   }
@@ -170,8 +169,7 @@ absl::Status CheckCapabilityConstraints(pb::CapabilityConstraints* constraints,
   if (constraints->has_max_uses() && constraints->max_uses() <= 0) {
     return InvalidArgumentAt(path.Field("max_uses"), "must be positive");
   }
-  if (constraints->has_delegation_depth() &&
-      constraints->delegation_depth() < 0) {
+  if (constraints->has_delegation_depth() && constraints->delegation_depth() < 0) {
     return InvalidArgumentAt(path.Field("delegation_depth"), "must be non-negative");
   }
   return absl::OkStatus();
@@ -232,10 +230,8 @@ absl::Status CheckCapabilityGrant(pb::CapabilityGrant* grant, const PathRef& pat
   RETURN_IF_ERROR(
       OptionalTimestamp(grant->has_revoked_at(), grant->revoked_at(), path.Field("revoked_at")));
   const PathRef parent = path.Field("parent_grant_id");
-  RETURN_IF_ERROR(
-      CheckOptionalIdentifier(grant->mutable_parent_grant_id(), parent));
-  if (!grant->parent_grant_id().empty() &&
-      grant->parent_grant_id() == grant->id()) {
+  RETURN_IF_ERROR(CheckOptionalIdentifier(grant->mutable_parent_grant_id(), parent));
+  if (!grant->parent_grant_id().empty() && grant->parent_grant_id() == grant->id()) {
     return InvalidArgumentAt(parent, "must differ from id");
   }
   return OptionalJsonObject(grant->has_metadata(), grant->metadata(), path.Field("metadata"));
@@ -292,8 +288,7 @@ absl::Status CheckReachResult(pb::ReachResult* result, const PathRef& path) {
   const PathRef reach = path.Field("reach");
   const PathRef reason = path.Field("reason_code");
   if (result->status() == pb::REACH_STATUS_COMPUTED) {
-    RETURN_IF_ERROR(
-        CheckCount(result->reach_size(), 0, kMaxReachEntries, reach));
+    RETURN_IF_ERROR(CheckCount(result->reach_size(), 0, kMaxReachEntries, reach));
     for (int i = 0; i < result->reach_size(); ++i) {
       RETURN_IF_ERROR(CheckResourceReach(result->mutable_reach(i), reach.Index(i)));
     }
@@ -308,8 +303,7 @@ absl::Status CheckReachResult(pb::ReachResult* result, const PathRef& path) {
   RETURN_IF_ERROR(CheckIdentifier(result->mutable_reason_code(), reason));
   if (result->reason_code() != "authority_unavailable" &&
       result->reason_code() != "usage_store_unavailable") {
-    return InvalidArgumentAt(
-        reason, "must be authority_unavailable or usage_store_unavailable");
+    return InvalidArgumentAt(reason, "must be authority_unavailable or usage_store_unavailable");
   }
   return absl::OkStatus();
 }

@@ -75,7 +75,8 @@ TEST(ProtocolAllocationTest, AValidContextIsCheckedWithoutAllocating) {
   context.set_trace_id("trace-identifier-longer-than-sixteen");
   context.mutable_now()->set_seconds(1767225600);
   ASSERT_TRUE(ValidateAccessContext(&context, "context").ok());
-  EXPECT_EQ(CountAllocations([&] { EXPECT_TRUE(ValidateAccessContext(&context, "context").ok()); }), 0);
+  EXPECT_EQ(CountAllocations([&] { EXPECT_TRUE(ValidateAccessContext(&context, "context").ok()); }),
+            0);
 }
 
 TEST(ProtocolAllocationTest, AFailureStillNamesTheWholePath) {

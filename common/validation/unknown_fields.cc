@@ -21,15 +21,9 @@ using ::google::protobuf::FieldDescriptor;
 using ::google::protobuf::Message;
 using ::google::protobuf::Reflection;
 
-bool IsStruct(const Descriptor* d) {
-  return d->full_name() == "google.protobuf.Struct";
-}
-bool IsValue(const Descriptor* d) {
-  return d->full_name() == "google.protobuf.Value";
-}
-bool IsListValue(const Descriptor* d) {
-  return d->full_name() == "google.protobuf.ListValue";
-}
+bool IsStruct(const Descriptor* d) { return d->full_name() == "google.protobuf.Struct"; }
+bool IsValue(const Descriptor* d) { return d->full_name() == "google.protobuf.Value"; }
+bool IsListValue(const Descriptor* d) { return d->full_name() == "google.protobuf.ListValue"; }
 
 // Path of a singular message field. A Value's struct/list payload is the Value
 // itself in JSON.
@@ -58,8 +52,7 @@ struct MapEntry {
 
 absl::Status Walk(const Message& message, absl::string_view path);
 
-absl::Status WalkMap(const Message& message, const FieldDescriptor* field,
-                     absl::string_view path) {
+absl::Status WalkMap(const Message& message, const FieldDescriptor* field, absl::string_view path) {
   const Reflection* reflection = message.GetReflection();
   const FieldDescriptor* key_field = field->message_type()->map_key();
   const FieldDescriptor* value_field = field->message_type()->map_value();
@@ -94,18 +87,14 @@ absl::Status WalkMap(const Message& message, const FieldDescriptor* field,
     }
     entries.push_back(std::move(e));
   }
-  std::sort(entries.begin(), entries.end(),
-            [](const MapEntry& a, const MapEntry& b) {
-              if (a.string_key != b.string_key)
-                return a.string_key < b.string_key;
-              if (a.signed_key != b.signed_key)
-                return a.signed_key < b.signed_key;
-              return a.unsigned_key < b.unsigned_key;
-            });
+  std::sort(entries.begin(), entries.end(), [](const MapEntry& a, const MapEntry& b) {
+    if (a.string_key != b.string_key) return a.string_key < b.string_key;
+    if (a.signed_key != b.signed_key) return a.signed_key < b.signed_key;
+    return a.unsigned_key < b.unsigned_key;
+  });
 
-  const std::string map_path = IsStruct(message.GetDescriptor())
-                                   ? std::string(path)
-                                   : FieldPath(path, field->name());
+  const std::string map_path =
+      IsStruct(message.GetDescriptor()) ? std::string(path) : FieldPath(path, field->name());
   for (const MapEntry& e : entries) {
     std::string entry_path;
     switch (key_field->cpp_type()) {
@@ -117,8 +106,7 @@ absl::Status WalkMap(const Message& message, const FieldDescriptor* field,
         entry_path = absl::StrCat(map_path, "[", e.signed_key, "]");
         break;
       case FieldDescriptor::CPPTYPE_BOOL:
-        entry_path =
-            absl::StrCat(map_path, "[", e.unsigned_key ? "true" : "false", "]");
+        entry_path = absl::StrCat(map_path, "[", e.unsigned_key ? "true" : "false", "]");
         break;
       default:
         entry_path = absl::StrCat(map_path, "[", e.unsigned_key, "]");
@@ -127,9 +115,8 @@ absl::Status WalkMap(const Message& message, const FieldDescriptor* field,
     // The entry wrapper itself (protobuf normally discards unknown tags there).
     const auto& unknown = e.entry->GetReflection()->GetUnknownFields(*e.entry);
     if (!unknown.empty()) {
-      return InvalidArgumentAt(
-          entry_path,
-          absl::StrCat("unknown field ", unknown.field(0).number()));
+      return InvalidArgumentAt(entry_path,
+                               absl::StrCat("unknown field ", unknown.field(0).number()));
     }
     if (value_field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
       const Reflection* er = e.entry->GetReflection();
@@ -143,8 +130,7 @@ absl::Status Walk(const Message& message, absl::string_view path) {
   const Reflection* reflection = message.GetReflection();
   const auto& unknown = reflection->GetUnknownFields(message);
   if (!unknown.empty()) {
-    return InvalidArgumentAt(
-        path, absl::StrCat("unknown field ", unknown.field(0).number()));
+    return InvalidArgumentAt(path, absl::StrCat("unknown field ", unknown.field(0).number()));
   }
   const Descriptor* descriptor = message.GetDescriptor();
   std::vector<const FieldDescriptor*> fields;
@@ -160,8 +146,8 @@ absl::Status Walk(const Message& message, absl::string_view path) {
                              ElementPath(descriptor, field, path, i)));
       }
     } else {
-      RETURN_IF_ERROR(Walk(reflection->GetMessage(message, field),
-                           SingularPath(descriptor, field, path)));
+      RETURN_IF_ERROR(
+          Walk(reflection->GetMessage(message, field), SingularPath(descriptor, field, path)));
     }
   }
   return absl::OkStatus();

@@ -41,9 +41,7 @@ std::string Tag(int number, int wire_type) {
   return Varint((static_cast<uint64_t>(number) << 3) | wire_type);
 }
 
-std::string VarintField(int number, uint64_t value) {
-  return Tag(number, 0) + Varint(value);
-}
+std::string VarintField(int number, uint64_t value) { return Tag(number, 0) + Varint(value); }
 
 std::string BytesField(int number, const std::string& bytes) {
   return Tag(number, 2) + Varint(bytes.size()) + bytes;
@@ -52,8 +50,7 @@ std::string BytesField(int number, const std::string& bytes) {
 template <typename T>
 T ParseText(const std::string& text) {
   T message;
-  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &message))
-      << text;
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &message)) << text;
   return message;
 }
 
@@ -85,8 +82,7 @@ TEST(RejectUnknownFieldsTest, AcceptsCleanMessages) {
 }
 
 TEST(RejectUnknownFieldsTest, TopLevelUnknownFieldOfEveryWireType) {
-  const std::string call =
-      ParseText<pb::ToolCall>(R"pb(id: "c" tool: "t")pb").SerializeAsString();
+  const std::string call = ParseText<pb::ToolCall>(R"pb(id: "c" tool: "t")pb").SerializeAsString();
   const struct {
     std::string extra;
     int number;
@@ -112,24 +108,20 @@ TEST(RejectUnknownFieldsTest, NestedSingularField) {
   request.set_version("1");
   request.mutable_context()->mutable_actor()->set_agent_id("alice");
   const std::string actor = request.context().actor().SerializeAsString();
-  const std::string extra =
-      BytesField(4, BytesField(2, actor + VarintField(9, 1)));
-  const auto parsed =
-      ParseWire<pb::ExecutionRequest>(request.SerializeAsString() + extra);
+  const std::string extra = BytesField(4, BytesField(2, actor + VarintField(9, 1)));
+  const auto parsed = ParseWire<pb::ExecutionRequest>(request.SerializeAsString() + extra);
   EXPECT_EQ(parsed.context().actor().agent_id(), "alice");
-  EXPECT_THAT(RejectUnknownFields(parsed, "request"),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       "request.context.actor: unknown field 9"));
+  EXPECT_THAT(
+      RejectUnknownFields(parsed, "request"),
+      StatusIs(absl::StatusCode::kInvalidArgument, "request.context.actor: unknown field 9"));
 }
 
 TEST(RejectUnknownFieldsTest, EmptyRootPathNamesTheFieldOnly) {
   const std::string extra = BytesField(4, BytesField(2, VarintField(9, 1)));
   const auto parsed = ParseWire<pb::ExecutionRequest>(extra);
   EXPECT_THAT(RejectUnknownFields(parsed, ""),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       "context.actor: unknown field 9"));
-  EXPECT_THAT(RejectUnknownFields(
-                  ParseWire<pb::ExecutionRequest>(VarintField(77, 0)), ""),
+              StatusIs(absl::StatusCode::kInvalidArgument, "context.actor: unknown field 9"));
+  EXPECT_THAT(RejectUnknownFields(ParseWire<pb::ExecutionRequest>(VarintField(77, 0)), ""),
               StatusIs(absl::StatusCode::kInvalidArgument, "unknown field 77"));
 }
 
@@ -138,13 +130,12 @@ TEST(RejectUnknownFieldsTest, RepeatedElementIsIndexed) {
   *grant.add_capabilities() = grant.capabilities(0);
   const std::string capability = grant.capabilities(0).SerializeAsString();
   // A third capability (field 5) carrying unknown field 9.
-  const auto parsed = ParseWire<pb::CapabilityGrant>(
-      grant.SerializeAsString() +
-      BytesField(5, capability + VarintField(9, 3)));
+  const auto parsed = ParseWire<pb::CapabilityGrant>(grant.SerializeAsString() +
+                                                     BytesField(5, capability + VarintField(9, 3)));
   ASSERT_EQ(parsed.capabilities_size(), 3);
-  EXPECT_THAT(RejectUnknownFields(parsed, "grant"),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       "grant.capabilities[2]: unknown field 9"));
+  EXPECT_THAT(
+      RejectUnknownFields(parsed, "grant"),
+      StatusIs(absl::StatusCode::kInvalidArgument, "grant.capabilities[2]: unknown field 9"));
 }
 
 TEST(RejectUnknownFieldsTest, DeepInsideGrantCapabilityResourceOwner) {
@@ -158,16 +149,14 @@ TEST(RejectUnknownFieldsTest, DeepInsideGrantCapabilityResourceOwner) {
   const std::string owner_bytes = owner.SerializeAsString() + VarintField(7, 1);
   capability.clear_resource();
   const std::string capability_bytes =
-      capability.SerializeAsString() +
-      BytesField(1, resource + BytesField(3, owner_bytes));
-  const auto parsed = ParseWire<pb::CapabilityGrant>(
-      grant.SerializeAsString() + BytesField(5, capability_bytes));
+      capability.SerializeAsString() + BytesField(1, resource + BytesField(3, owner_bytes));
+  const auto parsed =
+      ParseWire<pb::CapabilityGrant>(grant.SerializeAsString() + BytesField(5, capability_bytes));
   ASSERT_EQ(parsed.capabilities_size(), 2);
   EXPECT_EQ(parsed.capabilities(1).resource().owner().agent_id(), "carol");
-  EXPECT_THAT(
-      RejectUnknownFields(parsed, "grant"),
-      StatusIs(absl::StatusCode::kInvalidArgument,
-               "grant.capabilities[1].resource.owner: unknown field 7"));
+  EXPECT_THAT(RejectUnknownFields(parsed, "grant"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "grant.capabilities[1].resource.owner: unknown field 7"));
 }
 
 TEST(RejectUnknownFieldsTest, OneofMember) {
@@ -175,11 +164,10 @@ TEST(RejectUnknownFieldsTest, OneofMember) {
   result.mutable_escalation()->set_reason("help");
   // escalation (7) .reviewer (2) with field 12.
   const auto parsed = ParseWire<pb::ExecutionResult>(
-      result.SerializeAsString() +
-      BytesField(7, BytesField(2, VarintField(12, 1))));
-  EXPECT_THAT(RejectUnknownFields(parsed, "result"),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       "result.escalation.reviewer: unknown field 12"));
+      result.SerializeAsString() + BytesField(7, BytesField(2, VarintField(12, 1))));
+  EXPECT_THAT(
+      RejectUnknownFields(parsed, "result"),
+      StatusIs(absl::StatusCode::kInvalidArgument, "result.escalation.reviewer: unknown field 12"));
 }
 
 TEST(RejectUnknownFieldsTest, StructValueInMapOnTheWire) {
@@ -187,13 +175,13 @@ TEST(RejectUnknownFieldsTest, StructValueInMapOnTheWire) {
   // bool (4), field 9 } } }.
   const std::string value = VarintField(4, 1) + VarintField(9, 1);
   const std::string entry = BytesField(1, "k") + BytesField(2, value);
-  const auto parsed = ParseWire<pb::CapabilityGrant>(
-      ParseText<pb::CapabilityGrant>(kGrant).SerializeAsString() +
-      BytesField(10, BytesField(1, entry)));
+  const auto parsed =
+      ParseWire<pb::CapabilityGrant>(ParseText<pb::CapabilityGrant>(kGrant).SerializeAsString() +
+                                     BytesField(10, BytesField(1, entry)));
   ASSERT_TRUE(parsed.metadata().fields().at("k").bool_value());
-  EXPECT_THAT(RejectUnknownFields(parsed, "grant"),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       "grant.metadata[\"k\"]: unknown field 9"));
+  EXPECT_THAT(
+      RejectUnknownFields(parsed, "grant"),
+      StatusIs(absl::StatusCode::kInvalidArgument, "grant.metadata[\"k\"]: unknown field 9"));
 }
 
 // A Struct that is not protobuf's generated class (here a DynamicMessage) is walked through
@@ -214,9 +202,9 @@ TEST(RejectUnknownFieldsTest, StructOnTheWireGeneratedOrDynamic) {
             nullptr);
   for (const google::protobuf::Message* message :
        std::vector<const google::protobuf::Message*>{&generated, dynamic.get()}) {
-    EXPECT_THAT(RejectUnknownFields(*message, "metadata"),
-                StatusIs(absl::StatusCode::kInvalidArgument,
-                         "metadata[\"k\"][\"in\"]: unknown field 9"));
+    EXPECT_THAT(
+        RejectUnknownFields(*message, "metadata"),
+        StatusIs(absl::StatusCode::kInvalidArgument, "metadata[\"k\"][\"in\"]: unknown field 9"));
   }
   // Without the unknown field both are clean.
   const std::string clean_inner =
@@ -270,12 +258,11 @@ TEST(RejectUnknownFieldsTest, MapEntriesWalkedInKeyOrder) {
   for (const char* key : {"zeta", "alpha", "mid"}) {
     google::protobuf::Value& value = (*metadata.mutable_fields())[key];
     value.set_bool_value(true);
-    value.GetReflection()->MutableUnknownFields(&value)->AddVarint(
-        key[0] == 'a' ? 11 : 12, 1);
+    value.GetReflection()->MutableUnknownFields(&value)->AddVarint(key[0] == 'a' ? 11 : 12, 1);
   }
-  EXPECT_THAT(RejectUnknownFields(metadata, "metadata"),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       "metadata[\"alpha\"]: unknown field 11"));
+  EXPECT_THAT(
+      RejectUnknownFields(metadata, "metadata"),
+      StatusIs(absl::StatusCode::kInvalidArgument, "metadata[\"alpha\"]: unknown field 11"));
 }
 
 TEST(RejectUnknownFieldsTest, KeysAreEscapedInPaths) {
@@ -283,8 +270,7 @@ TEST(RejectUnknownFieldsTest, KeysAreEscapedInPaths) {
   google::protobuf::Value& value = (*metadata.mutable_fields())["a\"b"];
   value.GetReflection()->MutableUnknownFields(&value)->AddVarint(3, 1);
   EXPECT_THAT(RejectUnknownFields(metadata, "m"),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       "m[\"a\\\"b\"]: unknown field 3"));
+              StatusIs(absl::StatusCode::kInvalidArgument, "m[\"a\\\"b\"]: unknown field 3"));
 }
 
 TEST(RejectUnknownFieldsTest, ParentReportedBeforeChildren) {
@@ -296,8 +282,7 @@ TEST(RejectUnknownFieldsTest, ParentReportedBeforeChildren) {
       ->AddVarint(9, 1);
   request.GetReflection()->MutableUnknownFields(&request)->AddVarint(40, 1);
   EXPECT_THAT(RejectUnknownFields(request, "request"),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       "request: unknown field 40"));
+              StatusIs(absl::StatusCode::kInvalidArgument, "request: unknown field 40"));
 }
 
 }  // namespace

@@ -230,8 +230,8 @@ class TurnEngine {
       const v1::InvokeResourceRequest& request, const common::server::HostScope& scope);
 
   // The turn's tool namespaces, and an update of them (tool_namespaces.h).
-  // Errors: INVALID_ARGUMENT naming the field; NOT_FOUND (also outside `scope`); FAILED_PRECONDITION
-  // (the turn has ended).
+  // Errors: INVALID_ARGUMENT naming the field; NOT_FOUND (also outside `scope`);
+  // FAILED_PRECONDITION (the turn has ended).
   absl::StatusOr<v1::ListToolNamespacesResponse> ListToolNamespaces(
       const v1::ListToolNamespacesRequest& request, const common::server::HostScope& scope);
   absl::StatusOr<v1::UpdateToolNamespacesResponse> UpdateToolNamespaces(

@@ -24,6 +24,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "capability/reason_codes.h"
 #include "common/metrics/sinks.h"
 #include "common/server/auth.h"
 #include "envelope_svc/core/turn.h"
@@ -61,7 +62,8 @@ class TurnTable {
     size_t max_admission_ended = 1024;
   };
 
-  explicit TurnTable(Options options) : options_(options), metrics_(options.metrics) {}
+  explicit TurnTable(Options options)
+      : options_(options), metrics_(options.metrics, capability::kTurnBudgetCodes) {}
   TurnTable(const TurnTable&) = delete;
   TurnTable& operator=(const TurnTable&) = delete;
 

@@ -318,7 +318,7 @@ absl::Status CheckPublicUrl(const std::string& url) {
 McpServer::McpServer(Options options, std::shared_ptr<common::server::KeyPairWatcher> key_pair,
                      std::unique_ptr<common::http::BoundedHttpServer> http, int port)
     : options_(std::move(options)),
-      metrics_(options_.metrics),
+      metrics_(options_.metrics, capability::kTurnBudgetCodes),
       key_pair_(std::move(key_pair)),
       http_(std::move(http)),
       port_(port),

@@ -40,8 +40,9 @@ class ReplicatedMessageTransport final : public MessageTransportInterface {
   // `local` is the built-in transport of this replica, named `self`; `peers` the other
   // replicas' transports by name (GrpcMessageTransports to their PeerTransportService). Borrows
   // `local`.
-  ReplicatedMessageTransport(std::string self, LocalMessageTransport& local,
-                             std::map<std::string, std::unique_ptr<MessageTransportInterface>> peers);
+  ReplicatedMessageTransport(
+      std::string self, LocalMessageTransport& local,
+      std::map<std::string, std::unique_ptr<MessageTransportInterface>> peers);
 
   // The home of `namespace_id` (this replica's name or a peer's).
   std::string HomeOf(absl::string_view namespace_id) const;

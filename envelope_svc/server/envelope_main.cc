@@ -233,16 +233,15 @@ absl::StatusOr<env::EnvelopeServerOptions> Options(const RepeatedFlags& repeated
       options.replica.mcp_peers,
       env::ParseReplicaPeers(absl::GetFlag(FLAGS_replica_mcp_peers), "--replica_mcp_peers"));
   if (!absl::GetFlag(FLAGS_replica_token_file).empty()) {
-    ASSIGN_OR_RETURN(options.replica.token,
-                     server::ReadFlagToken("replica_token_file",
-                                           absl::GetFlag(FLAGS_replica_token_file)));
+    ASSIGN_OR_RETURN(
+        options.replica.token,
+        server::ReadFlagToken("replica_token_file", absl::GetFlag(FLAGS_replica_token_file)));
   }
   options.drain_timeout = absl::GetFlag(FLAGS_replica_drain_timeout);
   options.turn_journal = TurnJournalPath();
   // The journal is as durable as the outbox beside it.
-  ASSIGN_OR_RETURN(options.turn_journal_fsync,
-                   sharedos::audit::client::OutboxFsyncFromFlag(
-                       absl::GetFlag(FLAGS_audit_outbox_durability)));
+  ASSIGN_OR_RETURN(options.turn_journal_fsync, sharedos::audit::client::OutboxFsyncFromFlag(
+                                                   absl::GetFlag(FLAGS_audit_outbox_durability)));
   return options;
 }
 

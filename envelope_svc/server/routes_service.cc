@@ -168,7 +168,8 @@ grpc::Status MessageRoutesService::Receive(grpc::ServerContext* context,
                          long_polls_.Acquire(caller.name, "MessageRoutes.Receive"));
         return server::TurnForwarder::ServeWorld(
             forwarder_, *context, HomeOf(request->namespace_id()), *request,
-            &v1::MessageRoutes::Stub::Receive, [&] { return core_.Receive(*request, caller.scope); });
+            &v1::MessageRoutes::Stub::Receive,
+            [&] { return core_.Receive(*request, caller.scope); });
       });
 }
 

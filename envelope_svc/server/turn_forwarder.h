@@ -130,12 +130,12 @@ class TurnForwarder {
   // UNAVAILABLE "the world's messaging replica <home> is unreachable (fail closed: nothing was
   // done); retry".
   template <typename Request, typename Response, typename Local>
-  static absl::StatusOr<Response> ServeWorld(
-      const TurnForwarder* forwarder, const grpc::ServerContext& context, const std::string& home,
-      const Request& request,
-      grpc::Status (v1::MessageRoutes::Stub::*method)(grpc::ClientContext*, const Request&,
-                                                      Response*),
-      Local&& local) {
+  static absl::StatusOr<Response> ServeWorld(const TurnForwarder* forwarder,
+                                             const grpc::ServerContext& context,
+                                             const std::string& home, const Request& request,
+                                             grpc::Status (v1::MessageRoutes::Stub::*method)(
+                                                 grpc::ClientContext*, const Request&, Response*),
+                                             Local&& local) {
     if (forwarder == nullptr || home == forwarder->name() || Forwarded(context) ||
         forwarder->routes_.count(home) == 0) {
       return local();
@@ -143,8 +143,8 @@ class TurnForwarder {
     grpc::ClientContext client;
     forwarder->Prepare(home, context, client);
     Response response;
-    const grpc::Status status = (forwarder->routes_.at(home).get()->*method)(&client, request,
-                                                                            &response);
+    const grpc::Status status =
+        (forwarder->routes_.at(home).get()->*method)(&client, request, &response);
     if (!status.ok()) return forwarder->Failed(home, status, kWorldHome);
     return response;
   }

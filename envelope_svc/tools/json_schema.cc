@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "common/status/status_macros.h"
 #include "absl/strings/str_join.h"
 #include "absl/types/optional.h"
+#include "common/status/status_macros.h"
 
 #if !VALIJSON_USE_EXCEPTIONS
 #error "valijson must be built with VALIJSON_USE_EXCEPTIONS=1 (else a bad schema aborts)"
@@ -124,8 +124,8 @@ absl::Status CheckRefChain(const Adapter& root, const Adapter& start) {
           absl::StrCat("a $ref chain is circular or longer than ", kMaxRefHops));
     }
     const auto uri = valijson::internal::json_reference::getJsonReferenceUri(ref);
-    if (uri && (valijson::internal::uri::isUriAbsolute(*uri) ||
-                valijson::internal::uri::isUrn(*uri))) {
+    if (uri &&
+        (valijson::internal::uri::isUriAbsolute(*uri) || valijson::internal::uri::isUrn(*uri))) {
       return absl::OkStatus();
     }
     const auto pointer = valijson::internal::json_reference::getJsonReferencePointer(ref);

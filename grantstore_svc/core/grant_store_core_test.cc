@@ -9,6 +9,7 @@
 #include "audit_svc/client/fake_audit_writer.h"
 #include "audit_svc/core/control_plane_event.h"
 #include "common/metrics/metrics.h"
+#include "common/status/proto_matchers.h"
 #include "common/status/status_matchers.h"
 #include "common/time/clock.h"
 #include "common/validation/protocol.h"
@@ -16,7 +17,6 @@
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/text_format.h"
-#include "google/protobuf/util/message_differencer.h"
 #include "grantstore_svc/core/request_validation.h"
 #include "grantstore_svc/storage/sqlite_grant_store.h"
 #include "gtest/gtest.h"
@@ -25,6 +25,7 @@ namespace sharedos::grantstore::core {
 namespace {
 
 namespace pb = ::sharedos::protocol::v1;
+using ::sharedos::common::EqualsProto;
 using ::sharedos::common::IsOk;
 using ::sharedos::common::StatusIs;
 using ::testing::ElementsAre;
@@ -41,15 +42,6 @@ T Parse(const std::string& text) {
     ADD_FAILURE() << "bad text proto: " << text;
   }
   return message;
-}
-
-MATCHER_P(EqualsProto, expected, "") {
-  std::string diff;
-  google::protobuf::util::MessageDifferencer differencer;
-  differencer.ReportDifferencesToString(&diff);
-  if (differencer.Compare(expected, arg)) return true;
-  *result_listener << diff;
-  return false;
 }
 
 std::string Deterministic(const google::protobuf::Message& message) {

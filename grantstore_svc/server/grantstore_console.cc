@@ -11,6 +11,7 @@
 #include "common/server/tls_flags.h"
 #include "common/time/clock.h"
 #include "console/console_server.h"
+#include "console/oidc_provider.h"
 
 ABSL_FLAG(int, console_port, -1,
           "Port of the reviewer console (a web UI on --console_host; HTTPS with --tls_cert and "
@@ -26,7 +27,14 @@ class GrantStoreWithConsole final : public common::server::Servable {
   explicit GrantStoreWithConsole(std::unique_ptr<GrantStoreServer> grantstore)
       : grantstore_(std::move(grantstore)), console_service_(grantstore_->NewService()) {}
 
-  absl::Status Start(const common::server::Authenticator& authenticator) {
+  absl::Status Start(const common::server::Authenticator& authenticator,
+                     const common::oidc::OidcBearerVerifier* oidc) {
+    if (oidc != nullptr) {
+      absl::StatusOr<std::unique_ptr<console::ConfiguredOidcProvider>> provider =
+          console::ConfiguredOidcProvider::Create(oidc->stack());
+      if (!provider.ok()) return provider.status();
+      oidc_ = *std::move(provider);
+    }
     const audit::client::AuditWriterConfig audit = audit::client::AuditWriterConfigFromFlags();
     if (audit.target.empty()) {
       return absl::InvalidArgumentError(
@@ -47,7 +55,7 @@ class GrantStoreWithConsole final : public common::server::Servable {
     options.tls = common::server::ServerTlsFromFlags();
     absl::StatusOr<std::unique_ptr<console::ConsoleServer>> console = console::ConsoleServer::Start(
         std::move(options), authenticator, internal_->InProcessChannel(), *audit_channel,
-        common::RealClock());
+        common::RealClock(), oidc_.get());
     if (!console.ok()) return console.status();
     console_ = *std::move(console);
     return absl::OkStatus();
@@ -69,6 +77,7 @@ class GrantStoreWithConsole final : public common::server::Servable {
   std::unique_ptr<GrantStoreServer> grantstore_;
   std::unique_ptr<grpc::Service> console_service_;
   std::unique_ptr<common::server::ServerRunner> internal_;
+  std::unique_ptr<console::ConfiguredOidcProvider> oidc_;
   std::unique_ptr<console::ConsoleServer> console_;
 };
 
@@ -76,10 +85,11 @@ class GrantStoreWithConsole final : public common::server::Servable {
 
 absl::StatusOr<std::unique_ptr<common::server::Servable>> WithConsoleFromFlags(
     std::unique_ptr<GrantStoreServer> grantstore,
-    const common::server::Authenticator& authenticator) {
+    const common::server::Authenticator& authenticator,
+    const common::oidc::OidcBearerVerifier* oidc) {
   if (absl::GetFlag(FLAGS_console_port) < 0) return grantstore;
   auto served = std::make_unique<GrantStoreWithConsole>(std::move(grantstore));
-  if (absl::Status started = served->Start(authenticator); !started.ok()) return started;
+  if (absl::Status started = served->Start(authenticator, oidc); !started.ok()) return started;
   return served;
 }
 

@@ -55,8 +55,8 @@ absl::StatusOr<std::unique_ptr<server::Servable>> Build(const server::ServiceFla
   ASSIGN_OR_RETURN(auto built, grantstore::server::BuildGrantStoreServer(std::move(deps), options));
   for (auto& check : built->AnchorDependencies()) dependencies.push_back(std::move(check));
   // --console_port: the reviewer console beside it (grantstore_console.h).
-  ASSIGN_OR_RETURN(auto served,
-                   grantstore::server::WithConsoleFromFlags(std::move(built), *flags.authenticator));
+  ASSIGN_OR_RETURN(auto served, grantstore::server::WithConsoleFromFlags(
+                                    std::move(built), *flags.authenticator, flags.oidc.get()));
   return server::WithDependencies(std::move(served), std::move(dependencies),
                                   {"", options.store.path, nullptr});
 }

@@ -11,11 +11,11 @@
 #include "common/server/auth.h"
 #include "common/server/server_runner.h"
 #include "common/status/grpc_status.h"
+#include "common/status/proto_matchers.h"
 #include "common/status/status_matchers.h"
 #include "common/time/clock.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
-#include "google/protobuf/util/message_differencer.h"
 #include "grantstore_svc/core/grant_store_core.h"
 #include "grantstore_svc/storage/sqlite_grant_store.h"
 #include "grpcpp/grpcpp.h"
@@ -25,6 +25,7 @@ namespace sharedos::grantstore::server {
 namespace {
 
 namespace pb = ::sharedos::protocol::v1;
+using ::sharedos::common::EqualsProto;
 using ::sharedos::common::FromGrpcStatus;
 using ::sharedos::common::IsOk;
 using ::sharedos::common::StatusIs;
@@ -38,15 +39,6 @@ T Parse(const std::string& text) {
     ADD_FAILURE() << "bad text proto: " << text;
   }
   return message;
-}
-
-MATCHER_P(EqualsProto, expected, "") {
-  std::string diff;
-  google::protobuf::util::MessageDifferencer differencer;
-  differencer.ReportDifferencesToString(&diff);
-  if (differencer.Compare(expected, arg)) return true;
-  *result_listener << diff;
-  return false;
 }
 
 constexpr char kAdminToken[] = "admin-token-0123456789";

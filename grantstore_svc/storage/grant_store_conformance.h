@@ -19,12 +19,12 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "common/status/proto_matchers.h"
 #include "common/status/status_matchers.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/text_format.h"
-#include "google/protobuf/util/message_differencer.h"
 #include "grantstore_svc/storage/grant_store.h"
 #include "gtest/gtest.h"
 
@@ -84,15 +84,6 @@ inline std::string Deterministic(const google::protobuf::Message& message) {
   message.SerializeToCodedStream(&coded);
   coded.Trim();
   return bytes;
-}
-
-MATCHER_P(EqualsProto, expected, "") {
-  std::string diff;
-  google::protobuf::util::MessageDifferencer differencer;
-  differencer.ReportDifferencesToString(&diff);
-  if (differencer.Compare(expected, arg)) return true;
-  *result_listener << diff;
-  return false;
 }
 
 // An empty std::optional.
@@ -188,6 +179,7 @@ class GrantStoreConformanceTest : public Fixture {};
 
 TYPED_TEST_SUITE_P(GrantStoreConformanceTest);
 
+using ::sharedos::common::EqualsProto;
 using ::sharedos::common::IsOk;
 using ::sharedos::common::IsOkAndHolds;
 using ::sharedos::common::StatusIs;

@@ -227,85 +227,8 @@ absl::StatusOr<std::optional<int64_t>> SelectUsage(Connection& conn, absl::strin
 
 }  // namespace
 
-// ---------------------------------------------------------------------------------------
-// Pooled connections
-
-// A connection checked out of the store's pool; goes back (or is closed) when destroyed.
-// Move-only; one owner.
-class PostgresGrantStore::PooledConnection {
- public:
-  PooledConnection(PostgresGrantStore* store, std::unique_ptr<Connection> conn)
-      : store_(store), conn_(std::move(conn)) {}
-  PooledConnection(PooledConnection&& other) noexcept = default;
-  PooledConnection& operator=(PooledConnection&&) = delete;
-  ~PooledConnection() {
-    if (conn_ != nullptr) store_->Release(std::move(conn_));
-  }
-
-  Connection& operator*() const { return *conn_; }
-  Connection* operator->() const { return conn_.get(); }
-
- private:
-  PostgresGrantStore* store_;
-  std::unique_ptr<Connection> conn_;
-};
-
-bool PostgresGrantStore::ConnectionAvailable() const {
-  return !idle_.empty() || open_ < options_.max_connections;
-}
-
-absl::StatusOr<PostgresGrantStore::PooledConnection> PostgresGrantStore::Acquire() {
-  while (true) {
-    std::unique_ptr<Connection> idle;
-    {
-      absl::MutexLock lock(&mu_);
-      if (!mu_.AwaitWithTimeout(absl::Condition(this, &PostgresGrantStore::ConnectionAvailable),
-                                options_.lock_timeout)) {
-        return absl::UnavailableError(
-            absl::StrCat("all ", options_.max_connections,
-                         " PostgreSQL connections of the grant store are busy"));
-      }
-      if (idle_.empty()) {
-        ++open_;  // Reserves the slot the new connection takes.
-        break;
-      }
-      idle = std::move(idle_.back());
-      idle_.pop_back();
-    }
-    // A connection the server closed while idle (restart, failover) is dropped here, so the
-    // call reconnects instead of failing.
-    if (idle->healthy()) return PooledConnection(this, std::move(idle));
-    idle.reset();
-    absl::MutexLock lock(&mu_);
-    --open_;
-  }
-  Connection::Options conn_options;
-  conn_options.connect_timeout = options_.connect_timeout;
-  conn_options.application_name = "sharedos-grantstore";
-  absl::StatusOr<std::unique_ptr<Connection>> conn = Connection::Open(options_.uri, conn_options);
-  if (!conn.ok()) {
-    absl::MutexLock lock(&mu_);
-    --open_;
-    return conn.status();
-  }
-  return PooledConnection(this, *std::move(conn));
-}
-
-void PostgresGrantStore::Release(std::unique_ptr<Connection> conn) {
-  const bool reusable = conn->healthy() && !conn->InTransaction();
-  {
-    absl::MutexLock lock(&mu_);
-    if (reusable && static_cast<int>(idle_.size()) < options_.max_idle_connections) {
-      idle_.push_back(std::move(conn));
-      return;
-    }
-    --open_;
-  }
-  conn.reset();  // Closed outside the lock.
-}
-
 absl::Status PostgresGrantStore::Read(const ReadFn& fn) {
-  ASSIGN_OR_RETURN(PooledConnection conn, Acquire());
+  ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());
   TransactionOptions snapshot;
   snapshot.isolation = TransactionOptions::Isolation::kRepeatableRead;
   snapshot.read_only = true;
@@ -570,7 +493,24 @@ class PostgresGrantStore::Transaction : public WriteTransaction {
 // ---------------------------------------------------------------------------------------
 // The store
 
-PostgresGrantStore::PostgresGrantStore(Options options) : options_(std::move(options)) {}
+namespace {
+
+common::postgres::ConnectionPool::Options PoolOptions(const PostgresGrantStore::Options& options) {
+  common::postgres::ConnectionPool::Options pool;
+  pool.uri = options.uri;
+  pool.connection.connect_timeout = options.connect_timeout;
+  pool.connection.application_name = "sharedos-grantstore";
+  pool.max_connections = options.max_connections;
+  pool.max_idle_connections = options.max_idle_connections;
+  pool.acquire_timeout = options.lock_timeout;
+  pool.owner = "the grant store";
+  return pool;
+}
+
+}  // namespace
+
+PostgresGrantStore::PostgresGrantStore(Options options)
+    : options_(std::move(options)), pool_(PoolOptions(options_)) {}
 
 PostgresGrantStore::~PostgresGrantStore() = default;
 
@@ -582,21 +522,21 @@ absl::StatusOr<std::unique_ptr<PostgresGrantStore>> PostgresGrantStore::Open(
   }
   std::unique_ptr<PostgresGrantStore> store(new PostgresGrantStore(options));
   {
-    ASSIGN_OR_RETURN(PooledConnection conn, store->Acquire());
+    ASSIGN_OR_RETURN(PooledConnection conn, store->pool_.Acquire());
     RETURN_IF_ERROR(common::postgres::Migrate(*conn, kHistoryTable, kMigrations, clock));
   }
   return store;
 }
 
 absl::StatusOr<std::unique_ptr<WriteTransaction>> PostgresGrantStore::BeginWrite() {
-  ASSIGN_OR_RETURN(PooledConnection conn, Acquire());
+  ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());
   auto txn = std::make_unique<Transaction>(std::move(conn));
   RETURN_IF_ERROR(txn->Begin(options_.lock_timeout));
   return std::unique_ptr<WriteTransaction>(std::move(txn));
 }
 
 absl::StatusOr<int64_t> PostgresGrantStore::CurrentRevision() {
-  ASSIGN_OR_RETURN(PooledConnection conn, Acquire());
+  ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());
   return ReadRevision(*conn);
 }
 
@@ -698,7 +638,7 @@ absl::StatusOr<RevocationCheck> PostgresGrantStore::CheckRevocations(
 absl::StatusOr<ConsumeResult> PostgresGrantStore::TryConsume(absl::string_view namespace_id,
                                                              absl::string_view grant_id,
                                                              int64_t max_uses) {
-  ASSIGN_OR_RETURN(PooledConnection conn, Acquire());
+  ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());
   // One statement, so one transaction: the increment happens iff the grant exists and fewer
   // than max_uses were spent. ON CONFLICT DO UPDATE locks the usage row and re-checks the WHERE
   // against its latest committed version, so concurrent callers on any connection never spend
@@ -721,7 +661,7 @@ absl::StatusOr<ConsumeResult> PostgresGrantStore::TryConsume(absl::string_view n
 
 absl::StatusOr<int64_t> PostgresGrantStore::GetUsage(absl::string_view namespace_id,
                                                      absl::string_view grant_id) {
-  ASSIGN_OR_RETURN(PooledConnection conn, Acquire());
+  ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());
   ASSIGN_OR_RETURN(std::optional<int64_t> uses, SelectUsage(*conn, namespace_id, grant_id));
   if (!uses.has_value()) return capability::errors::GrantNotFound(namespace_id, grant_id);
   return *uses;
@@ -740,13 +680,13 @@ absl::StatusOr<std::optional<StoredHostPolicy>> PostgresGrantStore::GetHostPolic
 
 absl::StatusOr<std::optional<StoredEscalation>> PostgresGrantStore::GetEscalation(
     absl::string_view escalation_id) {
-  ASSIGN_OR_RETURN(PooledConnection conn, Acquire());
+  ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());
   return SelectEscalation(*conn, escalation_id);
 }
 
 absl::StatusOr<std::vector<gs::EscalationRecord>> PostgresGrantStore::ListEscalations(
     const EscalationQuery& query) {
-  ASSIGN_OR_RETURN(PooledConnection conn, Acquire());
+  ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());
   const Param params[] = {
       Param::Text(query.namespace_id), Param::Int64(query.after_recorded_revision),
       query.status.has_value() ? Param::Int64(*query.status) : Param::Null(Param::Type::kInt64),
@@ -767,13 +707,13 @@ absl::StatusOr<std::vector<gs::EscalationRecord>> PostgresGrantStore::ListEscala
 
 absl::StatusOr<std::optional<StoredCredential>> PostgresGrantStore::FindCredentialByDigest(
     absl::string_view token_sha256) {
-  ASSIGN_OR_RETURN(PooledConnection conn, Acquire());
+  ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());
   return SelectCredential(*conn, /*by_digest=*/true, token_sha256);
 }
 
 absl::StatusOr<std::vector<gs::Credential>> PostgresGrantStore::ListCredentials(
     const CredentialQuery& query) {
-  ASSIGN_OR_RETURN(PooledConnection conn, Acquire());
+  ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());
   const Param params[] = {Param::Text(query.after_credential_id),
                           Param::Bool(query.include_revoked),
                           Param::Int64(std::max(query.limit, 0))};

@@ -43,11 +43,10 @@
 #include <string>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/postgres/connection.h"
+#include "common/postgres/connection_pool.h"
 #include "common/time/clock.h"
 #include "grantstore_svc/storage/grant_store.h"
 
@@ -116,27 +115,17 @@ class PostgresGrantStore : public GrantStore {
 
  private:
   class Transaction;
-  class PooledConnection;
   using Connection = common::postgres::Connection;
+  using PooledConnection = common::postgres::PooledConnection;
   using ReadFn = std::function<absl::Status(Connection&)>;
 
   explicit PostgresGrantStore(Options options);
 
-  // A healthy idle connection, or a new one (waiting up to lock_timeout while max_connections
-  // are busy). Errors: UNAVAILABLE.
-  absl::StatusOr<PooledConnection> Acquire() ABSL_LOCKS_EXCLUDED(mu_);
-  bool ConnectionAvailable() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Keeps `conn` for reuse when it is healthy, idle and the pool has room; else closes it.
-  void Release(std::unique_ptr<Connection> conn) ABSL_LOCKS_EXCLUDED(mu_);
   // Runs `fn` in one REPEATABLE READ READ ONLY transaction: one consistent snapshot.
   absl::Status Read(const ReadFn& fn);
 
   const Options options_;
-
-  absl::Mutex mu_;
-  std::vector<std::unique_ptr<Connection>> idle_ ABSL_GUARDED_BY(mu_);
-  // Connections checked out or idle.
-  int open_ ABSL_GUARDED_BY(mu_) = 0;
+  common::postgres::ConnectionPool pool_;
 };
 
 }  // namespace sharedos::grantstore::storage

@@ -616,8 +616,7 @@ class ProcessDeployment final : public Deployment {
     ASSIGN_OR_RETURN(auto envelope, Channel(processes_->target(Service::kEnvelope)));
     host_ = std::make_unique<GrpcHost>(envelope, kHostToken);
     other_host_ = std::make_unique<GrpcHost>(envelope, kOtherHostToken);
-    ASSIGN_OR_RETURN(auto unattached,
-                     Channel(processes_->address(Service::kUnattachedEnvelope)));
+    ASSIGN_OR_RETURN(auto unattached, Channel(processes_->address(Service::kUnattachedEnvelope)));
     host_unattached_ = std::make_unique<GrpcHost>(unattached, kHostToken);
     ASSIGN_OR_RETURN(auto grants, Channel(processes_->target(Service::kGrantstore)));
     grants_stub_ = gv1::GrantStore::NewStub(grants);

@@ -215,7 +215,8 @@ TEST_P(ReviewerApprovalTest, OnlyTheReviewerApprovesAndARevokedCredentialIsRefus
   auto changes = [this]() {
     int changed = 0;
     for (const audit::v1::AuditRecord& record : audit_records_) {
-      changed += record.control_plane().type() == audit::v1::CONTROL_PLANE_EVENT_TYPE_CREDENTIAL_CHANGED;
+      changed +=
+          record.control_plane().type() == audit::v1::CONTROL_PLANE_EVENT_TYPE_CREDENTIAL_CHANGED;
     }
     return changed;
   };

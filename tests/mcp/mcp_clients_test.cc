@@ -130,8 +130,8 @@ class McpClientsTest : public ::testing::Test {
   envelope::v1::OpenTurnResponse OpenMcpTurn(const std::string& name) {
     google::protobuf::Timestamp now;
     now.set_seconds(absl::ToUnixSeconds(absl::Now()));
-    envelope::v1::OpenTurnRequest request = sharedosd::DemoTurnRequest(
-        envelope::v1::RUNTIME_MCP, "exec-" + name, "trace-" + name, now);
+    envelope::v1::OpenTurnRequest request =
+        sharedosd::DemoTurnRequest(envelope::v1::RUNTIME_MCP, "exec-" + name, "trace-" + name, now);
     request.mutable_execution_request()->mutable_options()->set_timeout_ms(120000);
     envelope::v1::OpenTurnResponse response;
     grpc::Status status = envelope_->OpenTurn(As(host_).get(), request, &response);

@@ -11,8 +11,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "grpcpp/grpcpp.h"
 #include "gmock/gmock.h"
+#include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "httplib.h"
 #include "sharedos/envelope/v1/envelope.grpc.pb.h"
@@ -150,9 +150,10 @@ TEST_F(OutboxGaugesE2eTest, CallsToDependenciesAreTimedByMethod) {
   httplib::Client client("127.0.0.1", metrics_port_);
   httplib::Result result = client.Get("/metrics");
   ASSERT_TRUE(result && result->status == 200);
-  EXPECT_THAT(result->body,
-              ::testing::HasSubstr(
-                  "sharedos_rpc_client_seconds_count{method=\"/sharedos.authorizer.v1.Authorizer/"));
+  EXPECT_THAT(
+      result->body,
+      ::testing::HasSubstr(
+          "sharedos_rpc_client_seconds_count{method=\"/sharedos.authorizer.v1.Authorizer/"));
   // Bounded labels: a method, never the turn's ids.
   EXPECT_THAT(result->body, ::testing::Not(::testing::HasSubstr("exec-client-1")));
 }

@@ -23,7 +23,8 @@ extern char** environ;
 namespace sharedos::testing {
 
 std::string RunfilePath(const std::string& relative, const char* argv0) {
-  if (const char* dir = std::getenv("TEST_SRCDIR")) return absl::StrCat(dir, "/sharedos/", relative);
+  if (const char* dir = std::getenv("TEST_SRCDIR"))
+    return absl::StrCat(dir, "/sharedos/", relative);
   if (const char* dir = std::getenv("RUNFILES_DIR")) {
     return absl::StrCat(dir, "/sharedos/", relative);
   }
@@ -34,9 +35,11 @@ std::string RunfilePath(const std::string& relative, const char* argv0) {
   return relative;  // `bazel run` starts in the runfiles tree.
 }
 
-absl::StatusOr<std::unique_ptr<Process>> Process::StartService(
-    const std::string& binary, const std::vector<std::string>& args, const std::string& name,
-    const char* argv0, absl::Duration timeout) {
+absl::StatusOr<std::unique_ptr<Process>> Process::StartService(const std::string& binary,
+                                                               const std::vector<std::string>& args,
+                                                               const std::string& name,
+                                                               const char* argv0,
+                                                               absl::Duration timeout) {
   absl::StatusOr<Process> started = Start(binary, args, argv0);
   if (!started.ok()) return started.status();
   auto process = std::make_unique<Process>(*std::move(started));
@@ -85,8 +88,10 @@ absl::StatusOr<Process> Process::Start(const std::string& binary,
 }
 
 Process::Process(Process&& other) noexcept
-    : pid_(other.pid_), address_(std::move(other.address_)),
-      output_(std::move(other.output_)), consumed_(other.consumed_) {
+    : pid_(other.pid_),
+      address_(std::move(other.address_)),
+      output_(std::move(other.output_)),
+      consumed_(other.consumed_) {
   other.pid_ = -1;
 }
 
@@ -119,12 +124,9 @@ absl::StatusOr<std::string> Process::WaitForLine(const std::string& prefix,
       return absl::FailedPreconditionError(
           absl::StrCat("process exited before \"", prefix, "\"; output:\n", text));
     }
-    auto more = [&]() {
-      return output_->text.size() > scanned || output_->closed;
-    };
+    auto more = [&]() { return output_->text.size() > scanned || output_->closed; };
     if (!output_->mu.AwaitWithDeadline(absl::Condition(&more), deadline)) {
-      return absl::DeadlineExceededError(
-          absl::StrCat("no line \"", prefix, "\"; output:\n", text));
+      return absl::DeadlineExceededError(absl::StrCat("no line \"", prefix, "\"; output:\n", text));
     }
   }
 }

@@ -28,9 +28,9 @@
 #include "audit_svc/storage/sqlite_audit_store.h"
 #include "benchmark/benchmark.h"
 #include "common/crypto/random.h"
-#include "common/sqlite/database.h"
 #include "common/server/auth.h"
 #include "common/server/server_runner.h"
+#include "common/sqlite/database.h"
 #include "common/sqlite/transaction.h"
 #include "common/time/clock.h"
 #include "common/validation/protocol.h"
@@ -46,8 +46,8 @@ std::atomic<int64_t> next_id{0};
 
 std::string FreshPath(const std::string& name) {
   const char* dir = std::getenv("TEST_TMPDIR");
-  std::string path = absl::StrCat(dir ? dir : "/tmp", "/sharedos-audit-bench-", getpid(), "-",
-                                  name, "-", next_id.fetch_add(1), ".db");
+  std::string path = absl::StrCat(dir ? dir : "/tmp", "/sharedos-audit-bench-", getpid(), "-", name,
+                                  "-", next_id.fetch_add(1), ".db");
   std::remove(path.c_str());
   return path;
 }
@@ -92,8 +92,9 @@ void BM_RawSqliteBatchedInsert(benchmark::State& state) {
   // The store creates the schema; the rows then go in straight through SQLite.
   { (void)SqliteAuditStore::Open(path, {DurabilityArg(state)}); }
   sharedos::common::sqlite::Database::Options options;
-  options.synchronous = state.range(0) == 0 ? sharedos::common::sqlite::Database::Synchronous::kNormal
-                                            : sharedos::common::sqlite::Database::Synchronous::kFull;
+  options.synchronous = state.range(0) == 0
+                            ? sharedos::common::sqlite::Database::Synchronous::kNormal
+                            : sharedos::common::sqlite::Database::Synchronous::kFull;
   auto db = sharedos::common::sqlite::Database::Open(path, options);
   if (!db.ok()) {
     state.SkipWithError(db.status().ToString().c_str());

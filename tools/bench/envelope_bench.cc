@@ -424,8 +424,8 @@ int main(int argc, char** argv) {
                                  : sharedos::audit::storage::SqliteAuditStore::Durability::kNormal;
   auto audit_store = sharedos::audit::storage::SqliteAuditStore::Open(audit_path, store_options);
   if (!audit_store.ok()) return 2;
-  sharedos::audit::core::AuditLog audit_log(*std::move(audit_store),
-                                            sharedos::common::RealClock(), {});
+  sharedos::audit::core::AuditLog audit_log(*std::move(audit_store), sharedos::common::RealClock(),
+                                            {});
   sharedos::audit::client::FakeAuditWriter unused_outbox;
   // As sharedosd: each service writes as its own principal (ADR 0014).
   sharedos::audit::client::LogAuditWriter log_writer(audit_log, unused_outbox,
@@ -513,8 +513,8 @@ int main(int argc, char** argv) {
   auto shaped_runner = server::ServerRunner::Start({}, {&quiet_service});
   auto shaped_audit_runner = server::ServerRunner::Start({}, {&local_service});
   if (!shaped_runner.ok() || !shaped_audit_runner.ok()) return 2;
-  GrpcTurn shaped{ev1::Envelope::NewStub(grpc::CreateChannel(
-                      (*shaped_runner)->address(), grpc::InsecureChannelCredentials())),
+  GrpcTurn shaped{ev1::Envelope::NewStub(grpc::CreateChannel((*shaped_runner)->address(),
+                                                             grpc::InsecureChannelCredentials())),
                   "shaped-", "", 0};
   GrpcTurn shaped_audit{ev1::Envelope::NewStub(grpc::CreateChannel(
                             (*shaped_audit_runner)->address(), grpc::InsecureChannelCredentials())),
@@ -530,8 +530,8 @@ int main(int argc, char** argv) {
   env::server::EnvelopeService two_hop_service(two_hop_engine, **authenticator);
   auto two_hop_runner = server::ServerRunner::Start({}, {&two_hop_service});
   if (!two_hop_runner.ok()) return 2;
-  GrpcTurn two_hop{ev1::Envelope::NewStub(grpc::CreateChannel(
-                       (*two_hop_runner)->address(), grpc::InsecureChannelCredentials())),
+  GrpcTurn two_hop{ev1::Envelope::NewStub(grpc::CreateChannel((*two_hop_runner)->address(),
+                                                              grpc::InsecureChannelCredentials())),
                    "two-hop-", "", 0};
   std::function<bool()> two_hop_call = [&] { return grpc_turn_call(two_hop); };
 

@@ -131,8 +131,8 @@ double ProcessesCpuMicros(const std::vector<pid_t>& pids) {
     unsigned long long utime = 0, stime = 0;  // fields 14 and 15 of the file
     if (fields.size() > 13 && absl::SimpleAtoi(fields[11], &utime) &&
         absl::SimpleAtoi(fields[12], &stime)) {
-      micros += 1e6 * static_cast<double>(utime + stime) /
-                static_cast<double>(sysconf(_SC_CLK_TCK));
+      micros +=
+          1e6 * static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
     }
   }
   return micros;
@@ -216,16 +216,15 @@ class Deployment {
     call->set_id(absl::StrCat("call-", next_call_++));
     call->set_tool("files.read");
     call->set_trace_id("trace-bench");
-    (*call->mutable_arguments()->mutable_fields())["path"].set_string_value(
-        "Workspace/notes.txt");
+    (*call->mutable_arguments()->mutable_fields())["path"].set_string_value("Workspace/notes.txt");
     call->mutable_requested_at()->set_seconds(1786438800);
     grpc::ClientContext context;
     Authenticate(context, host_);
     ev1::InvokeToolResponse response;
     const grpc::Status status = envelope_->InvokeTool(&context, request, &response);
     if (!status.ok() || response.result().status() != pb::TOOL_RESULT_STATUS_SUCCEEDED) {
-      std::fprintf(stderr, "%s: InvokeTool: %s %s\n", name_.c_str(),
-                   status.error_message().c_str(), response.result().DebugString().c_str());
+      std::fprintf(stderr, "%s: InvokeTool: %s %s\n", name_.c_str(), status.error_message().c_str(),
+                   response.result().DebugString().c_str());
       return false;
     }
     return true;

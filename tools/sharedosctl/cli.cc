@@ -129,6 +129,16 @@ const std::vector<CommandSpec>& Commands() {
        "claude, codex, gemini, opencode, pi; url the turn's OpenTurnResponse.mcp.url; server the "
        "MCP server's name in the CLI's configuration (default sharedos). Offline; the token stays "
        "in $SHAREDOS_MCP_TOKEN"},
+      {"login",
+       {"issuer", "client_id"},
+       {"scope", "resource", "ca_file", "allow_loopback_http"},
+       "sign in at the organisation's identity provider (OAuth 2 device authorization grant): "
+       "prints a URL and a code to approve in any browser, waits, and keeps the access token "
+       "(mode 0600, directory 0700) in $SHAREDOS_CONFIG_DIR/token, else "
+       "$XDG_CONFIG_HOME/sharedos/token, else ~/.config/sharedos/token; later commands use it "
+       "when no --token_file is given. issuer: the provider's issuer URL (https; http on "
+       "loopback only with --allow_loopback_http); client_id: its device-flow client; scope "
+       "(default openid); resource: the services' audience; ca_file: CA for the provider"},
       {"turn",
        {},
        {"host_token_file"},
@@ -140,8 +150,14 @@ const std::vector<CommandSpec>& Commands() {
 }
 
 const std::set<std::string>& BoolFlags() {
-  static const auto* flags = new std::set<std::string>{
-      "json", "include_revoked", "help", "on_behalf", "any_owner", "follow", "with_checkpoint"};
+  static const auto* flags = new std::set<std::string>{"json",
+                                                       "include_revoked",
+                                                       "help",
+                                                       "on_behalf",
+                                                       "any_owner",
+                                                       "follow",
+                                                       "with_checkpoint",
+                                                       "allow_loopback_http"};
   return *flags;
 }
 
@@ -249,6 +265,7 @@ absl::Status ApplyGlobalFlag(const std::string& name, const std::string& value,
   } else if (name == "token_file") {
     if (value.empty()) return absl::InvalidArgumentError("--token_file must not be empty");
     globals->token_file = value;
+    globals->token_file_given = true;
   } else if (name == "tls_ca" || name == "tls_client_cert" || name == "tls_client_key" ||
              name == "tls_server_name") {
     if (value.empty())
@@ -341,7 +358,8 @@ std::string UsageText() {
       "Global flags:\n"
       "  --target=HOST:PORT   sharedosd address (default: $SHAREDOS_TARGET if set, else\n"
       "                       127.0.0.1:50051)\n"
-      "  --token_file=PATH    admin token file (default sharedos-data/admin.token)\n"
+      "  --token_file=PATH    token file (default: the token `login` kept, if any, else\n"
+      "                       sharedos-data/admin.token)\n"
       "  --json               print the response protos as JSON\n"
       "  --timeout=DURATION   per-call deadline (default 10s)\n"
       "  --tls_ca=PATH        PEM CA the server's certificate must chain to; set: TLS\n"

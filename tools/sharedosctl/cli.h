@@ -18,7 +18,9 @@ namespace sharedos::sharedosctl {
 struct GlobalOptions {
   std::string target = "127.0.0.1:50051";
   // The admin token is read from this file, never taken from argv.
+  // Without --token_file: the token `sharedosctl login` kept, when there is one (login.h).
   std::string token_file = "sharedos-data/admin.token";
+  bool token_file_given = false;
   bool json = false;
   absl::Duration timeout = absl::Seconds(10);
   // --tls_ca, --tls_client_cert, --tls_client_key, --tls_server_name.
@@ -42,8 +44,7 @@ struct Invocation {
 // `args` excludes argv[0]. The global flags land in `*globals` (whose values are the defaults on
 // entry). `--help` (anywhere) sets Invocation::help and skips the other checks. Errors:
 // INVALID_ARGUMENT naming the problem (the caller prints it with UsageText() and exits 2).
-absl::StatusOr<Invocation> ParseArgs(const std::vector<std::string>& args,
-                                     GlobalOptions* globals);
+absl::StatusOr<Invocation> ParseArgs(const std::vector<std::string>& args, GlobalOptions* globals);
 
 // Parses an integer flag value. Errors: INVALID_ARGUMENT naming the flag.
 absl::StatusOr<int64_t> ParseInt(const std::string& flag, const std::string& value);

@@ -18,8 +18,8 @@ std::string Message(const absl::StatusOr<Invocation>& parsed) {
 }
 
 TEST(CliTest, ParsesACommandWithItsFlags) {
-  auto parsed = Parse({"grants", "list", "--namespace=world-demo", "--subject", "agent:a",
-                       "--include_revoked"});
+  auto parsed = Parse(
+      {"grants", "list", "--namespace=world-demo", "--subject", "agent:a", "--include_revoked"});
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   EXPECT_EQ(parsed->command, "grants list");
   EXPECT_EQ(parsed->Get("namespace"), "world-demo");
@@ -55,8 +55,7 @@ TEST(CliTest, GlobalFlagsGoAnywhereAndKeepTheirDefaults) {
 TEST(CliTest, UnknownCommandsAndFlagsAreUsageErrors) {
   EXPECT_THAT(Message(Parse({})), HasSubstr("no command"));
   EXPECT_THAT(Message(Parse({"grants"})), HasSubstr("unknown command \"grants\""));
-  EXPECT_THAT(Message(Parse({"grants", "burn", "--namespace=n"})),
-              HasSubstr("unknown command"));
+  EXPECT_THAT(Message(Parse({"grants", "burn", "--namespace=n"})), HasSubstr("unknown command"));
   EXPECT_THAT(Message(Parse({"grants", "revoke", "--namespace=n", "--id=g", "--force"})),
               HasSubstr("unknown flag --force"));
   // A flag of another command is unknown here.
@@ -109,9 +108,9 @@ TEST(CliTest, UsageListsEveryCommand) {
   const std::string usage = UsageText();
   for (const char* command :
        {"grants issue", "grants derive", "grants revoke", "grants list", "grants show",
-        "grants accept-restore", "policy put", "policy get", "escalations list", "escalations show",
-        "escalations approve", "escalations deny", "audit query", "audit tail", "audit verify",
-        "turn", "SHAREDOS_TARGET"}) {
+         "grants accept-restore", "policy put", "policy get", "escalations list", "escalations show",
+         "escalations approve", "escalations deny", "audit query", "audit tail", "audit verify",
+         "turn", "SHAREDOS_TARGET"}) {
     EXPECT_THAT(usage, HasSubstr(command));
   }
 }

@@ -46,8 +46,8 @@ int RunCommand(const Invocation& inv, const GlobalOptions& globals, const Client
   for (const auto& [name, handler] : kHandlers) {
     if (inv.command == name) return handler(inv, globals, clients, out, err);
   }
-  return UsageError(err, absl::InvalidArgumentError(
-                             absl::StrCat("unknown command \"", inv.command, "\"")));
+  return UsageError(
+      err, absl::InvalidArgumentError(absl::StrCat("unknown command \"", inv.command, "\"")));
 }
 
 }  // namespace sharedos::sharedosctl

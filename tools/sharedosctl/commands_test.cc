@@ -26,8 +26,9 @@ Invocation Parsed(std::vector<std::string> args) {
 
 TEST(ParseMessageTextTest, ReadsTextprotoAndJson) {
   protocol::v1::CapabilityGrant grant;
-  ASSERT_TRUE(ParseMessageText("g.textproto",
-                               R"pb(id: "g1" namespace_id: "w" subject { agent_id: "a" })pb",
+  ASSERT_TRUE(ParseMessageText("g.textproto", R"pb(id: "g1"
+                                                   namespace_id: "w"
+                                                   subject { agent_id: "a" })pb",
                                &grant)
                   .ok());
   EXPECT_EQ(grant.subject().agent_id(), "a");
@@ -59,8 +60,8 @@ TEST(ReadTokenTest, ReadsTheFirstLineTrimmedAndNeverEchoesIt) {
 }
 
 TEST(BuildersTest, ListGrantsFilter) {
-  auto request = BuildListGrants(Parsed(
-      {"grants", "list", "--namespace=w", "--subject=agent:a", "--include_revoked"}));
+  auto request = BuildListGrants(
+      Parsed({"grants", "list", "--namespace=w", "--subject=agent:a", "--include_revoked"}));
   ASSERT_TRUE(request.ok()) << request.status();
   EXPECT_EQ(request->filter().namespace_id(), "w");
   EXPECT_EQ(request->filter().subject().agent_id(), "a");
@@ -70,9 +71,9 @@ TEST(BuildersTest, ListGrantsFilter) {
 }
 
 TEST(BuildersTest, AuditFilterMapsNames) {
-  auto filter = BuildAuditFilter(Parsed({"audit", "query", "--namespace=w", "--type=tool.invoked",
-                                         "--source=envelope", "--outcome=denied",
-                                         "--trace=t", "--execution=e", "--reason=r"}));
+  auto filter = BuildAuditFilter(
+      Parsed({"audit", "query", "--namespace=w", "--type=tool.invoked", "--source=envelope",
+              "--outcome=denied", "--trace=t", "--execution=e", "--reason=r"}));
   ASSERT_TRUE(filter.ok()) << filter.status();
   EXPECT_EQ(filter->type(), protocol::v1::AUDIT_EVENT_TYPE_TOOL_INVOKED);
   EXPECT_EQ(filter->source(), protocol::v1::AUDIT_SOURCE_ENVELOPE);
@@ -87,9 +88,9 @@ TEST(BuildersTest, AuditFilterMapsNames) {
   EXPECT_FALSE(bare->has_source());
   EXPECT_FALSE(BuildAuditFilter(Parsed({"audit", "query", "--type=TOOL_INVOKED"})).ok());
   // What one agent did, in a window of time.
-  auto window = BuildAuditFilter(Parsed({"audit", "query", "--actor=agent:a",
-                                         "--since=2026-08-11T10:00:00Z",
-                                         "--until=2026-08-11T11:00:00Z"}));
+  auto window =
+      BuildAuditFilter(Parsed({"audit", "query", "--actor=agent:a", "--since=2026-08-11T10:00:00Z",
+                               "--until=2026-08-11T11:00:00Z"}));
   ASSERT_TRUE(window.ok()) << window.status();
   EXPECT_EQ(window->actor().agent_id(), "a");
   EXPECT_EQ(window->from().seconds(), 1786442400);
@@ -101,23 +102,23 @@ TEST(BuildersTest, AuditFilterMapsNames) {
 }
 
 TEST(BuildersTest, ResolveEscalationNarrowing) {
-  auto request = BuildResolveEscalation(
-      Parsed({"escalations", "approve", "--id=e1", "--reviewer=human:alice",
-              "--expires_at=2026-08-11T10:00:00Z", "--max_uses=1"}),
-      grantstore::v1::ESCALATION_DECISION_APPROVE);
+  auto request =
+      BuildResolveEscalation(Parsed({"escalations", "approve", "--id=e1", "--reviewer=human:alice",
+                                     "--expires_at=2026-08-11T10:00:00Z", "--max_uses=1"}),
+                             grantstore::v1::ESCALATION_DECISION_APPROVE);
   ASSERT_TRUE(request.ok()) << request.status();
   EXPECT_EQ(request->escalation_id(), "e1");
   EXPECT_EQ(request->reviewer().human_user_id(), "alice");
   EXPECT_EQ(request->narrowing().expires_at().seconds(), 1786442400);
   EXPECT_EQ(request->narrowing().max_uses(), 1);
-  auto deny = BuildResolveEscalation(
-      Parsed({"escalations", "deny", "--id=e1", "--reviewer=human:bob"}),
-      grantstore::v1::ESCALATION_DECISION_DENY);
+  auto deny =
+      BuildResolveEscalation(Parsed({"escalations", "deny", "--id=e1", "--reviewer=human:bob"}),
+                             grantstore::v1::ESCALATION_DECISION_DENY);
   ASSERT_TRUE(deny.ok());
   EXPECT_FALSE(deny->has_narrowing());
-  EXPECT_FALSE(BuildResolveEscalation(Parsed({"escalations", "approve", "--id=e", "--reviewer=h",
-                                              "--max_uses=0"}),
-                                      grantstore::v1::ESCALATION_DECISION_APPROVE)
+  EXPECT_FALSE(BuildResolveEscalation(
+                   Parsed({"escalations", "approve", "--id=e", "--reviewer=h", "--max_uses=0"}),
+                   grantstore::v1::ESCALATION_DECISION_APPROVE)
                    .ok());
 }
 
@@ -298,7 +299,8 @@ TEST(RenderTest, VerifyAndJson) {
   verify.set_checked(2);
   verify.set_head_hash("ab");
   EXPECT_EQ(RenderVerify(verify), "ok: 2 records verify; head ab\n");
-  EXPECT_EQ(ToJson(verify, /*compact=*/true), "{\"ok\":true,\"checked\":\"2\",\"headHash\":\"ab\"}\n");
+  EXPECT_EQ(ToJson(verify, /*compact=*/true),
+            "{\"ok\":true,\"checked\":\"2\",\"headHash\":\"ab\"}\n");
   verify.set_ok(false);
   verify.set_first_bad_sequence(2);
   EXPECT_THAT(RenderVerify(verify), HasSubstr("BROKEN: first bad sequence 2"));
@@ -338,8 +340,8 @@ TEST(TurnTest, TakesTheRequiredAuthorityOfADenial) {
   ASSERT_EQ(required->capabilities_size(), 1);
   EXPECT_EQ(FormatCapability(required->capabilities(0)), "files:Workspace/summary.txt [create]");
 
-  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(
-                  R"({"requiredAuthority": {"colour": 3}})", denial.mutable_error()->mutable_details())
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(R"({"requiredAuthority": {"colour": 3}})",
+                                                          denial.mutable_error()->mutable_details())
                   .ok());
   EXPECT_EQ(RequiredAuthority(denial).status().code(), absl::StatusCode::kInvalidArgument);
 }

@@ -51,16 +51,15 @@ constexpr std::pair<const char*, grantstore::v1::EscalationRecordStatus> kStatus
 };
 
 template <typename Enum, size_t N>
-absl::StatusOr<Enum> Lookup(const std::pair<const char*, Enum> (&table)[N],
-                            absl::string_view name, absl::string_view what) {
+absl::StatusOr<Enum> Lookup(const std::pair<const char*, Enum> (&table)[N], absl::string_view name,
+                            absl::string_view what) {
   std::vector<std::string> known;
   for (const auto& [text, value] : table) {
     if (name == text) return value;
     known.push_back(text);
   }
-  return absl::InvalidArgumentError(absl::StrCat("unknown ", what, " \"", name,
-                                                 "\" (one of: ", absl::StrJoin(known, ", "),
-                                                 ")"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown ", what, " \"", name, "\" (one of: ", absl::StrJoin(known, ", "), ")"));
 }
 
 template <typename Enum, size_t N>
@@ -131,9 +130,7 @@ absl::StatusOr<protocol::v1::AuditSource> ParseAuditSource(absl::string_view nam
   return Lookup(kSources, name, "audit source");
 }
 
-std::string AuditSourceName(protocol::v1::AuditSource source) {
-  return NameOf(kSources, source);
-}
+std::string AuditSourceName(protocol::v1::AuditSource source) { return NameOf(kSources, source); }
 
 absl::StatusOr<grantstore::v1::EscalationRecordStatus> ParseEscalationStatus(
     absl::string_view name) {

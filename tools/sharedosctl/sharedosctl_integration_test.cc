@@ -62,8 +62,7 @@ TEST_F(SharedosctlIntegrationTest, IssuesListsRevokesAndAuditsAGrant) {
   ASSERT_EQ(by_subject.exit_code, 0) << by_subject.output;
   EXPECT_THAT(by_subject.output, Not(HasSubstr("grant-read-workspace")));
 
-  Result revoked =
-      Ctl({"grants", "revoke", "--namespace=world-demo", "--id=grant-read-workspace"});
+  Result revoked = Ctl({"grants", "revoke", "--namespace=world-demo", "--id=grant-read-workspace"});
   ASSERT_EQ(revoked.exit_code, 0) << revoked.output;
   EXPECT_THAT(revoked.output, HasSubstr("revoked grant grant-read-workspace"));
 

@@ -1,6 +1,7 @@
 // sharedosctl: the operators' command-line tool for a SharedOS control plane (GrantStore and
 // AuditLog on sharedosd's port), authenticated with the admin token read from --token_file;
-// `turn` also plays a host (Envelope, with the host token) running the demo turn.
+// `turn` also plays a host (Envelope, with the host token) running the demo turn; `login` gets a
+// token from the organisation's identity provider (login.h), used when no --token_file is given.
 //
 // Against the services run one by one (deploy/compose, deploy/k8s) rather than sharedosd,
 // $SHAREDOS_GRANTSTORE_TARGET and $SHAREDOS_AUDIT_TARGET, when set, are where the GrantStore and
@@ -19,6 +20,7 @@
 #include "grpcpp/grpcpp.h"
 #include "tools/sharedosctl/cli.h"
 #include "tools/sharedosctl/commands.h"
+#include "tools/sharedosctl/login.h"
 
 int main(int argc, char** argv) {
   namespace ctl = sharedos::sharedosctl;
@@ -42,6 +44,29 @@ int main(int argc, char** argv) {
     const int offline = ctl::RunCommand(*invocation, globals, ctl::Clients{}, std::cout, std::cerr);
     std::cout.flush();
     return offline;
+  }
+  // Offline of the services: signs in at the identity provider and keeps its token.
+  if (invocation->command == "login") {
+    ctl::LoginOptions login;
+    login.issuer = invocation->Get("issuer");
+    login.client_id = invocation->Get("client_id");
+    if (invocation->Has("scope")) login.scope = invocation->Get("scope");
+    login.resource = invocation->Get("resource");
+    login.ca_file = invocation->Get("ca_file");
+    login.allow_loopback_http = invocation->GetBool("allow_loopback_http");
+    login.timeout = globals.timeout;
+    const int logged_in = ctl::RunLogin(login, std::cout, std::cerr);
+    std::cout.flush();
+    return logged_in;
+  }
+  // Without --token_file, the token `login` kept (when there is one).
+  if (!globals.token_file_given) {
+    auto kept = ctl::ExistingLoginTokenFile();
+    if (!kept.ok()) {
+      std::cerr << "sharedosctl: " << kept.status().message() << "\n";
+      return ctl::kExitFailed;
+    }
+    if (kept->has_value()) globals.token_file = **kept;
   }
   auto token = ctl::ReadToken(globals.token_file);
   if (!token.ok()) {

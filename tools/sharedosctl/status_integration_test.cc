@@ -25,7 +25,8 @@ using sharedosctl::testing::Result;
 
 class StatusIntegrationTest : public sharedosctl::testing::SharedosdFixture {
  protected:
-  StatusIntegrationTest() : SharedosdFixture("status-data", {"--demo", "--health_interval=100ms"}) {}
+  StatusIntegrationTest()
+      : SharedosdFixture("status-data", {"--demo", "--health_interval=100ms"}) {}
 
   // `status` until its exit code is `code` or 10 s pass.
   Result StatusUntil(int code) {

@@ -126,7 +126,8 @@ int Flush() {
 
 int Check() {
   std::set<std::string> expected;
-  for (absl::string_view file : absl::StrSplit(absl::GetFlag(FLAGS_ids_in), ',', absl::SkipEmpty())) {
+  for (absl::string_view file :
+       absl::StrSplit(absl::GetFlag(FLAGS_ids_in), ',', absl::SkipEmpty())) {
     std::ifstream in{std::string(file)};
     std::string line;
     while (std::getline(in, line)) {

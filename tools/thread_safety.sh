@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Compiles every C++ target with clang's thread-safety analysis (--config=tsa, .bazelrc): each
+# ABSL_GUARDED_BY / ABSL_EXCLUSIVE_LOCKS_REQUIRED / ABSL_LOCKS_EXCLUDED is checked, and a violation
+# fails the build (-Werror). Compiles only (no linking, no tests): the gcc build links and tests.
+# First proves the analysis runs: tools/thread_safety:canary, which reads a guarded member without
+# its lock, must fail to compile. Prints `thread-safety: PASSED|FAILED` (tools/test.sh counts it).
+#
+#   tools/thread_safety.sh            every target
+#   TSA_OUTPUT_BASE=…                 where the clang build's Bazel output base lives
+set -uo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+# Its own output base, as tools/fuzz.sh: changing the compiler reconfigures the auto-detected C++
+# toolchain, which would throw away the gcc build's outputs in the normal one.
+output_base="${TSA_OUTPUT_BASE:-$HOME/.cache/sharedos-tsa/$(printf '%s' "$root" | sha256sum | cut -c1-16)}"
+bazel_tsa() { bazel --output_base="$output_base" "$@"; }
+out="$root/.ci-out/thread_safety"
+rm -rf "$out"
+mkdir -p "$out"
+
+if bazel_tsa build --config=tsa --symlink_prefix=/ //tools/thread_safety:canary \
+    > "$out/canary.log" 2>&1; then
+  echo "thread-safety: the canary compiled, so the analysis is not running (see $out/canary.log)"
+  echo "thread-safety: FAILED"
+  exit 1
+fi
+if ! grep -q "requires holding mutex" "$out/canary.log"; then
+  tail -n 20 "$out/canary.log"
+  echo "thread-safety: the canary failed for another reason than the analysis"
+  echo "thread-safety: FAILED"
+  exit 1
+fi
+
+# The normal output base answers the query (a query does not configure the toolchain; and a
+# pattern such as //... here would walk the workspace's bazel-* symlinks into the other output
+# base). The canary is tagged manual, so it is not among them.
+mapfile -t targets < <(bazel query 'kind("cc_(library|binary|test)", //...) except attr(tags, "manual", //...)' \
+  2> "$out/query.log")
+if [ "${#targets[@]}" -eq 0 ]; then
+  cat "$out/query.log"
+  echo "thread-safety: FAILED"
+  exit 1
+fi
+
+start=$(date +%s)
+# compilation_outputs: the object files only.
+if ! bazel_tsa build --config=tsa --symlink_prefix=/ --keep_going \
+    --output_groups=compilation_outputs -- "${targets[@]}" > "$out/build.log" 2>&1; then
+  grep -E "error:|warning:" "$out/build.log" | sort -u | head -n 60
+  tail -n 5 "$out/build.log"
+  echo "thread-safety: FAILED"
+  exit 1
+fi
+echo "thread-safety: compiled ${#targets[@]} targets in $(( $(date +%s) - start ))s"
+echo "thread-safety: PASSED"
