@@ -10,6 +10,7 @@
 #include "common/oauth/token_endpoint.h"
 #include "common/server/access_policy.h"
 #include "common/server/loopback.h"
+#include "common/text/url.h"
 #include "console/explain_page.h"
 #include "console/pages.h"
 #include "grpcpp/grpcpp.h"
@@ -681,9 +682,11 @@ void ConsoleServer::Turn(const common::http::Request& request, common::http::Res
   } else {
     end.set_nanos(end.nanos() + 1);
   }
-  std::string location = absl::StrCat("/record?trace=", UrlEncode(trace),
-                                      "&until=", UrlEncode(sharedosctl::FormatTimestamp(end)));
-  if (!namespace_id.empty()) absl::StrAppend(&location, "&namespace=", UrlEncode(namespace_id));
+  std::string location =
+      absl::StrCat("/record?trace=", common::text::UrlEncode(trace),
+                   "&until=", common::text::UrlEncode(sharedosctl::FormatTimestamp(end)));
+  if (!namespace_id.empty())
+    absl::StrAppend(&location, "&namespace=", common::text::UrlEncode(namespace_id));
   if (request.get_param_value("outcome") == "denied") absl::StrAppend(&location, "&outcome=denied");
   Redirect(response, location);
 }

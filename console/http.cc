@@ -7,16 +7,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "common/text/url.h"
 
 namespace sharedos::console {
 namespace {
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 bool IsFieldName(absl::string_view name) {
   if (name.empty() || name.size() > 32) return false;
@@ -46,40 +40,6 @@ std::string SetCookie(absl::string_view name, absl::string_view value, absl::Dur
                       "; HttpOnly; SameSite=", lax ? "Lax" : "Strict", secure ? "; Secure" : "");
 }
 
-absl::StatusOr<std::string> UrlDecode(absl::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '+') {
-      out.push_back(' ');
-    } else if (text[i] != '%') {
-      out.push_back(text[i]);
-    } else {
-      const int high = i + 2 < text.size() ? HexValue(text[i + 1]) : -1;
-      const int low = high >= 0 ? HexValue(text[i + 2]) : -1;
-      if (low < 0) return absl::InvalidArgumentError("bad percent-encoding");
-      out.push_back(static_cast<char>(high * 16 + low));
-      i += 2;
-    }
-  }
-  return out;
-}
-
-std::string UrlEncode(absl::string_view text) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : text) {
-    if (absl::ascii_isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out.push_back(static_cast<char>(c));
-    } else {
-      out.push_back('%');
-      out.push_back(kHex[c >> 4]);
-      out.push_back(kHex[c & 15]);
-    }
-  }
-  return out;
-}
-
 absl::StatusOr<std::map<std::string, std::string>> ParseForm(absl::string_view body,
                                                              const FormLimits& limits) {
   if (body.size() > limits.max_body_bytes) {
@@ -102,7 +62,7 @@ absl::StatusOr<std::map<std::string, std::string>> ParseForm(absl::string_view b
     }
     const absl::string_view raw_value =
         equals == absl::string_view::npos ? absl::string_view() : pair.substr(equals + 1);
-    absl::StatusOr<std::string> value = UrlDecode(raw_value);
+    absl::StatusOr<std::string> value = common::text::UrlDecode(raw_value);
     if (!value.ok())
       return absl::InvalidArgumentError(absl::StrCat(name, ": bad percent-encoding"));
     const size_t max_bytes = name == "note" ? limits.max_note_bytes : limits.max_value_bytes;

@@ -45,11 +45,6 @@ struct FormLimits {
 absl::StatusOr<std::map<std::string, std::string>> ParseForm(absl::string_view body,
                                                              const FormLimits& limits);
 
-// Percent-decoding with '+' as space. Errors: INVALID_ARGUMENT (a truncated or non-hex escape).
-absl::StatusOr<std::string> UrlDecode(absl::string_view text);
-// Percent-encoding of everything but unreserved characters (a query value).
-std::string UrlEncode(absl::string_view text);
-
 // Text made safe inside HTML elements and quoted attributes (& < > " ').
 std::string HtmlEscape(absl::string_view text);
 

@@ -107,13 +107,6 @@ TEST(ParseFormTest, RefusesBadEncodingAndForeignNames) {
   EXPECT_EQ(ParseForm("ID%00=1", FormLimits()).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
-TEST(UrlEncodeTest, RoundTripsThroughUrlDecode) {
-  const std::string text = "exec-1 &x=<y>/ü";
-  const std::string encoded = UrlEncode(text);
-  EXPECT_THAT(encoded, Not(HasSubstr("&")));
-  EXPECT_THAT(UrlDecode(encoded), absl::StatusOr<std::string>(text));
-}
-
 TEST(HtmlEscapeTest, EscapesMarkupAndQuotes) {
   EXPECT_EQ(HtmlEscape("<a href=\"x\">'&'</a>"),
             "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");

@@ -5,7 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/crypto/base64url.h"
 #include "common/crypto/sha256.h"
-#include "console/http.h"
+#include "common/text/url.h"
 #include "console/session.h"
 
 namespace sharedos::console {
@@ -73,22 +73,27 @@ std::string PkceChallenge(absl::string_view code_verifier) {
 
 std::string AuthorizationUrl(const AuthorizationRequest& request, const PendingSignIn& pending) {
   std::string query = absl::StrCat(
-      "response_type=code&client_id=", UrlEncode(request.client_id),
-      "&redirect_uri=", UrlEncode(request.redirect_uri), "&scope=", UrlEncode(request.scope),
-      "&state=", UrlEncode(pending.state), "&nonce=", UrlEncode(pending.nonce),
-      "&code_challenge=", UrlEncode(PkceChallenge(pending.code_verifier)),
+      "response_type=code&client_id=", common::text::UrlEncode(request.client_id),
+      "&redirect_uri=", common::text::UrlEncode(request.redirect_uri),
+      "&scope=", common::text::UrlEncode(request.scope),
+      "&state=", common::text::UrlEncode(pending.state),
+      "&nonce=", common::text::UrlEncode(pending.nonce),
+      "&code_challenge=", common::text::UrlEncode(PkceChallenge(pending.code_verifier)),
       "&code_challenge_method=S256");
-  if (!request.resource.empty()) absl::StrAppend(&query, "&resource=", UrlEncode(request.resource));
+  if (!request.resource.empty())
+    absl::StrAppend(&query, "&resource=", common::text::UrlEncode(request.resource));
   return WithQuery(request.authorization_endpoint, query);
 }
 
 std::string EndSessionUrl(absl::string_view end_session_endpoint, absl::string_view client_id,
                           absl::string_view id_token_hint,
                           absl::string_view post_logout_redirect_uri) {
-  std::string query = absl::StrCat("client_id=", UrlEncode(client_id));
-  if (!id_token_hint.empty()) absl::StrAppend(&query, "&id_token_hint=", UrlEncode(id_token_hint));
+  std::string query = absl::StrCat("client_id=", common::text::UrlEncode(client_id));
+  if (!id_token_hint.empty())
+    absl::StrAppend(&query, "&id_token_hint=", common::text::UrlEncode(id_token_hint));
   if (!post_logout_redirect_uri.empty()) {
-    absl::StrAppend(&query, "&post_logout_redirect_uri=", UrlEncode(post_logout_redirect_uri));
+    absl::StrAppend(
+        &query, "&post_logout_redirect_uri=", common::text::UrlEncode(post_logout_redirect_uri));
   }
   return WithQuery(end_session_endpoint, query);
 }

@@ -4,6 +4,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "common/server/auth.h"
+#include "common/text/url.h"
 #include "console/http.h"
 #include "grantstore_svc/core/request_validation.h"
 #include "tools/sharedosctl/names.h"
@@ -138,8 +139,8 @@ std::string DecideForms(const Session& session, const gs::EscalationRecord& reco
 
 std::string FilterLink(absl::string_view text, absl::string_view execution_id,
                        absl::string_view outcome) {
-  std::string href = absl::StrCat("/turn?execution=", UrlEncode(execution_id));
-  if (!outcome.empty()) absl::StrAppend(&href, "&outcome=", UrlEncode(outcome));
+  std::string href = absl::StrCat("/turn?execution=", common::text::UrlEncode(execution_id));
+  if (!outcome.empty()) absl::StrAppend(&href, "&outcome=", common::text::UrlEncode(outcome));
   return absl::StrCat("<a href=\"", HtmlEscape(href), "\">", text, "</a>");
 }
 
@@ -276,7 +277,8 @@ std::string DecidedBody(const gs::ResolveEscalationResponse& response) {
                     HtmlEscape(response.grant().id()), "</code>:</p><pre>",
                     HtmlEscape(sharedosctl::RenderGrant(response.grant())), "</pre>");
   }
-  absl::StrAppend(&body, "<p><a href=\"/queue?namespace=", UrlEncode(record.namespace_id()),
+  absl::StrAppend(&body,
+                  "<p><a href=\"/queue?namespace=", common::text::UrlEncode(record.namespace_id()),
                   "\">Back to the queue</a> · ",
                   FilterLink("this turn's records", record.execution_id(), ""), "</p>");
   return body;

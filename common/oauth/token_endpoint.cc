@@ -3,44 +3,11 @@
 #include <chrono>
 #include <utility>
 
-#include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/text/url.h"
 #include "httplib.h"
 
 namespace sharedos::common::oauth {
-namespace {
-
-// "scheme://authority" and the path (with query) of `url`. Errors: INVALID_ARGUMENT.
-absl::StatusOr<std::pair<std::string, std::string>> SplitUrl(absl::string_view url) {
-  if (!absl::StartsWith(url, "https://") && !absl::StartsWith(url, "http://")) {
-    return absl::InvalidArgumentError("provider endpoint: not an http(s) URL");
-  }
-  const size_t authority = url.find("://") + 3;
-  size_t path = url.find('/', authority);
-  if (path == absl::string_view::npos) path = url.size();
-  if (path == authority) return absl::InvalidArgumentError("provider endpoint: no host");
-  std::string rest(url.substr(path));
-  if (rest.empty()) rest = "/";
-  return std::make_pair(std::string(url.substr(0, path)), rest);
-}
-
-}  // namespace
-
-std::string FormEncode(absl::string_view text) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : text) {
-    if (absl::ascii_isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out.push_back(static_cast<char>(c));
-    } else {
-      out.push_back('%');
-      out.push_back(kHex[c >> 4]);
-      out.push_back(kHex[c & 15]);
-    }
-  }
-  return out;
-}
 
 std::string PrintableAscii(absl::string_view text, size_t max_bytes) {
   std::string out;
@@ -58,9 +25,12 @@ absl::StatusOr<HttpAnswer> PostForm(absl::string_view url,
                                     const std::map<std::string, std::string>& fields,
                                     absl::string_view client_id, absl::string_view client_secret,
                                     absl::string_view ca_file, absl::Duration timeout) {
-  absl::StatusOr<std::pair<std::string, std::string>> split = SplitUrl(url);
-  if (!split.ok()) return split.status();
-  httplib::Client client(split->first);
+  absl::StatusOr<text::HttpUrl> parsed = text::ParseHttpUrl(url);
+  if (!parsed.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("provider endpoint: ", parsed.status().message()));
+  }
+  httplib::Client client(parsed->origin);
   const auto chrono_timeout = absl::ToChronoMilliseconds(timeout);
   client.set_connection_timeout(chrono_timeout);
   client.set_read_timeout(chrono_timeout);
@@ -68,15 +38,16 @@ absl::StatusOr<HttpAnswer> PostForm(absl::string_view url,
   client.set_follow_location(false);
   if (!ca_file.empty()) client.set_ca_cert_path(std::string(ca_file));
   if (!client_secret.empty()) {
-    client.set_basic_auth(FormEncode(client_id), FormEncode(client_secret));
+    client.set_basic_auth(text::UrlEncode(client_id), text::UrlEncode(client_secret));
   }
   std::string body;
   for (const auto& [name, value] : fields) {
-    absl::StrAppend(&body, body.empty() ? "" : "&", FormEncode(name), "=", FormEncode(value));
+    absl::StrAppend(&body, body.empty() ? "" : "&", text::UrlEncode(name), "=",
+                    text::UrlEncode(value));
   }
   httplib::Request request;
   request.method = "POST";
-  request.path = split->second;
+  request.path = parsed->target;
   request.set_header("Accept", "application/json");
   request.set_header("Content-Type", "application/x-www-form-urlencoded");
   request.body = std::move(body);
@@ -99,7 +70,8 @@ absl::StatusOr<HttpAnswer> PostForm(absl::string_view url,
   }
   if (!sent) {
     return absl::UnavailableError(absl::StrCat("cannot reach the identity provider at ",
-                                               split->first, " (", httplib::to_string(error), ")"));
+                                               parsed->origin, " (", httplib::to_string(error),
+                                               ")"));
   }
   return HttpAnswer{response.status, std::move(answer_body)};
 }

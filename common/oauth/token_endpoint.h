@@ -50,9 +50,6 @@ std::string StringMember(const nlohmann::json& object, absl::string_view name);
 // provider).
 std::string PrintableAscii(absl::string_view text, size_t max_bytes);
 
-// Percent-encoding of everything but unreserved characters.
-std::string FormEncode(absl::string_view text);
-
 }  // namespace sharedos::common::oauth
 
 #endif  // SHAREDOS_COMMON_OAUTH_TOKEN_ENDPOINT_H_

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/json/json_nesting.h"
 #include "common/status/status_macros.h"
+#include "common/text/url.h"
 #include "nlohmann/json.hpp"
 
 namespace sharedos::common::oidc {
@@ -140,34 +141,10 @@ bool IsSupportedAlgorithm(absl::string_view alg) {
 }
 
 bool IsAllowedProviderUrl(const OidcConfig& config, absl::string_view url) {
-  if (url.size() > 2048) return false;
-  for (char c : url) {
-    if (static_cast<unsigned char>(c) <= 0x20 || static_cast<unsigned char>(c) >= 0x7f) {
-      return false;
-    }
-  }
-  if (absl::StrContains(url, "#")) return false;
-  absl::string_view rest;
-  bool https = false;
-  if (absl::StartsWith(url, "https://")) {
-    https = true;
-    rest = url.substr(8);
-  } else if (absl::StartsWith(url, "http://")) {
-    rest = url.substr(7);
-  } else {
-    return false;
-  }
-  const absl::string_view authority = rest.substr(0, rest.find_first_of("/?"));
-  if (authority.empty() || absl::StrContains(authority, "@")) return false;
-  if (https) return true;
-  if (!config.allow_loopback_http) return false;
-  absl::string_view host = authority;
-  if (absl::StartsWith(host, "[")) {
-    host = host.substr(0, host.find(']') + 1);
-  } else {
-    host = host.substr(0, host.find(':'));
-  }
-  return IsLoopbackHost(host);
+  const absl::StatusOr<text::HttpUrl> parsed = text::ParseHttpUrl(url);
+  if (!parsed.ok()) return false;
+  if (parsed->https) return true;
+  return config.allow_loopback_http && IsLoopbackHost(parsed->host);
 }
 
 absl::StatusOr<OidcConfig> ParseOidcConfig(absl::string_view text) {
@@ -187,7 +164,8 @@ absl::StatusOr<OidcConfig> ParseOidcConfig(absl::string_view text) {
     config.allow_loopback_http = it->get<bool>();
   }
   RETURN_IF_ERROR(ReadString(root, "issuer", "issuer", 1024, true, config.issuer));
-  if (!IsAllowedProviderUrl(config, config.issuer) || absl::StrContains(config.issuer, "?")) {
+  if (!IsAllowedProviderUrl(config, config.issuer) ||
+      common::text::ParseHttpUrl(config.issuer)->has_query) {
     return Bad("issuer",
                "must be an https:// URL without query or fragment (http:// only on a loopback "
                "host with allow_loopback_http)");

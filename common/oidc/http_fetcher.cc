@@ -3,28 +3,20 @@
 #include <memory>
 #include <string>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/text/url.h"
 #include "httplib.h"
 
 namespace sharedos::common::oidc {
 
 absl::StatusOr<std::string> HttplibFetcher::Get(absl::string_view url, size_t max_bytes) const {
-  absl::string_view rest;
-  bool https = false;
-  if (absl::StartsWith(url, "https://")) {
-    https = true;
-    rest = url.substr(8);
-  } else if (absl::StartsWith(url, "http://")) {
-    rest = url.substr(7);
-  } else {
-    return absl::UnavailableError("provider URL is neither http nor https");
+  const absl::StatusOr<text::HttpUrl> parsed = text::ParseHttpUrl(url);
+  if (!parsed.ok()) {
+    return absl::UnavailableError(absl::StrCat("provider URL: ", parsed.status().message()));
   }
-  const size_t slash = rest.find('/');
-  const std::string origin(
-      url.substr(0, (https ? 8 : 7) + (slash == absl::string_view::npos ? rest.size() : slash)));
-  const std::string path = slash == absl::string_view::npos ? "/" : std::string(rest.substr(slash));
-  httplib::Client client(origin);
+  const bool https = parsed->https;
+  const std::string& path = parsed->target;
+  httplib::Client client(parsed->origin);
   if (https) {
     client.enable_server_certificate_verification(true);
     if (!ca_file_.empty()) client.set_ca_cert_path(ca_file_.c_str());

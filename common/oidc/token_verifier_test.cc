@@ -415,6 +415,26 @@ TEST(ConfigTest, RefusesABadFileNamingTheField) {
                   .ok());
 }
 
+TEST(ConfigTest, ProviderUrlsAreHttpsOrLoopbackHttpWhenAllowed) {
+  OidcConfig config;
+  EXPECT_TRUE(IsAllowedProviderUrl(config, "https://idp.example/oauth2/v1/keys"));
+  EXPECT_TRUE(IsAllowedProviderUrl(config, "https://idp.example:8443?x=1"));
+  for (const char* refused :
+       {"http://127.0.0.1:9/jwks", "ftp://idp.example/", "https://user@idp.example/",
+        "https://idp.example/#keys", "https:///jwks", "https://idp.example/ jwks"}) {
+    EXPECT_FALSE(IsAllowedProviderUrl(config, refused)) << refused;
+  }
+  config.allow_loopback_http = true;
+  for (const char* loopback :
+       {"http://127.0.0.1:9/jwks", "http://localhost:9/", "http://[::1]:9/", "http://127.1.2.3/"}) {
+    EXPECT_TRUE(IsAllowedProviderUrl(config, loopback)) << loopback;
+  }
+  for (const char* remote : {"http://idp.example/", "http://127.0.0.1.example/", "http://[::2]:9/",
+                             "http://10.0.0.1/"}) {
+    EXPECT_FALSE(IsAllowedProviderUrl(config, remote)) << remote;
+  }
+}
+
 TEST(ClaimsMappingTest, MapsThePrincipalRoleAndScope) {
   const OidcConfig config = TestConfig();
   VerifiedToken token;

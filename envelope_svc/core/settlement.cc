@@ -503,13 +503,17 @@ void Settler::Finalize(Turn& turn, Settlement settlement, std::optional<absl::Ti
                         {"reason_code", result.error().code()}});
 }
 
-void Settler::JournalLatch(const Turn& turn, const std::string& reason, absl::Time at) {
+void Settler::JournalLatch(const Turn& turn, const std::string& reason, absl::Time at,
+                           std::vector<pb::CapabilityRequest> described,
+                           std::string requirement_id) {
   if (options_.journal == nullptr) return;
   TurnJournal::Entry::Latch latch;
   latch.asked_at = at;
   latch.reason_sha256 = common::Sha256Hex(reason);
   latch.reason_length = static_cast<int64_t>(reason.size());
   latch.requested_event_id = common::NewUuidV4();
+  latch.described = std::move(described);
+  latch.requirement_id = std::move(requirement_id);
   if (absl::Status journaled = options_.journal->MarkLatched(turn.id, latch); !journaled.ok()) {
     common::logging::Log(
         common::logging::Level::kWarning, "turn.latch_not_journaled", turn.context.trace_id(),
@@ -526,13 +530,22 @@ Settlement Settler::RecoverLatched(Turn& turn, const TurnJournal::Entry::Latch& 
               {"reason", Str(kRecoveredEscalationReason)},
               {"reasonSha256", Str(latch.reason_sha256)},
               {"reasonLength", Num(static_cast<double>(latch.reason_length))}});
+  // The requirement the ask named, among the authorities described to the turn (docs/adr/0018).
+  std::optional<pb::CapabilityRequest> requirement;
   {
     absl::MutexLock lock(&turn.mu);
     turn.phase = Phase::kEnding;
+    for (const pb::CapabilityRequest& described : latch.described) turn.Describe(described);
+    if (const pb::CapabilityRequest* named =
+            latch.requirement_id.empty() ? nullptr : turn.Described(latch.requirement_id);
+        named != nullptr) {
+      requirement = *named;
+    }
   }
-  absl::StatusOr<Settlement> recorded =
-      RecordEscalation(turn, std::string(kRecoveredEscalationReason), nullptr, latch.asked_at,
-                       latch.requested_event_id);
+  if (requirement.has_value()) fields["escalationRequirement"] = Str(requirement->id());
+  absl::StatusOr<Settlement> recorded = RecordEscalation(
+      turn, std::string(kRecoveredEscalationReason),
+      requirement.has_value() ? &*requirement : nullptr, latch.asked_at, latch.requested_event_id);
   Settlement settlement;
   if (recorded.ok()) {
     settlement = *std::move(recorded);

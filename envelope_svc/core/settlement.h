@@ -140,10 +140,13 @@ class Settler {
 
   // The MCP latch of `turn` engaged at `at` with `reason` (StepEscalationLatch): journals it
   // (ADR 0009) — the instant, the reason's SHA-256 and length, a fresh id for the recovered
-  // escalation.requested — fsynced before the ask is answered. A journal that cannot take it
-  // leaves the latch in memory only (logged, no reason text): the turn still ends escalated
-  // unless the process dies first. No journal: nothing.
-  void JournalLatch(const Turn& turn, const std::string& reason, absl::Time at);
+  // escalation.requested, the authorities `described` to the turn and the capreq- id of the one
+  // the ask named (`requirement_id`, empty: none; docs/adr/0018) — fsynced before the ask is
+  // answered. A journal that cannot take it leaves the latch in memory only (logged, no reason
+  // text): the turn still ends escalated unless the process dies first. No journal: nothing.
+  void JournalLatch(const Turn& turn, const std::string& reason, absl::Time at,
+                    std::vector<protocol::v1::CapabilityRequest> described,
+                    std::string requirement_id);
 
   // Ends every turn the journal holds (open when the envelope last stopped): each is published,
   // then ended at the instant first fixed for it, so a repeated recovery writes the same
@@ -194,7 +197,8 @@ class Settler {
   // cancelled, the ask kept visible in metadata.
   static Settlement UnrecordedAsk(const Snapshot& snapshot);
 
-  // The ending of a journaled latched turn at recovery (RecoverInterrupted).
+  // The ending of a journaled latched turn at recovery (RecoverInterrupted): escalated naming
+  // the requirement the ask named, as the live ending (SettleLatched) does.
   Settlement RecoverLatched(Turn& turn, const TurnJournal::Entry::Latch& latch);
 
   // Records the escalation at the authorizer and answers the escalated settlement; requested_at

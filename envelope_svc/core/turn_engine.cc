@@ -214,6 +214,7 @@ absl::StatusOr<v1::GetTurnResponse> TurnEngine::GetTurn(const v1::GetTurnRequest
   settler_.EnforceDeadline(*turn);
   v1::GetTurnResponse response;
   absl::MutexLock lock(&turn->mu);
+  *response.mutable_described_authorities() = {turn->described.begin(), turn->described.end()};
   if (turn->phase == Phase::kEnded) {
     *response.mutable_result() = turn->result;
     response.set_state(v1::TURN_STATE_ENDED);
@@ -297,6 +298,8 @@ absl::StatusOr<TurnEngine::LatchStep> TurnEngine::StepEscalationLatch(
   if (turn == nullptr) {
     return absl::NotFoundError(absl::StrCat("turn \"", turn_id, "\" not found"));
   }
+  std::vector<pb::CapabilityRequest> described;
+  std::string requirement_id;
   {
     absl::ReleasableMutexLock lock(&turn->mu);
     if (turn->escalation_asked.has_value()) {
@@ -315,13 +318,19 @@ absl::StatusOr<TurnEngine::LatchStep> TurnEngine::StepEscalationLatch(
     } else if (turn->described.size() == 1) {
       named = &turn->described.front();
     }
-    if (named != nullptr) turn->escalation_requirement = *named;
+    if (named != nullptr) {
+      turn->escalation_requirement = *named;
+      requirement_id = named->id();
+    }
     turn->escalation_asked = ask->reason;
+    described = turn->described;
   }
-  // Durable before the ask is answered (ADR 0009): a crash from here on ends the turn escalated.
-  // Outside the turn's lock: later calls are answered pending meanwhile, and an ending that
-  // removed the row first makes this write nothing.
-  settler_.JournalLatch(*turn, ask->reason, clock_.Now());
+  // Durable before the ask is answered (ADR 0009): a crash from here on ends the turn escalated,
+  // naming the requirement the ask named (docs/adr/0018). Outside the turn's lock: later calls
+  // are answered pending meanwhile, and an ending that removed the row first makes this write
+  // nothing.
+  settler_.JournalLatch(*turn, ask->reason, clock_.Now(), std::move(described),
+                        std::move(requirement_id));
   return LatchStep::kAsked;
 }
 

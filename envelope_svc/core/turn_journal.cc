@@ -5,6 +5,9 @@
 #include "absl/strings/str_cat.h"
 #include "common/sqlite/migrations.h"
 #include "common/status/status_macros.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "google/protobuf/util/delimited_message_util.h"
 
 namespace sharedos::envelope::core {
 namespace {
@@ -31,7 +34,46 @@ const common::sqlite::Migration kMigrations[] = {
       ALTER TABLE open_turns ADD COLUMN latch_reason_length INTEGER;
       ALTER TABLE open_turns ADD COLUMN latch_event_id TEXT;
     )sql"},
+    // What the latch's ask named (docs/adr/0018): the authorities described to the turn
+    // (length-delimited CapabilityRequests, at most 64) and the named one's capreq- id.
+    {3, R"sql(
+      ALTER TABLE open_turns ADD COLUMN latch_described BLOB;
+      ALTER TABLE open_turns ADD COLUMN latch_requirement_id TEXT;
+    )sql"},
 };
+
+// The described authorities as one BLOB: each CapabilityRequest length-delimited, in order.
+std::string EncodeDescribed(const std::vector<protocol::v1::CapabilityRequest>& described) {
+  std::string out;
+  {
+    google::protobuf::io::StringOutputStream stream(&out);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    for (const protocol::v1::CapabilityRequest& request : described) {
+      google::protobuf::util::SerializeDelimitedToCodedStream(request, &coded);
+    }
+  }
+  return out;
+}
+
+// Errors: DATA_LOSS (not a sequence of at most kMaxLatchDescribed CapabilityRequests).
+absl::StatusOr<std::vector<protocol::v1::CapabilityRequest>> DecodeDescribed(
+    absl::string_view blob) {
+  std::vector<protocol::v1::CapabilityRequest> described;
+  google::protobuf::io::CodedInputStream coded(reinterpret_cast<const uint8_t*>(blob.data()),
+                                               static_cast<int>(blob.size()));
+  while (coded.CurrentPosition() < static_cast<int>(blob.size())) {
+    if (described.size() >= TurnJournal::kMaxLatchDescribed) {
+      return absl::DataLossError("turn journal: a row cannot be read");
+    }
+    protocol::v1::CapabilityRequest request;
+    bool clean_eof = false;
+    if (!google::protobuf::util::ParseDelimitedFromCodedStream(&request, &coded, &clean_eof)) {
+      return absl::DataLossError("turn journal: a row cannot be read");
+    }
+    described.push_back(std::move(request));
+  }
+  return described;
+}
 
 }  // namespace
 
@@ -88,17 +130,24 @@ absl::Status TurnJournal::MarkLatched(const std::string& turn_id, const Entry::L
   if (latch.requested_event_id.empty()) {
     return absl::InvalidArgumentError("turn journal: empty requested event id");
   }
+  if (latch.described.size() > kMaxLatchDescribed) {
+    return absl::InvalidArgumentError("turn journal: more than 64 described authorities");
+  }
+  const std::string described = EncodeDescribed(latch.described);
   absl::MutexLock lock(&mu_);
   ASSIGN_OR_RETURN(
       Statement mark,
       db_->Cached("UPDATE open_turns SET latched_at_us = ?2, latch_reason_sha256 = ?3, "
-                  "latch_reason_length = ?4, latch_event_id = ?5 "
+                  "latch_reason_length = ?4, latch_event_id = ?5, latch_described = ?6, "
+                  "latch_requirement_id = ?7 "
                   "WHERE turn_id = ?1 AND latched_at_us IS NULL"));
   RETURN_IF_ERROR(mark.BindText(1, turn_id));
   RETURN_IF_ERROR(mark.BindInt64(2, absl::ToUnixMicros(latch.asked_at)));
   RETURN_IF_ERROR(mark.BindText(3, latch.reason_sha256));
   RETURN_IF_ERROR(mark.BindInt64(4, latch.reason_length));
   RETURN_IF_ERROR(mark.BindText(5, latch.requested_event_id));
+  RETURN_IF_ERROR(mark.BindBlob(6, described));
+  RETURN_IF_ERROR(mark.BindText(7, latch.requirement_id));
   return mark.Step().status();
 }
 
@@ -126,7 +175,8 @@ absl::StatusOr<std::vector<TurnJournal::Entry>> TurnJournal::List() const {
                    db_->Cached("SELECT turn_id, execution_id, runtime, context, lease_id, "
                                "started_at_us, ended_event_id, interrupted_at_us, "
                                "latched_at_us, latch_reason_sha256, latch_reason_length, "
-                               "latch_event_id FROM open_turns ORDER BY turn_id"));
+                               "latch_event_id, latch_described, latch_requirement_id "
+                               "FROM open_turns ORDER BY turn_id"));
   std::vector<Entry> entries;
   while (true) {
     ASSIGN_OR_RETURN(bool row, select.Step());
@@ -151,6 +201,11 @@ absl::StatusOr<std::vector<TurnJournal::Entry>> TurnJournal::List() const {
       latch.reason_sha256 = std::string(select.ColumnText(9));
       latch.reason_length = select.ColumnInt64(10);
       latch.requested_event_id = std::string(select.ColumnText(11));
+      // A latch journaled before schema 3 has neither (NULL): it names no requirement.
+      if (!select.ColumnIsNull(12)) {
+        ASSIGN_OR_RETURN(latch.described, DecodeDescribed(select.ColumnBlob(12)));
+      }
+      if (!select.ColumnIsNull(13)) latch.requirement_id = std::string(select.ColumnText(13));
       entry.latch = std::move(latch);
     }
     entries.push_back(std::move(entry));

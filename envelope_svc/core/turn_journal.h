@@ -4,8 +4,9 @@
 // A row holds only what turn.ended and GetTurn need — ids, the context, the runtime, the lease
 // id, the start instant and the id the turn's turn.ended is written under — and, once an MCP
 // turn asked for a human, the latch (its instant, the reason's hash and length, the id of the
-// escalation.requested a recovery writes); never arguments, results, payloads, the reason's
-// text or secrets. Each envelope has its own file. Thread-safe.
+// escalation.requested a recovery writes, the authorities described to the turn and the one its
+// ask named); never arguments, results, payloads, the reason's text or secrets. Each envelope has
+// its own file. Thread-safe.
 
 #ifndef SHAREDOS_ENVELOPE_SVC_CORE_TURN_JOURNAL_H_
 #define SHAREDOS_ENVELOPE_SVC_CORE_TURN_JOURNAL_H_
@@ -24,11 +25,14 @@
 #include "common/sqlite/database.h"
 #include "sharedos/envelope/v1/envelope.pb.h"
 #include "sharedos/protocol/v1/context.pb.h"
+#include "sharedos/protocol/v1/grant.pb.h"
 
 namespace sharedos::envelope::core {
 
 class TurnJournal {
  public:
+  // The most described authorities a latch keeps (Turn::kMaxDescribed, semantics §10).
+  static constexpr size_t kMaxLatchDescribed = 64;
   // One open turn as journaled.
   struct Entry {
     std::string turn_id;
@@ -54,6 +58,11 @@ class TurnJournal {
       int64_t reason_length = 0;
       // The id the recovered escalation.requested is written under (minted at the latch).
       std::string requested_event_id;
+      // The authorities the kernel had described to the turn when it asked (Turn::described:
+      // at most kMaxDescribed, oldest first; schema 3), and the capreq- id of the one the ask
+      // named (empty: none), so that a recovered escalation names it as a live ending does.
+      std::vector<protocol::v1::CapabilityRequest> described;
+      std::string requirement_id;
     };
     std::optional<Latch> latch;
   };
@@ -73,7 +82,7 @@ class TurnJournal {
   absl::Status Remove(const std::string& turn_id) ABSL_LOCKS_EXCLUDED(mu_);
   // The turn's escalation latch engaged: recorded once (a latch already recorded is kept, an
   // absent row is OK — the turn has ended), fsynced like Put. Errors: UNAVAILABLE (not written);
-  // INVALID_ARGUMENT (empty turn id or event id).
+  // INVALID_ARGUMENT (empty turn id or event id, more than kMaxLatchDescribed described).
   absl::Status MarkLatched(const std::string& turn_id, const Entry::Latch& latch)
       ABSL_LOCKS_EXCLUDED(mu_);
   // Recovery fixes the instant it ends `turn_id` at, once (an instant already set is kept).

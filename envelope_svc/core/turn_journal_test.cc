@@ -5,10 +5,12 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "common/sqlite/database.h"
 #include "common/status/status_matchers.h"
 #include "gmock/gmock.h"
+#include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 
 namespace sharedos::envelope::core {
@@ -129,6 +131,74 @@ TEST(TurnJournalTest, ALatchIsWrittenOnceAndSurvivesReopening) {
             absl::StatusCode::kInvalidArgument);
 }
 
+// A described authority as the kernel mints one (the journal only keeps it).
+protocol::v1::CapabilityRequest Described(int n) {
+  protocol::v1::CapabilityRequest request;
+  request.set_id(absl::StrCat("capreq-", n));
+  request.set_namespace_id("ns");
+  protocol::v1::Capability* capability = request.add_capabilities();
+  capability->mutable_resource()->set_namespace_("files");
+  capability->mutable_resource()->add_path("Workspace");
+  capability->mutable_resource()->add_path(absl::StrCat("out-", n, ".txt"));
+  capability->add_actions("create");
+  request.set_purpose("summarise");
+  return request;
+}
+
+TEST(TurnJournalTest, ALatchKeepsTheDescribedAuthoritiesAndTheNamedOne) {
+  const std::string path = JournalPath("latch-described.db");
+  {
+    auto journal = Open(path);
+    ASSERT_OK(journal->Put(Entry("t1")));
+    ASSERT_OK(journal->Put(Entry("t2")));
+    TurnJournal::Entry::Latch latch = Latch(absl::FromUnixSeconds(7), "requested-1");
+    for (int n = 0; n < 3; ++n) latch.described.push_back(Described(n));
+    latch.requirement_id = "capreq-1";
+    ASSERT_OK(journal->MarkLatched("t1", latch));
+    // Bounded as the turn bounds them (semantics §10): 65 are refused, nothing written.
+    TurnJournal::Entry::Latch over = Latch(absl::FromUnixSeconds(7), "requested-2");
+    for (int n = 0; n < 65; ++n) over.described.push_back(Described(n));
+    EXPECT_EQ(journal->MarkLatched("t2", over).code(), absl::StatusCode::kInvalidArgument);
+  }
+  auto journal = Open(path);
+  absl::StatusOr<std::vector<TurnJournal::Entry>> listed = journal->List();
+  ASSERT_OK(listed.status());
+  ASSERT_THAT(*listed, SizeIs(2));
+  ASSERT_TRUE((*listed)[0].latch.has_value());
+  const TurnJournal::Entry::Latch& kept = *(*listed)[0].latch;
+  ASSERT_THAT(kept.described, SizeIs(3));
+  for (int n = 0; n < 3; ++n) {
+    EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(kept.described[n], Described(n)))
+        << n;
+  }
+  EXPECT_EQ(kept.requirement_id, "capreq-1");
+  EXPECT_FALSE((*listed)[1].latch.has_value());
+}
+
+TEST(TurnJournalTest, ALatchWithoutDescribedAuthoritiesNamesNone) {
+  const std::string path = JournalPath("latch-none.db");
+  auto journal = Open(path);
+  ASSERT_OK(journal->Put(Entry("t1")));
+  ASSERT_OK(journal->MarkLatched("t1", Latch(absl::FromUnixSeconds(7), "requested-1")));
+  absl::StatusOr<std::vector<TurnJournal::Entry>> listed = journal->List();
+  ASSERT_OK(listed.status());
+  ASSERT_TRUE((*listed)[0].latch.has_value());
+  EXPECT_THAT((*listed)[0].latch->described, SizeIs(0));
+  EXPECT_EQ((*listed)[0].latch->requirement_id, "");
+}
+
+TEST(TurnJournalTest, ADamagedDescribedListIsDataLoss) {
+  const std::string path = JournalPath("latch-damaged.db");
+  auto journal = Open(path);
+  ASSERT_OK(journal->Put(Entry("t1")));
+  ASSERT_OK(journal->MarkLatched("t1", Latch(absl::FromUnixSeconds(7), "requested-1")));
+  auto db = common::sqlite::Database::Open(path);
+  ASSERT_OK(db.status());
+  // A length prefix longer than what follows.
+  ASSERT_OK((*db)->Exec("UPDATE open_turns SET latch_described = x'7f0a01'"));
+  EXPECT_EQ(journal->List().status().code(), absl::StatusCode::kDataLoss);
+}
+
 TEST(TurnJournalTest, AVersionOneJournalIsMigratedWithItsRows) {
   const std::string path = JournalPath("v1.db");
   {
@@ -163,7 +233,7 @@ TEST(TurnJournalTest, ANewerSchemaIsRefused) {
   {
     auto db = common::sqlite::Database::Open(path);
     ASSERT_OK(db.status());
-    ASSERT_OK((*db)->Exec("INSERT INTO schema_migrations VALUES (3, '2027-01-01T00:00:00Z');"));
+    ASSERT_OK((*db)->Exec("INSERT INTO schema_migrations VALUES (4, '2027-01-01T00:00:00Z');"));
   }
   absl::StatusOr<std::unique_ptr<TurnJournal>> journal = TurnJournal::Open(path);
   EXPECT_EQ(journal.status().code(), absl::StatusCode::kUnavailable);

@@ -204,6 +204,61 @@ TEST_F(TurnRecoveryTest, ATurnLatchedAtACrashEndsEscalatedOnRestart) {
   EXPECT_THAT(authorizer_.escalation_requests(), SizeIs(1));
 }
 
+// docs/adr/0018: a latched ask names a requirement the kernel described; a crash between the ask
+// and the turn's end must not lose it — the recovered escalation names the same capreq- id.
+TEST_F(TurnRecoveryTest, ATurnLatchedNamingARequirementEndsEscalatedNamingItAfterACrash) {
+  const std::string turn_id = OpenRunning();
+  authorizer_.DenyAuthorize("files", "Workspace/out.txt", "create", "no_matching_grant");
+  authorizer_.DenyAuthorize("files", "Workspace/other.txt", "create", "no_matching_grant");
+  absl::StatusOr<v1::InvokeToolResponse> denied =
+      TryCall(turn_id, "files.create", R"({"path": "Workspace/out.txt"})");
+  ASSERT_OK(denied.status());
+  ASSERT_TRUE(denied->has_required_authority());
+  const pb::CapabilityRequest required = denied->required_authority();
+  ASSERT_OK(
+      TryCall(turn_id, "files.create", R"({"path": "Workspace/other.txt"})", std::nullopt, "call-2")
+          .status());
+  // The host reads what the kernel described to the turn (a CLI's host never sees _meta).
+  const v1::GetTurnResponse running = Get(turn_id);
+  ASSERT_THAT(running.described_authorities(), SizeIs(2));
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(running.described_authorities(0),
+                                                                 required));
+
+  // Two were described: the ask names the first by its id.
+  protocol::v1::ToolCall ask;
+  ask.set_id("call-ask");
+  ask.set_tool("sharedos.escalate");
+  absl::StatusOr<TurnEngine::LatchStep> step = engine_->StepEscalationLatch(
+      turn_id, TurnEngine::LatchAsk{"need a human", required.id()}, ask);
+  ASSERT_OK(step.status());
+  ASSERT_EQ(*step, TurnEngine::LatchStep::kAsked);
+  const TurnJournal::Entry row = Rows().at(0);
+  ASSERT_TRUE(row.latch.has_value());
+  EXPECT_EQ(row.latch->requirement_id, required.id());
+  EXPECT_THAT(row.latch->described, SizeIs(2));
+
+  audit_.Clear();
+  clock_.AdvanceTime(absl::Minutes(1));
+  Restart();
+  EXPECT_EQ(Recover(), 1);
+  const v1::GetTurnResponse got = Get(turn_id);
+  EXPECT_EQ(got.result().status(), pb::EXECUTION_STATUS_ESCALATED);
+  EXPECT_EQ(got.result().metadata().fields().at("escalationRequirement").string_value(),
+            required.id());
+  EXPECT_THAT(got.described_authorities(), SizeIs(2));
+  // Asked of the authorizer with exactly the described authority (its identity is minted again
+  // from the turn's context, so the id round-trips).
+  const auto requests = authorizer_.escalation_requests();
+  ASSERT_THAT(requests, SizeIs(1));
+  ASSERT_TRUE(requests[0].has_requested_authority_ask());
+  ASSERT_THAT(requests[0].requested_authority_ask().capabilities(), SizeIs(1));
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(
+      requests[0].requested_authority_ask().capabilities(0), required.capabilities(0)));
+  EXPECT_EQ(requests[0].requested_authority_ask().purpose(), required.purpose());
+  EXPECT_EQ(got.result().escalation().requested_authority().id(), required.id());
+  EXPECT_THAT(Rows(), IsEmpty());
+}
+
 TEST_F(TurnRecoveryTest, ARepeatedRecoveryOfALatchedTurnAsksTheSameWay) {
   const std::string turn_id = OpenRunning();
   Latch(*engine_, turn_id, "need a human");

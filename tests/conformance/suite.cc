@@ -1005,10 +1005,17 @@ class RowRunner {
       request.mutable_escalate()->set_reason(Str(step, "reason"));
       const std::string from = Str(step, "requestedAuthorityFrom");
       if (!from.empty()) {
-        for (const Attempt& attempt : run.attempts) {
+        for (Attempt& attempt : run.attempts) {
           if (attempt.id != from || !attempt.details.is_object() ||
               !attempt.details.contains("requiredAuthority")) {
             continue;
+          }
+          // A CLI's host never sees the call's result, and the CLI showed its model the
+          // requirement's id only: the host reads the authority the kernel described to the turn
+          // under that id from GetTurn (docs/adr/0018).
+          if (!attempt.details["requiredAuthority"].contains("capabilities")) {
+            RETURN_IF_ERROR(ReadDescribed(turn, number, attempt));
+            if (!attempt.details["requiredAuthority"].contains("capabilities")) continue;
           }
           auto parsed = google::protobuf::util::JsonStringToMessage(
               attempt.details["requiredAuthority"].dump(),
@@ -1029,6 +1036,24 @@ class RowRunner {
     turn.result = response->result();
     turn.escalation_id = response->escalation_id();
     turn.serialized += response->SerializeAsString();
+    return absl::OkStatus();
+  }
+
+  // The authority the kernel described to `turn` under the id `attempt`'s answer named, as the
+  // host reads it (GetTurn's described_authorities): it replaces the id-only requirement a CLI
+  // showed its model, and is noted as read from GetTurn. None described under that id: unchanged.
+  absl::Status ReadDescribed(const Turn& turn, int number, Attempt& attempt) {
+    ev1::GetTurnRequest get;
+    get.set_turn_id(turn.turn_id);
+    absl::StatusOr<ev1::GetTurnResponse> got = deployment_.host(broker_[number]).GetTurn(get);
+    if (!got.ok()) return got.status();
+    const std::string id = Str(attempt.details["requiredAuthority"], "id");
+    for (const pb::CapabilityRequest& described : got->described_authorities()) {
+      if (described.id() != id) continue;
+      ASSIGN_OR_RETURN(const std::string text, common::CanonicalProtoJson(described));
+      attempt.details["requiredAuthority"] = json::parse(text);
+      attempt.details["requiredAuthorityReadFrom"] = "GetTurn.described_authorities";
+    }
     return absl::OkStatus();
   }
 
@@ -2468,9 +2493,12 @@ Manifest BuildManifest(const Declarations& declarations,
       "replicas.\n"
       "- Row 19's over-broad child is planted in the grant store's database directly: IssueGrant "
       "refuses a parent and DeriveGrant refuses widening, so the control plane cannot create it.\n"
-      "- Escalations (rows 31, 33): the host passes the denial's required authority (gRPC: "
-      "`error.details.requiredAuthority`; MCP: `_meta[\"sharedos/requiredAuthority\"]`) to "
-      "`FinishTurn(escalate)`; row 33's approval is made by world.json's reviewer, the context "
+      "- Escalations (rows 31, 33, 35, 44, 46): the host passes the denial's required authority "
+      "(gRPC: `error.details.requiredAuthority`; MCP: `_meta[\"sharedos/requiredAuthority\"]`; "
+      "a CLI column, whose host never sees the call's result and whose CLI showed its model the "
+      "requirement's id only: the authority described under that id in `GetTurn`'s "
+      "`described_authorities`) to `FinishTurn(escalate)`; row 33's approval is made by "
+      "world.json's reviewer, the context "
       "owner, and the issued grant must be exactly the requested capability, for the agent, "
       "issued under the escalated turn's authority.\n"
       "- The MCP columns drive the official clients (`@modelcontextprotocol/sdk` v1, "

@@ -7,13 +7,15 @@
 # raised by a real host turn (the Python host client, clients/python, under the demo host token,
 # with the demo grant issued for alice); alice signs in at the provider, sees it in her queue and
 # approves it; the resolution record must name her provider's iss and sub. Then the refusals: a
-# wrong state, a replayed code, a wrong and a missing PKCE verifier, the provider unreachable.
+# wrong state, a replayed callback and a replayed code, a wrong and a missing PKCE verifier, the
+# provider unreachable (the browser's redirect back to the console is held back by intercepting
+# the callback request, so the test decides what the console receives).
 # Argument: "signin" (alice's sign-in and approval, the record's iss/sub, a person without a role)
 # or "refusals" (the browser refusal cases, run apart: see BUILD).
 set -euo pipefail
 mode="${1:-signin}"
 if [ "$mode" = refusals ]; then
-  cases="wrong state|replayed|PKCE|unreachable"
+  cases="wrong state|replayed|twice|PKCE|unreachable"
 else
   cases="alice signs in|without a SharedOS role"
 fi
@@ -75,6 +77,9 @@ address="$(sed -n 's/^sharedosd listening on //p' sharedosd.log)"
 ctl() { SHAREDOS_TARGET="$address" "$root/tools/sharedosctl/sharedosctl" \
   --token_file="$data/admin.token" "$@"; }
 
+# The refusal cases need no escalation (and no Python client): only the sign-in mode raises one.
+escalation=""
+if [ "$mode" = signin ]; then
 # The demo grant (deploy/compose/demo-grant.textproto), for alice
 # as the provider names her (human:alice), then a host turn of hers whose write is refused and
 # escalated to her.
@@ -126,11 +131,13 @@ EOF
 [ -n "$escalation" ] || { cat sharedosd.log; echo "no escalation for alice"; exit 1; }
 ctl escalations show --id="$escalation" | grep -A1 "^reviewer {" | grep -q "human_user_id: \"alice\"" ||
   { ctl escalations show --id="$escalation"; echo "the escalation is not addressed to human:alice"; exit 1; }
+fi
 
 out_dir="${TEST_UNDECLARED_OUTPUTS_DIR:-$TEST_TMPDIR/outputs}"
 mkdir -p "$out_dir"
 CONSOLE_URL="$console" ISSUER="$issuer" ESCALATION="$escalation" CONSOLE_SECRET="$secret" \
-  PROVIDER_PID="$provider_pid" WORKSPACE="$workspace" OUT_DIR="$out_dir" TMPDIR="$browser_tmp" \
+  PROVIDER_PID="$provider_pid" PROVIDER_LOG="$TEST_TMPDIR/provider.err" WORKSPACE="$workspace" \
+  OUT_DIR="$out_dir" TMPDIR="$browser_tmp" \
   node --test --test-concurrency=1 --test-reporter=spec --test-name-pattern="$cases" \
   "$root/tests/console/console_oidc.mjs" ||
   { echo "--- sharedosd:"; cat sharedosd.log; echo "--- provider:"; cat provider.err; exit 1; }
@@ -140,6 +147,8 @@ if [ "$mode" = refusals ]; then echo ok; exit 0; fi
 shown="$(ctl escalations show --id="$escalation")"
 echo "$shown"
 echo "$shown" | grep -q "approved" || { echo "the escalation is not approved"; exit 1; }
+echo "$shown" | grep -qF "with an identity provider token (idpIssuer $issuer, idpSubject alice)" ||
+  { echo "escalations show does not name the provider's iss/sub"; exit 1; }
 resolved="$(ctl --json audit query --type=escalation.resolved --namespace=world-demo)"
 echo "$resolved" | grep -F "$escalation" > /dev/null ||
   { echo "$resolved"; echo "no escalation.resolved record of $escalation"; exit 1; }

@@ -5,8 +5,9 @@
 // four services as processes (the envelope killed alone) and against one sharedosd (killed,
 // started again on the same data directory). An MCP turn whose harness had called
 // sharedos.escalate (the latch answered) when its envelope was killed ends escalated on restart:
-// the escalation pending for its reviewer at the grant store, one escalation.requested and one
-// turn.ended in the log — also after a second kill and restart — and the chain verified.
+// the escalation pending for its reviewer at the grant store, naming the requirement the ask
+// named (docs/adr/0018), one escalation.requested and one turn.ended in the log — also after a
+// second kill and restart — and the chain verified.
 #include <httplib.h>
 #include <signal.h>
 
@@ -17,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
@@ -118,34 +120,46 @@ std::vector<pb::AuditEvent> Records(const std::string& audit_address, const std:
   }
 }
 
-// The harness's tools/call of sharedos.escalate on the turn's MCP endpoint (raw Streamable HTTP,
-// as envelope_svc/mcp's transport test speaks it): answered succeeded by the latch.
-void AskForAHuman(const std::string& url, const std::string& token, const std::string& reason) {
+// The harness's tools/call of `tool` with `arguments` on the turn's MCP endpoint (raw Streamable
+// HTTP, as envelope_svc/mcp's transport test speaks it): the CallToolResult.
+nlohmann::json CallTool(const std::string& url, const std::string& token, const std::string& tool,
+                        const nlohmann::json& arguments) {
   const size_t path = url.find('/', url.find("://") + 3);
-  ASSERT_NE(path, std::string::npos) << url;
+  EXPECT_NE(path, std::string::npos) << url;
+  if (path == std::string::npos) return nlohmann::json();
   httplib::Client http(url.substr(0, path));
   http.set_read_timeout(20, 0);
   const httplib::Headers headers = {{"Authorization", "Bearer " + token},
                                     {"Accept", "application/json, text/event-stream"},
                                     {"MCP-Protocol-Version", "2025-11-25"}};
-  const nlohmann::json body = {
-      {"jsonrpc", "2.0"},
-      {"id", 1},
-      {"method", "tools/call"},
-      {"params", {{"name", "sharedos.escalate"}, {"arguments", {{"reason", reason}}}}}};
+  const nlohmann::json body = {{"jsonrpc", "2.0"},
+                               {"id", 1},
+                               {"method", "tools/call"},
+                               {"params", {{"name", tool}, {"arguments", arguments}}}};
   auto answered = http.Post(url.substr(path), headers, body.dump(), "application/json");
-  ASSERT_TRUE(answered) << httplib::to_string(answered.error());
-  ASSERT_EQ(answered->status, 200) << answered->body;
+  EXPECT_TRUE(answered) << httplib::to_string(answered.error());
+  if (!answered) return nlohmann::json();
+  EXPECT_EQ(answered->status, 200) << answered->body;
   const nlohmann::json answer = nlohmann::json::parse(answered->body, nullptr, false);
-  ASSERT_TRUE(answer.is_object() && answer.contains("result")) << answered->body;
-  const nlohmann::json& result = answer.at("result");
-  EXPECT_FALSE(result.value("isError", true)) << answered->body;
+  EXPECT_TRUE(answer.is_object() && answer.contains("result")) << answered->body;
+  return answer.is_object() ? answer.value("result", nlohmann::json()) : nlohmann::json();
+}
+
+// The harness's sharedos.escalate, naming `requirement` (a capreq- id) when not empty: answered
+// succeeded by the latch.
+void AskForAHuman(const std::string& url, const std::string& token, const std::string& reason,
+                  const std::string& requirement = "") {
+  nlohmann::json arguments = {{"reason", reason}};
+  if (!requirement.empty()) arguments["requirement"] = requirement;
+  const nlohmann::json result = CallTool(url, token, "sharedos.escalate", arguments);
+  ASSERT_TRUE(result.is_object()) << result.dump();
+  EXPECT_FALSE(result.value("isError", true)) << result.dump();
   // The latch's output {escalated, reason, note}, as the text content a harness reads.
   const nlohmann::json content = result.value("content", nlohmann::json::array());
-  ASSERT_TRUE(content.is_array() && !content.empty()) << answered->body;
+  ASSERT_TRUE(content.is_array() && !content.empty()) << result.dump();
   const nlohmann::json output =
       nlohmann::json::parse(content[0].value("text", std::string()), nullptr, false);
-  EXPECT_TRUE(output.is_object() && output.value("escalated", false)) << answered->body;
+  EXPECT_TRUE(output.is_object() && output.value("escalated", false)) << result.dump();
 }
 
 TEST(InterruptedTurnTest, AnEnvelopeKilledAfterTheLatchAnsweredEndsTheTurnEscalatedOnce) {
@@ -167,7 +181,19 @@ TEST(InterruptedTurnTest, AnEnvelopeKilledAfterTheLatchAnsweredEndsTheTurnEscala
   ASSERT_TRUE(status.ok()) << status.error_message();
   ASSERT_FALSE(opened.has_result()) << opened.result().DebugString();
   ASSERT_FALSE(opened.mcp().url().empty());
-  AskForAHuman(opened.mcp().url(), opened.mcp().token(), "Please approve writing the summary.");
+  // Denied no_matching_grant (the grant creates under Scratch only): the refusal describes the
+  // authority a reviewer would grant, and the ask names it (docs/adr/0018).
+  const nlohmann::json denied =
+      CallTool(opened.mcp().url(), opened.mcp().token(), "files.create",
+               {{"path", "Workspace/summary.txt"}, {"content", "summary"}});
+  ASSERT_TRUE(denied.is_object() && denied.value("isError", false)) << denied.dump();
+  const nlohmann::json meta = denied.value("_meta", nlohmann::json::object());
+  ASSERT_EQ(meta.value("sharedos/code", std::string()), "no_matching_grant") << denied.dump();
+  const std::string requirement =
+      meta.value("sharedos/requiredAuthority", nlohmann::json::object()).value("id", "");
+  ASSERT_TRUE(absl::StartsWith(requirement, "capreq-")) << denied.dump();
+  AskForAHuman(opened.mcp().url(), opened.mcp().token(), "Please approve writing the summary.",
+               requirement);
   ASSERT_FALSE(::testing::Test::HasFatalFailure());
 
   // Killed once the ask was answered, and again after it was recovered.
@@ -188,6 +214,12 @@ TEST(InterruptedTurnTest, AnEnvelopeKilledAfterTheLatchAnsweredEndsTheTurnEscala
       EXPECT_EQ(got.result().metadata().fields().at("harnessOutcome").string_value(),
                 "interrupted");
       EXPECT_EQ(got.result().escalation().reviewer().human_user_id(), demo::kOwner);
+      // The recovered escalation names the requirement the ask named, as a live ending does.
+      EXPECT_EQ(got.result().escalation().requested_authority().id(), requirement);
+      EXPECT_EQ(got.result().metadata().fields().at("escalationRequirement").string_value(),
+                requirement);
+      ASSERT_EQ(got.described_authorities_size(), 1);
+      EXPECT_EQ(got.described_authorities(0).id(), requirement);
       escalation_id = got.escalation_id();
       ASSERT_FALSE(escalation_id.empty());
     } else {
@@ -209,12 +241,16 @@ TEST(InterruptedTurnTest, AnEnvelopeKilledAfterTheLatchAnsweredEndsTheTurnEscala
     EXPECT_EQ(record.escalation_id(), escalation_id);
     EXPECT_EQ(record.status(), grantstore::v1::ESCALATION_RECORD_STATUS_PENDING);
     EXPECT_EQ(record.escalation().reviewer().human_user_id(), demo::kOwner);
+    EXPECT_EQ(record.escalation().requested_authority().id(), requirement);
+    ASSERT_EQ(record.escalation().requested_authority().capabilities_size(), 1);
+    EXPECT_EQ(record.escalation().requested_authority().capabilities(0).actions(0), "create");
   }
   EXPECT_EQ(of_turn, 1);
 
   const auto requested = Records(four.audit_address(), four.admin_token(), execution,
                                  pb::AUDIT_EVENT_TYPE_ESCALATION_REQUESTED, 1);
-  EXPECT_EQ(requested.size(), 1u);
+  ASSERT_EQ(requested.size(), 1u);
+  EXPECT_EQ(requested[0].requested_authority().id(), requirement);
   const auto ended = Records(four.audit_address(), four.admin_token(), execution,
                              pb::AUDIT_EVENT_TYPE_TURN_ENDED, 1);
   ASSERT_EQ(ended.size(), 1u);

@@ -24,6 +24,8 @@
 //        provider's own AccessToken model for that user (password-less; claims as a sign-in gives)
 //   POST /test/sign {"payload", "header"?}  → {"token"}: a JWS over any payload with the current
 //        key (expired, other audience, other issuer... tokens for negative tests)
+// Every refused grant at the token endpoint is one stderr line "provider: grant.error <error>:
+// <detail>" (the detail the answer does not carry).
 import http from 'node:http';
 import crypto from 'node:crypto';
 
@@ -166,6 +168,12 @@ function buildProvider() {
       Interaction: 600, Session: 3600, Grant: 3600, RefreshToken: 3600,
       ClientCredentials: 600,
     },
+  });
+  // Why the token endpoint refused a grant (e.g. "authorization code already consumed",
+  // "code_verifier does not match code_challenge"), one line on stderr: the answer itself says
+  // only invalid_grant, and tests tell a replayed code from a wrong verifier by this line.
+  provider.on('grant.error', (_ctx, err) => {
+    process.stderr.write(`provider: grant.error ${err.error}: ${err.error_detail ?? ''}\n`);
   });
   // Test-only endpoints, inside the provider's own request context.
   provider.use(async (ctx, next) => {

@@ -383,6 +383,9 @@ absl::Status FourProcessDeployment::StartMember(Service service, std::string bin
   started.name = std::move(name);
   started.args = std::move(args);
   for (std::string& flag : TlsFlags()) started.args.push_back(std::move(flag));
+  if (!options_.oidc_config.empty()) {
+    started.args.push_back("--oidc_config=" + options_.oidc_config);
+  }
   RETURN_IF_ERROR(Launch(started, started.args));
   started.former_args = WithPortOf(started.args, started.address);
   return absl::OkStatus();

@@ -180,6 +180,9 @@ class FourProcessDeployment {
     std::vector<std::string> envelope_args;
     // More audit_svc flags, on every audit_svc (e.g. --checkpoint_key_file).
     std::vector<std::string> audit_args;
+    // --oidc_config=<this file> on every process (ADR 0020): each verifies the identity
+    // provider's JWT access tokens beside the static credentials. Empty: no provider.
+    std::string oidc_config;
     // audit_svc honours the credentials issued through the control plane, as the compose and
     // Kubernetes deployments run it: --grantstore_target (the grant store's ports are chosen
     // before either starts) and --grantstore_token_file with its own token (audit.token,

@@ -11,11 +11,16 @@
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 #include "tools/sharedosctl/cli.h"
+#include "tools/sharedosctl/explain.h"
+#include "tools/sharedosctl/render.h"
 
 namespace sharedos::sharedosctl {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::IsSupersetOf;
+using ::testing::Not;
+using ::testing::Pair;
 
 Invocation Parsed(std::vector<std::string> args) {
   GlobalOptions globals;
@@ -232,6 +237,66 @@ TEST(RenderTest, EscalationsShowTheNoteOnOneLine) {
   record.mutable_decided_with()->mutable_secret_set_by()->set_service_id("ops");
   EXPECT_EQ(FormatDecider(record),
             "human:alice with cred-1 (secret set by service:ops, not by the decider)");
+}
+
+TEST(RenderTest, EscalationsNameTheIdentityProvidersPersonOrBreakGlass) {
+  grantstore::v1::EscalationRecord record;
+  record.set_escalation_id("e1");
+  record.set_status(grantstore::v1::ESCALATION_RECORD_STATUS_APPROVED);
+  record.set_namespace_id("w");
+  record.mutable_reviewer()->set_human_user_id("alice");
+  record.mutable_decided_by()->set_human_user_id("alice");
+  grantstore::v1::DecisionCredential& with = *record.mutable_decided_with();
+  // Decided with the provider's token: its issuer and subject, not a secret's story.
+  with.set_credential_id("idp:alice");
+  with.set_idp_issuer("https://idp.example.test");
+  with.set_idp_subject("00u-alice");
+  EXPECT_EQ(FormatDecider(record),
+            "human:alice with an identity provider token (idpIssuer https://idp.example.test, "
+            "idpSubject 00u-alice)");
+  EXPECT_THAT(RenderEscalations({record}), HasSubstr("idpSubject 00u-alice"));
+  // Decided with a SharedOS credential while a provider is configured: break-glass, said so.
+  with.Clear();
+  with.set_credential_id("cred-1");
+  with.mutable_secret_set_by()->set_service_id("ops");
+  with.set_break_glass(true);
+  EXPECT_EQ(
+      FormatDecider(record),
+      "human:alice with cred-1 (secret set by service:ops, not by the decider); breakGlass: a "
+      "human reviewer's SharedOS credential while an identity provider is configured");
+  with.set_break_glass(false);
+  EXPECT_THAT(FormatDecider(record), Not(HasSubstr("breakGlass")));
+}
+
+TEST(RenderTest, AuditRecordsOfAResolutionNameTheIdentityProvidersPerson) {
+  audit::v1::AuditRecord record;
+  record.set_sequence(9);
+  audit::v1::ControlPlaneEvent& event = *record.mutable_control_plane();
+  event.set_type(audit::v1::CONTROL_PLANE_EVENT_TYPE_ESCALATION_RESOLVED);
+  event.set_outcome(protocol::v1::AUDIT_OUTCOME_SUCCEEDED);
+  event.set_namespace_id("w");
+  event.mutable_actor()->set_human_user_id("alice");
+  auto& fields = *event.mutable_metadata()->mutable_fields();
+  fields["escalationId"].set_string_value("esc-1");
+  fields["idpIssuer"].set_string_value("https://idp.example.test");
+  fields["idpSubject"].set_string_value("00u-alice");
+  EXPECT_EQ(FormatResolutionIdentity(event),
+            "idpIssuer=https://idp.example.test idpSubject=00u-alice");
+  EXPECT_THAT(RenderAuditRecords({record}),
+              HasSubstr("idpIssuer=https://idp.example.test idpSubject=00u-alice"));
+  // audit explain shows every metadata field, the flag among them.
+  fields["breakGlass"].set_bool_value(true);
+  EXPECT_EQ(FormatResolutionIdentity(event),
+            "idpIssuer=https://idp.example.test idpSubject=00u-alice breakGlass=true");
+  const Explanation explained = ExplainControlPlaneRecord(record);
+  EXPECT_THAT(
+      explained.facts,
+      IsSupersetOf({Pair("idpIssuer", "https://idp.example.test"), Pair("idpSubject", "00u-alice"),
+                    Pair("breakGlass", "true"), Pair("escalationId", "esc-1")}));
+  EXPECT_THAT(RenderExplanation(explained), HasSubstr("breakGlass: true"));
+  // Another record type's metadata is not read as a resolution's.
+  event.set_type(audit::v1::CONTROL_PLANE_EVENT_TYPE_GRANT_REVOKED);
+  EXPECT_EQ(FormatResolutionIdentity(event), "");
 }
 
 TEST(RenderTest, AuditRecordsUseReferenceNames) {

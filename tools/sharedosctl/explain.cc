@@ -1,6 +1,7 @@
 #include "tools/sharedosctl/explain.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 
 #include "absl/strings/ascii.h"
@@ -370,6 +371,13 @@ class Builder {
                                      : "";
     Fact("escalation status", EscalationStatusName(record.status()));
     Fact("reviewer", reviewer);
+    Fact("decided by", FormatDecider(record));
+    if (record.has_decided_with()) {
+      // Who the identity provider vouched for (ADR 0020), or break-glass.
+      Fact("idpIssuer", record.decided_with().idp_issuer());
+      Fact("idpSubject", record.decided_with().idp_subject());
+      if (record.decided_with().break_glass()) Fact("breakGlass", "true");
+    }
     // Where the escalation stands decides what comes next: a decided one is the only step (Take),
     // a pending one comes first.
     switch (record.status()) {
@@ -473,9 +481,19 @@ class Builder {
     Fact("authority", event.has_authority() ? FormatAddress(event.authority()) : "");
     Fact("owner", event.has_owner() ? FormatAddress(event.owner()) : "");
     Fact("grant", event.grant_id());
+    // The record's metadata in name order (escalation.resolved: decidedBy, credentialId, and the
+    // identity provider's idpIssuer/idpSubject or breakGlass, ADR 0020); flags and counts too.
+    std::map<std::string, std::string> metadata;
     for (const auto& [key, value] : event.metadata().fields()) {
-      if (value.has_string_value()) Fact(key, value.string_value());
+      if (value.has_string_value()) {
+        metadata[key] = value.string_value();
+      } else if (value.has_bool_value()) {
+        metadata[key] = value.bool_value() ? "true" : "false";
+      } else if (value.has_number_value()) {
+        metadata[key] = absl::StrCat(value.number_value());
+      }
     }
+    for (auto& [key, value] : metadata) Fact(key, std::move(value));
     Step("Nothing was refused: a control-plane change, recorded.");
   }
 
@@ -535,12 +553,16 @@ absl::StatusOr<Explanation> Explain(const ExplainClients& clients, absl::string_
     record = RecordWithId(clients, id);
   }
   if (!record.ok()) return record.status();
-  if (record->has_control_plane()) {
-    builder.ControlPlane(*record);
-  } else {
-    absl::Status built = builder.ProtocolEvent(*record);
-    if (!built.ok()) return built;
-  }
+  if (record->has_control_plane()) return ExplainControlPlaneRecord(*record);
+  absl::Status built = builder.ProtocolEvent(*record);
+  if (!built.ok()) return built;
+  return builder.Take();
+}
+
+Explanation ExplainControlPlaneRecord(const av1::AuditRecord& record) {
+  const ExplainClients none;
+  Builder builder(none);
+  builder.ControlPlane(record);
   return builder.Take();
 }
 

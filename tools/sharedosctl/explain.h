@@ -56,6 +56,11 @@ struct Explanation {
 // escalation for this caller); the RPCs' own errors (PERMISSION_DENIED, UNAVAILABLE, …).
 absl::StatusOr<Explanation> Explain(const ExplainClients& clients, absl::string_view id);
 
+// A control-plane record of the log (a grant store mutation), explained from the record alone:
+// its actor, authority, owner, grant and every metadata field (an escalation.resolved's
+// idpIssuer, idpSubject and breakGlass among them). Pure.
+Explanation ExplainControlPlaneRecord(const audit::v1::AuditRecord& record);
+
 // As text: "<title>\n", one "  <label>: <value>" line per fact, then "next:" and the steps,
 // every label and value through common::text::TerminalSafe.
 std::string RenderExplanation(const Explanation& explanation);

@@ -103,7 +103,8 @@ std::vector<std::string> AuditRecordColumns() {
 
 std::vector<std::string> AuditRecordCells(const av1::AuditRecord& record) {
   if (record.has_control_plane()) {
-    // A control-plane record (not a protocol "1" event): no tool, source, reason or cause.
+    // A control-plane record (not a protocol "1" event): no tool, source or reason; the CAUSE
+    // cell of an escalation.resolved names the identity provider's iss/sub and break-glass.
     const auto& event = record.control_plane();
     return {absl::StrCat(record.sequence()),
             FormatTimestamp(event.at()),
@@ -115,7 +116,7 @@ std::vector<std::string> AuditRecordCells(const av1::AuditRecord& record) {
             event.grant_id(),
             "",
             "",
-            "",
+            FormatResolutionIdentity(event),
             "",
             ""};
   }
@@ -149,12 +150,48 @@ std::string FormatDecider(const gs::EscalationRecord& record) {
   if (record.on_behalf_of_reviewer()) absl::StrAppend(&decider, " on the reviewer's behalf");
   if (!record.has_decided_with()) return decider;
   const gs::DecisionCredential& with = record.decided_with();
+  if (!with.idp_issuer().empty()) {
+    // The person the identity provider vouched for (ADR 0020): its token, not a secret.
+    return absl::StrCat(decider, " with an identity provider token (idpIssuer ", with.idp_issuer(),
+                        ", idpSubject ", with.idp_subject(), ")");
+  }
   absl::StrAppend(&decider, " with ", with.credential_id());
-  if (with.from_file()) return absl::StrCat(decider, " (a credentials-file secret)");
-  if (with.held_by_decider_alone()) return absl::StrCat(decider, " (secret set by itself)");
-  return absl::StrCat(decider, " (secret set by ",
-                      with.has_secret_set_by() ? FormatAddress(with.secret_set_by()) : "unknown",
-                      ", not by the decider)");
+  if (with.from_file()) {
+    absl::StrAppend(&decider, " (a credentials-file secret)");
+  } else if (with.held_by_decider_alone()) {
+    absl::StrAppend(&decider, " (secret set by itself)");
+  } else {
+    absl::StrAppend(&decider, " (secret set by ",
+                    with.has_secret_set_by() ? FormatAddress(with.secret_set_by()) : "unknown",
+                    ", not by the decider)");
+  }
+  if (with.break_glass()) {
+    absl::StrAppend(&decider,
+                    "; breakGlass: a human reviewer's SharedOS credential while an identity "
+                    "provider is configured");
+  }
+  return decider;
+}
+
+std::string FormatResolutionIdentity(const audit::v1::ControlPlaneEvent& event) {
+  if (event.type() != av1::CONTROL_PLANE_EVENT_TYPE_ESCALATION_RESOLVED) return "";
+  const auto& fields = event.metadata().fields();
+  const auto text = [&fields](const std::string& key) -> std::string {
+    auto it = fields.find(key);
+    return it != fields.end() && it->second.has_string_value() ? it->second.string_value() : "";
+  };
+  std::vector<std::string> parts;
+  if (const std::string issuer = text("idpIssuer"); !issuer.empty()) {
+    parts.push_back(absl::StrCat("idpIssuer=", issuer));
+  }
+  if (const std::string subject = text("idpSubject"); !subject.empty()) {
+    parts.push_back(absl::StrCat("idpSubject=", subject));
+  }
+  if (auto it = fields.find("breakGlass");
+      it != fields.end() && it->second.has_bool_value() && it->second.bool_value()) {
+    parts.push_back("breakGlass=true");
+  }
+  return absl::StrJoin(parts, " ");
 }
 
 std::string RenderEscalations(const std::vector<gs::EscalationRecord>& escalations) {

@@ -29,8 +29,14 @@ std::string RenderAuditRecords(const std::vector<audit::v1::AuditRecord>& record
 std::vector<std::string> AuditRecordColumns();
 std::vector<std::string> AuditRecordCells(const audit::v1::AuditRecord& record);
 // Who decided an escalation, as one phrase: the principal, "on the reviewer's behalf" for an
-// admin, the credential it used and who set its secret (ADR 0014, T3); empty while pending.
+// admin, the credential it used and who set its secret (ADR 0014, T3) — or, decided with the
+// identity provider's token, its idpIssuer and idpSubject (ADR 0020) — and "breakGlass" for a
+// human reviewer's SharedOS credential used while a provider is configured; empty while pending.
 std::string FormatDecider(const grantstore::v1::EscalationRecord& record);
+// An escalation.resolved record's identity: "idpIssuer=<iss> idpSubject=<sub>" and/or
+// "breakGlass=true", from its metadata; empty for any other record or when it has none. Raw
+// (the caller escapes it).
+std::string FormatResolutionIdentity(const audit::v1::ControlPlaneEvent& event);
 
 std::string RenderEscalations(const std::vector<grantstore::v1::EscalationRecord>& escalations);
 std::string RenderPolicy(const grantstore::v1::HostPolicy& policy);
