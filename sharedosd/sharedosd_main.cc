@@ -203,6 +203,12 @@ absl::Status BuildInternalServices(Settings settings, Deployment& d) {
   grantstore::GrantStoreServerDeps grantstore_deps{std::move(grantstore_audit), *d.authenticator,
                                                    clock, d.metrics.get()};
   grantstore::ApplyIdpFlags(grantstore_deps);
+  // The grant store compared with the log's control-plane records (docs/adr/0021): a grants.db
+  // restored behind audit.db serves nothing until the operator accepts it.
+  audit::AuditServer* log = d.audit.get();
+  grantstore_deps.audit_query = [log](const sharedos::audit::v1::QueryRequest& request) {
+    return log->Query(request);
+  };
   ASSIGN_OR_RETURN(d.grantstore, grantstore::BuildGrantStoreServer(std::move(grantstore_deps),
                                                                    grantstore_options));
 
@@ -275,9 +281,13 @@ absl::Status StartPublicTier(Deployment& d) {
   options.port = absl::GetFlag(FLAGS_port);
   options.metrics = d.metrics.get();
   options.tls = server::ServerTlsFromFlags();
-  // Ready while both embedded stores can be read (the services run on them).
+  // Ready while both embedded stores can be read (the services run on them) and the grant store
+  // is not behind the log (docs/adr/0021).
   options.dependencies = {server::StoreDependency(d.data.audit_db(), "audit_store"),
                           server::StoreDependency(d.data.grants_db(), "grant_store")};
+  for (auto& check : d.grantstore->AnchorDependencies()) {
+    options.dependencies.push_back(std::move(check));
+  }
   options.health_interval = absl::GetFlag(FLAGS_health_interval);
   ASSIGN_OR_RETURN(d.public_tier, server::ServerRunner::Start(options, services));
   d.status->Attach(d.public_tier.get());
@@ -306,6 +316,14 @@ absl::Status StartConsole(Deployment& d) {
 
 // With --demo: the demo world, seeded through the grant store's core; a line per item.
 absl::Status SeedDemo(Deployment& d) {
+  // A grant store behind the log (a restored grants.db) seeds nothing until it is accepted: say
+  // so and serve (sharedosctl status names it; sharedosctl grants accept-restore).
+  if (const auto* anchor = d.grantstore->anchor(); anchor != nullptr) {
+    if (absl::Status serving = anchor->Serving(); !serving.ok()) {
+      std::printf("sharedosd: demo: not seeded: %s\n", std::string(serving.message()).c_str());
+      return absl::OkStatus();
+    }
+  }
   auto seeded = sharedos::sharedosd::SeedDemo(d.grantstore->core(), FilesRoot(d.data));
   if (!seeded.ok()) {
     return absl::Status(seeded.status().code(),

@@ -6,6 +6,8 @@
 #include "audit_svc/client/audit_client.h"
 #include "common/server/secret_file.h"
 #include "common/server/service_main.h"
+#include "common/status/grpc_status.h"
+#include "sharedos/audit/v1/audit.grpc.pb.h"
 
 namespace sharedos::audit::client {
 namespace {
@@ -71,6 +73,26 @@ absl::StatusOr<std::unique_ptr<AuditWriter>> NewAuditWriter(const AuditWriterCon
     channel = *std::move(made);
   }
   return NewAuditWriterOverChannel(config, std::move(channel), outbox_fsync, reporting);
+}
+
+absl::StatusOr<AuditQueryFn> NewAuditQuery(const AuditWriterConfig& config) {
+  if (config.mode == "discard") return AuditQueryFn();
+  absl::StatusOr<std::string> token = ReadToken(config.token_file);
+  if (!token.ok()) return token.status();
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
+      common::client::NewChannel(config.target, config.tls, "--audit_target");
+  if (!channel.ok()) return channel.status();
+  std::shared_ptr<v1::AuditLog::StubInterface> stub = v1::AuditLog::NewStub(*std::move(channel));
+  return AuditQueryFn([stub, token = *std::move(token)](
+                          const v1::QueryRequest& request) -> absl::StatusOr<v1::QueryResponse> {
+    v1::QueryResponse response;
+    grpc::ClientContext context;
+    context.AddMetadata("authorization", "Bearer " + token);
+    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(5)));
+    const absl::Status status = common::FromGrpcStatus(stub->Query(&context, request, &response));
+    if (!status.ok()) return status;
+    return response;
+  });
 }
 
 }  // namespace sharedos::audit::client

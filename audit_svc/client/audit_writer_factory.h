@@ -1,6 +1,7 @@
 #ifndef SHAREDOS_AUDIT_SVC_CLIENT_AUDIT_WRITER_FACTORY_H_
 #define SHAREDOS_AUDIT_SVC_CLIENT_AUDIT_WRITER_FACTORY_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -53,6 +54,14 @@ absl::StatusOr<std::unique_ptr<AuditWriter>> NewAuditWriter(
 absl::StatusOr<std::unique_ptr<AuditWriter>> NewAuditWriterOverChannel(
     const AuditWriterConfig& config, std::shared_ptr<grpc::Channel> channel,
     bool outbox_fsync = true, const OutboxReporting& reporting = OutboxReporting());
+
+// AuditLog.Query with the writer's credential, each call within 5 s: how the grant store reads
+// its own control-plane records back (docs/adr/0021; audit_svc answers a service only queries
+// with filter.control_plane_type). Null for mode "discard" (no log to ask).
+// Errors: INVALID_ARGUMENT (no --audit_token_file or --audit_target), those of NewChannel.
+using AuditQueryFn = std::function<absl::StatusOr<sharedos::audit::v1::QueryResponse>(
+    const sharedos::audit::v1::QueryRequest&)>;
+absl::StatusOr<AuditQueryFn> NewAuditQuery(const AuditWriterConfig& config);
 
 }  // namespace sharedos::audit::client
 

@@ -61,4 +61,8 @@ absl::StatusOr<std::vector<common::server::DependencyCheck>> AuditDependenciesFr
       common::server::ServiceDependency("audit", *std::move(channel))};
 }
 
+absl::StatusOr<AuditQueryFn> AuditQueryFromFlags() {
+  return NewAuditQuery(AuditWriterConfigFromFlags());
+}
+
 }  // namespace sharedos::audit::client

@@ -37,6 +37,9 @@ absl::StatusOr<std::unique_ptr<AuditWriter>> NewAuditWriterFromFlags(
 // --audit_target.
 absl::StatusOr<std::vector<common::server::DependencyCheck>> AuditDependenciesFromFlags();
 
+// AuditLog.Query against the log the flags write to (NewAuditQuery): null for --audit=discard.
+absl::StatusOr<AuditQueryFn> AuditQueryFromFlags();
+
 }  // namespace sharedos::audit::client
 
 #endif  // SHAREDOS_AUDIT_SVC_CLIENT_AUDIT_WRITER_FLAGS_H_

@@ -87,6 +87,12 @@ class AuditServer final : public common::server::Servable {
   // sharedos.status.v1 (common/server/status_service.h). Errors: UNAVAILABLE (storage).
   absl::StatusOr<std::pair<int64_t, std::string>> Head();
 
+  // AuditLog.Query in this process, unauthenticated (the caller is in the process): how sharedosd's
+  // grant store reads its control-plane records back (docs/adr/0021).
+  absl::StatusOr<v1::QueryResponse> Query(const v1::QueryRequest& request) {
+    return log_.Query(request);
+  }
+
  private:
   const common::server::Authenticator& authenticator_;
   const common::Clock& clock_;

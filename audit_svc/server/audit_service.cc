@@ -8,6 +8,23 @@ namespace sharedos::audit::server {
 
 using ::sharedos::common::ToGrpcStatus;
 
+grpc::Status AuditService::Query(grpc::ServerContext* context, const v1::QueryRequest* request,
+                                 v1::QueryResponse* response) {
+  static const std::string kMethod = MethodName("Query");
+  return rpc_.Unary(
+      *context, kMethod, response,
+      [&](const common::server::Principal& caller) -> absl::StatusOr<v1::QueryResponse> {
+        RETURN_IF_ERROR(common::server::CheckTarget(
+            kMethod, caller, common::server::OfNamespace(request->filter().namespace_id())));
+        if (caller.role == common::server::Role::kService &&
+            !request->filter().has_control_plane_type()) {
+          return absl::PermissionDeniedError(
+              "filter.control_plane_type: a service reads control-plane records only");
+        }
+        return core_.Query(*request);
+      });
+}
+
 grpc::Status AuditService::Tail(grpc::ServerContext* context, const v1::TailRequest* request,
                                 grpc::ServerWriter<v1::TailResponse>* writer) {
   static const std::string kMethod = MethodName("Tail");

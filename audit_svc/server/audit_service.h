@@ -20,8 +20,10 @@ class AuditService final : public common::server::CoreAdapter<v1::AuditLog, core
  public:
   // Writers append, as themselves; admins read within their namespaces; the operator the chain.
   SHAREDOS_UNARY_RPC(Append, core_.Append(*request, caller.address));
-  SHAREDOS_SCOPED_RPC(Query, common::server::OfNamespace(request->filter().namespace_id()),
-                      core_.Query(*request));
+  // Admins within their namespaces; the grant store (service:grantstore) its own control-plane
+  // records, to compare its state with them (docs/adr/0021): only with filter.control_plane_type.
+  grpc::Status Query(grpc::ServerContext* context, const v1::QueryRequest* request,
+                     v1::QueryResponse* response) override;
   grpc::Status Tail(grpc::ServerContext* context, const v1::TailRequest* request,
                     grpc::ServerWriter<v1::TailResponse>* writer) override;
   SHAREDOS_SCOPED_RPC(Verify, common::server::Target(),

@@ -67,6 +67,8 @@ std::vector<MethodPolicy> BuildTable() {
       {rpc(kGrantStore, "RotateCredential"),
        {administers, Admin(Rule::kSelf), Host(Rule::kSelf), Reviewer(Rule::kSelf)},
        "the credential's namespaces; never a human's reviewer credential but by itself"},
+      // A store restored behind the audit log is accepted by the operator alone (docs/adr/0021).
+      {rpc(kGrantStore, "AcceptRestore"), {operator_only}, "the whole store"},
       // --- grantstore_svc, data plane: the authorizer (and credential lookups) ----------------
       {rpc(kGrantStore, "LoadAuthority"), {Services({kAuthorizer})}, ""},
       {rpc(kGrantStore, "ResolveGrant"), {Services({kAuthorizer})}, ""},
@@ -81,7 +83,11 @@ std::vector<MethodPolicy> BuildTable() {
       // --- audit_svc: writers append (each only its own record types, audit_svc/core
       // writer_policy.h); operators read ------------------------------------------------------
       {rpc(kAuditLog, "Append"), {Services({kAuthorizer, kEnvelope, kGrantstore})}, "writer"},
-      {rpc(kAuditLog, "Query"), {administers}, "filter.namespace_id"},
+      // The grant store reads its own control-plane records back (docs/adr/0021): only with
+      // filter.control_plane_type set (audit_svc/server/audit_service.cc).
+      {rpc(kAuditLog, "Query"),
+       {administers, Services({kGrantstore})},
+       "filter.namespace_id; service:grantstore: control-plane records only"},
       {rpc(kAuditLog, "Tail"), {administers}, "filter.namespace_id"},
       {rpc(kAuditLog, "Verify"), {operator_only}, "the whole chain"},
       {rpc(kAuditLog, "Checkpoint"), {operator_only}, "the whole chain"},

@@ -28,7 +28,8 @@ Readiness::Readiness(grpc::HealthCheckServiceInterface* health, std::vector<Depe
     : health_(health),
       checks_(std::move(checks)),
       interval_(std::max(interval, absl::Milliseconds(10))),
-      up_(checks_.size(), false) {
+      up_(checks_.size(), false),
+      details_(checks_.size()) {
   if (metrics == nullptr) return;
   auto& family = prometheus::BuildGauge()
                      .Name("sharedos_dependency_up")
@@ -54,6 +55,11 @@ bool Readiness::ready() {
   return std::all_of(up_.begin(), up_.end(), [](bool up) { return up; });
 }
 
+std::vector<std::string> Readiness::details() {
+  absl::MutexLock lock(&mu_);
+  return details_;
+}
+
 std::vector<std::pair<std::string, bool>> Readiness::dependencies() {
   absl::MutexLock lock(&mu_);
   std::vector<std::pair<std::string, bool>> states;
@@ -72,6 +78,7 @@ void Readiness::Round() {
     const bool up = results[i].ok();
     all_up = all_up && up;
     if (!gauges_.empty()) gauges_[i]->Set(up ? 1 : 0);
+    details_[i] = up || !checks_[i].show_detail ? "" : std::string(results[i].message());
     if (reported_ && up == up_[i]) continue;
     // The code only: a probe's message may name where the dependency is.
     logging::Log(up ? logging::Level::kInfo : logging::Level::kWarning, "health.changed", "",

@@ -29,6 +29,9 @@ namespace sharedos::common::server {
 struct DependencyCheck {
   std::string name;
   std::function<absl::Status(absl::Duration timeout)> probe;
+  // Whether the probe's message, while it is down, is shown as the dependency's detail
+  // (sharedosctl status). Only for probes whose messages name no location or secret.
+  bool show_detail = false;
 };
 
 // The longest a probe may take; a shorter interval shortens it.
@@ -59,6 +62,9 @@ class Readiness {
   bool ready() ABSL_LOCKS_EXCLUDED(mu_);
   // Each dependency and whether it answered in the last round, in check order.
   std::vector<std::pair<std::string, bool>> dependencies() ABSL_LOCKS_EXCLUDED(mu_);
+  // Each dependency's detail from the last round (in check order): its probe's message while
+  // down when the check shows it (DependencyCheck::show_detail), else empty.
+  std::vector<std::string> details() ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   Readiness(grpc::HealthCheckServiceInterface* health, std::vector<DependencyCheck> checks,
@@ -74,6 +80,7 @@ class Readiness {
 
   absl::Mutex mu_;
   std::vector<bool> up_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> details_ ABSL_GUARDED_BY(mu_);
   bool reported_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;

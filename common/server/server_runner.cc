@@ -119,6 +119,11 @@ std::vector<std::pair<std::string, bool>> ServerRunner::dependencies() {
   return readiness_->dependencies();
 }
 
+std::vector<std::string> ServerRunner::dependency_details() {
+  if (readiness_ == nullptr) return {};
+  return readiness_->details();
+}
+
 void ServerRunner::MarkNotServing() {
   // Readiness::Stop is idempotent and leaves the status as set; the health service's setter is
   // thread-safe.

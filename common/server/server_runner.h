@@ -79,6 +79,8 @@ class ServerRunner {
   grpc::Server* server() { return server_.get(); }
   // The dependencies' last states (ServerOptions::dependencies order); empty without any.
   std::vector<std::pair<std::string, bool>> dependencies();
+  // Their details (Readiness::details), in the same order; empty without any.
+  std::vector<std::string> dependency_details();
 
   // Marks every service NOT_SERVING, lets in-flight calls finish within the grace, then stops.
   void Shutdown();

@@ -77,11 +77,15 @@ grpc::Status StatusService::GetStatus(grpc::ServerContext* context,
 
 absl::StatusOr<v1::GetStatusResponse> StatusService::Status() {
   std::vector<std::pair<std::string, bool>> dependencies;
+  std::vector<std::string> details;
   bool attached = false;
   {
     absl::MutexLock lock(&mu_);
     attached = runner_ != nullptr;
-    if (attached) dependencies = runner_->dependencies();
+    if (attached) {
+      dependencies = runner_->dependencies();
+      details = runner_->dependency_details();
+    }
   }
   const bool serving =
       attached && std::all_of(dependencies.begin(), dependencies.end(),
@@ -92,10 +96,11 @@ absl::StatusOr<v1::GetStatusResponse> StatusService::Status() {
     v1::ServiceStatus* service = response.add_services();
     service->set_service(info.service);
     service->set_health(serving ? "SERVING" : "NOT_SERVING");
-    for (const auto& [name, up] : dependencies) {
+    for (size_t i = 0; i < dependencies.size(); ++i) {
       v1::DependencyStatus* dependency = service->add_dependencies();
-      dependency->set_name(name);
-      dependency->set_up(up);
+      dependency->set_name(dependencies[i].first);
+      dependency->set_up(dependencies[i].second);
+      if (i < details.size()) dependency->set_detail(details[i]);
     }
     if (!info.store.empty()) {
       auto [kind, location] = DescribeStore(info.store);

@@ -157,4 +157,21 @@ ControlPlaneEvent CredentialChangedEvent(const MutationContext& context,
   return event;
 }
 
+ControlPlaneEvent RestoreAcceptedEvent(const MutationContext& context,
+                                       const RestoreAcceptance& acceptance) {
+  ControlPlaneEvent event =
+      Base(context, audit::v1::CONTROL_PLANE_EVENT_TYPE_RESTORE_ACCEPTED, "*");
+  *event.mutable_authority() = event.actor();
+  *event.mutable_owner() = event.actor();
+  auto& fields = *event.mutable_metadata()->mutable_fields();
+  fields["restoredRevision"].set_number_value(static_cast<double>(acceptance.restored_revision));
+  fields["logRevision"].set_number_value(static_cast<double>(acceptance.log_revision));
+  fields["reasonBytes"].set_number_value(static_cast<double>(acceptance.reason_bytes));
+  fields["reappliedGrantRevocations"].set_number_value(
+      static_cast<double>(acceptance.reapplied_grant_revocations));
+  fields["revokedCredentials"].set_number_value(
+      static_cast<double>(acceptance.revoked_credentials));
+  return event;
+}
+
 }  // namespace sharedos::grantstore::core

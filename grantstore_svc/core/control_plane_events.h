@@ -66,6 +66,22 @@ audit::v1::ControlPlaneEvent CredentialChangedEvent(const MutationContext& conte
                                                     const v1::Credential& credential,
                                                     const std::string& change);
 
+// What an accepted restore did (AcceptRestore, docs/adr/0021).
+struct RestoreAcceptance {
+  // The revision the restored store had, and the highest the log held.
+  int64_t restored_revision = 0;
+  int64_t log_revision = 0;
+  // The operator's reason's UTF-8 length (never its text).
+  int64_t reason_bytes = 0;
+  int64_t reapplied_grant_revocations = 0;
+  int64_t revoked_credentials = 0;
+};
+// store.restore_accepted: namespace "*"; actor = authority = owner = the operator; metadata
+// {revision, restoredRevision, logRevision, reasonBytes, reappliedGrantRevocations,
+// revokedCredentials}.
+audit::v1::ControlPlaneEvent RestoreAcceptedEvent(const MutationContext& context,
+                                                  const RestoreAcceptance& acceptance);
+
 }  // namespace sharedos::grantstore::core
 
 #endif  // SHAREDOS_GRANTSTORE_SVC_CORE_CONTROL_PLANE_EVENTS_H_

@@ -85,6 +85,9 @@ absl::StatusOr<std::string> NewCredentialSecret() {
 
 absl::StatusOr<std::optional<Principal>> StoreCredentialSource::FindByDigest(
     const std::string& token_sha256_hex) const {
+  if (serving_ != nullptr) {
+    if (absl::Status serving = serving_(); !serving.ok()) return serving;
+  }
   absl::StatusOr<std::optional<storage::StoredCredential>> found =
       store_.FindCredentialByDigest(token_sha256_hex);
   if (!found.ok()) return found.status();

@@ -6,8 +6,10 @@
 #ifndef SHAREDOS_GRANTSTORE_SVC_CORE_CREDENTIALS_H_
 #define SHAREDOS_GRANTSTORE_SVC_CORE_CREDENTIALS_H_
 
+#include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -36,15 +38,20 @@ bool Manages(const common::server::Principal& caller, const v1::Credential& cred
 absl::StatusOr<std::string> NewCredentialSecret();
 
 // Credentials of the store, for the Authenticator of the process holding the store (grantstore_svc,
-// sharedosd). Borrows the store.
+// sharedosd). Borrows the store and `serving` (null: always serving): while it answers an error
+// (the store behind the audit log, docs/adr/0021), no credential of the store authenticates —
+// a restored copy would bring revoked ones back — and the callers get UNAVAILABLE.
 class StoreCredentialSource final : public common::server::CredentialSource {
  public:
-  explicit StoreCredentialSource(storage::GrantStore& store) : store_(store) {}
+  explicit StoreCredentialSource(storage::GrantStore& store,
+                                 std::function<absl::Status()> serving = nullptr)
+      : store_(store), serving_(std::move(serving)) {}
   absl::StatusOr<std::optional<common::server::Principal>> FindByDigest(
       const std::string& token_sha256_hex) const override;
 
  private:
   storage::GrantStore& store_;
+  const std::function<absl::Status()> serving_;
 };
 
 }  // namespace sharedos::grantstore::core

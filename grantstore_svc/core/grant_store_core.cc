@@ -285,6 +285,7 @@ absl::Status GrantStoreCore::AuditAndCommit(std::unique_ptr<WriteTransaction> tx
 
 absl::StatusOr<v1::IssueGrantResponse> GrantStoreCore::IssueGrant(const Caller& caller,
                                                                   v1::IssueGrantRequest request) {
+  RETURN_IF_ERROR(Serving());
   RETURN_IF_ERROR(ValidateIssueGrantRequest(&request));
   // Whose resources each capability reaches, decided now (ADR 0014, T1): what is stored, answered
   // and compared on a retry is the bound grant.
@@ -331,6 +332,7 @@ absl::StatusOr<v1::IssueGrantResponse> GrantStoreCore::IssueGrant(const Caller& 
 
 absl::StatusOr<v1::DeriveGrantResponse> GrantStoreCore::DeriveGrant(
     const Caller& caller, v1::DeriveGrantRequest request) {
+  RETURN_IF_ERROR(Serving());
   RETURN_IF_ERROR(ValidateDeriveGrantRequest(&request));
   ASSIGN_OR_RETURN(std::unique_ptr<WriteTransaction> txn, store_.BeginWrite());
   ASSIGN_OR_RETURN(std::optional<StoredGrant> parent,
@@ -381,6 +383,7 @@ absl::StatusOr<v1::DeriveGrantResponse> GrantStoreCore::DeriveGrant(
 
 absl::StatusOr<v1::RevokeGrantResponse> GrantStoreCore::RevokeGrant(
     const Caller& caller, v1::RevokeGrantRequest request) {
+  RETURN_IF_ERROR(Serving());
   RETURN_IF_ERROR(ValidateRevokeGrantRequest(&request));
   ASSIGN_OR_RETURN(std::unique_ptr<WriteTransaction> txn, store_.BeginWrite());
   ASSIGN_OR_RETURN(std::optional<StoredGrant> existing,
@@ -406,6 +409,7 @@ absl::StatusOr<v1::RevokeGrantResponse> GrantStoreCore::RevokeGrant(
 }
 
 absl::StatusOr<v1::GetGrantResponse> GrantStoreCore::GetGrant(v1::GetGrantRequest request) {
+  RETURN_IF_ERROR(Serving());
   RETURN_IF_ERROR(ValidateGetGrantRequest(&request));
   ASSIGN_OR_RETURN(std::optional<StoredGrant> stored,
                    store_.GetGrant(request.namespace_id(), request.grant_id(), std::nullopt));
@@ -418,6 +422,7 @@ absl::StatusOr<v1::GetGrantResponse> GrantStoreCore::GetGrant(v1::GetGrantReques
 }
 
 absl::StatusOr<v1::ListGrantsResponse> GrantStoreCore::ListGrants(v1::ListGrantsRequest request) {
+  RETURN_IF_ERROR(Serving());
   RETURN_IF_ERROR(ValidateListGrantsRequest(&request));
   const v1::GrantFilter& filter = request.filter();
   storage::GrantQuery query;
@@ -446,6 +451,7 @@ absl::StatusOr<v1::ListGrantsResponse> GrantStoreCore::ListGrants(v1::ListGrants
 
 absl::StatusOr<v1::PutHostPolicyResponse> GrantStoreCore::PutHostPolicy(
     const Caller& caller, v1::PutHostPolicyRequest request) {
+  RETURN_IF_ERROR(Serving());
   RETURN_IF_ERROR(ValidatePutHostPolicyRequest(&request));
   const v1::HostPolicy& policy = request.policy();
   ASSIGN_OR_RETURN(std::unique_ptr<WriteTransaction> txn, store_.BeginWrite());
@@ -472,6 +478,7 @@ absl::StatusOr<v1::PutHostPolicyResponse> GrantStoreCore::PutHostPolicy(
 
 absl::StatusOr<v1::GetHostPolicyResponse> GrantStoreCore::GetHostPolicy(
     v1::GetHostPolicyRequest request) {
+  RETURN_IF_ERROR(Serving());
   RETURN_IF_ERROR(ValidateGetHostPolicyRequest(&request));
   ASSIGN_OR_RETURN(std::optional<storage::StoredHostPolicy> stored,
                    store_.GetHostPolicy(request.namespace_id()));
@@ -488,6 +495,7 @@ absl::StatusOr<v1::GetHostPolicyResponse> GrantStoreCore::GetHostPolicy(
 
 absl::StatusOr<v1::ListEscalationsResponse> GrantStoreCore::ListEscalations(
     v1::ListEscalationsRequest request) {
+  RETURN_IF_ERROR(Serving());
   RETURN_IF_ERROR(ValidateListEscalationsRequest(&request));
   // The filter a token is bound to: the request without its paging fields.
   v1::ListEscalationsRequest filter = request;
@@ -521,6 +529,7 @@ absl::StatusOr<v1::ListEscalationsResponse> GrantStoreCore::ListEscalations(
 
 absl::StatusOr<v1::GetEscalationResponse> GrantStoreCore::GetEscalation(
     v1::GetEscalationRequest request) {
+  RETURN_IF_ERROR(Serving());
   RETURN_IF_ERROR(ValidateGetEscalationRequest(&request));
   ASSIGN_OR_RETURN(std::optional<storage::StoredEscalation> stored,
                    store_.GetEscalation(request.escalation_id()));
@@ -532,6 +541,7 @@ absl::StatusOr<v1::GetEscalationResponse> GrantStoreCore::GetEscalation(
 
 absl::StatusOr<v1::ResolveEscalationResponse> GrantStoreCore::ResolveEscalation(
     const Caller& caller, v1::ResolveEscalationRequest request) {
+  RETURN_IF_ERROR(Serving());
   RETURN_IF_ERROR(ValidateResolveEscalationRequest(&request));
   v1::ResolveEscalationRequest resolution = request;
   resolution.clear_escalation_id();
@@ -611,6 +621,7 @@ absl::StatusOr<v1::ResolveEscalationResponse> GrantStoreCore::ResolveEscalation(
 
 absl::StatusOr<v1::LoadAuthorityResponse> GrantStoreCore::LoadAuthority(
     v1::LoadAuthorityRequest request) {
+  RETURN_IF_ERROR(Serving());
   RETURN_IF_ERROR(ValidateLoadAuthorityRequest(&request));
   std::optional<int64_t> at_revision;
   if (request.has_at_revision()) at_revision = request.at_revision();
@@ -634,6 +645,7 @@ absl::StatusOr<v1::LoadAuthorityResponse> GrantStoreCore::LoadAuthority(
 
 absl::StatusOr<v1::ResolveGrantResponse> GrantStoreCore::ResolveGrant(
     v1::ResolveGrantRequest request) {
+  RETURN_IF_ERROR(Serving());
   RETURN_IF_ERROR(ValidateResolveGrantRequest(&request));
   std::optional<int64_t> at_revision;
   if (request.has_at_revision()) at_revision = request.at_revision();
@@ -648,6 +660,7 @@ absl::StatusOr<v1::ResolveGrantResponse> GrantStoreCore::ResolveGrant(
 }
 
 absl::StatusOr<v1::TryConsumeResponse> GrantStoreCore::TryConsume(v1::TryConsumeRequest request) {
+  RETURN_IF_ERROR(Serving());
   RETURN_IF_ERROR(ValidateTryConsumeRequest(&request));
   ASSIGN_OR_RETURN(
       const storage::ConsumeResult result,
@@ -659,6 +672,7 @@ absl::StatusOr<v1::TryConsumeResponse> GrantStoreCore::TryConsume(v1::TryConsume
 }
 
 absl::StatusOr<v1::GetUsageResponse> GrantStoreCore::GetUsage(v1::GetUsageRequest request) {
+  RETURN_IF_ERROR(Serving());
   RETURN_IF_ERROR(ValidateGetUsageRequest(&request));
   ASSIGN_OR_RETURN(const int64_t uses, store_.GetUsage(request.namespace_id(), request.grant_id()));
   v1::GetUsageResponse response;
@@ -668,6 +682,7 @@ absl::StatusOr<v1::GetUsageResponse> GrantStoreCore::GetUsage(v1::GetUsageReques
 
 absl::StatusOr<v1::CheckRevocationsResponse> GrantStoreCore::CheckRevocations(
     v1::CheckRevocationsRequest request) {
+  RETURN_IF_ERROR(Serving());
   RETURN_IF_ERROR(ValidateCheckRevocationsRequest(&request));
   const std::vector<std::string> ids(request.grant_ids().begin(), request.grant_ids().end());
   ASSIGN_OR_RETURN(storage::RevocationCheck check,
@@ -680,6 +695,7 @@ absl::StatusOr<v1::CheckRevocationsResponse> GrantStoreCore::CheckRevocations(
 
 absl::StatusOr<v1::RecordEscalationResponse> GrantStoreCore::RecordEscalation(
     const Caller& caller, v1::RecordEscalationRequest request) {
+  RETURN_IF_ERROR(Serving());
   RETURN_IF_ERROR(ValidateRecordEscalationRequest(&request));
   ASSIGN_OR_RETURN(std::unique_ptr<WriteTransaction> txn, store_.BeginWrite());
   v1::RecordEscalationResponse response;

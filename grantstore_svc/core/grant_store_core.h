@@ -25,6 +25,7 @@
 #include "common/server/auth.h"
 #include "common/time/clock.h"
 #include "common/validation/limits.h"
+#include "grantstore_svc/core/record_anchor.h"
 #include "grantstore_svc/core/request_validation.h"
 #include "grantstore_svc/storage/grant_store.h"
 #include "sharedos/grantstore/v1/grantstore.pb.h"
@@ -53,6 +54,10 @@ class GrantStoreCore {
     // How long an approved grant lasts when neither the request nor the reviewer's narrowing
     // sets an expiry (an approval never lasts forever by omission); zero: no default.
     absl::Duration approval_ttl = kDefaultApprovalTtl;
+    // The store compared with the audit log (record_anchor.h): while it is not serving, every
+    // method but AcceptRestore answers its UNAVAILABLE. Null: no comparison (tests,
+    // --audit=discard). Borrowed.
+    RecordAnchor* anchor = nullptr;
     // The organisation's identity provider is configured (--oidc_config, ADR 0020): a human's
     // reviewer identity then comes only from it. Issuing or rotating a reviewer credential for a
     // human principal is refused (FAILED_PRECONDITION) unless
@@ -163,6 +168,18 @@ class GrantStoreCore {
   absl::StatusOr<v1::AuthenticateCredentialResponse> AuthenticateCredential(
       v1::AuthenticateCredentialRequest request);
 
+  // --- The store anchored in the audit log (docs/adr/0021; the caller is the operator "*") ---
+
+  // Accepts a store restored behind the log: re-applies the revocations the log holds past the
+  // restored revision (grants revoked again; credentials revoked or rotated: revoked), moves the
+  // revision past the log's highest and records store.restore_accepted, all in one transaction;
+  // then the store serves. A store not behind answers accepted = false, writing nothing.
+  // Errors: INVALID_ARGUMENT (reason); PERMISSION_DENIED (not an admin of "*"); UNAVAILABLE (the
+  // log cannot be read or written; nothing changed); FAILED_PRECONDITION (no anchor configured;
+  // more revocations than one acceptance re-applies).
+  absl::StatusOr<v1::AcceptRestoreResponse> AcceptRestore(const Caller& caller,
+                                                          v1::AcceptRestoreRequest request);
+
   // --- Data plane ---
 
   // The live grants (issued at or before the revision, not revoked by it) with subject =
@@ -207,6 +224,9 @@ class GrantStoreCore {
                                                   std::unique_ptr<storage::WriteTransaction> txn,
                                                   storage::StoredCredential credential,
                                                   const std::string& change, bool insert);
+
+  // OK, or the anchor's refusal (Options::anchor).
+  absl::Status Serving() const;
 
   storage::GrantStore& store_;
   audit::client::AuditWriter& audit_;

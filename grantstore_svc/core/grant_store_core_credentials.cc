@@ -90,6 +90,7 @@ absl::Status GrantStoreCore::CheckReviewerIdentityFromIdp(
 
 absl::StatusOr<v1::IssueCredentialResponse> GrantStoreCore::IssueCredential(
     const Caller& caller, v1::IssueCredentialRequest request) {
+  RETURN_IF_ERROR(Serving());
   RETURN_IF_ERROR(ValidateIssueCredentialRequest(&request));
   RETURN_IF_ERROR(CheckMayIssue(caller, request));
   RETURN_IF_ERROR(CheckReviewerIdentityFromIdp(request.role(), request.principal()));
@@ -122,6 +123,7 @@ absl::StatusOr<v1::IssueCredentialResponse> GrantStoreCore::IssueCredential(
 
 absl::StatusOr<v1::ListCredentialsResponse> GrantStoreCore::ListCredentials(
     const Caller& caller, v1::ListCredentialsRequest request) {
+  RETURN_IF_ERROR(Serving());
   RETURN_IF_ERROR(ValidateListCredentialsRequest(&request));
   v1::ListCredentialsRequest filter = request;
   filter.clear_page_token();
@@ -162,6 +164,7 @@ absl::StatusOr<v1::ListCredentialsResponse> GrantStoreCore::ListCredentials(
 
 absl::StatusOr<v1::RevokeCredentialResponse> GrantStoreCore::RevokeCredential(
     const Caller& caller, v1::RevokeCredentialRequest request) {
+  RETURN_IF_ERROR(Serving());
   RETURN_IF_ERROR(ValidateRevokeCredentialRequest(&request));
   ASSIGN_OR_RETURN(std::unique_ptr<WriteTransaction> txn, store_.BeginWrite());
   ASSIGN_OR_RETURN(StoredCredential stored,
@@ -179,6 +182,7 @@ absl::StatusOr<v1::RevokeCredentialResponse> GrantStoreCore::RevokeCredential(
 
 absl::StatusOr<v1::RotateCredentialResponse> GrantStoreCore::RotateCredential(
     const Caller& caller, v1::RotateCredentialRequest request) {
+  RETURN_IF_ERROR(Serving());
   RETURN_IF_ERROR(ValidateRotateCredentialRequest(&request));
   ASSIGN_OR_RETURN(std::unique_ptr<WriteTransaction> txn, store_.BeginWrite());
   // The credential the caller authenticated with is its own to rotate (its secret is then known
@@ -223,6 +227,7 @@ absl::StatusOr<v1::RotateCredentialResponse> GrantStoreCore::RotateCredential(
 
 absl::StatusOr<v1::AuthenticateCredentialResponse> GrantStoreCore::AuthenticateCredential(
     v1::AuthenticateCredentialRequest request) {
+  RETURN_IF_ERROR(Serving());
   RETURN_IF_ERROR(ValidateAuthenticateCredentialRequest(&request));
   ASSIGN_OR_RETURN(std::optional<StoredCredential> found,
                    store_.FindCredentialByDigest(request.token_sha256()));

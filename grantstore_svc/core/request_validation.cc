@@ -412,6 +412,24 @@ absl::Status ValidateRotateCredentialRequest(v1::RotateCredentialRequest* reques
   return val::CheckIdentifier(request->mutable_credential_id(), "credential_id");
 }
 
+absl::Status ValidateAcceptRestoreRequest(v1::AcceptRestoreRequest* request) {
+  RETURN_IF_ERROR(RejectUnknown(*request));
+  std::string* reason = request->mutable_reason();
+  if (reason->size() > kMaxAcceptRestoreReasonBytes) {
+    return val::InvalidArgumentAt("reason", "longer than 1024 bytes");
+  }
+  if (!val::Utf16Length(*reason).has_value()) {
+    return val::InvalidArgumentAt("reason", "invalid UTF-8");
+  }
+  const absl::string_view trimmed = val::TrimWhitespace(*reason);
+  if (trimmed.size() != reason->size()) *reason = std::string(trimmed);
+  if (reason->empty()) return val::InvalidArgumentAt("reason", "required");
+  if (HasControlCharacter(*reason)) {
+    return val::InvalidArgumentAt("reason", "control characters are not allowed");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateAuthenticateCredentialRequest(v1::AuthenticateCredentialRequest* request) {
   RETURN_IF_ERROR(RejectUnknown(*request));
   if (!IsLowerHex64(request->token_sha256())) {

@@ -72,6 +72,9 @@ absl::Status ValidateIssueCredentialRequest(v1::IssueCredentialRequest* request)
 absl::Status ValidateListCredentialsRequest(v1::ListCredentialsRequest* request);
 absl::Status ValidateRevokeCredentialRequest(v1::RevokeCredentialRequest* request);
 absl::Status ValidateRotateCredentialRequest(v1::RotateCredentialRequest* request);
+// reason: 1..1024 bytes of UTF-8 after trimming, no control characters.
+inline constexpr size_t kMaxAcceptRestoreReasonBytes = 1024;
+absl::Status ValidateAcceptRestoreRequest(v1::AcceptRestoreRequest* request);
 absl::Status ValidateAuthenticateCredentialRequest(v1::AuthenticateCredentialRequest* request);
 
 }  // namespace sharedos::grantstore::core

@@ -50,7 +50,10 @@ absl::StatusOr<std::unique_ptr<server::Servable>> Build(const server::ServiceFla
   grantstore::server::GrantStoreServerDeps deps{std::move(audit), *flags.authenticator,
                                                 sharedos::common::RealClock(), flags.metrics.get()};
   grantstore::server::ApplyIdpFlags(deps);
+  // The store compared with the log's control-plane records (docs/adr/0021); not with discard.
+  ASSIGN_OR_RETURN(deps.audit_query, sharedos::audit::client::AuditQueryFromFlags());
   ASSIGN_OR_RETURN(auto built, grantstore::server::BuildGrantStoreServer(std::move(deps), options));
+  for (auto& check : built->AnchorDependencies()) dependencies.push_back(std::move(check));
   // --console_port: the reviewer console beside it (grantstore_console.h).
   ASSIGN_OR_RETURN(auto served, grantstore::server::WithConsoleFromFlags(
                                     std::move(built), *flags.authenticator, flags.oidc.get()));

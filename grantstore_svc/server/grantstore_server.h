@@ -12,10 +12,12 @@
 #include "audit_svc/client/audit_writer.h"
 #include "common/metrics/metrics.h"
 #include "common/server/auth.h"
+#include "common/server/readiness.h"
 #include "common/server/service_main.h"
 #include "common/time/clock.h"
 #include "grantstore_svc/core/credentials.h"
 #include "grantstore_svc/core/grant_store_core.h"
+#include "grantstore_svc/core/record_anchor.h"
 #include "grantstore_svc/server/grantstore_service.h"
 #include "grantstore_svc/storage/grant_store.h"
 #include "grantstore_svc/storage/open_grant_store.h"
@@ -45,6 +47,10 @@ struct GrantStoreServerDeps {
   // GrantStoreCore::Options (ADR 0020).
   bool identity_provider_configured = false;
   bool allow_reviewer_credentials_with_idp = false;
+  // AuditLog.Query against the log the audit writer writes to: the store is compared with the
+  // log's control-plane records at start and serves nothing while it is behind them
+  // (core/record_anchor.h, docs/adr/0021). Null: no comparison (--audit=discard, tests).
+  core::AuditQuery audit_query = nullptr;
 };
 
 class GrantStoreServer final : public common::server::Servable {
@@ -62,10 +68,20 @@ class GrantStoreServer final : public common::server::Servable {
   // The core itself, for what its own process seeds (sharedosd --demo).
   core::GrantStoreCore& core() { return core_; }
 
+  // The comparison with the audit log; null without GrantStoreServerDeps::audit_query.
+  core::RecordAnchor* anchor() { return anchor_.get(); }
+
+  // The readiness check "anchor": down (its message the reason, shown by sharedosctl status)
+  // while the store is behind the log or has not been compared with it; each probe compares
+  // again until it serves (a replica whose peer accepted the restore serves from then on).
+  // Empty without an anchor.
+  std::vector<common::server::DependencyCheck> AnchorDependencies();
+
  private:
   const std::unique_ptr<audit::client::AuditWriter> audit_;
   common::server::Authenticator& authenticator_;
   const std::unique_ptr<storage::GrantStore> store_;
+  const std::unique_ptr<core::RecordAnchor> anchor_;
   const core::StoreCredentialSource credentials_;
   core::GrantStoreCore core_;
   GrantStoreService service_;

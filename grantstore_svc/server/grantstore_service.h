@@ -78,6 +78,10 @@ class GrantStoreService final
   SHAREDOS_UNARY_RPC(RevokeCredential, core_.RevokeCredential(caller, *request));
   SHAREDOS_UNARY_RPC(RotateCredential, core_.RotateCredential(caller, *request));
 
+  // A store restored behind the audit log, accepted: the operator ("*") only (docs/adr/0021).
+  SHAREDOS_SCOPED_RPC(AcceptRestore, common::server::Target(),
+                      core_.AcceptRestore(caller, *request));
+
   // Data plane: the authorizer deciding through the store; credential lookups of the services.
   SHAREDOS_UNARY_RPC(LoadAuthority, core_.LoadAuthority(*request));
   SHAREDOS_UNARY_RPC(ResolveGrant, core_.ResolveGrant(*request));

@@ -119,8 +119,16 @@ class WriteTransaction {
  public:
   virtual ~WriteTransaction() = default;
 
-  // The revision this transaction commits as: the current revision + 1.
+  // The revision this transaction commits as: the current revision + 1, or what
+  // AdvanceRevision set.
   virtual int64_t revision() const = 0;
+
+  // Makes this transaction commit as `revision` (> revision()) instead, skipping the revisions
+  // between (a read at a skipped revision sees the state of the one before). Only before any
+  // write. Used once a restored store is accepted (docs/adr/0021): its revisions move past those
+  // the audit log already holds, so no revision number names two different states.
+  // Errors: INVALID_ARGUMENT (not above revision()).
+  virtual absl::Status AdvanceRevision(int64_t revision) = 0;
 
   // The latest state of a grant (revoked_at set when revoked), or nullopt.
   virtual absl::StatusOr<std::optional<StoredGrant>> GetGrant(absl::string_view namespace_id,
@@ -190,6 +198,12 @@ class GrantStore {
 
   // The latest committed revision (0 for an empty store).
   virtual absl::StatusOr<int64_t> CurrentRevision() = 0;
+
+  // The highest revision a write transaction announced before recording it (docs/adr/0021): a
+  // store durably notes the revision it is about to take before its control-plane records are
+  // written, so a revision the log holds but the store never committed (a crash between the two)
+  // is told apart from a restore. A store that does not announce answers CurrentRevision().
+  virtual absl::StatusOr<int64_t> AnnouncedRevision() = 0;
 
   // The live grants with subject `actor` and issuer `authority` in the namespace, plus the
   // namespace's host policy, all at one revision (`at_revision`, or the latest). At most

@@ -260,6 +260,18 @@ class PostgresGrantStore::Transaction : public WriteTransaction {
 
   int64_t revision() const override { return revision_; }
 
+  absl::Status AdvanceRevision(int64_t revision) override {
+    if (revision <= revision_) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("AdvanceRevision: ", revision, " is not above ", revision_));
+    }
+    const Param params[] = {Param::Int64(revision)};
+    RETURN_IF_ERROR(
+        conn_->Exec("UPDATE store_revision SET revision = $1 WHERE id = 1", params).status());
+    revision_ = revision;
+    return absl::OkStatus();
+  }
+
   absl::StatusOr<std::optional<StoredGrant>> GetGrant(absl::string_view namespace_id,
                                                       absl::string_view grant_id) override {
     return SelectGrant(*conn_, namespace_id, grant_id, revision_);

@@ -83,6 +83,9 @@ class PostgresGrantStore : public GrantStore {
 
   absl::StatusOr<std::unique_ptr<WriteTransaction>> BeginWrite() override;
   absl::StatusOr<int64_t> CurrentRevision() override;
+  // Not announced: a replica's crash between a record and its commit reads as a restore unless
+  // another replica commits that revision (docs/adr/0021, Limits).
+  absl::StatusOr<int64_t> AnnouncedRevision() override { return CurrentRevision(); }
   absl::StatusOr<AuthoritySnapshot> LoadAuthority(absl::string_view namespace_id,
                                                   const protocol::v1::Address& actor,
                                                   const protocol::v1::Address& authority,

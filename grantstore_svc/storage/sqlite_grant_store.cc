@@ -94,9 +94,27 @@ CREATE TABLE credentials (
   body BLOB NOT NULL
 );
 )sql"},
+    {3, R"sql(
+-- The revision the next write transaction takes, noted (committed) before its control-plane
+-- records are written: a revision in the audit log but not committed here is then known for a
+-- crash between the two, not a restore (docs/adr/0021).
+CREATE TABLE revision_announcement (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  revision INTEGER NOT NULL
+);
+INSERT INTO revision_announcement (id, revision) SELECT 1, revision FROM store_revision;
+)sql"},
 };
 
 constexpr char kSelectRevision[] = "SELECT revision FROM store_revision WHERE id = 1";
+
+absl::StatusOr<int64_t> ReadAnnouncement(Database& db) {
+  ASSIGN_OR_RETURN(Statement stmt,
+                   db.Cached("SELECT revision FROM revision_announcement WHERE id = 1"));
+  ASSIGN_OR_RETURN(const bool row, stmt.Step());
+  if (!row) return absl::InternalError("revision_announcement row missing");
+  return stmt.ColumnInt64(0);
+}
 
 absl::StatusOr<int64_t> ReadRevision(Database& db) {
   ASSIGN_OR_RETURN(Statement stmt, db.Cached(kSelectRevision));
@@ -234,15 +252,38 @@ class SqliteGrantStore::Transaction : public WriteTransaction {
         db_(*store.writer_) {}
 
   absl::Status Begin() {
-    ASSIGN_OR_RETURN(SqlTransaction txn,
-                     SqlTransaction::Begin(db_, SqlTransaction::Mode::kImmediate));
-    txn_.emplace(std::move(txn));
-    ASSIGN_OR_RETURN(const int64_t current, ReadRevision(db_));
-    revision_ = current + 1;
-    return absl::OkStatus();
+    for (int attempt = 0;; ++attempt) {
+      // Announce the revision this transaction takes before anything records it: committed with
+      // synchronous=NORMAL (no fsync: it survives a process crash, the case it is for).
+      RETURN_IF_ERROR(db_.Exec("PRAGMA synchronous=NORMAL"));
+      const absl::Status announced = db_.Exec(
+          "UPDATE revision_announcement SET revision = MAX(revision, (SELECT revision FROM "
+          "store_revision WHERE id = 1) + 1) WHERE id = 1");
+      RETURN_IF_ERROR(db_.Exec("PRAGMA synchronous=FULL"));
+      RETURN_IF_ERROR(announced);
+      ASSIGN_OR_RETURN(SqlTransaction txn,
+                       SqlTransaction::Begin(db_, SqlTransaction::Mode::kImmediate));
+      txn_.emplace(std::move(txn));
+      ASSIGN_OR_RETURN(const int64_t current, ReadRevision(db_));
+      revision_ = current + 1;
+      ASSIGN_OR_RETURN(const int64_t noted, ReadAnnouncement(db_));
+      // Another process took the revision in between: announce again (a few times; past that,
+      // unannounced — a crash then reads as a restore, fail closed).
+      if (noted >= revision_ || attempt >= 3) return absl::OkStatus();
+      txn_.reset();
+    }
   }
 
   int64_t revision() const override { return revision_; }
+
+  absl::Status AdvanceRevision(int64_t revision) override {
+    if (revision <= revision_) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("AdvanceRevision: ", revision, " is not above ", revision_));
+    }
+    revision_ = revision;
+    return absl::OkStatus();
+  }
 
   absl::StatusOr<std::optional<StoredGrant>> GetGrant(absl::string_view namespace_id,
                                                       absl::string_view grant_id) override {
@@ -537,6 +578,15 @@ absl::StatusOr<int64_t> SqliteGrantStore::CurrentRevision() {
   int64_t revision = 0;
   RETURN_IF_ERROR(Read([&](Database& db) -> absl::Status {
     ASSIGN_OR_RETURN(revision, ReadRevision(db));
+    return absl::OkStatus();
+  }));
+  return revision;
+}
+
+absl::StatusOr<int64_t> SqliteGrantStore::AnnouncedRevision() {
+  int64_t revision = 0;
+  RETURN_IF_ERROR(Read([&](Database& db) -> absl::Status {
+    ASSIGN_OR_RETURN(revision, ReadAnnouncement(db));
     return absl::OkStatus();
   }));
   return revision;

@@ -61,6 +61,7 @@ class SqliteGrantStore : public GrantStore {
   absl::StatusOr<std::unique_ptr<WriteTransaction>> BeginWrite() override
       ABSL_LOCKS_EXCLUDED(write_mu_);
   absl::StatusOr<int64_t> CurrentRevision() override;
+  absl::StatusOr<int64_t> AnnouncedRevision() override;
   absl::StatusOr<AuthoritySnapshot> LoadAuthority(absl::string_view namespace_id,
                                                   const protocol::v1::Address& actor,
                                                   const protocol::v1::Address& authority,

@@ -137,11 +137,38 @@ TEST(SqliteGrantStoreTest, SchemaIsMigratedAndFileIsInWalMode) {
   auto version = (*db)->Prepare("SELECT MAX(version) FROM schema_migrations");
   ASSERT_THAT(version, IsOk());
   ASSERT_THAT(version->Step(), IsOkAndHolds(true));
-  EXPECT_EQ(version->ColumnInt64(0), 2);
+  EXPECT_EQ(version->ColumnInt64(0), 3);
   auto mode = (*db)->Prepare("PRAGMA journal_mode");
   ASSERT_THAT(mode, IsOk());
   ASSERT_THAT(mode->Step(), IsOkAndHolds(true));
   EXPECT_EQ(mode->ColumnText(0), "wal");
+}
+
+// docs/adr/0021: a write transaction announces its revision before anything records it, and the
+// announcement outlives a transaction that never commits (a process stopped between a change's
+// records and its commit).
+TEST(SqliteGrantStoreTest, AWriteAnnouncesItsRevisionBeforeItCommits) {
+  const std::string path = TempDbPath();
+  auto store = OpenFile(path);
+  ASSERT_THAT(store, IsOk());
+  EXPECT_THAT((*store)->AnnouncedRevision(), IsOkAndHolds(0));
+  ASSERT_THAT(Insert(**store, {TestGrant("ns", "g1")}), IsOkAndHolds(1));
+  EXPECT_THAT((*store)->AnnouncedRevision(), IsOkAndHolds(1));
+  {
+    auto txn = (*store)->BeginWrite();
+    ASSERT_THAT(txn, IsOk());
+    EXPECT_EQ((*txn)->revision(), 2);
+    // Dropped without a commit: rolled back.
+  }
+  EXPECT_THAT((*store)->CurrentRevision(), IsOkAndHolds(1));
+  EXPECT_THAT((*store)->AnnouncedRevision(), IsOkAndHolds(2));
+  // Read again from the file by another opener: the announcement was committed.
+  auto reopened = OpenFile(path);
+  ASSERT_THAT(reopened, IsOk());
+  EXPECT_THAT((*reopened)->AnnouncedRevision(), IsOkAndHolds(2));
+  // The next change takes revision 2 again.
+  EXPECT_THAT(Insert(**reopened, {TestGrant("ns", "g2")}), IsOkAndHolds(2));
+  EXPECT_THAT((*reopened)->AnnouncedRevision(), IsOkAndHolds(2));
 }
 
 TEST(SqliteGrantStoreTest, TwoStoresOnOneFileShareRevisionsAndGrants) {

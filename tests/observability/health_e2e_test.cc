@@ -4,6 +4,9 @@
 //   - a service reports NOT_SERVING while a dependency it needs is down (authorizer_svc without
 //     grantstore_svc, and envelope_svc behind it; every writer without audit_svc), SERVING again
 //     when it is back;
+//   - grantstore_svc started while audit_svc is down (the order compose and Kubernetes may take)
+//     starts, is NOT_SERVING with the anchor's reason (it has not compared its revision with the
+//     log, docs/adr/0021) and serves once audit_svc is up, without a restart;
 //   - a host's traceparent reaches every service: each one's JSON log names its trace id.
 #include <sys/stat.h>
 
@@ -18,6 +21,7 @@
 #include "gtest/gtest.h"
 #include "sharedos/envelope/v1/envelope.grpc.pb.h"
 #include "sharedos/grantstore/v1/grantstore.grpc.pb.h"
+#include "sharedos/status/v1/status.grpc.pb.h"
 #include "tests/testing/demo_world.h"
 #include "tests/testing/deployment.h"
 
@@ -118,6 +122,46 @@ TEST_F(HealthE2eTest, RemoteAuditWritersAreNotServingWhileAuditSvcIsDown) {
   for (Service writer : {Service::kGrantstore, Service::kAuthorizer, Service::kEnvelope}) {
     EXPECT_TRUE(Becomes(writer, HealthStatus::kServing, kBackBound));
   }
+}
+
+TEST_F(HealthE2eTest, AGrantStoreStartedBeforeTheAuditLogWaitsForItVisiblyAndThenServes) {
+  ASSERT_TRUE(Becomes(Service::kGrantstore, HealthStatus::kServing, kDownBound));
+  ASSERT_TRUE(four_->Stop(Service::kGrantstore).ok());
+  ASSERT_TRUE(four_->Stop(Service::kAudit).ok());
+  // Starts (the first comparison is bounded) and listens, but serves nothing yet.
+  ASSERT_TRUE(four_->Restart(Service::kGrantstore).ok());
+  EXPECT_TRUE(Becomes(Service::kGrantstore, HealthStatus::kNotServing, kDownBound));
+  auto status = status::v1::Status::NewStub(grpc::CreateChannel(
+      four_->address(Service::kGrantstore), grpc::InsecureChannelCredentials()));
+  status::v1::GetStatusResponse response;
+  grpc::Status called =
+      status->GetStatus(As(four_->admin_token()).get(), status::v1::GetStatusRequest(), &response);
+  ASSERT_TRUE(called.ok()) << called.error_message();
+  bool anchor_named = false;
+  for (const status::v1::ServiceStatus& service : response.services()) {
+    for (const status::v1::DependencyStatus& dependency : service.dependencies()) {
+      if (dependency.name() != "anchor") continue;
+      anchor_named = true;
+      EXPECT_FALSE(dependency.up());
+      EXPECT_NE(dependency.detail().find("audit log cannot be read"), std::string::npos)
+          << dependency.detail();
+    }
+  }
+  EXPECT_TRUE(anchor_named) << response.DebugString();
+  // A call it would answer is refused while it has not compared itself with the log.
+  auto grants = grantstore::v1::GrantStore::NewStub(
+      grpc::CreateChannel(four_->grantstore_address(), grpc::InsecureChannelCredentials()));
+  grantstore::v1::ListGrantsRequest list;
+  list.mutable_filter()->set_namespace_id(testing::demo::Grant().namespace_id());
+  grantstore::v1::ListGrantsResponse listed;
+  EXPECT_EQ(grants->ListGrants(As(four_->admin_token()).get(), list, &listed).error_code(),
+            grpc::StatusCode::UNAVAILABLE);
+
+  // audit_svc back: the next probe compares and the grant store serves, no restart needed.
+  ASSERT_TRUE(four_->Restart(Service::kAudit).ok());
+  EXPECT_TRUE(Becomes(Service::kGrantstore, HealthStatus::kServing, kBackBound));
+  grpc::Status answered = grants->ListGrants(As(four_->admin_token()).get(), list, &listed);
+  EXPECT_TRUE(answered.ok()) << answered.error_message();
 }
 
 TEST_F(HealthE2eTest, AHostsTraceparentIsInTheLogOfEveryService) {

@@ -688,6 +688,16 @@ const std::map<std::string, Driver>& Drivers() {
          return Answered(status, revoked.credential().has_revoked_at(),
                          revoked.credential().ShortDebugString());
        }},
+      {"GrantStore/AcceptRestore",
+       [](World& w, const Role& role, const MatrixRow&) {
+         gs::AcceptRestoreRequest accept;
+         accept.set_reason("tenancy matrix");
+         gs::AcceptRestoreResponse answered;
+         grpc::Status status = w.grants().AcceptRestore(As(role).get(), accept, &answered);
+         // The matrix's store is not behind its log: nothing to accept, nothing written.
+         return Answered(status, !answered.accepted() && !answered.notice().empty(),
+                         answered.ShortDebugString());
+       }},
       {"GrantStore/RotateCredential",
        [](World& w, const Role& role, const MatrixRow& row) {
          gs::RotateCredentialRequest rotate;

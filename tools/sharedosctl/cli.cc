@@ -35,6 +35,12 @@ const std::vector<CommandSpec>& Commands() {
        {"subject", "issuer", "include_revoked"},
        "list a namespace's grants (every page)"},
       {"grants show", {"namespace", "id"}, {}, "show one grant"},
+      {"grants accept-restore",
+       {"reason"},
+       {},
+       "accept a grant store restored behind the audit log (an older grants.db, a rolled-back "
+       "database): re-applies the revocations the log holds, records the acceptance and prints "
+       "what the restore lost; the operator (\"*\") only"},
       {"policy put", {"file"}, {}, "replace a namespace's host policy (file: a HostPolicy)"},
       {"policy get", {"namespace"}, {}, "show a namespace's host policy"},
       {"escalations list",
@@ -105,6 +111,12 @@ const std::vector<CommandSpec>& Commands() {
        "who refused (source), the reason and cause and what they mean, the grants considered and "
        "why each did not match, the host ceiling and policy, the authority that would have "
        "allowed it, and the next step (read with the caller's credential)"},
+      {"backup",
+       {"data_dir", "to"},
+       {},
+       "a consistent online copy of a running sharedosd's audit.db and grants.db (SQLite's backup "
+       "API, on this host) into --to (new or empty), with a signed checkpoint taken just before "
+       "(checkpoint.jsonl, checkpoint.pub.pem); the operator's token"},
       {"status",
        {},
        {"targets"},

@@ -108,9 +108,9 @@ TEST(CliTest, UsageListsEveryCommand) {
   const std::string usage = UsageText();
   for (const char* command :
        {"grants issue", "grants derive", "grants revoke", "grants list", "grants show",
-        "policy put", "policy get", "escalations list", "escalations show", "escalations approve",
-        "escalations deny", "audit query", "audit tail", "audit verify", "turn",
-        "SHAREDOS_TARGET"}) {
+        "grants accept-restore", "policy put", "policy get", "escalations list", "escalations show",
+        "escalations approve", "escalations deny", "audit query", "audit tail", "audit verify",
+        "turn", "SHAREDOS_TARGET"}) {
     EXPECT_THAT(usage, HasSubstr(command));
   }
 }

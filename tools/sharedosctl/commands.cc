@@ -3,6 +3,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "tools/sharedosctl/audit_commands.h"
+#include "tools/sharedosctl/backup_command.h"
 #include "tools/sharedosctl/credential_commands.h"
 #include "tools/sharedosctl/escalation_commands.h"
 #include "tools/sharedosctl/explain_command.h"
@@ -20,6 +21,7 @@ int RunCommand(const Invocation& inv, const GlobalOptions& globals, const Client
       {"grants revoke", GrantsRevoke},
       {"grants list", GrantsList},
       {"grants show", GrantsShow},
+      {"grants accept-restore", GrantsAcceptRestore},
       {"policy put", PolicyPut},
       {"policy get", PolicyGet},
       {"escalations list", EscalationsList},
@@ -37,6 +39,7 @@ int RunCommand(const Invocation& inv, const GlobalOptions& globals, const Client
       {"credentials rotate", CredentialsRotate},
       {"explain", ExplainCommand},
       {"status", Status},
+      {"backup", Backup},
       {"mcp-config", McpConfigCommand},
       {"turn", RunDemoTurn},
   };

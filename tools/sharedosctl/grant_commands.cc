@@ -68,6 +68,36 @@ int GrantsDerive(const Invocation& inv, const GlobalOptions& globals, const Clie
   return kExitOk;
 }
 
+int GrantsAcceptRestore(const Invocation& inv, const GlobalOptions& globals, const Clients& clients,
+                        std::ostream& out, std::ostream& err) {
+  gs::AcceptRestoreRequest request;
+  request.set_reason(inv.Get("reason"));
+  gs::AcceptRestoreResponse response;
+  grpc::Status status =
+      clients.grants->AcceptRestore(Context(clients, globals).get(), request, &response);
+  if (!status.ok()) return CallError(err, status);
+  if (globals.json) {
+    out << ToJson(response);
+    return kExitOk;
+  }
+  if (!response.accepted()) {
+    out << TerminalSafe(response.notice()) << "\n";
+    return kExitOk;
+  }
+  out << "accepted the restore: the store was at revision " << response.restored_revision()
+      << ", the audit log at revision " << response.log_revision()
+      << "; the acceptance is revision " << response.revision() << " (store.restore_accepted)\n";
+  for (const std::string& grant : response.reapplied_grant_revocations()) {
+    out << "revoked again: grant " << TerminalSafe(grant) << "\n";
+  }
+  for (const std::string& credential : response.revoked_credentials()) {
+    out << "revoked again: credential " << TerminalSafe(credential) << "\n";
+  }
+  out << "reason: " << TerminalSafe(request.reason()) << "\n";
+  out << TerminalSafe(response.notice()) << "\n";
+  return kExitOk;
+}
+
 int GrantsRevoke(const Invocation& inv, const GlobalOptions& globals, const Clients& clients,
                  std::ostream& out, std::ostream& err) {
   gs::RevokeGrantRequest request;

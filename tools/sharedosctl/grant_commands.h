@@ -16,6 +16,9 @@ int GrantsDerive(const Invocation& inv, const GlobalOptions& globals, const Clie
                  std::ostream& out, std::ostream& err);
 int GrantsRevoke(const Invocation& inv, const GlobalOptions& globals, const Clients& clients,
                  std::ostream& out, std::ostream& err);
+// AcceptRestore (docs/adr/0021): prints what was re-applied and the notice of what was lost.
+int GrantsAcceptRestore(const Invocation& inv, const GlobalOptions& globals, const Clients& clients,
+                        std::ostream& out, std::ostream& err);
 int GrantsList(const Invocation& inv, const GlobalOptions& globals, const Clients& clients,
                std::ostream& out, std::ostream& err);
 int GrantsShow(const Invocation& inv, const GlobalOptions& globals, const Clients& clients,

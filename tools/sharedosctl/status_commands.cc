@@ -1,6 +1,8 @@
 #include "tools/sharedosctl/status_commands.h"
 
 #include <memory>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -91,6 +93,17 @@ std::string RenderStatus(const std::string& target, const std::string& health,
   for (const v1::OutboxStatus& outbox : status.outboxes()) {
     absl::StrAppend(&text, "  outbox ", TerminalSafe(outbox.writer()), ": ", outbox.depth(),
                     " waiting\n");
+  }
+  // Why a dependency is down, when it says (e.g. anchor: the grant store behind the audit log);
+  // once per dependency, though every service of a process lists it.
+  std::set<std::string> said;
+  for (const v1::ServiceStatus& service : status.services()) {
+    for (const v1::DependencyStatus& dependency : service.dependencies()) {
+      if (dependency.up() || dependency.detail().empty()) continue;
+      std::string line = absl::StrCat("  ", TerminalSafe(dependency.name()),
+                                      " DOWN: ", TerminalSafe(dependency.detail()), "\n");
+      if (said.insert(line).second) absl::StrAppend(&text, line);
+    }
   }
   return text;
 }
