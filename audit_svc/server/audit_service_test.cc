@@ -55,6 +55,8 @@ class AuditServiceTest : public ::testing::Test {
         TokenDigestHex("admin") + R"("},
           {"name": "envelope", "role": "service", "token_sha256": ")" +
         TokenDigestHex("svc") + R"("},
+          {"name": "grantstore", "role": "service", "token_sha256": ")" +
+        TokenDigestHex("gs") + R"("},
           {"name": "host", "role": "host", "token_sha256": ")" +
         TokenDigestHex("host") + R"("}]})");
     ASSERT_TRUE(auth.ok()) << auth.status();
@@ -136,6 +138,34 @@ TEST_F(AuditServiceTest, EachMethodRefusesTheWrongCredential) {
   EXPECT_EQ(stub_->Verify(Context("svc").get(), v1::VerifyRequest(), &verify).error_code(),
             grpc::StatusCode::PERMISSION_DENIED);
   EXPECT_EQ(log_->HeadSequence(), 0);
+}
+
+// The grant store reads the log only to compare its revision with its own control-plane records
+// (docs/adr/0021): a query of protocol "1" events is refused, one of control-plane records
+// answered.
+TEST_F(AuditServiceTest, TheGrantStoreReadsControlPlaneRecordsOnly) {
+  v1::AppendRequest append;
+  *append.add_events() = MakeEvent("e1");
+  v1::AppendResponse appended;
+  ASSERT_TRUE(stub_->Append(Context("svc").get(), append, &appended).ok());
+
+  v1::QueryRequest events;
+  events.mutable_filter()->set_execution_id("exec-1");
+  v1::QueryResponse records;
+  grpc::Status status = stub_->Query(Context("gs").get(), events, &records);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_THAT(status.error_message(), HasSubstr("filter.control_plane_type"));
+  EXPECT_EQ(records.records_size(), 0);
+
+  v1::QueryRequest control_plane;
+  control_plane.mutable_filter()->set_control_plane_type(
+      v1::CONTROL_PLANE_EVENT_TYPE_GRANT_REVOKED);
+  status = stub_->Query(Context("gs").get(), control_plane, &records);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(records.records_size(), 0);
+  // Another service is refused even with the filter: the table admits the grant store alone.
+  EXPECT_EQ(stub_->Query(Context("svc").get(), control_plane, &records).error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
 }
 
 TEST_F(AuditServiceTest, MalformedEventsAreInvalidArgumentNamingTheField) {

@@ -140,7 +140,12 @@ TEST(AccessRulesTest, EachServiceCallsOnlyWhatItsJobNeeds) {
   EXPECT_TRUE(Admit("sharedos.authorizer.v1.Authorizer/Authorize", envelope).ok());
   EXPECT_FALSE(Admit("sharedos.authorizer.v1.Authorizer/Authorize", grantstore).ok());
   EXPECT_TRUE(Admit("sharedos.audit.v1.AuditLog/Append", grantstore).ok());
-  EXPECT_FALSE(Admit("sharedos.audit.v1.AuditLog/Query", grantstore).ok());
+  // The grant store reads its own control-plane records back to check its anchor (ADR 0021;
+  // audit_svc narrows it to control-plane records); no other service reads the record.
+  EXPECT_TRUE(Admit("sharedos.audit.v1.AuditLog/Query", grantstore).ok());
+  EXPECT_FALSE(Admit("sharedos.audit.v1.AuditLog/Query", envelope).ok());
+  EXPECT_FALSE(Admit("sharedos.audit.v1.AuditLog/Query", authorizer).ok());
+  EXPECT_FALSE(Admit("sharedos.audit.v1.AuditLog/Tail", grantstore).ok());
   EXPECT_FALSE(Admit("sharedos.grantstore.v1.GrantStore/IssueGrant", authorizer).ok());
   // No service reaches a host's or an operator's methods.
   EXPECT_FALSE(Admit("sharedos.envelope.v1.Envelope/OpenTurn", envelope).ok());
