@@ -159,4 +159,6 @@ absl::Status EscalationNotStored(absl::StatusCode store_code) {
                                              absl::StatusCodeToString(store_code)));
 }
 
+absl::Status TurnEnded() { return absl::FailedPreconditionError("the turn has ended"); }
+
 }  // namespace sharedos::capability::errors

@@ -99,6 +99,12 @@ absl::Status BadAsk(absl::string_view problem);
 // UNAVAILABLE "escalation not stored: grantstore_svc answered <code>" (RecordEscalation only).
 absl::Status EscalationNotStored(absl::StatusCode store_code);
 
+// ---- envelope_svc: turns. ----
+
+// FAILED_PRECONDITION "the turn has ended": an operation on a turn that is no longer running
+// (a tool call past the refusal bound, a namespace update, a finish or an answer after its end).
+absl::Status TurnEnded();
+
 }  // namespace sharedos::capability::errors
 
 #endif  // SHAREDOS_CAPABILITY_ERRORS_H_

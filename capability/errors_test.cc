@@ -30,6 +30,7 @@ TEST(ErrorsTest, EveryFactoryHasItsCodeAndNamesWhatItIsAbout) {
       {EscalationNotFound("esc-1"), absl::StatusCode::kNotFound, "esc-1"},
       {GrantIdInUse("world-1", "g-1"), absl::StatusCode::kFailedPrecondition, "g-1"},
       {IdempotencyKeyReused(), absl::StatusCode::kFailedPrecondition, "idempotency"},
+      {TurnEnded(), absl::StatusCode::kFailedPrecondition, "the turn has ended"},
       {ParentGrantRevoked("world-1", "g-0"), absl::StatusCode::kFailedPrecondition, "g-0"},
       {RevisionNotServable(9, 3), absl::StatusCode::kFailedPrecondition, "revision 3"},
       {HostPolicyVersionUsed("world-1", "v2"), absl::StatusCode::kFailedPrecondition, "\"v2\""},

@@ -48,6 +48,8 @@ struct Admission::Admitting {
   // Discover's answer (the sets below view its names).
   az::DiscoverResponse discovered;
   absl::flat_hash_set<absl::string_view> discoverable;
+  // The tools discovery was asked about (their namespace enabled at admission).
+  absl::flat_hash_set<absl::string_view> discovering;
   // The tools discovery withheld, with its verdict (the reason code; fail-closed or not).
   absl::flat_hash_map<absl::string_view, Turn::Withheld> withheld;
   // The effective catalogue, in name order, and its tools' resource namespaces.
@@ -121,6 +123,10 @@ absl::StatusOr<std::shared_ptr<Turn>> Admission::NewTurn(
   turn->started_at = clock_.Now();
   turn->context = execution.context();
   *turn->context.mutable_now() = TimestampOf(turn->started_at);
+  {
+    absl::MutexLock lock(&turn->mu);
+    turn->namespaces = NamespaceSelection(turn->context.enabled_tool_namespaces());
+  }
   const pb::ExecutionOptions& limits = execution.options();
   turn->limits.set_max_steps(limits.has_max_steps() ? limits.max_steps()
                                                     : options_.default_max_steps);
@@ -233,7 +239,8 @@ std::optional<Settlement> Admission::OpenLease(Admitting& admitting) {
   // Known from here on, so the lease is closed whatever the turn's end.
   turn.lease_id = lease->lease_id();
   if (lease->status() != az::LEASE_STATUS_RESOLVED) {
-    if (lease->code() == capability::kAuditUnavailable) {
+    // An unresolved lease is fail-closed by definition (semantics §3.5).
+    if (values::Refusal::FromAuthorizer(lease->code(), true).audit_outage) {
       return FailedByEnvelope(CodeError(capability::kAuditUnavailable));
     }
     return Settlement::Denied(capability::kAuthorityUnavailable);
@@ -254,11 +261,10 @@ std::optional<Settlement> Admission::AdmitAgent(Admitting& admitting) {
       authorizer_.AdmitTurn(admit, options_.authorizer_timeout);
   if (!admitted.ok()) return Settlement::Denied(capability::kAuthorityUnavailable);
   if (admitted->decision().allowed()) return std::nullopt;
-  const std::string& code = admitted->decision().reason_code();
-  if (code == capability::kAuditUnavailable) {
-    return FailedByEnvelope(CodeError(capability::kAuditUnavailable));
-  }
-  return Settlement::Denied(code.empty() ? capability::kNoMatchingGrant : absl::string_view(code));
+  const values::Refusal refusal =
+      values::Refusal::FromAuthorizer(admitted->decision().reason_code(), admitted->fail_closed());
+  if (refusal.audit_outage) return FailedByEnvelope(CodeError(capability::kAuditUnavailable));
+  return Settlement::Denied(refusal.code);
 }
 
 std::optional<Settlement> Admission::ResolveTools(Admitting& admitting) {
@@ -277,16 +283,19 @@ std::optional<Settlement> Admission::ResolveTools(Admitting& admitting) {
 void Admission::Discover(Admitting& admitting) {
   const common::Clock& stopwatch = *options_.deadline_clock;
   const absl::Time discover_start = stopwatch.Now();
-  const Turn& turn = admitting.turn;
-  const auto& enabled = turn.context.enabled_tool_namespaces();
-  const absl::flat_hash_set<absl::string_view> enabled_set(enabled.begin(), enabled.end());
+  Turn& turn = admitting.turn;
   az::DiscoverRequest discover;
   discover.set_lease_id(turn.lease_id);
-  for (const auto& tool : turn.tools->tools()) {
-    if (!enabled_set.contains(tool->tool_namespace())) continue;
-    az::ToolRequirement* entry = discover.add_tools();
-    entry->set_name(tool->name());
-    *entry->mutable_requirement() = tool->ceiling();
+  {
+    // Discovery of the tools whose namespace the turn's selection enables.
+    absl::MutexLock lock(&turn.mu);
+    for (const auto& tool : turn.tools->tools()) {
+      if (!turn.namespaces.Enables(tool->tool_namespace())) continue;
+      admitting.discovering.insert(tool->name());
+      az::ToolRequirement* entry = discover.add_tools();
+      entry->set_name(tool->name());
+      *entry->mutable_requirement() = tool->ceiling();
+    }
   }
   if (discover.tools_size() > 0) {
     absl::StatusOr<az::DiscoverResponse> discovered =
@@ -305,8 +314,8 @@ void Admission::Discover(Admitting& admitting) {
     if (entry.discoverable()) {
       admitting.discoverable.insert(entry.name());
     } else {
-      const bool fail_closed =
-          entry.fail_closed() || capability::IsFailClosedCode(entry.reason_code());
+      // The authorizer's verdict, as it flagged it.
+      const bool fail_closed = entry.fail_closed();
       if (fail_closed) admitting.listing.fail_closed = true;
       admitting.withheld.emplace(entry.name(),
                                  Turn::Withheld{entry.reason_code().empty()
@@ -330,8 +339,11 @@ std::optional<Settlement> Admission::SelectEffective(Admitting& admitting) {
   for (const auto& tool : turn.tools->tools()) {
     if (!requested.contains(tool->name())) continue;
     if (!admitting.discoverable.contains(tool->name())) {
-      // Withheld by discovery's verdict, or — when the listing itself failed closed, or the tool's
-      // namespace is off — by that.
+      // A tool of a namespace off at admission was never discovered: Turn::OfferOf answers it
+      // (namespace_disabled, or not_offered once its namespace is turned on — enabling grants
+      // nothing).
+      if (!admitting.discovering.contains(tool->name())) continue;
+      // Withheld by discovery's verdict, or — when the listing itself failed closed — by that.
       auto verdict = admitting.withheld.find(tool->name());
       turn.withheld.emplace(
           tool.get(), verdict != admitting.withheld.end()

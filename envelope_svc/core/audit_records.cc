@@ -3,12 +3,13 @@
 #include <utility>
 
 #include "capability/reason_codes.h"
-#include "common/time/proto_time.h"
+#include "envelope_svc/core/values.h"
 
 namespace sharedos::envelope::core {
 namespace {
 
 namespace pb = ::sharedos::protocol::v1;
+using values::TimestampOf;
 
 pb::AuditEvent Stamped(const pb::AccessContext& context, const google::protobuf::Timestamp& at,
                        pb::AuditEventType type, pb::AuditOutcome outcome) {
@@ -24,11 +25,6 @@ pb::AuditEvent Stamped(const pb::AccessContext& context, const google::protobuf:
   *event.mutable_owner() = context.owner();
   event.set_purpose(context.purpose());
   return event;
-}
-
-google::protobuf::Timestamp TimestampOf(absl::Time at) {
-  absl::StatusOr<google::protobuf::Timestamp> timestamp = common::ToProtoTimestamp(at);
-  return timestamp.ok() ? *timestamp : google::protobuf::Timestamp();
 }
 
 pb::AuditOutcome OutcomeOf(pb::ToolResultStatus status) {

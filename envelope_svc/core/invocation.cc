@@ -4,6 +4,7 @@
 #include <memory>
 #include <utility>
 
+#include "capability/errors.h"
 #include "capability/reason_codes.h"
 #include "common/json/protocol_json.h"
 #include "common/status/status_macros.h"
@@ -20,6 +21,7 @@ using ::google::protobuf::Value;
 using values::CodeError;
 using values::Num;
 using values::Object;
+using values::RefusedResult;
 using values::Str;
 using values::TimestampOf;
 
@@ -28,15 +30,6 @@ bool Repeatable(const tools::Tool& tool) {
   return tool.definition().read_write() == pb::READ_WRITE_READ ||
          (tool.definition().annotations().has_idempotent() &&
           tool.definition().annotations().idempotent());
-}
-
-pb::ToolResult Denied(const pb::ToolCall& call, absl::string_view code) {
-  pb::ToolResult result;
-  result.set_call_id(call.id());
-  result.set_tool(call.tool());
-  result.set_status(pb::TOOL_RESULT_STATUS_DENIED);
-  *result.mutable_error() = CodeError(code);
-  return result;
 }
 
 // tool.requested / tool.completed data: callId, tool, step (when declared), then `extra`.
@@ -66,12 +59,12 @@ absl::StatusOr<v1::InvokeToolResponse> Invocation::InvokeTool(
   if (verdict.ends_turn) {
     EndForRefusals(*turn, verdict.code, now);
     v1::InvokeToolResponse response;
-    *response.mutable_result() = Denied(call, verdict.code);
+    *response.mutable_result() = RefusedResult(call, pb::TOOL_RESULT_STATUS_DENIED, verdict.code);
     *response.mutable_result()->mutable_completed_at() = TimestampOf(now);
     return response;
   }
   if (!verdict.code.empty()) return Refuse(*turn, event, now, verdict);
-  MediationResult mediated = Mediate(*turn, call, now);
+  MediationResult mediated = Mediate(*turn, *verdict.tool, call, now);
   if (mediated.required_authority.has_value()) {
     // What the kernel described, kept for an MCP escalation to name (docs/adr/0018).
     absl::MutexLock lock(&turn->mu);
@@ -103,7 +96,7 @@ absl::StatusOr<Invocation::Verdict> Invocation::CheckEnvelope(Turn& turn, const 
   if (turn.phase == Phase::kEnded) {
     const bool past_bound = PastRefusalBound(turn);
     lock.Release();
-    if (past_bound) return absl::FailedPreconditionError("the turn has ended");
+    if (past_bound) return capability::errors::TurnEnded();
     return RefuseEnded(turn, event.call, now);
   }
   Verdict verdict;
@@ -115,17 +108,23 @@ absl::StatusOr<Invocation::Verdict> Invocation::CheckEnvelope(Turn& turn, const 
     verdict.ends_turn = turn.phase == Phase::kRunning;
     if (!verdict.ends_turn) {
       lock.Release();
-      return absl::FailedPreconditionError("the turn has ended");
+      return capability::errors::TurnEnded();
     }
     return verdict;
   }
   turn.Emit("tool.requested", CallData(event.call, event.step, {}), now);
-  if (verdict.code.empty() && !turn.Offers(event.call.tool())) {
-    verdict.code = capability::kToolUnavailable;
-    verdict.cause = turn.NotOfferedCause(event.call.tool());
-    verdict.withheld = turn.WithheldAtDiscovery(event.call.tool());
-    // Its decision is recorded first (Refuse), then tool.completed.
-    if (verdict.withheld != nullptr) return verdict;
+  Turn::Offer offer;
+  if (verdict.code.empty()) {
+    // §3.9 steps 4–6 as the turn resolved them and §4.3 step 7: the turn's one offered check.
+    offer = turn.OfferOf(event.call.tool());
+    verdict.tool = offer.tool;
+    if (!offer.offered()) {
+      verdict.code = capability::kToolUnavailable;
+      verdict.cause = offer.cause;
+      verdict.withheld = offer.withheld;
+      // Its decision is recorded first (Refuse), then tool.completed.
+      if (verdict.withheld != nullptr) return verdict;
+    }
   }
   if (!verdict.code.empty()) {
     turn.Emit(
@@ -135,8 +134,7 @@ absl::StatusOr<Invocation::Verdict> Invocation::CheckEnvelope(Turn& turn, const 
     return verdict;
   }
   // In flight: the turn's ending waits for it, and safeToRetry counts it.
-  const tools::Tool* tool = turn.tools->Find(event.call.tool());
-  verdict.repeatable = tool == nullptr || Repeatable(*tool);
+  verdict.repeatable = Repeatable(*offer.tool);
   ++turn.in_flight;
   if (!verdict.repeatable) ++turn.in_flight_unrepeatable;
   return verdict;
@@ -173,7 +171,7 @@ v1::InvokeToolResponse Invocation::Refuse(Turn& turn, const CallEvent& event, ab
   if (verdict.withheld != nullptr) {
     // Semantics §5.2: the decision (denied, discovery's code) immediately before the refusal.
     fail_closed = verdict.withheld->fail_closed;
-    if (!RecordWithheldDecision(turn, event.call, now, *verdict.withheld)) {
+    if (!RecordWithheldDecision(turn, *verdict.tool, event.call, now, *verdict.withheld)) {
       verdict.code = capability::kAuditUnavailable;
       verdict.cause = "";
       fail_closed = true;
@@ -188,18 +186,18 @@ v1::InvokeToolResponse Invocation::Refuse(Turn& turn, const CallEvent& event, ab
   }
   v1::InvokeToolResponse response;
   pb::ToolResult* result = response.mutable_result();
-  *result = Denied(event.call, verdict.code);
+  *result = RefusedResult(event.call, pb::TOOL_RESULT_STATUS_DENIED, verdict.code);
   *result->mutable_completed_at() = TimestampOf(now);
   RecordEnvelopeRefusal(turn, event.call, now, *result, verdict.cause, fail_closed);
   return response;
 }
 
-bool Invocation::RecordWithheldDecision(Turn& turn, const pb::ToolCall& call, absl::Time now,
+bool Invocation::RecordWithheldDecision(Turn& turn, const tools::Tool& tool,
+                                        const pb::ToolCall& call, absl::Time now,
                                         const Turn::Withheld& withheld) {
-  const tools::Tool* tool = turn.tools->Find(call.tool());
   if (audit_
-          .RecordPreEffect(DiscoveryDeniedEvent(turn.context, now, tool->ceiling(), call.id(),
-                                                tool->name(), withheld.code, withheld.fail_closed,
+          .RecordPreEffect(DiscoveryDeniedEvent(turn.context, now, tool.ceiling(), call.id(),
+                                                tool.name(), withheld.code, withheld.fail_closed,
                                                 turn.authority_hash))
           .ok()) {
     return true;
@@ -209,28 +207,16 @@ bool Invocation::RecordWithheldDecision(Turn& turn, const pb::ToolCall& call, ab
   return false;
 }
 
-MediationResult Invocation::Mediate(const Turn& turn, const pb::ToolCall& call, absl::Time now) {
+MediationResult Invocation::Mediate(const Turn& turn, const tools::Tool& tool,
+                                    const pb::ToolCall& call, absl::Time now) {
   MediationScope mediation;
   mediation.context = &turn.context;
-  // The selection as UpdateToolNamespaces left it (the availability plane), on a copy.
-  pb::AccessContext updated;
-  {
-    absl::MutexLock lock(&turn.mu);
-    if (turn.enabled_namespaces.has_value()) {
-      updated = turn.context;
-      updated.clear_enabled_tool_namespaces();
-      for (const std::string& name : *turn.enabled_namespaces) {
-        updated.add_enabled_tool_namespaces(name);
-      }
-      mediation.context = &updated;
-    }
-  }
   mediation.lease_id = turn.lease_id;
   mediation.authority_hash = turn.authority_hash;
   mediation.catalog_hash = turn.catalog_hash;
   mediation.tools = &*turn.tools;
   mediation.turn_deadline = turn.deadline;
-  return mediator_.Invoke(mediation, call, now);
+  return mediator_.Invoke(mediation, tool, call, now);
 }
 
 void Invocation::SettleCall(Turn& turn, const CallEvent& event, bool repeatable,
@@ -274,9 +260,11 @@ void Invocation::EndForRefusals(Turn& turn, absl::string_view code, absl::Time n
 absl::Status Invocation::RefuseEnded(const Turn& turn, const pb::ToolCall& call, absl::Time now) {
   // An attempted operation all the same: recorded (tool.invoked, source envelope, turn_draining
   // — "no new calls" — with cause turn_ended); no event follows the terminal.
-  RecordEnvelopeRefusal(turn, call, now, Denied(call, capability::kTurnDraining),
-                        capability::kCauseTurnEnded);
-  return absl::FailedPreconditionError("the turn has ended");
+  RecordEnvelopeRefusal(
+      turn, call, now,
+      RefusedResult(call, pb::TOOL_RESULT_STATUS_DENIED, capability::kTurnDraining),
+      capability::kCauseTurnEnded);
+  return capability::errors::TurnEnded();
 }
 
 void Invocation::RecordEnvelopeRefusal(const Turn& turn, const pb::ToolCall& call, absl::Time at,

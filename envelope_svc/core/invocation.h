@@ -4,7 +4,9 @@
 //   → a turn already ended: the attempt recorded (turn_draining, cause turn_ended) and
 //     FAILED_PRECONDITION
 //   → tool.requested → draining (ending, audit outage, drain window) → the step budget of a
-//     declared step → the call budget → offered this turn (tool_unavailable with its cause)
+//     declared step → the call budget → offered this turn, under the tool namespaces enabled now
+//     (Turn::OfferOf: tool_unavailable with its cause — semantics §3.9 steps 4–6 and §4.3 step 7
+//     in one check, docs/adr/0023)
 //   → kernel mediation (mediator.h)
 //   → the call settled on the turn: in-flight counts, a non-repeatable effect, an audit outage
 //     latched, tool.completed.
@@ -80,6 +82,8 @@ class Invocation {
     // A tool withheld at discovery: its decision is recorded before the refusal (and the
     // refusal's tool.completed waits for that record).
     const Turn::Withheld* withheld = nullptr;
+    // The turn's tool the call names (resolved once by the offered check; handed to mediation).
+    const tools::Tool* tool = nullptr;
     bool repeatable = true;
     // The refusal past the budget that reached the bound: the turn ends (no record of its own).
     bool ends_turn = false;
@@ -99,9 +103,11 @@ class Invocation {
                                 Verdict verdict);
   // The authorization.checked (denied, discovery's code) a withheld tool's refusal follows
   // (pre-effect). False when audit could not take it: the turn latches the outage.
-  bool RecordWithheldDecision(Turn& turn, const protocol::v1::ToolCall& call, absl::Time now,
+  bool RecordWithheldDecision(Turn& turn, const tools::Tool& tool,
+                              const protocol::v1::ToolCall& call, absl::Time now,
                               const Turn::Withheld& withheld);
-  MediationResult Mediate(const Turn& turn, const protocol::v1::ToolCall& call, absl::Time now);
+  MediationResult Mediate(const Turn& turn, const tools::Tool& tool,
+                          const protocol::v1::ToolCall& call, absl::Time now);
   void SettleCall(Turn& turn, const CallEvent& event, bool repeatable,
                   const MediationResult& mediated) ABSL_LOCKS_EXCLUDED(turn.mu);
 

@@ -9,7 +9,6 @@
 
 #include "capability/address.h"
 #include "capability/reason_codes.h"
-#include "common/time/proto_time.h"
 #include "envelope_svc/tools/escalation_tool.h"
 #include "envelope_svc/tools/tool_provider.h"
 #include "envelope_svc/tools/tool_refusal.h"
@@ -20,34 +19,18 @@ namespace {
 namespace az = ::sharedos::authorizer::v1;
 namespace pb = ::sharedos::protocol::v1;
 
-google::protobuf::Timestamp TimestampOf(absl::Time at) {
-  absl::StatusOr<google::protobuf::Timestamp> timestamp = common::ToProtoTimestamp(at);
-  return timestamp.ok() ? *timestamp : google::protobuf::Timestamp();
-}
+using values::Refusal;
+using values::TimestampOf;
 
-// A refusal built here: status + ProtocolError{code, fixed message, retryable false}.
-pb::ToolResult Refused(const pb::ToolCall& call, pb::ToolResultStatus status,
-                       absl::string_view code) {
-  pb::ToolResult result;
-  result.set_call_id(call.id());
-  result.set_tool(call.tool());
-  result.set_status(status);
-  pb::ProtocolError* error = result.mutable_error();
-  error->set_code(std::string(code));
-  error->set_message(std::string(capability::CodeMessage(code)));
-  error->set_retryable(false);
-  return result;
-}
-
-// `out` refused `code` (cause `cause`): its result and the facts tool.invoked records.
+// `out` refused with `refusal`'s code (`status`): its result and the facts tool.invoked records,
+// the verdict carried as decided.
 MediationResult Refuse(MediationResult out, const pb::ToolCall& call, pb::ToolResultStatus status,
-                       absl::string_view code, absl::string_view cause = "") {
-  out.result = Refused(call, status, code);
-  out.facts.reason = std::string(code);
-  out.facts.cause = std::string(cause);
-  if (capability::IsFailClosedCode(code) || capability::IsFailClosedCode(cause)) {
-    out.facts.fail_closed = true;
-  }
+                       const Refusal& refusal) {
+  out.result = values::RefusedResult(call, status, refusal.code);
+  out.facts.reason = refusal.code;
+  out.facts.cause = refusal.cause;
+  out.facts.fail_closed = refusal.fail_closed;
+  if (refusal.audit_outage) out.audit_unavailable = true;
   return out;
 }
 
@@ -72,9 +55,9 @@ std::optional<google::protobuf::Struct> AsStruct(const pb::CapabilityRequest& re
 
 }  // namespace
 
-MediationResult Mediator::Invoke(const MediationScope& scope, const pb::ToolCall& call,
-                                 absl::Time now) {
-  MediationResult outcome = Decide(scope, call, now);
+MediationResult Mediator::Invoke(const MediationScope& scope, const tools::Tool& tool,
+                                 const pb::ToolCall& call, absl::Time now) {
+  MediationResult outcome = Decide(scope, tool, call, now);
   outcome.facts.source = pb::AUDIT_SOURCE_KERNEL;
   outcome.facts.status = outcome.result.status();
   if (outcome.result.has_error() && outcome.facts.reason.empty()) {
@@ -92,29 +75,34 @@ MediationResult Mediator::Invoke(const MediationScope& scope, const pb::ToolCall
 // The pipeline
 
 struct Mediator::Call {
-  Call(const MediationScope& scope, const pb::ToolCall& call, absl::Time now)
-      : scope(scope), context(*scope.context), call(call), now(now), instant(TimestampOf(now)) {}
+  Call(const MediationScope& scope, const tools::Tool& tool, const pb::ToolCall& call,
+       absl::Time now)
+      : scope(scope),
+        context(*scope.context),
+        tool(&tool),
+        call(call),
+        now(now),
+        instant(TimestampOf(now)) {}
 
   const MediationScope& scope;
   const pb::AccessContext& context;
+  // The turn's tool the call names (resolved once, by the turn's offered check).
+  const tools::Tool* const tool;
   const pb::ToolCall& call;
   // The operation instant.
   const absl::Time now;
   const google::protobuf::Timestamp instant;
   // Filled in by the steps as they pass.
-  const tools::Tool* tool = nullptr;
   nlohmann::json arguments;
   pb::CapabilityRequirement requirement;
   // The requirement names another owner's resource (decided without consuming).
   bool foreign_owner = false;
 };
 
-MediationResult Mediator::Decide(const MediationScope& scope, const pb::ToolCall& call,
-                                 absl::Time now) {
-  Call c(scope, call, now);
+MediationResult Mediator::Decide(const MediationScope& scope, const tools::Tool& tool,
+                                 const pb::ToolCall& call, absl::Time now) {
+  Call c(scope, tool, call, now);
   if (std::optional<MediationResult> refused = CheckTrace(c)) return *std::move(refused);
-  if (std::optional<MediationResult> refused = CheckRegistered(c)) return *std::move(refused);
-  if (std::optional<MediationResult> refused = CheckNamespace(c)) return *std::move(refused);
 
   // The kernel's own checks; the first refusal is held until discovery has passed on its own.
   std::optional<MediationResult> held = CheckEscalation(c);
@@ -131,7 +119,7 @@ MediationResult Mediator::Decide(const MediationScope& scope, const pb::ToolCall
     unanswered.facts.requirement = c.requirement;
     return AnswerAfterDiscovery(c,
                                 Refuse(std::move(unanswered), c.call, pb::TOOL_RESULT_STATUS_DENIED,
-                                       capability::kAuthorityUnavailable));
+                                       Refusal::AuthorityUnavailable()));
   }
   if (std::optional<MediationResult> withheld =
           CheckDiscovery(c, decided->has_discovery() ? &decided->discovery() : nullptr)) {
@@ -148,32 +136,14 @@ MediationResult Mediator::Decide(const MediationScope& scope, const pb::ToolCall
 std::optional<MediationResult> Mediator::CheckTrace(const Call& c) {
   if (c.call.trace_id() == c.context.trace_id()) return std::nullopt;
   return Refuse(MediationResult(), c.call, pb::TOOL_RESULT_STATUS_DENIED,
-                capability::kTraceMismatch);
-}
-
-// §3.9 step 4: registered for this turn.
-std::optional<MediationResult> Mediator::CheckRegistered(Call& c) {
-  c.tool = c.scope.tools->Find(c.call.tool());
-  if (c.tool != nullptr) return std::nullopt;
-  return Refuse(MediationResult(), c.call, pb::TOOL_RESULT_STATUS_DENIED,
-                capability::kToolUnavailable, capability::kCauseNotRegistered);
-}
-
-// §3.9 step 5: its tool namespace is enabled.
-std::optional<MediationResult> Mediator::CheckNamespace(const Call& c) {
-  const auto& enabled = c.context.enabled_tool_namespaces();
-  if (std::find(enabled.begin(), enabled.end(), c.tool->tool_namespace()) != enabled.end()) {
-    return std::nullopt;
-  }
-  return Refuse(MediationResult(), c.call, pb::TOOL_RESULT_STATUS_DENIED,
-                capability::kToolUnavailable, capability::kCauseNamespaceDisabled);
+                Refusal::Of(capability::kTraceMismatch));
 }
 
 // The escalation affordance ends a turn; it is never run as a tool.
 std::optional<MediationResult> Mediator::CheckEscalation(const Call& c) {
   if (c.tool->name() != tools::kEscalationToolName) return std::nullopt;
   return Refuse(MediationResult(), c.call, pb::TOOL_RESULT_STATUS_FAILED,
-                capability::kEscalationNotTerminated);
+                Refusal::Of(capability::kEscalationNotTerminated));
 }
 
 // §3.9 step 7: the arguments, parsed once and used for both the requirement and the invocation.
@@ -231,29 +201,27 @@ MediationResult Mediator::AnswerAfterDiscovery(const Call& c, MediationResult he
 // §3.9 step 6: discoverable now (canDiscover on the declared ceiling, host ceiling included).
 std::optional<MediationResult> Mediator::CheckDiscovery(const Call& c,
                                                         const az::DiscoveryEntry* entry) {
-  if (entry == nullptr) return Withhold(c, std::string(capability::kAuthorityUnavailable), true);
+  if (entry == nullptr) return Withhold(c, Refusal::AuthorityUnavailable());
   if (entry->discoverable()) return std::nullopt;
-  const std::string& code = entry->reason_code();
-  return Withhold(c, code, entry->fail_closed() || capability::IsFailClosedCode(code));
+  return Withhold(c, Refusal::FromAuthorizer(entry->reason_code(), entry->fail_closed()));
 }
 
-MediationResult Mediator::Withhold(const Call& c, const std::string& code, bool fail_closed) {
+MediationResult Mediator::Withhold(const Call& c, const Refusal& withheld) {
   MediationResult out;
   out.facts.requirement = c.tool->ceiling();
-  if (code == capability::kAuditUnavailable) out.audit_unavailable = true;
   if (!audit_
            .RecordPreEffect(DiscoveryDeniedEvent(c.context, c.now, c.tool->ceiling(), c.call.id(),
-                                                 c.tool->name(), code, fail_closed,
-                                                 c.scope.authority_hash))
+                                                 c.tool->name(), withheld.code,
+                                                 withheld.fail_closed, c.scope.authority_hash))
            .ok()) {
-    out.audit_unavailable = true;
     return Refuse(std::move(out), c.call, pb::TOOL_RESULT_STATUS_DENIED,
-                  capability::kAuditUnavailable);
+                  Refusal::AuditUnavailable());
   }
-  MediationResult denied = Refuse(std::move(out), c.call, pb::TOOL_RESULT_STATUS_DENIED,
-                                  capability::kToolUnavailable, code);
-  denied.facts.fail_closed = fail_closed;
-  return denied;
+  // tool_unavailable, its cause discovery's code; failClosed and an outage as discovery found.
+  Refusal unavailable = withheld;
+  unavailable.code = std::string(capability::kToolUnavailable);
+  unavailable.cause = withheld.code;
+  return Refuse(std::move(out), c.call, pb::TOOL_RESULT_STATUS_DENIED, unavailable);
 }
 
 // §3.9 steps 9 and 11: the decision, consuming a bounded use on allow — except for another
@@ -274,12 +242,14 @@ absl::StatusOr<az::AuthorizeResponse> Mediator::Authorize(const Call& c) {
 MediationResult Mediator::RefuseForeignOwner(const Call& c, const az::AuthorizeResponse& decided) {
   MediationResult out;
   out.facts.requirement = c.requirement;
-  if (decided.decision().reason_code() == capability::kAuditUnavailable) {
-    out.audit_unavailable = true;
-    return Refuse(std::move(out), c.call, pb::TOOL_RESULT_STATUS_DENIED,
-                  capability::kAuditUnavailable);
+  const Refusal decision =
+      Refusal::FromAuthorizer(decided.decision().reason_code(), decided.fail_closed());
+  // The authorizer could not record its decision: that outage, not the foreign owner, answers.
+  if (decision.audit_outage) {
+    return Refuse(std::move(out), c.call, pb::TOOL_RESULT_STATUS_DENIED, decision);
   }
-  return Refuse(std::move(out), c.call, pb::TOOL_RESULT_STATUS_DENIED, capability::kInvalidRequest);
+  return Refuse(std::move(out), c.call, pb::TOOL_RESULT_STATUS_DENIED,
+                Refusal::Of(capability::kInvalidRequest));
 }
 
 // §3.9 step 11's verdict: denied with the decision's code (a no_matching_grant denial names the
@@ -288,16 +258,11 @@ std::optional<MediationResult> Mediator::CheckDecision(const Call& c,
                                                        const az::AuthorizeResponse& decided) {
   const pb::AuthorizationDecision& decision = decided.decision();
   if (decision.allowed()) return std::nullopt;
-  const std::string code = decision.reason_code().empty()
-                               ? std::string(capability::kNoMatchingGrant)
-                               : decision.reason_code();
   MediationResult out;
   out.facts.requirement = c.requirement;
   out.facts.grant_id = decision.matched_grant_id();
-  if (code == capability::kAuditUnavailable) out.audit_unavailable = true;
-  const bool fail_closed = decided.fail_closed() || capability::IsFailClosedCode(code);
-  out = Refuse(std::move(out), c.call, pb::TOOL_RESULT_STATUS_DENIED, code);
-  out.facts.fail_closed = fail_closed;
+  out = Refuse(std::move(out), c.call, pb::TOOL_RESULT_STATUS_DENIED,
+               Refusal::FromAuthorizer(decision.reason_code(), decided.fail_closed()));
   if (decision.has_required_authority()) {
     out.required_authority = decision.required_authority();
     if (std::optional<google::protobuf::Struct> described = AsStruct(decision.required_authority());
@@ -321,8 +286,8 @@ MediationResult Mediator::InvokeProvider(const Call& c, const std::string& grant
       std::max(absl::ZeroDuration(),
                std::min(options_.provider_timeout, c.scope.turn_deadline - c.now));
   absl::StatusOr<pb::ToolResult> result =
-      c.scope.tools->Invoke(c.call, c.requirement, tools::ProviderContextOf(c.context), deadline,
-                            options_.max_tool_result_bytes);
+      c.scope.tools->Invoke(*c.tool, c.call, c.requirement, tools::ProviderContextOf(c.context),
+                            deadline, options_.max_tool_result_bytes, &c.arguments);
   if (!result.ok()) return RefuseWith(std::move(out), c.call, result.status(), c.now);
   out.result = *std::move(result);
   if (out.result.has_error()) out.facts.reason = out.result.error().code();
@@ -336,7 +301,7 @@ MediationResult Mediator::InvokeMessaging(const Call& c, const std::string& gran
   out.facts.grant_id = grant_id;
   if (options_.messenger == nullptr) {
     return Refuse(std::move(out), c.call, pb::TOOL_RESULT_STATUS_FAILED,
-                  capability::kMessageTransportNotConfigured);
+                  Refusal::Of(capability::kMessageTransportNotConfigured));
   }
   out.provider_entered = true;
   MessagingScope scope;
@@ -348,8 +313,9 @@ MediationResult Mediator::InvokeMessaging(const Call& c, const std::string& gran
       options_.messenger->Request(scope, c.call, c.arguments, grant_id, c.now);
   out.result = std::move(requested.result);
   if (out.result.has_error()) out.facts.reason = out.result.error().code();
+  // The transport's code is its own refusal (route_lease_revoked, …), never a fail-closed verdict
+  // of this kernel.
   out.facts.cause = std::move(requested.cause);
-  if (capability::IsFailClosedCode(out.facts.cause)) out.facts.fail_closed = true;
   return out;
 }
 

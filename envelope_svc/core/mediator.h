@@ -1,12 +1,11 @@
 // Kernel mediation of one tool call (semantics §3.9 `invokeTool`, audit source `kernel`): a
 // pipeline of named steps, each a refusal or the next step. §3.9's steps 2 (authority) and 3
-// (registry) are the turn's: its lease and its tools, resolved once at OpenTurn. The steps, in
-// the order they run (§3.9's number, then the refusal):
+// (registry) are the turn's: its lease and its tools, resolved once at OpenTurn. So are steps 4
+// (registered) and 5 (tool namespace enabled): the turn's one offered check (Turn::OfferOf, under
+// the selection in force) refuses those calls in the envelope, before mediation, and hands the
+// mediator the tool it resolved — docs/adr/0023. The steps, in the order they run (§3.9's number,
+// then the refusal):
 //   CheckTrace           1  call.trace_id ≠ the turn's trace     denied trace_mismatch
-//   CheckRegistered      4  not one of the turn's tools          denied tool_unavailable /
-//                                                                not_registered
-//   CheckNamespace       5  tool namespace not enabled           denied tool_unavailable /
-//                                                                namespace_disabled
 //   the kernel's own checks, which need no authorizer:
 //   CheckEscalation         sharedos.escalate, never executed    failed escalation_not_terminated
 //                           (drivers end the turn with FinishTurn(escalate))
@@ -57,6 +56,7 @@
 #include "common/time/clock.h"
 #include "envelope_svc/core/audit_records.h"
 #include "envelope_svc/core/messaging.h"
+#include "envelope_svc/core/values.h"
 #include "envelope_svc/tools/turn_tools.h"
 #include "sharedos/authorizer/v1/authorizer.pb.h"
 #include "sharedos/protocol/v1/context.pb.h"
@@ -112,22 +112,21 @@ class Mediator {
            const common::Clock& clock, Options options)
       : authorizer_(authorizer), audit_(audit), clock_(clock), options_(options) {}
 
-  // Mediates `call` (already valid: ValidateToolCall) at the operation instant `now`.
-  MediationResult Invoke(const MediationScope& scope, const protocol::v1::ToolCall& call,
-                         absl::Time now);
+  // Mediates `call` (already valid: ValidateToolCall) of the offered `tool` (the turn's tool the
+  // call names: Turn::OfferOf) at the operation instant `now`.
+  MediationResult Invoke(const MediationScope& scope, const tools::Tool& tool,
+                         const protocol::v1::ToolCall& call, absl::Time now);
 
  private:
   // One call as it passes the steps (mediator.cc).
   struct Call;
 
   // The pipeline: the steps below, in the order they run.
-  MediationResult Decide(const MediationScope& scope, const protocol::v1::ToolCall& call,
-                         absl::Time now);
+  MediationResult Decide(const MediationScope& scope, const tools::Tool& tool,
+                         const protocol::v1::ToolCall& call, absl::Time now);
 
   // Each step answers the call's refusal, or nullopt to go on.
   static std::optional<MediationResult> CheckTrace(const Call& call);
-  static std::optional<MediationResult> CheckRegistered(Call& call);
-  static std::optional<MediationResult> CheckNamespace(const Call& call);
   static std::optional<MediationResult> CheckEscalation(const Call& call);
   static std::optional<MediationResult> ParseArguments(Call& call);
   static std::optional<MediationResult> ResolveRequirement(Call& call);
@@ -139,9 +138,9 @@ class Mediator {
   // Discovery's verdict of `entry` (nullptr: the authorizer did not answer).
   std::optional<MediationResult> CheckDiscovery(const Call& call,
                                                 const authorizer::v1::DiscoveryEntry* entry);
-  // A tool withheld by discovery with `code`: authorization.checked (pre-effect), then
-  // tool_unavailable / `code`.
-  MediationResult Withhold(const Call& call, const std::string& code, bool fail_closed);
+  // A tool withheld by discovery's verdict `withheld`: authorization.checked (pre-effect), then
+  // tool_unavailable / its code.
+  MediationResult Withhold(const Call& call, const values::Refusal& withheld);
   absl::StatusOr<authorizer::v1::AuthorizeResponse> Authorize(const Call& call);
   static MediationResult RefuseForeignOwner(const Call& call,
                                             const authorizer::v1::AuthorizeResponse& decided);

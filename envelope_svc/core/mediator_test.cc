@@ -87,7 +87,11 @@ class MediatorTest : public ::testing::Test {
     EXPECT_TRUE(
         google::protobuf::util::JsonStringToMessage(arguments_json, call.mutable_arguments()).ok());
     *call.mutable_requested_at() = *common::ToProtoTimestamp(clock_.Now());
-    return mediator_.Invoke(scope_, call, clock_.Now());
+    // The turn's tool, as the turn's offered check resolved it.
+    const tools::Tool* resolved = turn_tools_->Find(tool);
+    EXPECT_NE(resolved, nullptr) << tool;
+    if (resolved == nullptr) return MediationResult();
+    return mediator_.Invoke(scope_, *resolved, call, clock_.Now());
   }
 
   // The single tool.invoked recorded (post-effect).
@@ -190,25 +194,8 @@ TEST_F(MediatorTest, TraceMismatchIsDeniedBeforeAnyDecision) {
   EXPECT_EQ(ToolInvoked().reason(), "trace_mismatch");
 }
 
-TEST_F(MediatorTest, UnregisteredToolIsUnavailableWithCauseNotRegistered) {
-  MediationResult outcome = Invoke("files.nope", "{}");
-  ExpectRefusal(outcome, pb::TOOL_RESULT_STATUS_DENIED, "tool_unavailable");
-  // No decision was made, so none is recorded.
-  EXPECT_THAT(Types(), ElementsAre(pb::AUDIT_EVENT_TYPE_TOOL_INVOKED));
-  const pb::AuditEvent event = ToolInvoked();
-  EXPECT_EQ(event.outcome(), pb::AUDIT_OUTCOME_DENIED);
-  EXPECT_EQ(event.source(), pb::AUDIT_SOURCE_KERNEL);
-  EXPECT_EQ(event.reason(), "tool_unavailable");
-  EXPECT_EQ(event.cause(), "not_registered");
-  EXPECT_FALSE(event.has_fail_closed());
-}
-
-TEST_F(MediatorTest, DisabledToolNamespaceIsUnavailableWithCauseNamespaceDisabled) {
-  MediationResult outcome = Invoke("notes.get", "{}");
-  ExpectRefusal(outcome, pb::TOOL_RESULT_STATUS_DENIED, "tool_unavailable");
-  EXPECT_EQ(ToolInvoked().cause(), "namespace_disabled");
-  EXPECT_EQ(authorizer_.calls(Method::kDiscover), 0);
-}
+// A call of a tool the turn does not offer (not registered, its namespace off) never reaches the
+// mediator: the turn's one offered check refuses it in the envelope (turn_test, invocation_test).
 
 TEST_F(MediatorTest, DiscoveryDenialIsRecordedAsADecisionThenAsTheCauseOfToolUnavailable) {
   authorizer_.Withhold("files.read", "no_matching_grant");

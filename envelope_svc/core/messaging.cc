@@ -9,9 +9,9 @@
 #include "capability/reason_codes.h"
 #include "common/crypto/random.h"
 #include "common/json/proto_json.h"
-#include "common/time/proto_time.h"
 #include "common/validation/bounds.h"
 #include "common/validation/protocol.h"
+#include "envelope_svc/core/values.h"
 #include "envelope_svc/messaging/messages_tool.h"
 #include "envelope_svc/tools/requirement.h"
 
@@ -20,11 +20,7 @@ namespace {
 
 namespace az = ::sharedos::authorizer::v1;
 namespace pb = ::sharedos::protocol::v1;
-
-google::protobuf::Timestamp TimestampOf(absl::Time at) {
-  absl::StatusOr<google::protobuf::Timestamp> timestamp = common::ToProtoTimestamp(at);
-  return timestamp.ok() ? *timestamp : google::protobuf::Timestamp();
-}
+using values::TimestampOf;
 
 pb::AuditOutcome OutcomeOf(v1::MessageDeliveryStatus status) {
   switch (status) {
@@ -62,14 +58,7 @@ bool ValidReceipt(const v1::MessageDeliveryResult& receipt, const pb::MessageEnv
 }
 
 pb::ToolResult ToolRefused(const pb::ToolCall& call, absl::string_view code, absl::Time at) {
-  pb::ToolResult result;
-  result.set_call_id(call.id());
-  result.set_tool(call.tool());
-  result.set_status(pb::TOOL_RESULT_STATUS_FAILED);
-  pb::ProtocolError* error = result.mutable_error();
-  error->set_code(std::string(code));
-  error->set_message(std::string(capability::CodeMessage(code)));
-  error->set_retryable(false);
+  pb::ToolResult result = values::RefusedResult(call, pb::TOOL_RESULT_STATUS_FAILED, code);
   *result.mutable_completed_at() = TimestampOf(at);
   return result;
 }
@@ -179,7 +168,7 @@ v1::MessageDeliveryResult Messenger::Send(const MessagingScope& scope,
   auto refuse = [&](v1::MessageDeliveryStatus status, absl::string_view code, bool fail_closed) {
     facts.outcome = OutcomeOf(status);
     facts.reason = std::string(code);
-    facts.fail_closed = fail_closed || capability::IsFailClosedCode(code);
+    facts.fail_closed = fail_closed;
     Record(scope, now, facts);
     return KernelReceipt(message.id(), status, code, now);
   };
@@ -217,10 +206,8 @@ v1::MessageDeliveryResult Messenger::Send(const MessagingScope& scope,
   facts.grant_id = decided->decision().matched_grant_id();
   v1::MessageDeliveryResult receipt = Dispatch(scope, message, now);
   facts.outcome = OutcomeOf(receipt.status());
-  if (!Accepted(receipt)) {
-    facts.reason = receipt.error().code();
-    facts.fail_closed = capability::IsFailClosedCode(facts.reason);
-  }
+  // A receipt's code is the transport's own refusal, never a fail-closed verdict of this kernel.
+  if (!Accepted(receipt)) facts.reason = receipt.error().code();
   Record(scope, now, facts);
   return receipt;
 }
@@ -261,10 +248,8 @@ Messenger::RequestResult Messenger::Request(const MessagingScope& scope, const p
   facts.operation_id = call.id();
   facts.grant_id = grant_id;
   facts.outcome = OutcomeOf(receipt.status());
-  if (!Accepted(receipt)) {
-    facts.reason = receipt.error().code();
-    facts.fail_closed = capability::IsFailClosedCode(facts.reason);
-  }
+  // A receipt's code is the transport's own refusal, never a fail-closed verdict of this kernel.
+  if (!Accepted(receipt)) facts.reason = receipt.error().code();
   Record(scope, now, facts);
   if (!Accepted(receipt)) {
     out.result = ToolRefused(call, capability::kMessageRequestNotAccepted, clock_.Now());

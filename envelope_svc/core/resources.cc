@@ -6,9 +6,9 @@
 
 #include "capability/reason_codes.h"
 #include "common/status/status_macros.h"
-#include "common/time/proto_time.h"
 #include "common/validation/bounds.h"
 #include "common/validation/protocol.h"
+#include "envelope_svc/core/values.h"
 #include "envelope_svc/tools/tool_provider.h"
 
 namespace sharedos::envelope::core {
@@ -17,11 +17,7 @@ namespace {
 namespace az = ::sharedos::authorizer::v1;
 namespace pb = ::sharedos::protocol::v1;
 namespace validation = ::sharedos::common::validation;
-
-google::protobuf::Timestamp TimestampOf(absl::Time at) {
-  absl::StatusOr<google::protobuf::Timestamp> timestamp = common::ToProtoTimestamp(at);
-  return timestamp.ok() ? *timestamp : google::protobuf::Timestamp();
-}
+using values::TimestampOf;
 
 pb::AuditOutcome OutcomeOf(v1::ResourceResultStatus status) {
   switch (status) {
@@ -167,8 +163,9 @@ v1::ResourceResult ResourceInvoker::Invoke(const ResourceScope& scope,
   auto record = [&](const v1::ResourceResult& result) {
     facts.outcome = OutcomeOf(result.status());
     if (result.status() != v1::RESOURCE_RESULT_STATUS_SUCCEEDED) {
+      // failClosed as decided where the refusal was (the authorizer's flag, or the authorizer
+      // found down); a provider's own refusal never is one.
       facts.reason = result.error().code();
-      facts.fail_closed = facts.fail_closed || capability::IsFailClosedCode(facts.reason);
     }
     // Post-effect: an outage delays the record (the writer's outbox), never the answer.
     (void)audit_.RecordPostEffect(ResourceInvokedEvent(context, now, facts));

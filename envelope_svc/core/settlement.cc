@@ -284,7 +284,12 @@ absl::StatusOr<Settlement> Settler::SettleOutcome(Turn& turn, const v1::FinishTu
 }
 
 absl::StatusOr<Settlement> Settler::SettleEscalate(Turn& turn, const Outcome& outcome) {
-  if (!turn.Offers(tools::kEscalationToolName)) {
+  bool offered = false;
+  {
+    absl::MutexLock lock(&turn.mu);
+    offered = turn.Offers(tools::kEscalationToolName);
+  }
+  if (!offered) {
     // The affordance was not offered: nothing is recorded but the turn's end.
     return Settlement::Failed(CodeError(capability::kToolUnavailable), pb::ENDED_BY_ENVELOPE);
   }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "capability/errors.h"
 #include "common/status/status_macros.h"
 #include "common/validation/bounds.h"
 #include "envelope_svc/core/audit_records.h"
@@ -30,15 +31,6 @@ absl::Status CheckNames(const google::protobuf::RepeatedPtrField<std::string>& n
     if (name != names[i]) return absl::InvalidArgumentError(path + ": surrounding whitespace");
   }
   return absl::OkStatus();
-}
-
-// The selection in force: the update's, or the context's (caller holds turn.mu).
-std::set<std::string> Enabled(const Turn& turn) ABSL_EXCLUSIVE_LOCKS_REQUIRED(turn.mu) {
-  if (turn.enabled_namespaces.has_value()) {
-    return {turn.enabled_namespaces->begin(), turn.enabled_namespaces->end()};
-  }
-  return {turn.context.enabled_tool_namespaces().begin(),
-          turn.context.enabled_tool_namespaces().end()};
 }
 
 void SetNumber(pb::AuditEvent& event, const std::string& key, int value) {
@@ -65,11 +57,11 @@ absl::Status ValidateToolNamespaceUpdate(const v1::UpdateToolNamespacesRequest& 
 absl::StatusOr<v1::ListToolNamespacesResponse> ListToolNamespaces(Turn& turn,
                                                                   audit::client::AuditWriter& audit,
                                                                   absl::Time now) {
-  std::set<std::string> enabled;
+  NamespaceSelection selection;
   {
     absl::MutexLock lock(&turn.mu);
-    if (turn.phase != Phase::kRunning) return absl::FailedPreconditionError("the turn has ended");
-    enabled = Enabled(turn);
+    if (turn.phase != Phase::kRunning) return capability::errors::TurnEnded();
+    selection = turn.namespaces;
   }
   struct Entry {
     std::set<std::string> sources;
@@ -88,7 +80,7 @@ absl::StatusOr<v1::ListToolNamespacesResponse> ListToolNamespaces(Turn& turn,
     descriptor->set_namespace_(name);
     for (const std::string& source : entry.sources) descriptor->add_sources(source);
     descriptor->set_tool_count(entry.tools);
-    descriptor->set_enabled(enabled.count(name) > 0);
+    descriptor->set_enabled(selection.Enables(name));
     if (descriptor->enabled()) ++on;
   }
   const int total = static_cast<int>(by_namespace.size());
@@ -110,12 +102,9 @@ absl::StatusOr<v1::UpdateToolNamespacesResponse> UpdateToolNamespaces(
   std::vector<std::string> names;
   {
     absl::MutexLock lock(&turn.mu);
-    if (turn.phase != Phase::kRunning) return absl::FailedPreconditionError("the turn has ended");
-    std::set<std::string> enabled = Enabled(turn);
-    for (const std::string& name : request.enable()) enabled.insert(name);
-    for (const std::string& name : request.disable()) enabled.erase(name);
-    names.assign(enabled.begin(), enabled.end());
-    turn.enabled_namespaces = names;
+    if (turn.phase != Phase::kRunning) return capability::errors::TurnEnded();
+    turn.namespaces.Update(request.enable(), request.disable());
+    names.assign(turn.namespaces.names().begin(), turn.namespaces.names().end());
   }
   pb::AuditEvent event =
       StampedEvent(turn.context, now, pb::AUDIT_EVENT_TYPE_TOOL_NAMESPACE_SELECTION_UPDATED,

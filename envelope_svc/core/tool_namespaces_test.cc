@@ -1,6 +1,7 @@
 // The availability plane of a turn (tool_namespaces.h) through the TurnEngine: listing, turning a
-// namespace off mid-session (the next call is tool_unavailable / namespace_disabled, decided by
-// the kernel), turning it on again (grants nothing new: still decided), and the bounds.
+// namespace off mid-session (the next call is tool_unavailable / namespace_disabled, refused by
+// the envelope's one offered check, as a tool of a namespace off at OpenTurn is — docs/adr/0023),
+// turning it on again (grants nothing new: still decided), and the bounds.
 #include "envelope_svc/core/tool_namespaces.h"
 
 #include <string>
@@ -63,6 +64,8 @@ TEST_F(ToolNamespacesTest, ANamespaceTurnedOffMidSessionRefusesItsToolsAtTheNext
   absl::StatusOr<v1::UpdateToolNamespacesResponse> updated = Update(turn, {}, {"files"});
   ASSERT_THAT(updated.status(), IsOk());
   EXPECT_THAT(updated->enabled_namespaces(), ElementsAre("sharedos"));
+  const int authorized =
+      authorizer_.calls(authorizer::client::FakeAuthorizerClient::Method::kAuthorize);
   absl::StatusOr<v1::InvokeToolResponse> refused =
       TryCall(turn, "files.read", R"({"path": "a.txt"})", std::nullopt, "call-2");
   ASSERT_THAT(refused.status(), IsOk());
@@ -73,9 +76,12 @@ TEST_F(ToolNamespacesTest, ANamespaceTurnedOffMidSessionRefusesItsToolsAtTheNext
     if (event.operation_id() != "call-2") continue;
     found = true;
     EXPECT_EQ(event.cause(), "namespace_disabled");
-    EXPECT_EQ(event.source(), pb::AUDIT_SOURCE_KERNEL);
+    EXPECT_EQ(event.source(), pb::AUDIT_SOURCE_ENVELOPE);
   }
   EXPECT_TRUE(found);
+  // Refused before the kernel: no decision was asked for.
+  EXPECT_EQ(authorizer_.calls(authorizer::client::FakeAuthorizerClient::Method::kAuthorize),
+            authorized);
   std::vector<pb::AuditEvent> selection =
       Audited(pb::AUDIT_EVENT_TYPE_TOOL_NAMESPACE_SELECTION_UPDATED);
   ASSERT_THAT(selection, SizeIs(1));
@@ -84,6 +90,25 @@ TEST_F(ToolNamespacesTest, ANamespaceTurnedOffMidSessionRefusesItsToolsAtTheNext
   ASSERT_THAT(Update(turn, {"files"}, {}).status(), IsOk());
   EXPECT_EQ(Call(turn, "files.read", R"({"path": "a.txt"})").status(),
             pb::TOOL_RESULT_STATUS_SUCCEEDED);
+}
+
+// A namespace off at OpenTurn and turned on later grants nothing: its tools were never discovered
+// for this turn, so a call is refused not_offered (and before, namespace_disabled).
+TEST_F(ToolNamespacesTest, ANamespaceTurnedOnAfterOpenTurnOffersNothingNew) {
+  const std::string turn = OpenRunning();
+  EXPECT_EQ(Call(turn, "notes.get").error().code(), "tool_unavailable");
+  ASSERT_THAT(Update(turn, {"notes"}, {}).status(), IsOk());
+  absl::StatusOr<v1::InvokeToolResponse> refused =
+      TryCall(turn, "notes.get", "{}", std::nullopt, "call-2");
+  ASSERT_THAT(refused.status(), IsOk());
+  EXPECT_EQ(refused->result().error().code(), "tool_unavailable");
+  std::vector<std::string> causes;
+  for (const pb::AuditEvent& event : Audited(pb::AUDIT_EVENT_TYPE_TOOL_INVOKED)) {
+    EXPECT_EQ(event.source(), pb::AUDIT_SOURCE_ENVELOPE);
+    causes.push_back(event.cause());
+  }
+  EXPECT_THAT(causes, ElementsAre("namespace_disabled", "not_offered"));
+  EXPECT_THAT(Audited(pb::AUDIT_EVENT_TYPE_AUTHORIZATION_CHECKED), ::testing::IsEmpty());
 }
 
 TEST_F(ToolNamespacesTest, AMalformedUpdateIsInvalidArgumentNamingTheField) {

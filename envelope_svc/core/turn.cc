@@ -1,60 +1,14 @@
 #include "envelope_svc/core/turn.h"
 
-#include <algorithm>
 #include <utility>
 
-#include "absl/status/statusor.h"
 #include "capability/reason_codes.h"
 #include "common/crypto/random.h"
-#include "common/json/proto_json.h"
-#include "common/time/proto_time.h"
 
 namespace sharedos::envelope::core {
 
 namespace pb = ::sharedos::protocol::v1;
-using ::google::protobuf::Struct;
 using ::google::protobuf::Value;
-
-namespace values {
-
-google::protobuf::Timestamp TimestampOf(absl::Time at) {
-  absl::StatusOr<google::protobuf::Timestamp> timestamp = common::ToProtoTimestamp(at);
-  return timestamp.ok() ? *timestamp : google::protobuf::Timestamp();
-}
-
-Value Str(absl::string_view text) {
-  Value value;
-  value.set_string_value(std::string(text));
-  return value;
-}
-
-Value Num(double number) {
-  Value value;
-  value.set_number_value(number);
-  return value;
-}
-
-Value FromJson(const nlohmann::json& json) {
-  absl::StatusOr<Value> value = common::JsonToProtoValue(json);
-  return value.ok() ? *std::move(value) : Value();
-}
-
-Value Object(std::initializer_list<std::pair<const char*, Value>> fields) {
-  Value value;
-  Struct* object = value.mutable_struct_value();
-  for (const auto& [key, field] : fields) (*object->mutable_fields())[key] = field;
-  return value;
-}
-
-pb::ProtocolError CodeError(absl::string_view code, bool retryable) {
-  pb::ProtocolError error;
-  error.set_code(std::string(code));
-  error.set_message(std::string(capability::CodeMessage(code)));
-  error.set_retryable(retryable);
-  return error;
-}
-
-}  // namespace values
 
 Value RuntimeManifest::ToValue(v1::Runtime runtime) const {
   return values::Object({{"id", values::Str(IdOf(runtime))},
@@ -62,31 +16,22 @@ Value RuntimeManifest::ToValue(v1::Runtime runtime) const {
                          {"protocolVersion", values::Str("1")}});
 }
 
-bool Turn::Offers(absl::string_view name) const {
-  const tools::Tool* tool = tools.has_value() ? tools->Find(name) : nullptr;
-  return tool != nullptr && offered.contains(tool);
-}
-
-absl::string_view Turn::NotOfferedCause(absl::string_view name) const {
-  const tools::Tool* tool = tools.has_value() ? tools->Find(name) : nullptr;
-  if (tool == nullptr) return capability::kCauseNotRegistered;
-  const auto& enabled = context.enabled_tool_namespaces();
-  if (std::find(enabled.begin(), enabled.end(), tool->tool_namespace()) == enabled.end()) {
-    return capability::kCauseNamespaceDisabled;
+Turn::Offer Turn::OfferOf(absl::string_view name) const {
+  Offer offer;
+  offer.tool = tools.has_value() ? tools->Find(name) : nullptr;
+  if (offer.tool == nullptr) {
+    offer.cause = capability::kCauseNotRegistered;
+  } else if (!namespaces.Enables(offer.tool->tool_namespace())) {
+    offer.cause = capability::kCauseNamespaceDisabled;
+  } else if (offered.contains(offer.tool)) {
+    // Offered: cause stays empty.
+  } else if (auto it = withheld.find(offer.tool); it != withheld.end()) {
+    offer.withheld = &it->second;
+    offer.cause = it->second.code;
+  } else {
+    offer.cause = capability::kCauseNotOffered;
   }
-  if (auto it = withheld.find(tool); it != withheld.end()) return it->second.code;
-  return capability::kCauseNotOffered;
-}
-
-const Turn::Withheld* Turn::WithheldAtDiscovery(absl::string_view name) const {
-  const tools::Tool* tool = tools.has_value() ? tools->Find(name) : nullptr;
-  if (tool == nullptr) return nullptr;
-  const auto& enabled = context.enabled_tool_namespaces();
-  if (std::find(enabled.begin(), enabled.end(), tool->tool_namespace()) == enabled.end()) {
-    return nullptr;
-  }
-  auto it = withheld.find(tool);
-  return it == withheld.end() ? nullptr : &it->second;
+  return offer;
 }
 
 void Turn::Describe(const protocol::v1::CapabilityRequest& request) {

@@ -1,5 +1,6 @@
 // One turn of the envelope (semantics §4.2) and the small values every part of the turn engine
-// builds from it: event data, refusal errors, timestamps and the runtime manifest a turn reports.
+// builds from it: the runtime manifest a turn reports, its tool namespace selection and the one
+// answer to "does this turn offer that tool?" (values.h: event data, refusal errors, timestamps).
 // The parts are turn_table.h (the turns held), admission.h (OpenTurn), invocation.h
 // (InvokeTool) and settlement.h (every ending); turn_engine.h composes them.
 
@@ -7,6 +8,7 @@
 #define SHAREDOS_ENVELOPE_SVC_CORE_TURN_H_
 
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -16,11 +18,13 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/btree_set.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "envelope_svc/core/values.h"
 #include "envelope_svc/mcp/execution_token.h"
 #include "envelope_svc/tools/turn_tools.h"
 #include "google/protobuf/struct.pb.h"
@@ -31,23 +35,6 @@
 #include "sharedos/protocol/v1/tool.pb.h"
 
 namespace sharedos::envelope::core {
-
-// Values the turn's events and results are made of.
-namespace values {
-
-// `at` as a Timestamp (the epoch when it cannot be one).
-google::protobuf::Timestamp TimestampOf(absl::Time at);
-google::protobuf::Value Str(absl::string_view text);
-google::protobuf::Value Num(double number);
-// A JSON value as a Value (null when it cannot be one).
-google::protobuf::Value FromJson(const nlohmann::json& json);
-// {key: value, …} as a Value (an event's data).
-google::protobuf::Value Object(
-    std::initializer_list<std::pair<const char*, google::protobuf::Value>> fields);
-// ProtocolError{code, the catalogue's fixed message, retryable}.
-protocol::v1::ProtocolError CodeError(absl::string_view code, bool retryable = false);
-
-}  // namespace values
 
 // The runtime manifest turns report: turn.started's `runtime` and the result's
 // metadata.runtime. Immutable; thread-safe.
@@ -64,6 +51,30 @@ struct RuntimeManifest {
 };
 
 enum class Phase { kRunning, kEnding, kEnded };
+
+// The tool namespaces a turn enables (semantics §1.14, the availability plane): the context's
+// enabled_tool_namespaces at admission, then as UpdateToolNamespaces left it — the one selection
+// every check of the turn reads (Turn::Offer, admission's discovery, ListToolNamespaces).
+// Not thread-safe on its own: the turn holds it under its mutex.
+class NamespaceSelection {
+ public:
+  NamespaceSelection() = default;
+  template <typename Names>
+  explicit NamespaceSelection(const Names& names) : enabled_(names.begin(), names.end()) {}
+
+  bool Enables(absl::string_view tool_namespace) const { return enabled_.contains(tool_namespace); }
+  // Turns `enable` on and `disable` off (an update already valid: no name in both).
+  template <typename Names>
+  void Update(const Names& enable, const Names& disable) {
+    for (const std::string& name : enable) enabled_.insert(name);
+    for (const std::string& name : disable) enabled_.erase(name);
+  }
+  // The enabled namespaces, in code-unit order.
+  const absl::btree_set<std::string, std::less<>>& names() const { return enabled_; }
+
+ private:
+  absl::btree_set<std::string, std::less<>> enabled_;
+};
 
 // One turn. Its identity, request, context, limits, lease and tools are written while the turn
 // is opened (admission.h) and only read once the turn table publishes it; its progress below
@@ -103,16 +114,27 @@ struct Turn {
   // The id its turn.ended is written under (journaled turns, ADR 0009); empty: the writer's.
   std::string ended_event_id;
 
-  // Whether the effective catalogue offers the tool `name`.
-  bool Offers(absl::string_view name) const;
-  // Why a tool the turn does not offer is refused (metadata.cause of tool_unavailable, seed
-  // ADR 0023): not_registered, namespace_disabled, discovery's reason code (requested, withheld
-  // at discovery: no_matching_grant, host_policy_denied, …) or not_offered (registered and
-  // discoverable, but not requested).
-  absl::string_view NotOfferedCause(absl::string_view name) const;
-  // The discovery verdict of a requested tool withheld at discovery (nullptr for any other name,
-  // a disabled tool namespace included).
-  const Withheld* WithheldAtDiscovery(absl::string_view name) const;
+  // The one answer to "does this turn offer the tool `name`?" (semantics §3.9 steps 4–6 as the
+  // turn resolved them at OpenTurn, §4.3 step 7), under the selection in force: every call
+  // (Invocation), the escalation affordance (Settler, the MCP seat) and nothing else decide it.
+  struct Offer {
+    // The turn's tool of that name; null when it is not registered for this turn.
+    const tools::Tool* tool = nullptr;
+    // Empty: offered. Otherwise why the call is refused tool_unavailable (metadata.cause, seed
+    // ADR 0023), first that applies: not_registered, namespace_disabled (its tool namespace is
+    // not in `namespaces`), discovery's reason code (requested and withheld at discovery:
+    // no_matching_grant, host_policy_denied, a fail-closed code, …) or not_offered (not requested,
+    // or its namespace was enabled after OpenTurn: enabling grants nothing).
+    absl::string_view cause;
+    // Withheld at discovery: its verdict (the refusal follows its authorization.checked).
+    const Withheld* withheld = nullptr;
+
+    bool offered() const { return cause.empty(); }
+  };
+  Offer OfferOf(absl::string_view name) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
+  bool Offers(absl::string_view name) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    return OfferOf(name).offered();
+  }
 
   mutable absl::Mutex mu;
   absl::CondVar changed;
@@ -142,9 +164,9 @@ struct Turn {
   protocol::v1::ExecutionResult result ABSL_GUARDED_BY(mu);
   // Once ended escalated: the id the grant store stored the escalation under.
   std::string escalation_id ABSL_GUARDED_BY(mu);
-  // Set once UpdateToolNamespaces changed the selection: the enabled tool namespaces that replace
-  // context.enabled_tool_namespaces for every later call (tool_namespaces.h).
-  std::optional<std::vector<std::string>> enabled_namespaces ABSL_GUARDED_BY(mu);
+  // The tool namespaces enabled now: context.enabled_tool_namespaces at admission, then as
+  // UpdateToolNamespaces left it (tool_namespaces.h).
+  NamespaceSelection namespaces ABSL_GUARDED_BY(mu);
 
   // Keeps `request` among the described authorities (a repeated id moves to the newest).
   void Describe(const protocol::v1::CapabilityRequest& request) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "capability/address.h"
+#include "capability/errors.h"
 #include "capability/reason_codes.h"
 #include "common/status/status_macros.h"
 #include "common/validation/protocol.h"
@@ -128,7 +129,7 @@ absl::StatusOr<v1::SendMessageResponse> TurnEngine::SendMessage(
   {
     absl::MutexLock lock(&turn->mu);
     if (turn->phase != Phase::kRunning) {
-      return absl::FailedPreconditionError("the turn has ended");
+      return capability::errors::TurnEnded();
     }
   }
   MessagingScope messaging;
@@ -152,7 +153,7 @@ absl::StatusOr<v1::InvokeResourceResponse> TurnEngine::InvokeResource(
   {
     absl::MutexLock lock(&turn->mu);
     if (turn->phase != Phase::kRunning) {
-      return absl::FailedPreconditionError("the turn has ended");
+      return capability::errors::TurnEnded();
     }
   }
   ResourceScope resource_scope;
@@ -284,7 +285,10 @@ absl::StatusOr<TurnEngine::McpTurn> TurnEngine::FindMcpTurn(
   view.trace_id = turn->context.trace_id();
   view.catalog_hash = turn->catalog_hash;
   view.catalog = turn->mcp_catalog;
-  view.offers_escalation = turn->Offers(tools::kEscalationToolName);
+  {
+    absl::MutexLock lock(&turn->mu);
+    view.offers_escalation = turn->Offers(tools::kEscalationToolName);
+  }
   // The execution token reaches its own turn: exactly its namespace, owner and authority.
   view.scope.namespaces = {turn->context.namespace_id()};
   view.scope.owners = {capability::AddressKey(turn->context.owner())};

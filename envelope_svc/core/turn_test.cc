@@ -2,6 +2,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
@@ -15,6 +16,7 @@ namespace sharedos::envelope::core {
 namespace {
 
 namespace pb = ::sharedos::protocol::v1;
+using ::testing::ElementsAre;
 using ::testing::SizeIs;
 
 const absl::Time kStart = absl::FromUnixSeconds(1786438800);
@@ -106,33 +108,100 @@ TEST(TurnTest, SafeToRetryUntilANonRepeatableCallMayHaveHadAnEffect) {
   EXPECT_FALSE(turn.SafeToRetry());
 }
 
-TEST(TurnTest, NotOfferedCauseSaysWhyATurnDoesNotOfferATool) {
-  std::unique_ptr<tools::ToolRegistry> registry = testing::TestRegistry();
-  testing::FakeToolProvider files("files");
-  tools::AttachedProviders providers;
-  providers.files = &files;
+// A turn whose effective catalogue is files.read, files.peek withheld (no_matching_grant) and
+// files.create withheld (host_policy_denied) at discovery, tool namespaces as the test context
+// enables them (files, sharedos).
+class TurnOfferTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    registry_ = testing::TestRegistry();
+    providers_.files = &files_;
+    turn_.context = testing::TestExecutionRequest({}).context();
+    absl::StatusOr<tools::TurnTools> resolved = tools::TurnTools::Resolve(
+        *registry_, providers_, v1::ProviderContext(), absl::InfiniteFuture());
+    ASSERT_TRUE(resolved.ok()) << resolved.status();
+    turn_.tools.emplace(*std::move(resolved));
+    turn_.offered.insert(turn_.tools->Find("files.read"));
+    turn_.withheld.emplace(turn_.tools->Find("files.peek"), Turn::Withheld{"no_matching_grant"});
+    turn_.withheld.emplace(turn_.tools->Find("files.create"), Turn::Withheld{"host_policy_denied"});
+    absl::MutexLock lock(&turn_.mu);
+    turn_.namespaces = NamespaceSelection(turn_.context.enabled_tool_namespaces());
+  }
+
+  std::string CauseOf(absl::string_view name) {
+    absl::MutexLock lock(&turn_.mu);
+    return std::string(turn_.OfferOf(name).cause);
+  }
+  void Update(std::vector<std::string> enable, std::vector<std::string> disable) {
+    absl::MutexLock lock(&turn_.mu);
+    turn_.namespaces.Update(enable, disable);
+  }
+
+  std::unique_ptr<tools::ToolRegistry> registry_;
+  testing::FakeToolProvider files_{"files"};
+  tools::AttachedProviders providers_;
+  Turn turn_;
+};
+
+TEST(TurnTest, BeforeItsToolsAreResolvedATurnOffersNothing) {
   Turn turn;
-  // Before the tools are resolved nothing is offered.
+  absl::MutexLock lock(&turn.mu);
   EXPECT_FALSE(turn.Offers("files.read"));
-  EXPECT_EQ(turn.NotOfferedCause("files.read"), "not_registered");
+  EXPECT_EQ(turn.OfferOf("files.read").cause, "not_registered");
+  EXPECT_EQ(turn.OfferOf("files.read").tool, nullptr);
+}
 
-  turn.context = testing::TestExecutionRequest({}).context();
-  absl::StatusOr<tools::TurnTools> resolved = tools::TurnTools::Resolve(
-      *registry, providers, v1::ProviderContext(), absl::InfiniteFuture());
-  ASSERT_TRUE(resolved.ok()) << resolved.status();
-  turn.tools.emplace(*std::move(resolved));
-  turn.offered.insert(turn.tools->Find("files.read"));
-  turn.withheld.emplace(turn.tools->Find("files.peek"), Turn::Withheld{"no_matching_grant"});
-  turn.withheld.emplace(turn.tools->Find("files.create"), Turn::Withheld{"host_policy_denied"});
+// Every answer the envelope's catalogue refusal, the mediator's registered and namespace steps
+// and admission gave, from the one check.
+TEST_F(TurnOfferTest, OneCheckSaysWhetherAndWhyATurnOffersATool) {
+  absl::MutexLock lock(&turn_.mu);
+  const Turn::Offer read = turn_.OfferOf("files.read");
+  EXPECT_TRUE(read.offered());
+  EXPECT_EQ(read.tool, turn_.tools->Find("files.read"));
+  EXPECT_EQ(read.withheld, nullptr);
+  EXPECT_EQ(turn_.OfferOf("no.such.tool").cause, "not_registered");
+  EXPECT_EQ(turn_.OfferOf("host.echo").cause, "not_registered");  // its provider is absent
+  EXPECT_EQ(turn_.OfferOf("notes.get").cause, "namespace_disabled");
+  EXPECT_EQ(turn_.OfferOf("notes.get").withheld, nullptr);
+  const Turn::Offer peek = turn_.OfferOf("files.peek");
+  EXPECT_EQ(peek.cause, "no_matching_grant");
+  ASSERT_NE(peek.withheld, nullptr);
+  EXPECT_EQ(peek.withheld->code, "no_matching_grant");
+  EXPECT_EQ(turn_.OfferOf("files.create").cause, "host_policy_denied");
+  EXPECT_EQ(turn_.OfferOf("files.fixed").cause, "not_offered");
+  EXPECT_EQ(turn_.OfferOf("files.fixed").withheld, nullptr);
+  EXPECT_TRUE(turn_.Offers("files.read"));
+  EXPECT_FALSE(turn_.Offers("files.fixed"));
+}
 
-  EXPECT_TRUE(turn.Offers("files.read"));
-  EXPECT_FALSE(turn.Offers("files.fixed"));
-  EXPECT_EQ(turn.NotOfferedCause("no.such.tool"), "not_registered");
-  EXPECT_EQ(turn.NotOfferedCause("host.echo"), "not_registered");  // its provider is absent
-  EXPECT_EQ(turn.NotOfferedCause("notes.get"), "namespace_disabled");
-  EXPECT_EQ(turn.NotOfferedCause("files.peek"), "no_matching_grant");
-  EXPECT_EQ(turn.NotOfferedCause("files.create"), "host_policy_denied");
-  EXPECT_EQ(turn.NotOfferedCause("files.fixed"), "not_offered");
+// The selection in force, not the context's: a namespace turned off mid-turn refuses its tools
+// namespace_disabled (before any discovery verdict), turned on again they are offered as before.
+TEST_F(TurnOfferTest, TheSelectionInForceDecides) {
+  Update({}, {"files"});
+  EXPECT_EQ(CauseOf("files.read"), "namespace_disabled");
+  EXPECT_EQ(CauseOf("files.peek"), "namespace_disabled");
+  {
+    absl::MutexLock lock(&turn_.mu);
+    EXPECT_EQ(turn_.OfferOf("files.peek").withheld, nullptr);
+  }
+  Update({"files"}, {});
+  EXPECT_EQ(CauseOf("files.read"), "");
+  EXPECT_EQ(CauseOf("files.peek"), "no_matching_grant");
+}
+
+// Enabling a namespace grants nothing: its tools were never discovered for this turn.
+TEST_F(TurnOfferTest, ANamespaceTurnedOnAfterOpenTurnOffersNothingNew) {
+  Update({"notes"}, {});
+  EXPECT_EQ(CauseOf("notes.get"), "not_offered");
+}
+
+TEST(NamespaceSelectionTest, UpdatesAndListsInCodeUnitOrder) {
+  NamespaceSelection selection(std::vector<std::string>{"sharedos", "files"});
+  EXPECT_TRUE(selection.Enables("files"));
+  EXPECT_FALSE(selection.Enables("notes"));
+  selection.Update(std::vector<std::string>{"notes"}, std::vector<std::string>{"files"});
+  EXPECT_FALSE(selection.Enables("files"));
+  EXPECT_THAT(selection.names(), ElementsAre("notes", "sharedos"));
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #ifndef SHAREDOS_ENVELOPE_SVC_TOOLS_TOOL_PROVIDER_H_
 #define SHAREDOS_ENVELOPE_SVC_TOOLS_TOOL_PROVIDER_H_
 
+#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -49,6 +50,15 @@ class ToolProviderInterface {
   // must not carry provider-supplied messages.
   virtual absl::StatusOr<protocol::v1::ToolResult> Invoke(const v1::InvokeRequest& request,
                                                           absl::Time deadline) = 0;
+
+  // Invoke, given also `arguments`: request.arguments as the mediator already parsed them (and
+  // checked against the input schema), so that an in-process provider working on JSON (the
+  // files provider) does not parse them a second time. The default ignores them.
+  virtual absl::StatusOr<protocol::v1::ToolResult> InvokeParsed(const v1::InvokeRequest& request,
+                                                                const nlohmann::json& arguments,
+                                                                absl::Time deadline) {
+    return Invoke(request, deadline);
+  }
 };
 
 }  // namespace sharedos::envelope::tools

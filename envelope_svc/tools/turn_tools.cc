@@ -104,24 +104,26 @@ const Tool* TurnTools::Find(absl::string_view name) const {
 }
 
 absl::StatusOr<protocol::v1::ToolResult> TurnTools::Invoke(
-    const protocol::v1::ToolCall& call, const protocol::v1::CapabilityRequirement& requirement,
-    const v1::ProviderContext& context, absl::Time deadline, uint64_t max_result_bytes) const {
-  const Tool* tool = nullptr;
-  ToolProviderInterface* provider = nullptr;
-  if (auto host = host_.find(call.tool()); host != host_.end()) {
-    tool = host->second.tool.get();
-    provider = host->second.provider;
-  } else if (auto builtin = builtin_->by_name.find(call.tool());
-             builtin != builtin_->by_name.end()) {
-    tool = builtin->second;
-    if (tool->provider_binding().has_files()) provider = files_;
+    const Tool& tool, const protocol::v1::ToolCall& call,
+    const protocol::v1::CapabilityRequirement& requirement, const v1::ProviderContext& context,
+    absl::Time deadline, uint64_t max_result_bytes, const nlohmann::json* arguments) const {
+  if (tool.name() != call.tool()) {
+    return ToolRefusal(capability::kToolExecutionFailed, "the call names another tool");
   }
-  if (tool == nullptr) {
-    return ToolRefusal(capability::kToolExecutionFailed,
-                       "the tool is not one of this turn's tools");
+  // Files-bound and providerless tools are the turn's built-ins; a host tool's provider is the
+  // one that listed it to this turn.
+  ToolProviderInterface* provider = nullptr;
+  if (tool.provider_binding().has_files()) {
+    provider = files_;
+  } else if (auto host = host_.find(tool.name()); host != host_.end()) {
+    if (host->second.tool.get() != &tool) {
+      return ToolRefusal(capability::kToolExecutionFailed,
+                         "the tool is not one of this turn's tools");
+    }
+    provider = host->second.provider;
   }
   if (provider == nullptr) {
-    if (tool->name() == kEscalationToolName) {
+    if (tool.name() == kEscalationToolName) {
       return ToolRefusal(capability::kEscalationNotTerminated, "sharedos.escalate was forwarded");
     }
     return ToolRefusal(capability::kToolExecutionFailed, "the tool has no provider");
@@ -134,9 +136,11 @@ absl::StatusOr<protocol::v1::ToolResult> TurnTools::Invoke(
   *request.mutable_resource() = std::move(*authorized.mutable_resource());
   request.set_action(authorized.action());
   *request.mutable_context() = context;
-  const uint64_t cap = ResultCap(*tool, max_result_bytes);
+  const uint64_t cap = ResultCap(tool, max_result_bytes);
   request.set_max_result_bytes(cap);
-  absl::StatusOr<protocol::v1::ToolResult> result = provider->Invoke(request, deadline);
+  absl::StatusOr<protocol::v1::ToolResult> result =
+      arguments != nullptr ? provider->InvokeParsed(request, *arguments, deadline)
+                           : provider->Invoke(request, deadline);
   if ((!result.ok() && result.status().code() == absl::StatusCode::kResourceExhausted) ||
       (result.ok() && cap > 0 && result->output().ByteSizeLong() > cap)) {
     return ResultTooLarge(provider->id(), cap);
@@ -145,7 +149,7 @@ absl::StatusOr<protocol::v1::ToolResult> TurnTools::Invoke(
     return ToolRefusal(capability::kToolExecutionFailed,
                        ProviderFailure(provider->id(), "Invoke failed", result.status()));
   }
-  return tool->ValidateResult(*result, call);
+  return tool.ValidateResult(*result, call);
 }
 
 }  // namespace sharedos::envelope::tools

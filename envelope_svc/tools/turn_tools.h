@@ -7,6 +7,7 @@
 #define SHAREDOS_ENVELOPE_SVC_TOOLS_TURN_TOOLS_H_
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -60,7 +61,7 @@ class TurnTools {
     return host_.empty() ? builtin_->tools : merged_;
   }
 
-  // Step 12: runs `call` (already authorized for `requirement`) on its tool's provider and
+  // Step 12: runs `call` (already authorized for `requirement`) on `tool`'s provider and
   // checks the answer (Tool::ValidateResult). The provider receives the call's arguments,
   // the requirement's resource with the owner defaulted to `context.owner`, and its action.
   // Errors (refusals): escalation_not_terminated for sharedos.escalate and tool_execution_failed
@@ -71,9 +72,14 @@ class TurnTools {
   // exceed the call's cap — the tool's max_result_bytes, else `max_result_bytes` (the
   // envelope's; 0: none), never above the envelope's — told to the provider in the request and
   // checked on the answer.
+  // `tool` is the turn's tool the call names (Find, once per call); `arguments`, when given, the
+  // call's arguments as the mediator parsed them (handed to the provider: ToolProviderInterface::
+  // InvokeParsed).
   absl::StatusOr<protocol::v1::ToolResult> Invoke(
-      const protocol::v1::ToolCall& call, const protocol::v1::CapabilityRequirement& requirement,
-      const v1::ProviderContext& context, absl::Time deadline, uint64_t max_result_bytes = 0) const;
+      const Tool& tool, const protocol::v1::ToolCall& call,
+      const protocol::v1::CapabilityRequirement& requirement, const v1::ProviderContext& context,
+      absl::Time deadline, uint64_t max_result_bytes = 0,
+      const nlohmann::json* arguments = nullptr) const;
 
  private:
   struct HostEntry {

@@ -41,6 +41,8 @@ class MockProvider : public ToolProviderInterface {
   absl::string_view id() const override { return id_; }
   MOCK_METHOD(absl::StatusOr<std::vector<ToolDefinition>>, ListTools,
               (const v1::ProviderContext&, absl::Time), (override));
+  MOCK_METHOD(absl::StatusOr<ToolResult>, InvokeParsed,
+              (const v1::InvokeRequest&, const nlohmann::json&, absl::Time), (override));
   MOCK_METHOD(absl::StatusOr<ToolResult>, Invoke, (const v1::InvokeRequest&, absl::Time),
               (override));
 
@@ -288,6 +290,15 @@ class TurnInvokeTest : public TurnToolsTest {
     turn_ = std::make_unique<TurnTools>(*std::move(turn));
   }
 
+  // The turn's tool `name` (the registry's when the turn has none: a tool outside the turn).
+  absl::StatusOr<ToolResult> Invoke(const std::string& name,
+                                    const nlohmann::json* arguments = nullptr) {
+    const Tool* tool = turn_->Find(name);
+    std::shared_ptr<const Tool> registered = registry_->Find(name);
+    if (tool == nullptr) tool = registered.get();
+    return turn_->Invoke(*tool, Call(name), Requirement(), context_, deadline_, 0, arguments);
+  }
+
   std::unique_ptr<TurnTools> turn_;
 };
 
@@ -298,7 +309,7 @@ TEST_F(TurnInvokeTest, ProviderReceivesAuthorizedResourceWithDefaultedOwner) {
         seen = request;
         return Result("call-1", "files.read");
       });
-  auto result = turn_->Invoke(Call("files.read"), Requirement(), context_, deadline_);
+  auto result = Invoke("files.read");
   ASSERT_THAT(result, IsOk());
   EXPECT_EQ(result->status(), protocol::v1::TOOL_RESULT_STATUS_SUCCEEDED);
   EXPECT_EQ(seen.call_id(), "call-1");
@@ -311,17 +322,28 @@ TEST_F(TurnInvokeTest, ProviderReceivesAuthorizedResourceWithDefaultedOwner) {
   EXPECT_EQ(seen.context().trace_id(), "t");
 }
 
+// The arguments the mediator parsed reach the provider as they are: it parses them no second time.
+TEST_F(TurnInvokeTest, ParsedArgumentsReachTheProvider) {
+  const nlohmann::json parsed = {{"path", "a.md"}};
+  EXPECT_CALL(files_, Invoke(_, _)).Times(0);
+  EXPECT_CALL(files_, InvokeParsed(_, parsed, deadline_))
+      .WillOnce(Return(Result("call-1", "files.read")));
+  auto result = Invoke("files.read", &parsed);
+  ASSERT_THAT(result, IsOk());
+  EXPECT_EQ(result->status(), protocol::v1::TOOL_RESULT_STATUS_SUCCEEDED);
+}
+
 TEST_F(TurnInvokeTest, ProviderErrorIsExecutionFailedWithoutItsText) {
   EXPECT_CALL(files_, Invoke(_, _))
       .WillOnce(Return(absl::InternalError("disk on fire at /secret/path")));
-  auto result = turn_->Invoke(Call("files.read"), Requirement(), context_, deadline_);
+  auto result = Invoke("files.read");
   ASSERT_THAT(result, StatusIs(absl::StatusCode::kFailedPrecondition, "tool_execution_failed"));
   EXPECT_EQ(RefusalDetail(result.status()), "provider \"files\": Invoke failed: INTERNAL");
 }
 
 TEST_F(TurnInvokeTest, MismatchedResultIsInvalidToolResult) {
   EXPECT_CALL(files_, Invoke(_, _)).WillOnce(Return(Result("call-2", "files.read")));
-  auto result = turn_->Invoke(Call("files.read"), Requirement(), context_, deadline_);
+  auto result = Invoke("files.read");
   EXPECT_THAT(result, StatusIs(absl::StatusCode::kFailedPrecondition, "invalid_tool_result"));
 }
 
@@ -329,18 +351,18 @@ TEST_F(TurnInvokeTest, OutputAgainstSchemaIsChecked) {
   ToolResult wrong = Result("call-1", "files.read");
   wrong.mutable_output()->mutable_struct_value()->mutable_fields()->clear();
   EXPECT_CALL(files_, Invoke(_, _)).WillOnce(Return(wrong));
-  auto result = turn_->Invoke(Call("files.read"), Requirement(), context_, deadline_);
+  auto result = Invoke("files.read");
   ASSERT_THAT(result, StatusIs(absl::StatusCode::kFailedPrecondition, "invalid_tool_result"));
   EXPECT_THAT(RefusalDetail(result.status()), HasSubstr("result.output"));
 }
 
 TEST_F(TurnInvokeTest, EscalateIsNeverExecuted) {
-  auto result = turn_->Invoke(Call("sharedos.escalate"), Requirement(), context_, deadline_);
+  auto result = Invoke("sharedos.escalate");
   EXPECT_THAT(result, StatusIs(absl::StatusCode::kFailedPrecondition, "escalation_not_terminated"));
 }
 
 TEST_F(TurnInvokeTest, ToolOutsideTheTurnIsExecutionFailed) {
-  auto result = turn_->Invoke(Call("notion.search"), Requirement(), context_, deadline_);
+  auto result = Invoke("notion.search");
   EXPECT_THAT(result, StatusIs(absl::StatusCode::kFailedPrecondition, "tool_execution_failed"));
 }
 

@@ -7,10 +7,11 @@
 // invalid_tool_requirement, files.describe → invalid_tool_result, files.fetch → another owner,
 // files.purge in the never-enabled tool namespace files.admin).
 //
-// Not reachable through this surface, by design of the turn layer (semantics §4.3 step 7): the
-// mediator's tool_unavailable causes not_registered and namespace_disabled — any name outside
-// the turn's catalogue is refused not_offered first; a withheld tool's discovery code is the
-// cause only when discovery changes mid-turn (a single-use grant spent, below). turn_draining is
+// tool_unavailable is never the mediator's for a tool the turn does not offer: the turn's one
+// offered check (semantics §3.9 steps 4–6 and §4.3 step 7, docs/adr/0023) refuses it in the
+// envelope, its cause not_registered, namespace_disabled, a discovery code or not_offered; the
+// kernel's tool_unavailable carries a discovery code only when discovery changes mid-turn (a
+// single-use grant spent, below). turn_draining is
 // reached three ways: the drain window (--drain_grace), an audit outage, and a call racing
 // FinishTurn.
 #include <google/protobuf/util/json_util.h>

@@ -290,7 +290,10 @@ struct FilesProvider::Call {
   absl::Time now;
   std::string action;
   Segments segments;
-  Json args;
+  // The call's arguments: the mediator's parsed value (borrowed), or `parsed` here.
+  const Json* args_ptr = nullptr;
+  Json parsed;
+  const Json& args() const { return *args_ptr; }
   std::string owner_key;
   UniqueFd owner;
   UniqueFd snapshots;
@@ -340,6 +343,16 @@ absl::Mutex& FilesProvider::OwnerLock(const std::string& owner_key) {
 
 absl::StatusOr<ToolResult> FilesProvider::Invoke(const v1::InvokeRequest& request,
                                                  absl::Time deadline) {
+  return InvokeWith(request, nullptr, deadline);
+}
+
+absl::StatusOr<ToolResult> FilesProvider::InvokeParsed(const v1::InvokeRequest& request,
+                                                       const Json& arguments, absl::Time deadline) {
+  return InvokeWith(request, &arguments, deadline);
+}
+
+absl::StatusOr<ToolResult> FilesProvider::InvokeWith(const v1::InvokeRequest& request,
+                                                     const Json* arguments, absl::Time deadline) {
   Call call;
   call.action = request.action();
   // The world clock is read once per call: with an auto-stepping clock (the conformance world)
@@ -360,9 +373,13 @@ absl::StatusOr<ToolResult> FilesProvider::Invoke(const v1::InvokeRequest& reques
       return Fail(kUnsupportedResource);
     }
     call.segments.assign(request.resource().path().begin(), request.resource().path().end());
-    absl::StatusOr<Json> args = common::ProtoStructToJson(request.arguments());
-    if (!args.ok()) return Fail(kInvalidArguments);
-    call.args = *std::move(args);
+    if (arguments == nullptr) {
+      absl::StatusOr<Json> args = common::ProtoStructToJson(request.arguments());
+      if (!args.ok()) return Fail(kInvalidArguments);
+      call.parsed = *std::move(args);
+      arguments = &call.parsed;
+    }
+    call.args_ptr = arguments;
     const std::string owner_dir = EncodeOwnerId(capability::AddressId(owner));
     call.owner_key = absl::StrCat(kind, "/", owner_dir);
     ASSIGN_OR_RETURN(UniqueFd kind_fd, OpenDirectory(root_.get(), std::string(kind), true));
@@ -561,10 +578,10 @@ absl::StatusOr<std::optional<std::string>> SearchableContent(int dir_fd, const D
 }  // namespace
 
 absl::StatusOr<Json> FilesProvider::Search(Call& call) {
-  ASSIGN_OR_RETURN(std::string query, RequiredString(call.args, "query"));
+  ASSIGN_OR_RETURN(std::string query, RequiredString(call.args(), "query"));
   RETURN_IF_ERROR(CheckText(query, common::validation::kMaxSearchQueryLength));
   ASSIGN_OR_RETURN(int64_t limit,
-                   IntegerOr(call.args, "limit", options_.default_limit, 1,
+                   IntegerOr(call.args(), "limit", options_.default_limit, 1,
                              static_cast<int64_t>(common::validation::kMaxSearchResults)));
   const std::string needle = absl::AsciiStrToLower(query);
   ASSIGN_OR_RETURN(Location target, call.Target(false));
@@ -597,14 +614,14 @@ absl::StatusOr<Json> FilesProvider::Search(Call& call) {
 }
 
 absl::StatusOr<Json> FilesProvider::Grep(Call& call) {
-  ASSIGN_OR_RETURN(std::string pattern, RequiredString(call.args, "pattern"));
+  ASSIGN_OR_RETURN(std::string pattern, RequiredString(call.args(), "pattern"));
   RETURN_IF_ERROR(CheckText(pattern, common::validation::kMaxSearchQueryLength));
-  ASSIGN_OR_RETURN(std::optional<std::string> mode, OptionalString(call.args, "mode"));
+  ASSIGN_OR_RETURN(std::optional<std::string> mode, OptionalString(call.args(), "mode"));
   if (mode.has_value() && *mode != "regex" && *mode != "literal") return Fail(kInvalidArguments);
-  ASSIGN_OR_RETURN(std::optional<bool> case_sensitive, OptionalBool(call.args, "caseSensitive"));
+  ASSIGN_OR_RETURN(std::optional<bool> case_sensitive, OptionalBool(call.args(), "caseSensitive"));
   const int64_t max_context = static_cast<int64_t>(common::validation::kMaxGrepContextLines);
-  ASSIGN_OR_RETURN(int64_t before, IntegerOr(call.args, "contextBefore", 0, 0, max_context));
-  ASSIGN_OR_RETURN(int64_t after, IntegerOr(call.args, "contextAfter", 0, 0, max_context));
+  ASSIGN_OR_RETURN(int64_t before, IntegerOr(call.args(), "contextBefore", 0, 0, max_context));
+  ASSIGN_OR_RETURN(int64_t after, IntegerOr(call.args(), "contextAfter", 0, 0, max_context));
 
   RE2::Options re_options;
   re_options.set_log_errors(false);
@@ -668,7 +685,7 @@ absl::StatusOr<Json> FilesProvider::Grep(Call& call) {
 }
 
 absl::StatusOr<Json> FilesProvider::Create(Call& call) {
-  ASSIGN_OR_RETURN(std::string content, RequiredString(call.args, "content"));
+  ASSIGN_OR_RETURN(std::string content, RequiredString(call.args(), "content"));
   if (content.size() > options_.max_file_bytes) return Fail(kFileTooLarge);
   if (call.segments.empty()) return Fail(kInvalidPath);
   RETURN_IF_ERROR(CheckQuota(call, static_cast<int64_t>(content.size()), 1));
@@ -682,8 +699,8 @@ absl::StatusOr<Json> FilesProvider::Create(Call& call) {
 }
 
 absl::StatusOr<Json> FilesProvider::Write(Call& call, bool append) {
-  ASSIGN_OR_RETURN(std::string content, RequiredString(call.args, "content"));
-  ASSIGN_OR_RETURN(std::optional<std::string> expected, ExpectedVersion(call.args));
+  ASSIGN_OR_RETURN(std::string content, RequiredString(call.args(), "content"));
+  ASSIGN_OR_RETURN(std::optional<std::string> expected, ExpectedVersion(call.args()));
   ASSIGN_OR_RETURN(Location target, call.Target(false));
   ASSIGN_OR_RETURN(std::string current, ReadLocatedFile(target, options_.max_file_bytes));
   const std::string previous_version = ContentVersion(current);
@@ -701,8 +718,8 @@ absl::StatusOr<Json> FilesProvider::Write(Call& call, bool append) {
 }
 
 absl::StatusOr<Json> FilesProvider::Delete(Call& call) {
-  ASSIGN_OR_RETURN(std::optional<std::string> expected, ExpectedVersion(call.args));
-  ASSIGN_OR_RETURN(std::optional<bool> recursive, OptionalBool(call.args, "recursive"));
+  ASSIGN_OR_RETURN(std::optional<std::string> expected, ExpectedVersion(call.args()));
+  ASSIGN_OR_RETURN(std::optional<bool> recursive, OptionalBool(call.args(), "recursive"));
   if (call.segments.empty()) return Fail(kInvalidPath);
   ASSIGN_OR_RETURN(Location target, call.Target(false));
   if (!target.exists) return Fail(kNotFound);
@@ -735,7 +752,7 @@ absl::StatusOr<Json> FilesProvider::Delete(Call& call) {
 }
 
 absl::StatusOr<Json> FilesProvider::SnapshotCreate(Call& call) {
-  ASSIGN_OR_RETURN(std::optional<std::string> label, OptionalString(call.args, "label"));
+  ASSIGN_OR_RETURN(std::optional<std::string> label, OptionalString(call.args(), "label"));
   if (label.has_value()) RETURN_IF_ERROR(CheckText(*label, kMaxLabelLength));
   ASSIGN_OR_RETURN(Location target, call.Target(false));
   if (!target.exists) return Fail(kNotFound);
@@ -779,7 +796,7 @@ absl::StatusOr<Json> FilesProvider::SnapshotCreate(Call& call) {
 
 absl::StatusOr<Json> FilesProvider::SnapshotList(Call& call) {
   ASSIGN_OR_RETURN(int64_t limit,
-                   IntegerOr(call.args, "limit", options_.default_limit, 1,
+                   IntegerOr(call.args(), "limit", options_.default_limit, 1,
                              static_cast<int64_t>(common::validation::kMaxSearchResults)));
   ASSIGN_OR_RETURN(std::vector<DirEntry> entries, ListDirectory(call.snapshots.get(), call.walk()));
   std::vector<Manifest> related;
@@ -810,8 +827,8 @@ absl::StatusOr<Json> FilesProvider::SnapshotList(Call& call) {
 }
 
 absl::StatusOr<Json> FilesProvider::SnapshotRestore(Call& call) {
-  ASSIGN_OR_RETURN(std::string id, RequiredString(call.args, "snapshotId"));
-  ASSIGN_OR_RETURN(std::optional<std::string> expected, ExpectedVersion(call.args));
+  ASSIGN_OR_RETURN(std::string id, RequiredString(call.args(), "snapshotId"));
+  ASSIGN_OR_RETURN(std::optional<std::string> expected, ExpectedVersion(call.args()));
   ASSIGN_OR_RETURN(Manifest manifest, ReadManifest(call.snapshots.get(), id));
   if (!IsPrefix(manifest.path, call.segments)) return Fail(kSnapshotNotCovering);
 

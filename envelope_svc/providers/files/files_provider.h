@@ -104,9 +104,18 @@ class FilesProvider final : public tools::ToolProviderInterface {
   // error status.
   absl::StatusOr<protocol::v1::ToolResult> Invoke(const v1::InvokeRequest& request,
                                                   absl::Time deadline) override;
+  // Invoke on `arguments`, request.arguments as the mediator parsed them (not parsed again).
+  absl::StatusOr<protocol::v1::ToolResult> InvokeParsed(const v1::InvokeRequest& request,
+                                                        const nlohmann::json& arguments,
+                                                        absl::Time deadline) override;
 
  private:
   struct Call;
+
+  // Invoke's body: `arguments` the parsed request.arguments, or null to parse them here.
+  absl::StatusOr<protocol::v1::ToolResult> InvokeWith(const v1::InvokeRequest& request,
+                                                      const nlohmann::json* arguments,
+                                                      absl::Time deadline);
 
   FilesProvider(Options options, const common::Clock& clock, const common::Clock& deadline_clock,
                 UniqueFd root);

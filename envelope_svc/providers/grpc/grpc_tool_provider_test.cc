@@ -277,7 +277,7 @@ TEST_F(HostProviderTurnTest, ResolvesInvokesAndChecksTheResult) {
       }
     )pb");
   }
-  auto result = turn->Invoke(call, *requirement, context_, Deadline());
+  auto result = turn->Invoke(*turn->Find(call.tool()), call, *requirement, context_, Deadline());
   ASSERT_THAT(result, IsOk());
   EXPECT_EQ(result->output().string_value(), "hit");
   absl::MutexLock lock(&fake_.mu_);
@@ -304,7 +304,8 @@ TEST_F(HostProviderTurnTest, ProviderFailuresBecomeRefusals) {
   ASSERT_THAT(turn, IsOk());
   protocol::v1::ToolCall call =
       Parse<protocol::v1::ToolCall>(R"pb(id: "c" tool: "notion.search")pb");
-  auto failed = turn->Invoke(call, turn->Find("notion.search")->ceiling(), context_, Deadline());
+  auto failed = turn->Invoke(*turn->Find(call.tool()), call, turn->Find("notion.search")->ceiling(),
+                             context_, Deadline());
   ASSERT_THAT(failed, StatusIs(absl::StatusCode::kFailedPrecondition, "tool_execution_failed"));
   protocol::v1::ProtocolError error = tools::RefusalError(failed.status());
   EXPECT_THAT(error.message(), Not(HasSubstr("secret")));
@@ -316,7 +317,8 @@ TEST_F(HostProviderTurnTest, ProviderFailuresBecomeRefusals) {
     fake_.invoke_response_.Clear();
     fake_.echo_ids_ = false;
   }
-  EXPECT_THAT(turn->Invoke(call, turn->Find("notion.search")->ceiling(), context_, Deadline()),
+  EXPECT_THAT(turn->Invoke(*turn->Find(call.tool()), call, turn->Find("notion.search")->ceiling(),
+                           context_, Deadline()),
               StatusIs(absl::StatusCode::kFailedPrecondition, "invalid_tool_result"));
 }
 
