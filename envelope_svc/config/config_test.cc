@@ -175,7 +175,7 @@ class WorldTest : public ::testing::Test {
     absl::Status within = tool->CheckWithinCeiling(*requirement, context_.owner());
     if (!within.ok()) return within;
     last_requirement_ = *requirement;
-    return turn_->Invoke(call, *requirement, context_, absl::InfiniteFuture());
+    return turn_->Invoke(*tool, call, *requirement, context_, absl::InfiniteFuture(), 0, &*parsed);
   }
 
   Json Succeeded(const std::string& name, const Json& arguments) {
