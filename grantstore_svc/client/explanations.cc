@@ -1,4 +1,4 @@
-#include "tools/sharedosctl/explanations.h"
+#include "grantstore_svc/client/explanations.h"
 
 #include <iterator>
 
