@@ -207,6 +207,7 @@ absl::StatusOr<std::unique_ptr<ConsoleServer>> ConsoleServer::Start(
        {std::string("127.0.0.1"), std::string("localhost"), UrlHost(o.host)}) {
     console->origins_.push_back(absl::StrCat(Scheme(o), "://", host, ":", port));
   }
+  if (!o.public_origin.empty()) console->origins_.push_back(o.public_origin);
   console->Route();
   console->http_->Start();
   return console;

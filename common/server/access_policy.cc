@@ -22,6 +22,7 @@ const std::string kAuthorizer(kAuthorizerService);
 const std::string kEnvelope(kEnvelopeService);
 const std::string kGrantstore(kGrantstoreService);
 const std::string kAudit(kAuditService);
+const std::string kConsole(kConsoleService);
 
 constexpr char kAuditLog[] = "sharedos.audit.v1.AuditLog/";
 constexpr char kGrantStore[] = "sharedos.grantstore.v1.GrantStore/";
@@ -78,7 +79,7 @@ std::vector<MethodPolicy> BuildTable() {
       {rpc(kGrantStore, "CheckRevocations"), {Services({kAuthorizer})}, ""},
       {rpc(kGrantStore, "RecordEscalation"), {Services({kAuthorizer})}, ""},
       {rpc(kGrantStore, "AuthenticateCredential"),
-       {Services({kAuthorizer, kEnvelope, kAudit})},
+       {Services({kAuthorizer, kEnvelope, kAudit, kConsole})},
        ""},
       // --- audit_svc: writers append (each only its own record types, audit_svc/core
       // writer_policy.h); operators read ------------------------------------------------------
