@@ -74,9 +74,6 @@ inline constexpr absl::string_view kAuthorizerService = "service:authorizer";
 inline constexpr absl::string_view kEnvelopeService = "service:envelope";
 inline constexpr absl::string_view kGrantstoreService = "service:grantstore";
 inline constexpr absl::string_view kAuditService = "service:audit";
-// The reviewer console run as its own process (console/console_main.cc): it only looks up the
-// credentials people sign in with; every page calls the services with the person's own.
-inline constexpr absl::string_view kConsoleService = "service:console";
 
 // One role's way into a method.
 struct Access {

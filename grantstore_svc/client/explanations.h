@@ -9,7 +9,7 @@
 
 #include "absl/strings/string_view.h"
 
-namespace sharedos::sharedosctl {
+namespace sharedos::grantstore::client {
 
 struct CodeExplanation {
   absl::string_view code;
@@ -27,6 +27,6 @@ const CodeExplanation* ExplainCode(absl::string_view code);
 // or null.
 const CodeExplanation* ExplainRejection(absl::string_view reason);
 
-}  // namespace sharedos::sharedosctl
+}  // namespace sharedos::grantstore::client
 
 #endif  // SHAREDOS_GRANTSTORE_SVC_CLIENT_EXPLANATIONS_H_

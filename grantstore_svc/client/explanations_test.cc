@@ -13,7 +13,7 @@
 #include "gtest/gtest.h"
 #include "tests/testing/process.h"
 
-namespace sharedos::sharedosctl {
+namespace sharedos::grantstore::client {
 namespace {
 
 namespace cap = ::sharedos::capability;
@@ -69,4 +69,4 @@ TEST(ExplanationsTest, EveryRejectionReasonSaysWhyTheGrantDidNotMatch) {
 }
 
 }  // namespace
-}  // namespace sharedos::sharedosctl
+}  // namespace sharedos::grantstore::client
