@@ -440,7 +440,9 @@ TEST(PostgresGrantStoreRestoreTest, ARestoredDumpNeverCarriesAnAnnouncement) {
                                        *live_uri, "'")
                               .c_str()),
               0);
-    if (commit) ASSERT_THAT((*txn)->Commit(), IsOk());
+    if (commit) {
+      ASSERT_THAT((*txn)->Commit(), IsOk());
+    }
     txn->reset();
     EXPECT_THAT((*live)->CurrentRevision(), IsOkAndHolds(commit ? 2 : 1));
     EXPECT_THAT((*live)->AnnouncedRevision(), IsOkAndHolds(2));
