@@ -15,13 +15,18 @@
 #include "audit_svc/core/checkpoint.h"
 #include "common/status/status_macros.h"
 #include "google/protobuf/util/json_util.h"
+#include "grantstore_svc/client/operator_names.h"
+#include "grantstore_svc/client/operator_render.h"
 #include "grpcpp/grpcpp.h"
 #include "tools/sharedosctl/export.h"
-#include "tools/sharedosctl/names.h"
-#include "tools/sharedosctl/render.h"
 #include "tools/sharedosctl/requests.h"
 
 namespace sharedos::sharedosctl {
+
+using ::sharedos::grantstore::client::RenderAuditRecords;
+using ::sharedos::grantstore::client::RenderVerify;
+using ::sharedos::grantstore::client::ToJson;
+
 namespace {
 
 namespace gs = ::sharedos::grantstore::v1;
