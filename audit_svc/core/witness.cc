@@ -182,8 +182,10 @@ absl::StatusOr<SignedCheckpoint> Witness::Parse(absl::string_view body) const {
           absl::StrCat("checkpoint.", name.substr(0, 64), ": not a field of a signed checkpoint"));
     }
   }
+  // proto3 JSON leaves out a sequence of 0 (the empty log's checkpoint); every other field is
+  // never empty in a signed checkpoint.
   for (absl::string_view name : kCheckpointFields) {
-    if (!parsed.contains(std::string(name))) {
+    if (name != "sequence" && !parsed.contains(std::string(name))) {
       return absl::InvalidArgumentError(absl::StrCat("checkpoint.", name, ": required"));
     }
   }
@@ -192,6 +194,7 @@ absl::StatusOr<SignedCheckpoint> Witness::Parse(absl::string_view body) const {
   if (!google::protobuf::util::JsonStringToMessage(json, &checkpoint).ok()) {
     // Which field: the first whose value alone does not convert.
     for (absl::string_view name : kCheckpointFields) {
+      if (!parsed.contains(std::string(name))) continue;
       nlohmann::json one = {{std::string(name), parsed[std::string(name)]}};
       SignedCheckpoint probe;
       if (!google::protobuf::util::JsonStringToMessage(one.dump(), &probe).ok()) {
