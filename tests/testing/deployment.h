@@ -167,6 +167,9 @@ class FourProcessDeployment {
     // grantstore_svc's and audit_svc's --db: empty, SQLite files in `dir`; otherwise a PostgreSQL
     // URI both use (docs/postgres.md), e.g. tests/testing/postgres_cluster.h's.
     std::string database;
+    // grantstore_svc's --db when it is not `database`: e.g. a database of its own, dumped and
+    // restored apart from the audit log's (docs/operations.md).
+    std::string grantstore_database;
     // Two replicas of every service (implies `replicas`; needs `database`, since replicas of
     // grantstore_svc and audit_svc share one): kAuditReplica, kGrantstoreReplica and
     // kAuthorizerReplica run with the same flags as the first (each writer its own outbox), and
@@ -246,6 +249,7 @@ class FourProcessDeployment {
   // The files the deployment keeps (e.g. to open a database behind a service's back).
   // SQLite: the files; with Options::database, that URI (both stores share it).
   std::string grantstore_db() const {
+    if (!options_.grantstore_database.empty()) return options_.grantstore_database;
     return options_.database.empty() ? options_.dir + "/grantstore.db" : options_.database;
   }
   std::string audit_db() const {
