@@ -13,10 +13,10 @@
 #include "common/text/url.h"
 #include "console/explain_page.h"
 #include "console/pages.h"
+#include "grantstore_svc/client/explain.h"
+#include "grantstore_svc/client/operator_names.h"
+#include "grantstore_svc/client/operator_requests.h"
 #include "grpcpp/grpcpp.h"
-#include "tools/sharedosctl/cli.h"
-#include "tools/sharedosctl/names.h"
-#include "tools/sharedosctl/requests.h"
 
 namespace sharedos::console {
 namespace {
@@ -207,6 +207,7 @@ absl::StatusOr<std::unique_ptr<ConsoleServer>> ConsoleServer::Start(
        {std::string("127.0.0.1"), std::string("localhost"), UrlHost(o.host)}) {
     console->origins_.push_back(absl::StrCat(Scheme(o), "://", host, ":", port));
   }
+  if (!o.public_origin.empty()) console->origins_.push_back(o.public_origin);
   console->Route();
   console->http_->Start();
   return console;
@@ -545,19 +546,17 @@ void ConsoleServer::Decide(const common::http::Request& request, common::http::R
   }
   if (Field(*form, "id").empty())
     return Refuse(response, &*session, 400, "Bad form", "id: required");
-  // The same request sharedosctl's `escalations approve|deny` builds from the same names.
-  sharedosctl::Invocation invocation;
-  for (const char* name : {"id", "expires_at", "max_uses"}) {
-    if (!Field(*form, name).empty()) invocation.flags[name] = Field(*form, name);
-  }
+  // The form's fields, checked as sharedosctl's `escalations approve|deny` checks its flags.
+  grantstore::client::ResolveEscalationFields fields;
+  fields.id = Field(*form, "id");
+  fields.expires_at = Field(*form, "expires_at");
+  fields.max_uses = Field(*form, "max_uses");
   // A browser sends a textarea's line breaks as CRLF; the store's notes keep LF only.
-  if (!Field(*form, "note").empty()) {
-    invocation.flags["note"] = absl::StrReplaceAll(Field(*form, "note"), {{"\r\n", "\n"}});
-  }
+  fields.note = absl::StrReplaceAll(Field(*form, "note"), {{"\r\n", "\n"}});
   // An admin's explicit "in the reviewer's stead" (the store refuses it for a reviewer).
-  if (Field(*form, "on_behalf") == "true") invocation.flags["on_behalf"] = "true";
-  absl::StatusOr<gs::ResolveEscalationRequest> resolve = sharedosctl::BuildResolveEscalation(
-      invocation,
+  fields.on_behalf = Field(*form, "on_behalf") == "true";
+  absl::StatusOr<gs::ResolveEscalationRequest> resolve = grantstore::client::BuildResolveEscalation(
+      fields,
       decision == "approve" ? gs::ESCALATION_DECISION_APPROVE : gs::ESCALATION_DECISION_DENY);
   if (!resolve.ok())
     return Refuse(response, &*session, 400, "Bad form", resolve.status().message());
@@ -575,7 +574,6 @@ void ConsoleServer::Record(const common::http::Request& request, common::http::R
   std::optional<Session> session = SessionOf(request);
   if (!session.has_value()) return Redirect(response, "/signin");
   std::map<std::string, std::string> fields;
-  sharedosctl::Invocation invocation;
   for (const char* name : kFilterFields) {
     const std::string value(absl::StripAsciiWhitespace(request.get_param_value(name)));
     if (value.size() > kMaxFilterBytes) {
@@ -583,15 +581,24 @@ void ConsoleServer::Record(const common::http::Request& request, common::http::R
                     absl::StrCat(name, ": at most ", kMaxFilterBytes, " bytes"));
     }
     fields[name] = value;
-    if (!value.empty()) invocation.flags[name] = value;
   }
   // A credential of some namespaces reads one of them (the access table); its first by default.
   if (fields["namespace"].empty() && !IsOperator(session->principal)) {
     fields["namespace"] = DefaultNamespace(session->principal);
-    if (!fields["namespace"].empty()) invocation.flags["namespace"] = fields["namespace"];
   }
-  // The same filter sharedosctl's `audit query` builds from the same names.
-  absl::StatusOr<av1::AuditFilter> filter = sharedosctl::BuildAuditFilter(invocation);
+  // The same filter sharedosctl's `audit query` builds from its flags.
+  grantstore::client::AuditFilterFields filter_fields;
+  filter_fields.namespace_id = fields["namespace"];
+  filter_fields.actor = fields["actor"];
+  filter_fields.trace = fields["trace"];
+  filter_fields.execution = fields["execution"];
+  filter_fields.reason = fields["reason"];
+  filter_fields.source = fields["source"];
+  filter_fields.outcome = fields["outcome"];
+  filter_fields.type = fields["type"];
+  filter_fields.since = fields["since"];
+  filter_fields.until = fields["until"];
+  absl::StatusOr<av1::AuditFilter> filter = grantstore::client::BuildAuditFilter(filter_fields);
   if (!filter.ok())
     return Refuse(response, &*session, 400, "Bad request", filter.status().message());
   av1::QueryRequest query;
@@ -684,7 +691,7 @@ void ConsoleServer::Turn(const common::http::Request& request, common::http::Res
   }
   std::string location =
       absl::StrCat("/record?trace=", common::text::UrlEncode(trace),
-                   "&until=", common::text::UrlEncode(sharedosctl::FormatTimestamp(end)));
+                   "&until=", common::text::UrlEncode(grantstore::client::FormatTimestamp(end)));
   if (!namespace_id.empty())
     absl::StrAppend(&location, "&namespace=", common::text::UrlEncode(namespace_id));
   if (request.get_param_value("outcome") == "denied") absl::StrAppend(&location, "&outcome=denied");
@@ -702,9 +709,10 @@ void ConsoleServer::Explain(const common::http::Request& request,
   }
   if (id.empty()) return Send(response, 200, Page("Explain", &*session, ExplainBody("", nullptr)));
   // The same reads as `sharedosctl explain`, with the signed-in credential.
-  sharedosctl::ExplainClients clients{grants_.get(), audit_.get(),
-                                      [this, &session] { return CallAs(*session); }};
-  absl::StatusOr<sharedosctl::Explanation> explanation = sharedosctl::Explain(clients, id);
+  grantstore::client::ExplainClients clients{grants_.get(), audit_.get(),
+                                             [this, &session] { return CallAs(*session); }};
+  absl::StatusOr<grantstore::client::Explanation> explanation =
+      grantstore::client::Explain(clients, id);
   if (!explanation.ok()) {
     return RpcError(*session,
                     grpc::Status(static_cast<grpc::StatusCode>(explanation.status().code()),

@@ -47,6 +47,11 @@ struct ConsoleOptions {
   std::string host = "127.0.0.1";
   // 0 picks a free port.
   int port = 0;
+  // Where browsers reach the console when that is not where it listens (a published port, an
+  // ingress): "https://console.example.com" or "https://127.0.0.1:9443". A form posted from
+  // this origin is not cross-site; neither is one from 127.0.0.1, localhost or `host` at the
+  // bound port. Empty: none.
+  std::string public_origin;
   common::server::ServerTls tls;
   absl::Duration session_ttl = absl::Minutes(30);
   size_t max_sessions = 256;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "common/server/auth.h"
@@ -453,31 +454,59 @@ class FakeOidcProvider : public OidcProvider {
   }
   const OidcClientSettings& settings() const override { return settings_; }
   absl::StatusOr<OidcEndpoints> Endpoints() override {
-    if (!reachable) return absl::UnavailableError("cannot reach the identity provider");
+    absl::MutexLock lock(&mu_);
+    if (!reachable_) return absl::UnavailableError("cannot reach the identity provider");
     return OidcEndpoints{"http://idp.invalid", "http://idp.invalid/auth",
                          "http://idp.invalid/token", "http://idp.invalid/session/end"};
   }
   absl::StatusOr<OidcTokens> ExchangeCode(absl::string_view code, absl::string_view code_verifier,
                                           absl::string_view redirect_uri) override {
-    absl::MutexLock lock(&mu);
-    exchanged.push_back({std::string(code), std::string(code_verifier), std::string(redirect_uri)});
-    if (!exchange.ok()) return exchange.status();
-    return *exchange;
+    absl::MutexLock lock(&mu_);
+    exchanged_.push_back(
+        {std::string(code), std::string(code_verifier), std::string(redirect_uri)});
+    if (!exchange_.ok()) return exchange_.status();
+    return *exchange_;
   }
   absl::StatusOr<OidcIdentity> VerifyIdToken(absl::string_view id_token,
                                              absl::string_view nonce) override {
-    absl::MutexLock lock(&mu);
-    nonces.push_back(std::string(nonce));
-    return identity;
+    absl::MutexLock lock(&mu_);
+    nonces_.push_back(std::string(nonce));
+    return identity_;
   }
 
+  // The script: whether the provider answers, and what the code exchange and the ID token check
+  // return. The console calls from its HTTP workers, the test sets and reads from its own thread.
+  void SetReachable(bool reachable) {
+    absl::MutexLock lock(&mu_);
+    reachable_ = reachable;
+  }
+  void SetExchange(absl::StatusOr<OidcTokens> exchange) {
+    absl::MutexLock lock(&mu_);
+    exchange_ = std::move(exchange);
+  }
+  void SetIdentity(absl::StatusOr<OidcIdentity> identity) {
+    absl::MutexLock lock(&mu_);
+    identity_ = std::move(identity);
+  }
+  // What the console sent: each exchange's {code, verifier, redirect_uri}, each checked nonce.
+  std::vector<std::vector<std::string>> exchanged() {
+    absl::MutexLock lock(&mu_);
+    return exchanged_;
+  }
+  std::vector<std::string> nonces() {
+    absl::MutexLock lock(&mu_);
+    return nonces_;
+  }
+
+ private:
   OidcClientSettings settings_;
-  bool reachable = true;
-  absl::StatusOr<OidcTokens> exchange = OidcTokens{"id.token.x", kReviewer};
-  absl::StatusOr<OidcIdentity> identity = OidcIdentity{"http://idp.invalid", "alice-sub"};
-  absl::Mutex mu;
-  std::vector<std::vector<std::string>> exchanged;
-  std::vector<std::string> nonces;
+  absl::Mutex mu_;
+  bool reachable_ ABSL_GUARDED_BY(mu_) = true;
+  absl::StatusOr<OidcTokens> exchange_ ABSL_GUARDED_BY(mu_) = OidcTokens{"id.token.x", kReviewer};
+  absl::StatusOr<OidcIdentity> identity_ ABSL_GUARDED_BY(mu_) = OidcIdentity{"http://idp.invalid",
+                                                                             "alice-sub"};
+  std::vector<std::vector<std::string>> exchanged_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> nonces_ ABSL_GUARDED_BY(mu_);
 };
 
 // The services' view of the provider's access tokens (as common/oidc's verifier answers).
@@ -542,7 +571,7 @@ class ConsoleOidcTest : public ConsoleServerTest {
 };
 
 TEST_F(ConsoleOidcTest, TheProvidersPersonGetsASessionThatCallsAsHerAccessToken) {
-  provider_.exchange = OidcTokens{"id.token.x", FakeBearerVerifier::kAliceAccessToken};
+  provider_.SetExchange(OidcTokens{"id.token.x", FakeBearerVerifier::kAliceAccessToken});
   auto [state, binding] = Begin();
   httplib::Result signed_in = http_->Get(
       absl::StrCat("/oidc/callback?state=", state, "&code=c&iss=http%3A%2F%2Fidp.invalid"),
@@ -550,8 +579,8 @@ TEST_F(ConsoleOidcTest, TheProvidersPersonGetsASessionThatCallsAsHerAccessToken)
   ASSERT_EQ(signed_in->status, 200) << signed_in->body;
   ASSERT_TRUE(OpensASession(signed_in));
   EXPECT_THAT(signed_in->body, HasSubstr("http-equiv=\"refresh\" content=\"0;url=/queue\""));
-  ASSERT_EQ(provider_.nonces.size(), 1u);
-  EXPECT_EQ(provider_.nonces[0].size(), 43u) << "the sign-in's nonce reached the ID token check";
+  ASSERT_EQ(provider_.nonces().size(), 1u);
+  EXPECT_EQ(provider_.nonces()[0].size(), 43u) << "the sign-in's nonce reached the ID token check";
   std::string cookie;
   for (const auto& [name, value] : signed_in->headers) {
     if (name == "Set-Cookie" && value.rfind("sos_session=", 0) == 0) {
@@ -618,7 +647,7 @@ TEST_F(ConsoleOidcTest, WrongMissingOrReplayedStateIsASignInErrorNeverASession) 
   EXPECT_EQ(crossed->status, 403);
   EXPECT_THAT(crossed->body, HasSubstr("begun in another browser"));
   EXPECT_FALSE(OpensASession(crossed));
-  EXPECT_TRUE(provider_.exchanged.empty()) << "no code is exchanged without its sign-in";
+  EXPECT_TRUE(provider_.exchanged().empty()) << "no code is exchanged without its sign-in";
   // The first state was never consumed by the wrong ones: it still fails closed below (the
   // access token is SharedOS's own credential, not the provider's), and is then used up.
   httplib::Result first =
@@ -626,18 +655,18 @@ TEST_F(ConsoleOidcTest, WrongMissingOrReplayedStateIsASignInErrorNeverASession) 
   EXPECT_EQ(first->status, 401);
   EXPECT_THAT(first->body, HasSubstr("The access token and the ID token name different people"));
   EXPECT_FALSE(OpensASession(first));
-  ASSERT_EQ(provider_.exchanged.size(), 1u);
-  EXPECT_EQ(provider_.exchanged[0][0], "c1");
-  EXPECT_EQ(provider_.exchanged[0][1].size(), 43u) << "the PKCE verifier";
+  ASSERT_EQ(provider_.exchanged().size(), 1u);
+  EXPECT_EQ(provider_.exchanged()[0][0], "c1");
+  EXPECT_EQ(provider_.exchanged()[0][1].size(), 43u) << "the PKCE verifier";
   httplib::Result replayed =
       http_->Get(absl::StrCat("/oidc/callback?state=", state, "&code=c1"), {{"Cookie", binding}});
   EXPECT_EQ(replayed->status, 400);
-  EXPECT_EQ(provider_.exchanged.size(), 1u) << "a used state reaches the provider no more";
+  EXPECT_EQ(provider_.exchanged().size(), 1u) << "a used state reaches the provider no more";
 }
 
 TEST_F(ConsoleOidcTest, ProviderRefusalsAndOutagesAreSignInErrorPages) {
-  provider_.exchange = absl::PermissionDeniedError(
-      "the identity provider refused: invalid_grant (grant request is invalid)");
+  provider_.SetExchange(absl::PermissionDeniedError(
+      "the identity provider refused: invalid_grant (grant request is invalid)"));
   auto [state, binding] = Begin();
   httplib::Result refused =
       http_->Get(absl::StrCat("/oidc/callback?state=", state, "&code=used"), {{"Cookie", binding}});
@@ -645,14 +674,14 @@ TEST_F(ConsoleOidcTest, ProviderRefusalsAndOutagesAreSignInErrorPages) {
   EXPECT_THAT(refused->body, HasSubstr("invalid_grant"));
   EXPECT_THAT(refused->body, HasSubstr("id=\"signin-error\""));
   EXPECT_FALSE(OpensASession(refused));
-  provider_.exchange = absl::UnavailableError("cannot reach the identity provider");
+  provider_.SetExchange(absl::UnavailableError("cannot reach the identity provider"));
   std::tie(state, binding) = Begin();
   httplib::Result down =
       http_->Get(absl::StrCat("/oidc/callback?state=", state, "&code=c"), {{"Cookie", binding}});
   EXPECT_EQ(down->status, 502);
   EXPECT_FALSE(OpensASession(down));
-  provider_.exchange = OidcTokens{"id.token.x", kReviewer};
-  provider_.identity = absl::UnauthenticatedError("invalid ID token (nonce)");
+  provider_.SetExchange(OidcTokens{"id.token.x", kReviewer});
+  provider_.SetIdentity(absl::UnauthenticatedError("invalid ID token (nonce)"));
   std::tie(state, binding) = Begin();
   httplib::Result bad_token =
       http_->Get(absl::StrCat("/oidc/callback?state=", state, "&code=c"), {{"Cookie", binding}});
@@ -669,14 +698,14 @@ TEST_F(ConsoleOidcTest, ProviderRefusalsAndOutagesAreSignInErrorPages) {
   EXPECT_THAT(denied->body, HasSubstr("access_denied: &lt;b&gt;no&lt;/b&gt;"));
   // RFC 9207: an authorization response naming another issuer (a mix-up) is refused unexchanged.
   std::tie(state, binding) = Begin();
-  const size_t exchanged = provider_.exchanged.size();
+  const size_t exchanged = provider_.exchanged().size();
   httplib::Result mixed_up = http_->Get(
       absl::StrCat("/oidc/callback?state=", state, "&code=c&iss=https%3A%2F%2Fevil.example"),
       {{"Cookie", binding}});
   EXPECT_EQ(mixed_up->status, 401);
   EXPECT_THAT(mixed_up->body, HasSubstr("iss: not this console&#39;s identity provider"));
-  EXPECT_EQ(provider_.exchanged.size(), exchanged);
-  provider_.reachable = false;
+  EXPECT_EQ(provider_.exchanged().size(), exchanged);
+  provider_.SetReachable(false);
   httplib::Result unreachable = http_->Get("/oidc/start");
   EXPECT_EQ(unreachable->status, 502);
   EXPECT_THAT(unreachable->body, HasSubstr("The identity provider cannot be reached"));

@@ -11,7 +11,7 @@ std::string Safe(absl::string_view text) { return HtmlEscape(common::text::Termi
 
 }  // namespace
 
-std::string ExplainBody(absl::string_view id, const sharedosctl::Explanation* explanation) {
+std::string ExplainBody(absl::string_view id, const grantstore::client::Explanation* explanation) {
   std::string body = absl::StrCat(
       "<form method=\"get\" action=\"/explain\" class=\"filters\"><label>A record's sequence, an "
       "event id or an escalation id <input name=\"id\" value=\"",

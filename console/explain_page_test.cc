@@ -18,7 +18,7 @@ TEST(ExplainPageTest, TheFormAloneWithoutAnExplanation) {
 }
 
 TEST(ExplainPageTest, FactsAndStepsAreEscapedForTheTerminalAndForHtml) {
-  sharedosctl::Explanation explanation;
+  grantstore::client::Explanation explanation;
   explanation.title = "record 9: tool.invoked denied";
   explanation.facts = {{"reason", "no_matching_grant — No grant covers it."},
                        {"reason given", "<script>alert(1)</script>\x1b]0;x\x07\nforged"}};

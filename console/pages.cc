@@ -6,18 +6,18 @@
 #include "common/server/auth.h"
 #include "common/text/url.h"
 #include "console/http.h"
+#include "grantstore_svc/client/operator_names.h"
+#include "grantstore_svc/client/operator_render.h"
 #include "grantstore_svc/core/request_validation.h"
-#include "tools/sharedosctl/names.h"
-#include "tools/sharedosctl/render.h"
 
 namespace sharedos::console {
 namespace {
 
 namespace gs = ::sharedos::grantstore::v1;
 namespace av1 = ::sharedos::audit::v1;
-using ::sharedos::sharedosctl::FormatAddress;
-using ::sharedos::sharedosctl::FormatCapability;
-using ::sharedos::sharedosctl::FormatConstraints;
+using ::sharedos::grantstore::client::FormatAddress;
+using ::sharedos::grantstore::client::FormatCapability;
+using ::sharedos::grantstore::client::FormatConstraints;
 
 constexpr absl::string_view kStylesheet = R"css(
 :root { color-scheme: light; --ink: #1b1f24; --muted: #4a5360; --line: #c9d1d9;
@@ -104,7 +104,8 @@ std::string WouldIssue(const gs::EscalationRecord& record) {
   const std::string reviewer = FormatAddress(record.escalation().reviewer());
   const std::string expiry =
       request.constraints().has_expires_at()
-          ? absl::StrCat("until ", sharedosctl::FormatTimestamp(request.constraints().expires_at()))
+          ? absl::StrCat("until ",
+                         grantstore::client::FormatTimestamp(request.constraints().expires_at()))
           : absl::StrCat("for ", absl::FormatDuration(grantstore::core::kDefaultApprovalTtl),
                          " after you approve");
   return absl::StrCat(
@@ -246,27 +247,28 @@ std::string QueueBody(const Session& session, absl::string_view namespace_id,
   }
   absl::StrAppend(&body, "<p>", pending.size(), " pending, newest first.</p>");
   for (const gs::EscalationRecord& record : pending) {
-    absl::StrAppend(&body, "<section class=\"card escalation\" aria-labelledby=\"h-",
-                    HtmlEscape(record.escalation_id()), "\"><h2 id=\"h-",
-                    HtmlEscape(record.escalation_id()), "\" class=\"sentence\">",
-                    HtmlEscape(EscalationSentence(record)), "</h2><p class=\"meta\">",
-                    HtmlEscape(record.escalation_id()), " · requested ",
-                    HtmlEscape(sharedosctl::FormatTimestamp(record.escalation().requested_at())),
-                    " · reviewer ", HtmlEscape(FormatAddress(record.escalation().reviewer())),
-                    " · ", FilterLink("the denial that led to it", record.execution_id(), "denied"),
-                    " · ", FilterLink("the turn's records", record.execution_id(), ""), "</p>",
-                    DecideForms(session, record), "</section>");
+    absl::StrAppend(
+        &body, "<section class=\"card escalation\" aria-labelledby=\"h-",
+        HtmlEscape(record.escalation_id()), "\"><h2 id=\"h-", HtmlEscape(record.escalation_id()),
+        "\" class=\"sentence\">", HtmlEscape(EscalationSentence(record)), "</h2><p class=\"meta\">",
+        HtmlEscape(record.escalation_id()), " · requested ",
+        HtmlEscape(grantstore::client::FormatTimestamp(record.escalation().requested_at())),
+        " · reviewer ", HtmlEscape(FormatAddress(record.escalation().reviewer())), " · ",
+        FilterLink("the denial that led to it", record.execution_id(), "denied"), " · ",
+        FilterLink("the turn's records", record.execution_id(), ""), "</p>",
+        DecideForms(session, record), "</section>");
   }
   return body;
 }
 
 std::string DecidedBody(const gs::ResolveEscalationResponse& response) {
   const gs::EscalationRecord& record = response.escalation();
-  std::string body = absl::StrCat(
-      "<p class=\"status-ok\" role=\"status\" id=\"decided\">Escalation ",
-      HtmlEscape(record.escalation_id()), " is ",
-      HtmlEscape(sharedosctl::EscalationStatusName(record.status())), ".</p>",
-      "<p id=\"decider\">Decided by ", HtmlEscape(sharedosctl::FormatDecider(record)), ".</p>");
+  std::string body =
+      absl::StrCat("<p class=\"status-ok\" role=\"status\" id=\"decided\">Escalation ",
+                   HtmlEscape(record.escalation_id()), " is ",
+                   HtmlEscape(grantstore::client::EscalationStatusName(record.status())), ".</p>",
+                   "<p id=\"decider\">Decided by ",
+                   HtmlEscape(grantstore::client::FormatDecider(record)), ".</p>");
   if (!record.note().empty()) {
     absl::StrAppend(&body, "<p id=\"note-label\">With the note:</p><blockquote class=\"note\" ",
                     "id=\"note\" aria-labelledby=\"note-label\">", HtmlEscape(record.note()),
@@ -275,7 +277,7 @@ std::string DecidedBody(const gs::ResolveEscalationResponse& response) {
   if (response.has_grant()) {
     absl::StrAppend(&body, "<p id=\"issued\">Issued grant <code>",
                     HtmlEscape(response.grant().id()), "</code>:</p><pre>",
-                    HtmlEscape(sharedosctl::RenderGrant(response.grant())), "</pre>");
+                    HtmlEscape(grantstore::client::RenderGrant(response.grant())), "</pre>");
   }
   absl::StrAppend(&body,
                   "<p><a href=\"/queue?namespace=", common::text::UrlEncode(record.namespace_id()),
@@ -299,7 +301,7 @@ std::string RecordBody(const std::map<std::string, std::string>& fields,
   absl::StrAppend(&body, "<button type=\"submit\">Query</button></form>");
   if (verify.has_value()) {
     absl::StrAppend(&body, "<p id=\"verify\" class=\"", verify->ok() ? "status-ok" : "status-bad",
-                    "\">Chain: ", HtmlEscape(sharedosctl::RenderVerify(*verify)), "</p>");
+                    "\">Chain: ", HtmlEscape(grantstore::client::RenderVerify(*verify)), "</p>");
   } else {
     // The chain spans every namespace: only the operator verifies it (access table).
     absl::StrAppend(&body,
@@ -309,12 +311,12 @@ std::string RecordBody(const std::map<std::string, std::string>& fields,
   absl::StrAppend(&body, "<table id=\"records\"><caption>", records.size(),
                   more ? " records (more match: narrow the filter)" : " records",
                   "</caption><thead><tr>");
-  for (const std::string& column : sharedosctl::AuditRecordColumns()) {
+  for (const std::string& column : grantstore::client::AuditRecordColumns()) {
     absl::StrAppend(&body, "<th scope=\"col\">", HtmlEscape(column), "</th>");
   }
   absl::StrAppend(&body, "</tr></thead><tbody>");
   for (const av1::AuditRecord& record : records) {
-    const std::vector<std::string> cells = sharedosctl::AuditRecordCells(record);
+    const std::vector<std::string> cells = grantstore::client::AuditRecordCells(record);
     const bool denied = cells.size() > 3 && cells[3] == "denied";
     absl::StrAppend(&body, denied ? "<tr class=\"denied\">" : "<tr>");
     for (const std::string& cell : cells) {

@@ -6,7 +6,7 @@
 #   DIR/ca.crt, DIR/ca.key          the CA (EC P-256, 825 days); ca.key never goes into a container
 #   DIR/<service>/tls.crt, tls.key  the service's certificate (serverAuth and clientAuth, so mTLS
 #   DIR/<service>/ca.crt            can be switched on) and the CA, for audit, grantstore,
-#                                   authorizer, envelope and sharedosd
+#                                   authorizer, envelope, console and sharedosd
 #   DIR/operator/…                  a client certificate for sharedosctl under mTLS
 #
 #   DIR/postgres/…                  the PostgreSQL image's server certificate (the PostgreSQL
@@ -84,11 +84,11 @@ sans() {
   out="$out,DNS:*.$service-peers.$namespace.svc,DNS:*.$service-peers.$namespace.svc.cluster.local"
   echo "$out,DNS:localhost,IP:127.0.0.1"
 }
-for service in audit grantstore authorizer envelope sharedosd postgres; do
+for service in audit grantstore authorizer envelope console sharedosd postgres; do
   issue "$service" "$(sans "$service")"
 done
 issue oidc "DNS:oidc,DNS:localhost,IP:127.0.0.1"
 issue operator "URI:spiffe://sharedos/operator"
 chmod 0755 "$dir"
 chmod 0644 "$dir/ca.crt"
-echo "gen-certs: CA $dir/ca.crt; certificates for audit grantstore authorizer envelope sharedosd postgres oidc operator"
+echo "gen-certs: CA $dir/ca.crt; certificates for audit grantstore authorizer envelope console sharedosd postgres oidc operator"

@@ -7,8 +7,10 @@
 #   DIR/admin.token, DIR/host.token      for operators (sharedosctl) and the product backend;
 #                                        never mounted into a service
 #   DIR/credentials/credentials.json     every service: the admin ("ops"), host ("host") and the
-#                                        four service credentials, as SHA-256 digests only
-#   DIR/<service>-token/<service>.token  for each of audit, grantstore, authorizer, envelope: the
+#                                        five service credentials, as SHA-256 digests only
+#   DIR/<service>-token/<service>.token  for each of audit, grantstore, authorizer, envelope,
+#                                        console (the reviewer console's own process: it only
+#                                        looks up the credentials people sign in with): the
 #                                        token that service (and only it) presents to the services
 #                                        it calls, as the principal service:<service>; each in a
 #                                        directory of its own, mounted into that service alone
@@ -64,7 +66,7 @@ list_re='^[A-Za-z0-9:._-]{1,128}(,[A-Za-z0-9:._-]{1,128}){0,63}$'
 [[ "$uid" =~ ^[0-9]{1,9}$ ]] || { echo "gen-secrets: --uid: not a number" >&2; exit 2; }
 
 # The services, each with its own token (the principal service:<name>).
-services=(audit grantstore authorizer envelope)
+services=(audit grantstore authorizer envelope console)
 token_dirs=()
 for service in "${services[@]}"; do token_dirs+=("$dir/$service-token"); done
 

@@ -5,11 +5,12 @@
 #   deploy/k8s-secrets.sh CERTS_DIR SECRETS_DIR [--namespace=NS] | kubectl apply -f -
 #
 #   sharedos-tls-<service>   kubernetes.io/tls: tls.crt, tls.key, ca.crt (audit, grantstore,
-#                            authorizer, envelope, postgres)
+#                            authorizer, envelope, console, postgres)
 #   sharedos-credentials     credentials.json (SHA-256 digests only)
 #   sharedos-<service>-token <service>.token, one Secret per service (audit, grantstore,
-#                            authorizer, envelope), each mounted by that service's pods only:
-#                            no pod can present another service's token (ADR 0014, T4)
+#                            authorizer, envelope, console), each mounted by that service's
+#                            pods only: no pod can present another service's token (ADR 0014,
+#                            T4)
 #   sharedos-lease-secret    lease.secret (authorizer)
 #   sharedos-mcp-secret      mcp.secret (envelope)
 #   sharedos-checkpoint-key  checkpoint.key (audit): signs the audit checkpoints, one key for
@@ -48,12 +49,12 @@ secret() {
   done
 }
 
-for service in audit grantstore authorizer envelope postgres; do
+for service in audit grantstore authorizer envelope console postgres; do
   secret "sharedos-tls-$service" kubernetes.io/tls "tls.crt=$certs/$service/tls.crt" \
     "tls.key=$certs/$service/tls.key" "ca.crt=$certs/$service/ca.crt"
 done
 secret sharedos-credentials Opaque "credentials.json=$secrets/credentials/credentials.json"
-for service in audit grantstore authorizer envelope; do
+for service in audit grantstore authorizer envelope console; do
   secret "sharedos-$service-token" Opaque "$service.token=$secrets/$service-token/$service.token"
 done
 secret sharedos-lease-secret Opaque "lease.secret=$secrets/lease/lease.secret"

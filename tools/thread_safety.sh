@@ -20,6 +20,15 @@ out="$root/.ci-out/thread_safety"
 rm -rf "$out"
 mkdir -p "$out"
 
+# clang (Debian's clang 14) is installed by tools/setup.sh, which tools/test.sh runs first.
+for tool in clang clang++; do
+  if ! command -v "$tool" > /dev/null 2>&1; then
+    echo "thread-safety: $tool is not installed (tools/setup.sh installs it)"
+    echo "thread-safety: FAILED"
+    exit 1
+  fi
+done
+
 if bazel_tsa build --config=tsa --symlink_prefix=/ //tools/thread_safety:canary \
     > "$out/canary.log" 2>&1; then
   echo "thread-safety: the canary compiled, so the analysis is not running (see $out/canary.log)"

@@ -77,6 +77,14 @@ std::string CheckpointJson(const SignedCheckpoint& checkpoint) {
   return line;
 }
 
+std::string CheckpointLogLine(const SignedCheckpoint& checkpoint) {
+  nlohmann::json line = {{"event", kCheckpointLogEvent},
+                         {"sequence", checkpoint.sequence()},
+                         {"key_id", checkpoint.key_id()},
+                         {kCheckpointLogField, CheckpointJson(checkpoint)}};
+  return line.dump();
+}
+
 absl::StatusOr<std::optional<SignedCheckpoint>> ParseCheckpointLogLine(absl::string_view line) {
   const std::string marker = absl::StrCat("\"", kCheckpointLogEvent, "\"");
   if (!absl::StrContains(line, marker)) return std::nullopt;
@@ -105,6 +113,25 @@ absl::StatusOr<std::optional<SignedCheckpoint>> ParseCheckpointLogLine(absl::str
         "an audit.checkpoint line whose \"checkpoint\" is not a signed checkpoint");
   }
   return checkpoint;
+}
+
+absl::Status ValidateSignedCheckpoint(const SignedCheckpoint& checkpoint, absl::string_view path) {
+  if (checkpoint.sequence() < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ".sequence: negative"));
+  }
+  if (!IsLowerHex64(checkpoint.head_hash())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ".head_hash: not 64 lowercase hex digits"));
+  }
+  if (checkpoint.key_id().size() > common::validation::kMaxIdentifierLength) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ".key_id: longer than 256"));
+  }
+  if (!checkpoint.has_at()) return absl::InvalidArgumentError(absl::StrCat(path, ".at: absent"));
+  RETURN_IF_ERROR(common::validation::CheckTimestamp(checkpoint.at(), absl::StrCat(path, ".at")));
+  if (checkpoint.signature().size() > 1024) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ".signature: longer than 1024 bytes"));
+  }
+  return absl::OkStatus();
 }
 
 CheckpointKey::CheckpointKey(Pkey* pkey, bool can_sign) : pkey_(pkey), can_sign_(can_sign) {
@@ -403,6 +430,7 @@ absl::StatusOr<SignedCheckpoint> Checkpointer::CheckpointNow() {
                        {{"sequence", static_cast<long long>(checkpoint.sequence())},
                         {"key_id", checkpoint.key_id()},
                         {kCheckpointLogField, CheckpointJson(checkpoint)}});
+  if (options_.on_signed) options_.on_signed(checkpoint);
   latest_ = checkpoint;
   recent_.push_back(checkpoint);
   if (recent_.size() > kRecentCheckpoints) recent_.pop_front();
@@ -480,25 +508,6 @@ std::pair<int64_t, SignedCheckpoint> Checkpointer::WaitForCheckpointAfter(int64_
 
 namespace {
 
-absl::Status ValidateCheckpoint(const SignedCheckpoint& checkpoint, const std::string& path) {
-  if (checkpoint.sequence() < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ".sequence: negative"));
-  }
-  if (!IsLowerHex64(checkpoint.head_hash())) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, ".head_hash: not 64 lowercase hex digits"));
-  }
-  if (checkpoint.key_id().size() > common::validation::kMaxIdentifierLength) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ".key_id: longer than 256"));
-  }
-  if (!checkpoint.has_at()) return absl::InvalidArgumentError(absl::StrCat(path, ".at: absent"));
-  RETURN_IF_ERROR(common::validation::CheckTimestamp(checkpoint.at(), absl::StrCat(path, ".at")));
-  if (checkpoint.signature().size() > 1024) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ".signature: longer than 1024 bytes"));
-  }
-  return absl::OkStatus();
-}
-
 // Empty when the log still extends `checkpoint` (signature already checked); otherwise why
 // not, and `bad_sequence` the record at fault when there is one.
 absl::StatusOr<std::string> CheckExtended(AuditLog& log, const SignedCheckpoint& checkpoint,
@@ -539,7 +548,7 @@ absl::StatusOr<VerifyResponse> VerifyWithCheckpoints(AuditLog& log, const Verify
   }
   for (int i = 0; i < request.checkpoints_size(); ++i) {
     RETURN_IF_ERROR(
-        ValidateCheckpoint(request.checkpoints(i), absl::StrCat("checkpoints[", i, "]")));
+        ValidateSignedCheckpoint(request.checkpoints(i), absl::StrCat("checkpoints[", i, "]")));
   }
   std::unique_ptr<CheckpointKey> pinned;
   if (!request.checkpoint_public_key_pem().empty()) {

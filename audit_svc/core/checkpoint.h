@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -63,6 +64,17 @@ std::string CheckpointJson(const v1::SignedCheckpoint& checkpoint);
 // that is longer than kMaxCheckpointLogLineBytes, not a JSON object, or whose "checkpoint" field
 // is not a signed checkpoint's JSON).
 absl::StatusOr<std::optional<v1::SignedCheckpoint>> ParseCheckpointLogLine(absl::string_view line);
+
+// The audit.checkpoint line of `checkpoint` as a JSON object of its own (event, sequence, key_id
+// and the checkpoint's JSON line as "checkpoint"): what ParseCheckpointLogLine reads back, for
+// lines written elsewhere than the process log (a witness's export).
+std::string CheckpointLogLine(const v1::SignedCheckpoint& checkpoint);
+
+// A checkpoint's fields as Verify and a witness take them: sequence not negative, head_hash 64
+// lowercase hex digits, key_id at most 256 bytes, at a valid timestamp, signature at most 1024
+// bytes. Errors: INVALID_ARGUMENT "<path>.<field>: …".
+absl::Status ValidateSignedCheckpoint(const v1::SignedCheckpoint& checkpoint,
+                                      absl::string_view path);
 
 // The text a checkpoint's signature covers (see SignedCheckpoint in audit.proto); the signature
 // field itself is not part of it.
@@ -144,6 +156,9 @@ class Checkpointer {
     absl::Duration interval = absl::ZeroDuration();
     // The interval thread's failures are reported as "<binary_name>: ..." on stderr.
     std::string binary_name = "audit_svc";
+    // Called with each checkpoint once it is exported (a witness's sender queues it); must
+    // return at once. Empty: none.
+    std::function<void(const v1::SignedCheckpoint&)> on_signed = nullptr;
   };
 
   // Errors: INVALID_ARGUMENT (a key that cannot sign; a negative interval);

@@ -30,6 +30,7 @@ constexpr std::pair<v1::ControlPlaneEventType, absl::string_view> kNames[] = {
     {v1::CONTROL_PLANE_EVENT_TYPE_ESCALATION_RESOLVED, "escalation.resolved"},
     {v1::CONTROL_PLANE_EVENT_TYPE_CREDENTIAL_CHANGED, "credential.changed"},
     {v1::CONTROL_PLANE_EVENT_TYPE_RESTORE_ACCEPTED, "store.restore_accepted"},
+    {v1::CONTROL_PLANE_EVENT_TYPE_CHECKPOINT_WITNESSED, "checkpoint.witnessed"},
 };
 
 absl::Status Required(bool present, pb::Address* address, const std::string& path) {

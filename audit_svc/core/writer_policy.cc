@@ -39,11 +39,16 @@ const std::set<pb::AuditEventType>* EventTypesOf(absl::string_view writer) {
 absl::Status CheckWriter(absl::string_view writer, const v1::LogEntry& entry,
                          absl::string_view path) {
   if (entry.has_control_plane()) {
-    if (writer == common::server::kGrantstoreService) return absl::OkStatus();
-    return absl::PermissionDeniedError(
-        absl::StrCat(path, ": ", writer, " writes no control-plane record (",
-                     ControlPlaneEventTypeName(entry.control_plane().type()),
-                     "); only service:grantstore does"));
+    // A witnessed checkpoint is the audit service's own record (a witness, docs/adr/0023); every
+    // other control-plane record is the grant store's.
+    const bool witnessed =
+        entry.control_plane().type() == v1::CONTROL_PLANE_EVENT_TYPE_CHECKPOINT_WITNESSED;
+    const absl::string_view owner =
+        witnessed ? common::server::kAuditService : common::server::kGrantstoreService;
+    if (writer == owner) return absl::OkStatus();
+    return absl::PermissionDeniedError(absl::StrCat(
+        path, ": ", writer, " writes no control-plane record (",
+        ControlPlaneEventTypeName(entry.control_plane().type()), "); only ", owner, " does"));
   }
   const pb::AuditEventType type = entry.event().type();
   const std::set<pb::AuditEventType>* types = EventTypesOf(writer);

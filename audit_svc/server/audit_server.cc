@@ -1,15 +1,18 @@
 #include "audit_svc/server/audit_server.h"
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <system_error>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "audit_svc/client/audit_client.h"
 #include "audit_svc/client/audit_writer_factory.h"
 #include "audit_svc/client/log_audit_writer.h"
+#include "common/http/http_client.h"
 #include "common/status/status_macros.h"
 
 namespace sharedos::audit::server {
@@ -113,19 +116,68 @@ absl::StatusOr<std::unique_ptr<core::CheckpointKey>> ReadCheckpointKey(
   return std::move(key.key);
 }
 
+// The sender of --checkpoint_witness (null without it), over the one HTTP client.
+absl::StatusOr<std::unique_ptr<core::WitnessSender>> NewWitnessSender(
+    const AuditServerOptions& options, common::metrics::Metrics* metrics) {
+  if (options.checkpoint_witness.empty()) return nullptr;
+  common::http::HttpClientOptions http;
+  http.timeout = options.witness_timeout;
+  http.ca_file = options.witness_client_tls.ca_file;
+  http.client_cert_file = options.witness_client_tls.client_cert_file;
+  http.client_key_file = options.witness_client_tls.client_key_file;
+  core::WitnessSender::Options sender;
+  sender.url = options.checkpoint_witness;
+  sender.metrics = metrics;
+  return core::WitnessSender::Create(std::make_unique<common::http::HttplibClient>(http),
+                                     std::move(sender));
+}
+
+// The signers' public keys of --witness_public_key.
+absl::StatusOr<std::vector<std::unique_ptr<core::CheckpointKey>>> ReadWitnessKeys(
+    const AuditServerOptions& options) {
+  std::vector<std::unique_ptr<core::CheckpointKey>> keys;
+  for (const std::string& path : options.witness_public_key_files) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+      return absl::InvalidArgumentError(absl::StrCat("--witness_public_key: cannot read ", path));
+    std::string pem(core::kMaxCheckpointKeyFileBytes + 1, '\0');
+    in.read(pem.data(), static_cast<std::streamsize>(pem.size()));
+    pem.resize(static_cast<size_t>(in.gcount()));
+    ASSIGN_OR_RETURN(
+        std::unique_ptr<core::CheckpointKey> key,
+        core::CheckpointKey::ParsePublicKeyPem(pem, absl::StrCat("--witness_public_key ", path)));
+    keys.push_back(std::move(key));
+  }
+  return keys;
+}
+
 }  // namespace
 
 AuditServer::AuditServer(std::unique_ptr<storage::AuditStore> store, const AuditServerDeps& deps)
     : authenticator_(deps.authenticator),
       clock_(deps.clock),
+      metrics_(deps.metrics),
       log_(std::move(store), deps.clock, LogOptions(deps)),
       service_(std::make_unique<AuditService>(log_, deps.authenticator)) {}
 
 absl::Status AuditServer::EnableCheckpoints(std::unique_ptr<core::CheckpointKey> key,
                                             core::Checkpointer::Options options) {
+  if (witness_sender_ != nullptr) {
+    core::WitnessSender* sender = witness_sender_.get();
+    options.on_signed = [sender](const v1::SignedCheckpoint& checkpoint) {
+      sender->Offer(checkpoint);
+    };
+  }
   ASSIGN_OR_RETURN(checkpointer_,
                    core::Checkpointer::Create(log_, std::move(key), clock_, std::move(options)));
   service_ = std::make_unique<AuditService>(log_, authenticator_, checkpointer_.get());
+  return absl::OkStatus();
+}
+
+absl::Status AuditServer::ServeWitness(std::vector<std::unique_ptr<core::CheckpointKey>> keys,
+                                       const WitnessEndpointOptions& options) {
+  ASSIGN_OR_RETURN(witness_, core::Witness::Create(log_, std::move(keys), clock_, metrics_));
+  ASSIGN_OR_RETURN(witness_endpoint_, WitnessEndpoint::Start(*witness_, options));
   return absl::OkStatus();
 }
 
@@ -176,10 +228,34 @@ absl::StatusOr<std::unique_ptr<AuditServer>> BuildAuditServer(const AuditServerD
   ASSIGN_OR_RETURN(std::unique_ptr<core::CheckpointKey> key,
                    ReadCheckpointKey(options, backend, notices));
   ASSIGN_OR_RETURN(auto store, storage::OpenAuditStore(options.db_path, store_options));
+  ASSIGN_OR_RETURN(std::vector<std::unique_ptr<core::CheckpointKey>> witness_keys,
+                   ReadWitnessKeys(options));
+  ASSIGN_OR_RETURN(std::unique_ptr<core::WitnessSender> sender,
+                   NewWitnessSender(options, deps.metrics));
   auto server = std::make_unique<AuditServer>(std::move(store), deps);
+  if (sender != nullptr) {
+    notices.push_back(absl::StrCat("audit checkpoints also posted to the witness at ",
+                                   sender->host(),
+                                   " (a witness that is down is a warning line "
+                                   "audit.witness.unreachable; the log is still signed locally)"));
+    server->ShipCheckpointsTo(std::move(sender));
+  }
   const std::string key_id = key->key_id();
-  RETURN_IF_ERROR(server->EnableCheckpoints(
-      std::move(key), {options.checkpoint_file, options.checkpoint_interval, options.binary_name}));
+  core::Checkpointer::Options checkpointer;
+  checkpointer.export_file = options.checkpoint_file;
+  checkpointer.interval = options.checkpoint_interval;
+  checkpointer.binary_name = options.binary_name;
+  RETURN_IF_ERROR(server->EnableCheckpoints(std::move(key), std::move(checkpointer)));
+  if (!witness_keys.empty()) {
+    std::vector<std::string> ids;
+    for (const auto& witness_key : witness_keys) ids.push_back(witness_key->key_id());
+    RETURN_IF_ERROR(server->ServeWitness(
+        std::move(witness_keys),
+        WitnessEndpointOptions{options.witness_host, options.witness_port, options.witness_tls}));
+    notices.push_back(absl::StrCat("witness: accepting checkpoints signed by key ",
+                                   absl::StrJoin(ids, ", "), " at ",
+                                   server->witness_endpoint()->url()));
+  }
   for (const std::string& notice : notices) common::server::Notice(options.binary_name, notice);
   common::server::Notice(
       options.binary_name,

@@ -18,12 +18,17 @@
 #include "audit_svc/client/audit_writer_factory.h"
 #include "audit_svc/core/audit_log.h"
 #include "audit_svc/core/checkpoint.h"
+#include "audit_svc/core/witness.h"
+#include "audit_svc/core/witness_sender.h"
 #include "audit_svc/server/audit_service.h"
+#include "audit_svc/server/witness_endpoint.h"
 #include "audit_svc/storage/audit_store.h"
 #include "audit_svc/storage/open_audit_store.h"
 #include "audit_svc/storage/sqlite_audit_store.h"
+#include "common/client/channel.h"
 #include "common/server/auth.h"
 #include "common/server/service_main.h"
+#include "common/server/tls.h"
 #include "common/time/clock.h"
 #include "grpcpp/channel.h"
 
@@ -47,6 +52,20 @@ struct AuditServerOptions {
   std::string checkpoint_file;
   // Zero: on demand only.
   absl::Duration checkpoint_interval = core::kDefaultCheckpointInterval;
+  // --checkpoint_witness: each checkpoint is also POSTed to this http(s) URL (a witness,
+  // docs/adr/0023); empty: none. https verifies the witness against witness_client_tls.ca_file
+  // (--tls_ca; empty: the system's CAs) and presents its client certificate when one is set.
+  std::string checkpoint_witness;
+  common::client::ChannelTls witness_client_tls;
+  // Each POST's connect, read and write time-out.
+  absl::Duration witness_timeout = absl::Seconds(5);
+  // --witness_public_key: PEM public keys of the signers whose checkpoints this log witnesses;
+  // empty: not a witness. The endpoint listens on witness_host:witness_port (0: a free port,
+  // printed), HTTPS with witness_tls (the service's own --tls_cert/--tls_key) when it is set.
+  std::vector<std::string> witness_public_key_files;
+  std::string witness_host = "127.0.0.1";
+  int witness_port = 0;
+  common::server::ServerTls witness_tls;
 };
 
 // What the server borrows; each must outlive it.
@@ -72,6 +91,18 @@ class AuditServer final : public common::server::Servable {
   // Errors: those of core::Checkpointer::Create.
   absl::Status EnableCheckpoints(std::unique_ptr<core::CheckpointKey> key,
                                  core::Checkpointer::Options options);
+  // Ships every checkpoint to a witness with `sender`; before EnableCheckpoints.
+  void ShipCheckpointsTo(std::unique_ptr<core::WitnessSender> sender) {
+    witness_sender_ = std::move(sender);
+  }
+  core::WitnessSender* witness_sender() { return witness_sender_.get(); }
+
+  // Makes this log a witness of the signers `keys` (docs/adr/0023) and serves its endpoint.
+  // Errors: those of core::Witness::Create and WitnessEndpoint::Start.
+  absl::Status ServeWitness(std::vector<std::unique_ptr<core::CheckpointKey>> keys,
+                            const WitnessEndpointOptions& options);
+  // Null unless ServeWitness.
+  const WitnessEndpoint* witness_endpoint() const { return witness_endpoint_.get(); }
 
   // The writer of service `writer` ("service:grantstore", …) in this process: it appends to this
   // log directly (a pre-effect record is committed before it is answered); a post-effect record
@@ -96,8 +127,14 @@ class AuditServer final : public common::server::Servable {
  private:
   const common::server::Authenticator& authenticator_;
   const common::Clock& clock_;
+  common::metrics::Metrics* const metrics_;
   core::AuditLog log_;
+  // Declared before the checkpointer, which hands it every checkpoint: destroyed after it.
+  std::unique_ptr<core::WitnessSender> witness_sender_;
   std::unique_ptr<core::Checkpointer> checkpointer_;
+  // The witness and its endpoint (destroyed first: no request reaches a destroyed witness).
+  std::unique_ptr<core::Witness> witness_;
+  std::unique_ptr<WitnessEndpoint> witness_endpoint_;
   // Replaced by EnableCheckpoints (before serving) with one that signs.
   std::unique_ptr<AuditService> service_;
 };

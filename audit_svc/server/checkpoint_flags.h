@@ -1,4 +1,5 @@
-// The checkpoint flags (--checkpoint_key_file, --checkpoint_file, --checkpoint_interval), shared
+// The checkpoint flags (--checkpoint_key_file, --checkpoint_file, --checkpoint_interval) and the
+// witness's (--checkpoint_witness; --witness_public_key, --witness_host, --witness_port), shared
 // by audit_svc and sharedosd (embedded audit): defined once, here.
 #ifndef SHAREDOS_AUDIT_SVC_SERVER_CHECKPOINT_FLAGS_H_
 #define SHAREDOS_AUDIT_SVC_SERVER_CHECKPOINT_FLAGS_H_

@@ -218,4 +218,36 @@ void OutboxMetrics::MovedAside(int64_t records) {
   Increment(undeliverable_, static_cast<double>(records));
 }
 
+WitnessMetrics::WitnessMetrics(Metrics* metrics) {
+  if (metrics == nullptr) return;
+  auto& posts = CounterFamily(*metrics, "sharedos_audit_witness_posts_total",
+                              "Checkpoints posted to the witness, by result.");
+  posts_[0] = &posts.Add({{"result", "delivered"}});
+  posts_[1] = &posts.Add({{"result", "refused"}});
+  posts_[2] = &posts.Add({{"result", "failed"}});
+  dropped_ = &CounterFamily(*metrics, "sharedos_audit_witness_dropped_total",
+                            "Checkpoints dropped unsent from the witness queue (full).")
+                  .Add({});
+  pending_ = &GaugeFamily(*metrics, "sharedos_audit_witness_pending",
+                          "Checkpoints waiting to be posted to the witness.")
+                  .Add({});
+  delivered_ = &GaugeFamily(*metrics, "sharedos_audit_witness_delivered_sequence",
+                            "Sequence of the last checkpoint the witness accepted.")
+                    .Add({});
+  conflicts_ = &CounterFamily(*metrics, "sharedos_audit_witness_conflicts_total",
+                              "Checkpoints this witness refused as older than or inconsistent "
+                              "with the one it holds (a rollback or a rewrite).")
+                    .Add({});
+}
+
+void WitnessMetrics::Posted(Post result) { Increment(posts_[static_cast<size_t>(result)]); }
+void WitnessMetrics::Dropped() { Increment(dropped_); }
+void WitnessMetrics::Pending(int64_t pending) {
+  if (pending_ != nullptr) pending_->Set(static_cast<double>(pending));
+}
+void WitnessMetrics::Delivered(int64_t sequence) {
+  if (delivered_ != nullptr) delivered_->Set(static_cast<double>(sequence));
+}
+void WitnessMetrics::Conflict() { Increment(conflicts_); }
+
 }  // namespace sharedos::common::metrics

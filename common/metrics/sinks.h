@@ -137,6 +137,32 @@ class OutboxMetrics {
   prometheus::Counter* undeliverable_ = nullptr;
 };
 
+// Checkpoints shipped to a witness (audit_svc --checkpoint_witness, docs/adr/0023):
+// sharedos_audit_witness_posts_total{result="delivered"|"refused"|"failed"} (refused: the
+// witness answered 4xx and the checkpoint is not retried; failed: an attempt that will be
+// retried), sharedos_audit_witness_dropped_total (checkpoints dropped from a full queue),
+// sharedos_audit_witness_pending (checkpoints waiting) and
+// sharedos_audit_witness_delivered_sequence (the last sequence the witness accepted). And, on a
+// witness, sharedos_audit_witness_conflicts_total (checkpoints refused as a rollback or rewrite).
+class WitnessMetrics {
+ public:
+  enum class Post : uint8_t { kDelivered, kRefused, kFailed };
+  explicit WitnessMetrics(Metrics* metrics);
+
+  void Posted(Post result);
+  void Dropped();
+  void Pending(int64_t pending);
+  void Delivered(int64_t sequence);
+  void Conflict();
+
+ private:
+  std::array<prometheus::Counter*, 3> posts_{};
+  prometheus::Counter* dropped_ = nullptr;
+  prometheus::Gauge* pending_ = nullptr;
+  prometheus::Gauge* delivered_ = nullptr;
+  prometheus::Counter* conflicts_ = nullptr;
+};
+
 }  // namespace sharedos::common::metrics
 
 #endif  // SHAREDOS_COMMON_METRICS_SINKS_H_

@@ -1,6 +1,6 @@
 // Bounded HTTP GET for the provider's documents (discovery, JWKS). An interface so the library's
-// unit tests serve documents from memory; production uses HttplibFetcher (cpp-httplib, already in
-// the tree, with OpenSSL for https).
+// unit tests serve documents from memory; production uses HttplibFetcher (the one HTTP client,
+// common/http/http_client.h: cpp-httplib with OpenSSL for https).
 #ifndef SHAREDOS_COMMON_OIDC_HTTP_FETCHER_H_
 #define SHAREDOS_COMMON_OIDC_HTTP_FETCHER_H_
 

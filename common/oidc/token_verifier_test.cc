@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "cjose/cjose.h"
@@ -54,9 +55,9 @@ class MemoryFetcher : public HttpFetcher {
 
  private:
   mutable absl::Mutex mu_;
-  std::map<std::string, std::string> bodies_;
-  mutable std::map<std::string, int> gets_;
-  bool down_ = false;
+  std::map<std::string, std::string> bodies_ ABSL_GUARDED_BY(mu_);
+  mutable std::map<std::string, int> gets_ ABSL_GUARDED_BY(mu_);
+  bool down_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 // A signing key and its public JWK.

@@ -22,6 +22,9 @@ const std::string kAuthorizer(kAuthorizerService);
 const std::string kEnvelope(kEnvelopeService);
 const std::string kGrantstore(kGrantstoreService);
 const std::string kAudit(kAuditService);
+// The reviewer console run as its own process (console/console_main.cc): it only looks up the
+// credentials people sign in with; every page calls the services with the person's own.
+const std::string kConsole("service:console");
 
 constexpr char kAuditLog[] = "sharedos.audit.v1.AuditLog/";
 constexpr char kGrantStore[] = "sharedos.grantstore.v1.GrantStore/";
@@ -78,7 +81,7 @@ std::vector<MethodPolicy> BuildTable() {
       {rpc(kGrantStore, "CheckRevocations"), {Services({kAuthorizer})}, ""},
       {rpc(kGrantStore, "RecordEscalation"), {Services({kAuthorizer})}, ""},
       {rpc(kGrantStore, "AuthenticateCredential"),
-       {Services({kAuthorizer, kEnvelope, kAudit})},
+       {Services({kAuthorizer, kEnvelope, kAudit, kConsole})},
        ""},
       // --- audit_svc: writers append (each only its own record types, audit_svc/core
       // writer_policy.h); operators read ------------------------------------------------------

@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -204,7 +205,7 @@ struct Env {
 
 Env& GetEnv(SqliteGrantStore::UsageDurability durability) {
   static absl::Mutex mu;
-  static Env* envs[2] = {nullptr, nullptr};
+  static Env* envs[2] ABSL_GUARDED_BY(mu) = {nullptr, nullptr};
   absl::MutexLock lock(&mu);
   Env*& env = envs[durability == SqliteGrantStore::UsageDurability::kFull ? 0 : 1];
   if (env == nullptr) {

@@ -5,10 +5,9 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "capability/address.h"
 #include "common/status/status_matchers.h"
 #include "gmock/gmock.h"
-#include "grantstore_svc/core/control_plane_events.h"
+#include "grantstore_svc/core/fake_control_plane_log.h"
 #include "grantstore_svc/storage/sqlite_grant_store.h"
 #include "gtest/gtest.h"
 
@@ -19,46 +18,7 @@ namespace av1 = ::sharedos::audit::v1;
 using ::sharedos::common::StatusIs;
 using ::testing::HasSubstr;
 
-// The log as the grant store sees it through AuditLog.Query: filtered on trace id and
-// control-plane type, as audit_svc filters (one page).
-class FakeLog {
- public:
-  void Add(int64_t revision, const std::string& writer = "service:grantstore") {
-    av1::AuditRecord record;
-    record.set_sequence(static_cast<int64_t>(records_.size()) + 1);
-    av1::ControlPlaneEvent* event = record.mutable_control_plane();
-    event->set_type(av1::CONTROL_PLANE_EVENT_TYPE_GRANT_ISSUED);
-    event->set_trace_id(RevisionTraceId(revision));
-    event->set_purpose(kControlPlanePurpose);
-    *event->mutable_writer() = *capability::AddressFromKey(writer);
-    (*event->mutable_metadata()->mutable_fields())["revision"].set_number_value(
-        static_cast<double>(revision));
-    records_.push_back(record);
-  }
-
-  AuditQuery Query() {
-    return [this](const av1::QueryRequest& request) -> absl::StatusOr<av1::QueryResponse> {
-      ++queries_;
-      if (!available_) return absl::UnavailableError("audit_svc is away");
-      av1::QueryResponse response;
-      for (const av1::AuditRecord& record : records_) {
-        if (!request.filter().trace_id().empty() &&
-            record.control_plane().trace_id() != request.filter().trace_id()) {
-          continue;
-        }
-        if (record.control_plane().type() != request.filter().control_plane_type()) continue;
-        *response.add_records() = record;
-      }
-      return response;
-    };
-  }
-
-  bool available_ = true;
-  int queries_ = 0;
-
- private:
-  std::vector<av1::AuditRecord> records_;
-};
+using FakeLog = testing::FakeControlPlaneLog;
 
 class RecordAnchorTest : public ::testing::Test {
  protected:

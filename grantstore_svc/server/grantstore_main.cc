@@ -12,7 +12,6 @@
 #include "common/server/service_flags.h"
 #include "common/status/status_macros.h"
 #include "common/time/clock.h"
-#include "grantstore_svc/server/grantstore_console.h"
 #include "grantstore_svc/server/grantstore_server.h"
 #include "grantstore_svc/server/idp_flags.h"
 
@@ -54,10 +53,7 @@ absl::StatusOr<std::unique_ptr<server::Servable>> Build(const server::ServiceFla
   ASSIGN_OR_RETURN(deps.audit_query, sharedos::audit::client::AuditQueryFromFlags());
   ASSIGN_OR_RETURN(auto built, grantstore::server::BuildGrantStoreServer(std::move(deps), options));
   for (auto& check : built->AnchorDependencies()) dependencies.push_back(std::move(check));
-  // --console_port: the reviewer console beside it (grantstore_console.h).
-  ASSIGN_OR_RETURN(auto served, grantstore::server::WithConsoleFromFlags(
-                                    std::move(built), *flags.authenticator, flags.oidc.get()));
-  return server::WithDependencies(std::move(served), std::move(dependencies),
+  return server::WithDependencies(std::move(built), std::move(dependencies),
                                   {"", options.store.path, nullptr});
 }
 

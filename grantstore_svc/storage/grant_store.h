@@ -202,7 +202,8 @@ class GrantStore {
   // The highest revision a write transaction announced before recording it (docs/adr/0021): a
   // store durably notes the revision it is about to take before its control-plane records are
   // written, so a revision the log holds but the store never committed (a crash between the two)
-  // is told apart from a restore. A store that does not announce answers CurrentRevision().
+  // is told apart from a restore. CurrentRevision() once every announced write committed.
+  // PostgreSQL never answers an announcement a restored dump carries (postgres_grant_store.h).
   virtual absl::StatusOr<int64_t> AnnouncedRevision() = 0;
 
   // The live grants with subject `actor` and issuer `authority` in the namespace, plus the

@@ -250,6 +250,30 @@ TYPED_TEST_P(GrantStoreConformanceTest, UncommittedTransactionLeavesNoTrace) {
   EXPECT_THAT((*txn)->GetIdempotencyKey("key-1"), IsOkAndHolds(NoValue()));
 }
 
+// docs/adr/0021: a write transaction announces its revision durably before it returns from
+// BeginWrite (so before any control-plane record of it is written), and the announcement outlives
+// a transaction that never commits: a revision the audit log holds but the store never committed
+// is told apart from a restore. After commits, the announcement is the store's revision.
+TYPED_TEST_P(GrantStoreConformanceTest, AnAbandonedWriteLeavesItsRevisionAnnounced) {
+  GrantStore& store = *this->store_;
+  EXPECT_THAT(store.AnnouncedRevision(), IsOkAndHolds(0));
+  ASSERT_THAT(Insert(store, {TestGrant("ns", "g1")}), IsOkAndHolds(1));
+  EXPECT_THAT(store.AnnouncedRevision(), IsOkAndHolds(1));
+  {
+    absl::StatusOr<std::unique_ptr<WriteTransaction>> txn = store.BeginWrite();
+    ASSERT_THAT(txn, IsOk());
+    EXPECT_EQ((*txn)->revision(), 2);
+    ASSERT_THAT((*txn)->InsertGrant(TestGrant("ns", "g2")), IsOk());
+  }  // Destroyed without Commit: rolled back, as a process killed before its commit.
+  EXPECT_THAT(store.CurrentRevision(), IsOkAndHolds(1));
+  EXPECT_THAT(store.AnnouncedRevision(), IsOkAndHolds(2));
+  // The next change takes revision 2 again; once committed, nothing is announced beyond it.
+  ASSERT_THAT(Insert(store, {TestGrant("ns", "g3")}), IsOkAndHolds(2));
+  EXPECT_THAT(store.AnnouncedRevision(), IsOkAndHolds(2));
+  ASSERT_THAT(Insert(store, {TestGrant("ns", "g4")}), IsOkAndHolds(3));
+  EXPECT_THAT(store.AnnouncedRevision(), IsOkAndHolds(3));
+}
+
 TYPED_TEST_P(GrantStoreConformanceTest, GrantIdsAreNeverReusedEvenAfterRevocation) {
   GrantStore& store = *this->store_;
   ASSERT_THAT(Insert(store, {TestGrant("ns", "g1")}), IsOk());
@@ -737,8 +761,8 @@ TYPED_TEST_P(GrantStoreConformanceTest, AResolutionNoteIsStoredWithTheEscalation
 
 REGISTER_TYPED_TEST_SUITE_P(
     GrantStoreConformanceTest, EmptyStoreIsAtRevisionZero, EachCommitTakesTheNextRevision,
-    UncommittedTransactionLeavesNoTrace, GrantIdsAreNeverReusedEvenAfterRevocation,
-    RevocationIsRecordedWithItsRevisionAndTime,
+    UncommittedTransactionLeavesNoTrace, AnAbandonedWriteLeavesItsRevisionAnnounced,
+    GrantIdsAreNeverReusedEvenAfterRevocation, RevocationIsRecordedWithItsRevisionAndTime,
     LoadAuthorityReturnsExactlyTheActorsGrantsFromTheAuthority,
     LoadAuthorityAtARevisionIsTheSameSnapshotForever, EachRevisionSeesItsOwnAuthority,
     RevisionsAheadOfTheStoreAreRefused, LoadAuthorityReturnsAtMostTheLimit,

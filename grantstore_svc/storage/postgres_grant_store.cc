@@ -101,11 +101,45 @@ CREATE TABLE credentials (
   body BYTEA NOT NULL
 );
 )sql"},
+    {3, R"sql(
+-- The revision the write transaction holding the revision lock takes, noted in a transaction of
+-- its own (committed) before any control-plane record of it is written (docs/adr/0021).
+-- write_xid: that write transaction's id (txid_current(), with epoch); announcer_xid: the id of
+-- the transaction that wrote this row, so that the row's xmin tells whether it is still the row
+-- that transaction wrote (a logical restore -- pg_dump, then pg_restore or psql -- writes every
+-- row anew, with the restoring transaction's id).
+CREATE TABLE revision_announcement (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  revision BIGINT NOT NULL,
+  write_xid BIGINT,
+  announcer_xid BIGINT
+);
+INSERT INTO revision_announcement (id, revision) SELECT 1, revision FROM store_revision;
+)sql"},
 };
 
 template <typename Message>
 bool Parse(absl::string_view bytes, Message& message) {
   return message.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
+}
+
+// The announced revision, when the announcement still is what its write transaction wrote in this
+// database's own history and that transaction did not commit (docs/adr/0021): the row's xmin is
+// the transaction id it recorded (no logical restore rewrote it), and its write transaction is
+// in progress or aborted in this cluster (a copy of the database restored in the same cluster
+// finds it committed; in another cluster it is unknown, in the future or a stranger's). Else
+// nullopt: no announcement to honour.
+absl::StatusOr<std::optional<int64_t>> ReadAnnouncement(Connection& conn) {
+  ASSIGN_OR_RETURN(
+      Result result,
+      conn.Exec("SELECT revision, CASE WHEN write_xid < "
+                "txid_snapshot_xmax(txid_current_snapshot()) THEN txid_status(write_xid) END "
+                "FROM revision_announcement WHERE id = 1 AND write_xid IS NOT NULL AND "
+                "announcer_xid IS NOT NULL AND xmin::text::bigint = announcer_xid % 4294967296"));
+  if (result.rows() != 1 || result.IsNull(0, 1)) return std::optional<int64_t>();
+  const absl::string_view status = result.Bytes(0, 1);
+  if (status != "aborted" && status != "in progress") return std::optional<int64_t>();
+  return std::optional<int64_t>(result.Int64(0, 0));
 }
 
 absl::StatusOr<int64_t> ReadRevision(Connection& conn) {
@@ -242,9 +276,12 @@ class PostgresGrantStore::Transaction : public WriteTransaction {
  public:
   explicit Transaction(PooledConnection conn) : conn_(std::move(conn)) {}
 
-  // Opens the transaction and takes the next revision under the revision row's lock (see the
-  // header), waiting at most `lock_timeout` for another writer.
-  absl::Status Begin(absl::Duration lock_timeout) {
+  // Opens the transaction, takes the next revision under the revision row's lock (see the
+  // header), waiting at most `lock_timeout` for another writer, and announces it on
+  // `announcer` (a connection of its own, in a transaction of its own, committed before this
+  // one writes anything; docs/adr/0021). Only the holder of the revision lock announces, so
+  // replicas never announce concurrently and an announcement names exactly its writer.
+  absl::Status Begin(absl::Duration lock_timeout, common::postgres::ConnectionPool& announcer) {
     ASSIGN_OR_RETURN(SqlTransaction txn, SqlTransaction::Begin(*conn_));
     txn_.emplace(std::move(txn));
     const Param timeout[] = {Param::Text(
@@ -252,9 +289,18 @@ class PostgresGrantStore::Transaction : public WriteTransaction {
     RETURN_IF_ERROR(conn_->Exec("SELECT set_config('lock_timeout', $1, true)", timeout).status());
     ASSIGN_OR_RETURN(Result result,
                      conn_->Exec("UPDATE store_revision SET revision = revision + 1 WHERE id = 1 "
-                                 "RETURNING revision"));
+                                 "RETURNING revision, txid_current()"));
     if (result.rows() != 1) return absl::InternalError("store_revision row missing");
     revision_ = result.Int64(0, 0);
+    // One statement, so its own transaction, committed when it returns. Only the holder of the
+    // revision lock writes the row, so the statement waits for nobody.
+    ASSIGN_OR_RETURN(PooledConnection announcing, announcer.Acquire());
+    const Param announcement[] = {Param::Int64(revision_), Param::Int64(result.Int64(0, 1))};
+    RETURN_IF_ERROR(announcing
+                        ->Exec("UPDATE revision_announcement SET revision = $1, write_xid = $2, "
+                               "announcer_xid = txid_current() WHERE id = 1",
+                               announcement)
+                        .status());
     return absl::OkStatus();
   }
 
@@ -507,10 +553,25 @@ common::postgres::ConnectionPool::Options PoolOptions(const PostgresGrantStore::
   return pool;
 }
 
+// The announcements' own connection (docs/adr/0021): one, apart from the pool, so that a writer
+// holding the revision lock never waits for a connection its peers hold while they wait for the
+// lock.
+common::postgres::ConnectionPool::Options AnnouncerOptions(
+    const PostgresGrantStore::Options& options) {
+  common::postgres::ConnectionPool::Options pool = PoolOptions(options);
+  pool.connection.application_name = "sharedos-grantstore-announcer";
+  pool.max_connections = 1;
+  pool.max_idle_connections = 1;
+  pool.owner = "the grant store's revision announcements";
+  return pool;
+}
+
 }  // namespace
 
 PostgresGrantStore::PostgresGrantStore(Options options)
-    : options_(std::move(options)), pool_(PoolOptions(options_)) {}
+    : options_(std::move(options)),
+      pool_(PoolOptions(options_)),
+      announcer_(AnnouncerOptions(options_)) {}
 
 PostgresGrantStore::~PostgresGrantStore() = default;
 
@@ -531,13 +592,24 @@ absl::StatusOr<std::unique_ptr<PostgresGrantStore>> PostgresGrantStore::Open(
 absl::StatusOr<std::unique_ptr<WriteTransaction>> PostgresGrantStore::BeginWrite() {
   ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());
   auto txn = std::make_unique<Transaction>(std::move(conn));
-  RETURN_IF_ERROR(txn->Begin(options_.lock_timeout));
+  RETURN_IF_ERROR(txn->Begin(options_.lock_timeout, announcer_));
   return std::unique_ptr<WriteTransaction>(std::move(txn));
 }
 
 absl::StatusOr<int64_t> PostgresGrantStore::CurrentRevision() {
   ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());
   return ReadRevision(*conn);
+}
+
+absl::StatusOr<int64_t> PostgresGrantStore::AnnouncedRevision() {
+  int64_t revision = 0;
+  RETURN_IF_ERROR(Read([&](Connection& conn) -> absl::Status {
+    ASSIGN_OR_RETURN(revision, ReadRevision(conn));
+    ASSIGN_OR_RETURN(const std::optional<int64_t> announced, ReadAnnouncement(conn));
+    if (announced.has_value()) revision = std::max(revision, *announced);
+    return absl::OkStatus();
+  }));
+  return revision;
 }
 
 absl::StatusOr<AuthoritySnapshot> PostgresGrantStore::LoadAuthority(

@@ -22,6 +22,14 @@
 //     later revision sets to itself (> R) and a read at R filters out. So LoadAuthority(R)
 //     returns the same snapshot forever, on any connection or replica that has reached R (a
 //     replica behind R answers FAILED_PRECONDITION, never stale data).
+// Announcements (docs/adr/0021). Holding the lock, the writer notes the revision it took and its
+// transaction id in revision_announcement, on a connection of its own in a transaction of its
+// own, committed before it returns from BeginWrite and so before any control-plane record of the
+// revision is written. A replica killed between its records and its commit leaves that
+// announcement behind, its transaction aborted: AnnouncedRevision() tells the anchor check the
+// revision was never committed, not rolled back by a restore. It honours an announcement only
+// while the row is still the one its announcer wrote (its xmin) and the announced transaction is
+// in progress or aborted in this cluster, which a restored copy of the database never is.
 // READ COMMITTED is enough for the writer: after the revision lock, each of its statements
 // takes a fresh snapshot that includes every earlier writer, and nothing else writes the
 // revisioned tables. TryConsume is one INSERT ... ON CONFLICT DO UPDATE ... WHERE uses < max
@@ -83,9 +91,10 @@ class PostgresGrantStore : public GrantStore {
 
   absl::StatusOr<std::unique_ptr<WriteTransaction>> BeginWrite() override;
   absl::StatusOr<int64_t> CurrentRevision() override;
-  // Not announced: a replica's crash between a record and its commit reads as a restore unless
-  // another replica commits that revision (docs/adr/0021, Limits).
-  absl::StatusOr<int64_t> AnnouncedRevision() override { return CurrentRevision(); }
+  // The revision the last write transaction announced (docs/adr/0021) when that announcement is
+  // still the row its announcer wrote in this database (no logical restore rewrote it) and its
+  // write transaction is in progress or aborted in this cluster; else CurrentRevision().
+  absl::StatusOr<int64_t> AnnouncedRevision() override;
   absl::StatusOr<AuthoritySnapshot> LoadAuthority(absl::string_view namespace_id,
                                                   const protocol::v1::Address& actor,
                                                   const protocol::v1::Address& authority,
@@ -126,6 +135,8 @@ class PostgresGrantStore : public GrantStore {
 
   const Options options_;
   common::postgres::ConnectionPool pool_;
+  // One connection for the revision announcements (their own short transactions).
+  common::postgres::ConnectionPool announcer_;
 };
 
 }  // namespace sharedos::grantstore::storage

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <string>
@@ -18,6 +19,7 @@
 #include "grantstore_svc/storage/grant_store_conformance.h"
 #include "gtest/gtest.h"
 #include "tests/testing/postgres_cluster.h"
+#include "tests/testing/process.h"
 
 namespace sharedos::grantstore::storage {
 namespace {
@@ -284,7 +286,7 @@ TEST_F(PostgresGrantStoreTest, SchemaIsRecordedAndANewerSchemaIsRefused) {
       common::postgres::Connection::Open(uri_);
   ASSERT_THAT(conn, IsOk());
   EXPECT_THAT(common::postgres::SchemaVersion(**conn, PostgresGrantStore::kHistoryTable),
-              IsOkAndHolds(2));
+              IsOkAndHolds(3));
   // Reopening an up-to-date schema is fine.
   ASSERT_NE(Open(), nullptr);
   ASSERT_THAT((*conn)->ExecScript(absl::StrCat("INSERT INTO ", PostgresGrantStore::kHistoryTable,
@@ -292,7 +294,7 @@ TEST_F(PostgresGrantStoreTest, SchemaIsRecordedAndANewerSchemaIsRefused) {
               IsOk());
   EXPECT_THAT(OpenStore(uri_),
               StatusIs(absl::StatusCode::kFailedPrecondition,
-                       AllOf(HasSubstr("schema version 99"), HasSubstr("knows (2)"))));
+                       AllOf(HasSubstr("schema version 99"), HasSubstr("knows (3)"))));
 }
 
 TEST_F(PostgresGrantStoreTest, DataSurvivesReopening) {
@@ -343,6 +345,138 @@ TEST_F(PostgresGrantStoreTest, CallsWaitBoundedlyForAFreeConnection) {
   EXPECT_THAT(revision, StatusIs(absl::StatusCode::kUnavailable, HasSubstr("busy")));
   txn->reset();
   EXPECT_THAT((*store)->CurrentRevision(), IsOkAndHolds(0));
+}
+
+// --- Revision announcements (docs/adr/0021) ---
+
+// A replica sees another's announcement while that one's write is open (its records may already
+// be in the log), and nothing beyond the revision once it committed.
+TEST_F(PostgresGrantStoreTest, AReplicaSeesTheAnnouncementOfAnOpenWrite) {
+  std::unique_ptr<PostgresGrantStore> writer = Open();
+  std::unique_ptr<PostgresGrantStore> peer = Open();
+  ASSERT_NE(writer, nullptr);
+  ASSERT_NE(peer, nullptr);
+  ASSERT_THAT(Insert(*writer, {TestGrant("ns", "g1")}), IsOkAndHolds(1));
+  absl::StatusOr<std::unique_ptr<WriteTransaction>> txn = writer->BeginWrite();
+  ASSERT_THAT(txn, IsOk());
+  ASSERT_EQ((*txn)->revision(), 2);
+  EXPECT_THAT(peer->CurrentRevision(), IsOkAndHolds(1));
+  EXPECT_THAT(peer->AnnouncedRevision(), IsOkAndHolds(2));
+  ASSERT_THAT((*txn)->InsertGrant(TestGrant("ns", "g2")), IsOk());
+  ASSERT_THAT((*txn)->Commit(), IsOk());
+  EXPECT_THAT(peer->CurrentRevision(), IsOkAndHolds(2));
+  EXPECT_THAT(peer->AnnouncedRevision(), IsOkAndHolds(2));
+}
+
+// Replicas writing at once (some writes abandoned): every announcement names the revision its
+// writer took under the lock, so after the last commit none is left beyond the store's revision,
+// and an abandoned last write leaves exactly its own.
+TEST_F(PostgresGrantStoreTest, ConcurrentReplicasNeverAnnounceBeyondTheirOwnWrite) {
+  constexpr int kStores = 3;
+  constexpr int kWritesPerStore = 10;
+  std::vector<std::unique_ptr<PostgresGrantStore>> stores;
+  for (int i = 0; i < kStores; ++i) {
+    stores.push_back(Open());
+    ASSERT_NE(stores.back(), nullptr);
+  }
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int s = 0; s < kStores; ++s) {
+    threads.emplace_back([&, s] {
+      for (int i = 0; i < kWritesPerStore; ++i) {
+        absl::StatusOr<std::unique_ptr<WriteTransaction>> txn = stores[s]->BeginWrite();
+        if (!txn.ok()) {
+          failures.fetch_add(1);
+          continue;
+        }
+        // While this write holds the lock, every replica reads its announcement.
+        absl::StatusOr<int64_t> announced;
+        std::thread([&] { announced = stores[(s + 1) % kStores]->AnnouncedRevision(); }).join();
+        if (!announced.ok() || *announced != (*txn)->revision()) failures.fetch_add(100);
+        if (!(*txn)->InsertGrant(TestGrant("ns", absl::StrCat("g-", s, "-", i))).ok()) {
+          failures.fetch_add(1);
+          continue;
+        }
+        if (i % 3 == 2) continue;  // Abandoned.
+        if (!(*txn)->Commit().ok()) failures.fetch_add(1);
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  ASSERT_EQ(failures.load(), 0);
+  absl::StatusOr<int64_t> current = stores[0]->CurrentRevision();
+  ASSERT_THAT(current, IsOk());
+  const int64_t announced_after = *stores[0]->AnnouncedRevision();
+  // The last write was committed (announced == current) or abandoned (current + 1).
+  EXPECT_TRUE(announced_after == *current || announced_after == *current + 1) << announced_after;
+  ASSERT_THAT(Insert(*stores[1], {TestGrant("ns", "last")}), IsOkAndHolds(*current + 1));
+  EXPECT_THAT(stores[2]->AnnouncedRevision(), IsOkAndHolds(*current + 1));
+}
+
+// What an operator does (docs/operations.md): pg_dump the grant database, later restore it with
+// pg_restore --clean. The dump is taken while a write holds the lock, its revision announced:
+// whether that write then commits (the usual case: the copy is one change behind) or is abandoned,
+// the restored database honours no announcement. Its row was written anew by the restore (its
+// xmin is not its announcer's), and a committed write is committed.
+TEST(PostgresGrantStoreRestoreTest, ARestoredDumpNeverCarriesAnAnnouncement) {
+  absl::StatusOr<PostgresCluster*> cluster = PostgresCluster::Shared();
+  ASSERT_THAT(cluster, IsOk());
+  for (const bool commit : {true, false}) {
+    SCOPED_TRACE(commit ? "the announced write commits" : "the announced write is abandoned");
+    absl::StatusOr<std::string> live_uri = (*cluster)->CreateDatabase();
+    absl::StatusOr<std::string> restored_uri = (*cluster)->CreateDatabase();
+    ASSERT_THAT(live_uri, IsOk());
+    ASSERT_THAT(restored_uri, IsOk());
+    absl::StatusOr<std::unique_ptr<PostgresGrantStore>> live = OpenStore(*live_uri);
+    ASSERT_THAT(live, IsOk());
+    ASSERT_THAT(Insert(**live, {TestGrant("ns", "g1")}), IsOkAndHolds(1));
+    absl::StatusOr<std::unique_ptr<WriteTransaction>> txn = (*live)->BeginWrite();
+    ASSERT_THAT(txn, IsOk());
+    ASSERT_THAT((*txn)->InsertGrant(TestGrant("ns", "g2")), IsOk());
+    const std::string dump =
+        ::sharedos::testing::TempPath(absl::StrCat("grants-", commit, ".dump"));
+    const std::string bindir = (*cluster)->bindir();
+    ASSERT_EQ(std::system(absl::StrCat(bindir, "/pg_dump --format=custom --file='", dump, "' '",
+                                       *live_uri, "'")
+                              .c_str()),
+              0);
+    if (commit) {
+      ASSERT_THAT((*txn)->Commit(), IsOk());
+    }
+    txn->reset();
+    EXPECT_THAT((*live)->CurrentRevision(), IsOkAndHolds(commit ? 2 : 1));
+    EXPECT_THAT((*live)->AnnouncedRevision(), IsOkAndHolds(2));
+
+    // Restored over a database holding the live schema (pg_restore --clean drops and recreates).
+    absl::StatusOr<std::unique_ptr<PostgresGrantStore>> target = OpenStore(*restored_uri);
+    ASSERT_THAT(target, IsOk());
+    ASSERT_THAT(Insert(**target, {TestGrant("ns", "other")}), IsOkAndHolds(1));
+    target->reset();
+    ASSERT_EQ(std::system(absl::StrCat(bindir, "/pg_restore --clean --dbname='", *restored_uri,
+                                       "' '", dump, "'")
+                              .c_str()),
+              0);
+    absl::StatusOr<std::unique_ptr<PostgresGrantStore>> restored = OpenStore(*restored_uri);
+    ASSERT_THAT(restored, IsOk());
+    EXPECT_THAT((*restored)->CurrentRevision(), IsOkAndHolds(1));
+    EXPECT_THAT((*restored)->AnnouncedRevision(), IsOkAndHolds(1));
+    // The restored store works on: its next change takes revision 2.
+    EXPECT_THAT(Insert(**restored, {TestGrant("ns", "g3")}), IsOkAndHolds(2));
+  }
+}
+
+// The row rewritten in place with the same values (what a data-only restore does): not honoured.
+TEST_F(PostgresGrantStoreTest, AnAnnouncementRewrittenByAnotherTransactionIsNotHonoured) {
+  std::unique_ptr<PostgresGrantStore> store = Open();
+  ASSERT_NE(store, nullptr);
+  ASSERT_THAT(Insert(*store, {TestGrant("ns", "g1")}), IsOkAndHolds(1));
+  ASSERT_THAT(store->BeginWrite(), IsOk());  // Abandoned at once: revision 2 announced.
+  EXPECT_THAT(store->AnnouncedRevision(), IsOkAndHolds(2));
+  absl::StatusOr<std::unique_ptr<common::postgres::Connection>> conn =
+      common::postgres::Connection::Open(uri_);
+  ASSERT_THAT(conn, IsOk());
+  ASSERT_THAT((*conn)->ExecScript("UPDATE revision_announcement SET revision = revision"), IsOk());
+  EXPECT_THAT(store->AnnouncedRevision(), IsOkAndHolds(1));
 }
 
 // The cluster stops under the store: every call is UNAVAILABLE (including the commit of a

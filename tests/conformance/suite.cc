@@ -173,7 +173,7 @@ struct ArmedGrant {
 class WorldBuilder {
  public:
   WorldBuilder(const Declarations& declarations, Deployment& deployment)
-      : d_(declarations), deployment_(deployment), world_(declarations.world) {}
+      : deployment_(deployment), world_(declarations.world) {}
 
   // Revokes the previous row's grants, puts the condition's host policy (or an empty one), and
   // issues and derives the condition's grants. Grant ids become "r<row>-<id>".
@@ -359,7 +359,6 @@ class WorldBuilder {
     return absl::OkStatus();
   }
 
-  const Declarations& d_;
   Deployment& deployment_;
   const json& world_;
   std::string prefix_;

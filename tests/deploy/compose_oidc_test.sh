@@ -15,14 +15,14 @@ source "$TEST_SRCDIR/sharedos/tests/deploy/compose_lib.sh"
 block="$(readme_block compose-oidc)"
 command -v curl > /dev/null || fail "curl is not installed"
 
-read -r envelope_port mcp_port grantstore_port audit_port oidc_port < <(python3 -c '
+read -r envelope_port mcp_port grantstore_port audit_port oidc_port console_port < <(python3 -c '
 import socket
-socks = [socket.socket() for _ in range(5)]
+socks = [socket.socket() for _ in range(6)]
 for s in socks: s.bind(("127.0.0.1", 0))
 print(" ".join(str(s.getsockname()[1]) for s in socks))')
 export SHAREDOS_ENVELOPE_PORT="$envelope_port" SHAREDOS_MCP_PORT="$mcp_port"
 export SHAREDOS_GRANTSTORE_PORT="$grantstore_port" SHAREDOS_AUDIT_PORT="$audit_port"
-export SHAREDOS_OIDC_PORT="$oidc_port" SHAREDOS_COMPOSE_OIDC=1
+export SHAREDOS_OIDC_PORT="$oidc_port" SHAREDOS_COMPOSE_OIDC=1 SHAREDOS_CONSOLE_PORT="$console_port"
 export SHAREDOS_PROJECT="sosoidc$$"
 export SHAREDOS_CERTS_DIR="$TEST_TMPDIR/certs" SHAREDOS_SECRETS_DIR="$TEST_TMPDIR/secrets"
 home="$(getent passwd "$(id -u)" | cut -d: -f6)"

@@ -21,15 +21,16 @@ set -euo pipefail
 source "$TEST_SRCDIR/sharedos/tests/deploy/compose_lib.sh"
 block="$(readme_block compose-postgres-quickstart)"
 
-read -r p_env p_mcp p_env2 p_mcp2 p_gs p_gs2 p_audit p_audit2 < <(python3 -c '
+read -r p_env p_mcp p_env2 p_mcp2 p_gs p_gs2 p_audit p_audit2 p_console < <(python3 -c '
 import socket
-socks = [socket.socket() for _ in range(8)]
+socks = [socket.socket() for _ in range(9)]
 for s in socks: s.bind(("127.0.0.1", 0))
 print(" ".join(str(s.getsockname()[1]) for s in socks))')
 export SHAREDOS_ENVELOPE_PORT="$p_env" SHAREDOS_MCP_PORT="$p_mcp"
 export SHAREDOS_ENVELOPE2_PORT="$p_env2" SHAREDOS_MCP2_PORT="$p_mcp2"
 export SHAREDOS_GRANTSTORE_PORT="$p_gs" SHAREDOS_GRANTSTORE2_PORT="$p_gs2"
 export SHAREDOS_AUDIT_PORT="$p_audit" SHAREDOS_AUDIT2_PORT="$p_audit2"
+export SHAREDOS_CONSOLE_PORT="$p_console"
 export SHAREDOS_COMPOSE_VARIANT=postgres SHAREDOS_PROJECT="sospg$$"
 export SHAREDOS_CERTS_DIR="$TEST_TMPDIR/certs" SHAREDOS_SECRETS_DIR="$TEST_TMPDIR/secrets"
 home="$(getent passwd "$(id -u)" | cut -d: -f6)"

@@ -19,13 +19,14 @@ source "$TEST_SRCDIR/sharedos/tests/deploy/compose_lib.sh"
 block="$(readme_block compose-quickstart)"
 
 # Free loopback ports for what the deployment publishes, and a project of its own.
-read -r envelope_port mcp_port grantstore_port audit_port < <(python3 -c '
+read -r envelope_port mcp_port grantstore_port audit_port console_port < <(python3 -c '
 import socket
-socks = [socket.socket() for _ in range(4)]
+socks = [socket.socket() for _ in range(5)]
 for s in socks: s.bind(("127.0.0.1", 0))
 print(" ".join(str(s.getsockname()[1]) for s in socks))')
 export SHAREDOS_ENVELOPE_PORT="$envelope_port" SHAREDOS_MCP_PORT="$mcp_port"
 export SHAREDOS_GRANTSTORE_PORT="$grantstore_port" SHAREDOS_AUDIT_PORT="$audit_port"
+export SHAREDOS_CONSOLE_PORT="$console_port"
 export SHAREDOS_PROJECT="sostest$$"
 export SHAREDOS_CERTS_DIR="$TEST_TMPDIR/certs" SHAREDOS_SECRETS_DIR="$TEST_TMPDIR/secrets"
 # The base image's cache outlives the test (the home of the user, not the test's HOME).
@@ -64,7 +65,7 @@ echo "$block"
 echo "---"
 if ! (cd "$work" && bash -euo pipefail -c "$block") > "$out" 2>&1; then
   cat "$out"
-  for service in audit grantstore authorizer envelope; do
+  for service in audit grantstore authorizer envelope console; do
     echo "--- $service:"; sharedos_podman logs --tail 30 "${SHAREDOS_PROJECT}_${service}_1" 2>&1 || true
   done
   fail "the quickstart block failed"
@@ -89,7 +90,7 @@ ctl() {
     --token_file="$SHAREDOS_SECRETS_DIR/admin.token" "$@"
 }
 echo "--- each service holds only its own token, which reaches only that service's calls"
-for service in audit grantstore authorizer envelope; do
+for service in audit grantstore authorizer envelope console; do
   held="$(sharedos_podman exec "${SHAREDOS_PROJECT}_${service}_1" ls -A /etc/sharedos/token |
     paste -sd' ')" || fail "cannot list $service's /etc/sharedos/token"
   [ "$held" = "$service.token" ] || fail "$service holds [$held] in /etc/sharedos/token, want $service.token"
@@ -120,6 +121,21 @@ said="$(SHAREDOS_AUDIT_TARGET="127.0.0.1:$audit_port" "$root/tools/sharedosctl/s
 echo "$said" | grep -q PERMISSION_DENIED ||
   fail "audit_svc did not authenticate alice through the grant store with its own token: $said"
 echo "refused PERMISSION_DENIED: alice's reviewer credential, authenticated by audit_svc at the grant store"
+as_service console escalations list --namespace=world-demo    # the lookup of credentials only
+
+echo "--- the reviewer console, its own container: alice signs in over HTTPS and sees her queue"
+console="https://127.0.0.1:$console_port"
+jar="$TEST_TMPDIR/console.jar"
+curl -sSf --cacert "$SHAREDOS_CERTS_DIR/ca.crt" -c "$jar" -b "$jar" -o /dev/null "$console/signin" ||
+  fail "the console's sign-in page over HTTPS"
+signin="$(awk '$6 == "sos_signin" {print $7}' "$jar")"
+code="$(curl -s --cacert "$SHAREDOS_CERTS_DIR/ca.crt" -c "$jar" -b "$jar" -o /dev/null \
+  -w '%{http_code}' -H "Origin: $console" --data-urlencode "signin=$signin" \
+  --data-urlencode "secret=$(head -n 1 "$work/alice.token")" "$console/signin")"
+[ "$code" = 303 ] || fail "alice's sign-in at the console answered $code, want 303"
+queue="$(curl -s --cacert "$SHAREDOS_CERTS_DIR/ca.crt" -b "$jar" "$console/queue")"
+echo "$queue" | grep -q 'Escalations' || fail "alice's queue at the console: $queue"
+echo "console: alice signed in (her credential looked up at the grant store with the console's own token)"
 
 # Plaintext to a TLS listener and a client trusting another CA are refused.
 if SHAREDOS_AUDIT_TARGET="127.0.0.1:$audit_port" "$root/tools/sharedosctl/sharedosctl" \

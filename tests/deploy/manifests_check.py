@@ -30,7 +30,7 @@ a headless Service — and keep their data volume to themselves; PostgreSQL is r
 the audit and grant-store pods (NetworkPolicy), and replicated envelopes from each other.
 
 One token per service (docs/adr/0014-tenants-apart.md, T4), both variants: gen-secrets.sh's
-directory holds a token for each of audit, grantstore, authorizer and envelope in a directory of
+directory holds a token for each of audit, grantstore, authorizer, envelope and console in a directory of
 its own (<service>-token/<service>.token, owner-only), credentials.json names each as the
 service credential "<service>" (principal service:<service>) with that token's digest, no two
 credentials share a token, and no shared service token exists (no service-token/, no credential
@@ -60,7 +60,7 @@ ENVELOPE = "envelope_svc"
 AUDIT = "audit_svc"
 # The service each binary runs as (its principal service:<name>) and the name of its token.
 SERVICES = {"audit_svc": "audit", "grantstore_svc": "grantstore",
-            "authorizer_svc": "authorizer", "envelope_svc": "envelope"}
+            "authorizer_svc": "authorizer", "envelope_svc": "envelope", "console": "console"}
 # A token's Secret (Kubernetes) and directory (gen-secrets.sh, compose): sharedos-<x>-token and
 # <x>-token, x a service; "service" is the token every service once shared.
 TOKEN_SECRET = re.compile(r"sharedos-([a-z0-9]+)-token")
@@ -424,6 +424,8 @@ class Checker:
                 self.fail(where, f"containerPort {port_name} {named.get(port_name)} is not the port {port} it listens on")
             if "mcp_port" in values and named.get("mcp") != values["mcp_port"]:
                 self.fail(where, f"containerPort mcp {named.get('mcp')} is not --mcp_port {values['mcp_port']}")
+            if "console_port" in values and named.get("https") != values["console_port"]:
+                self.fail(where, f"containerPort https {named.get('https')} is not --console_port {values['console_port']}")
             svc = services.get(name)
             if svc is None:
                 self.fail(where, f"no Service {name}")
@@ -553,7 +555,7 @@ class Checker:
                     self.fail(where, f"port {p!r} is not published on loopback as 127.0.0.1:${{VAR:-N}}:N")
                     continue
                 published.add(m.group(1))
-            if published - {values.get("port"), values.get("mcp_port")}:
+            if published - {values.get("port"), values.get("mcp_port"), values.get("console_port")}:
                 self.fail(where, f"publishes {sorted(published)} but listens on {values.get('port')}")
             mounts, token_mounts = {}, {}
             for v in s.get("volumes", []):

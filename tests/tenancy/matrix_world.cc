@@ -293,7 +293,7 @@ absl::Status World::StartFourProcesses(const std::string& dir) {
   }
   Connect(dialed(Service::kEnvelope), dialed(Service::kGrantstore), dialed(Service::kAudit),
           dialed(Service::kAuthorizer), four_->address(Service::kEnvelope), processes);
-  console_url_ = four_->console_url(Service::kGrantstore);
+  console_url_ = four_->console_url();
   const testing::DeploymentCredentials& credentials = four_->credentials();
   envelope_token_ = credentials.envelope_token;
   roles_.push_back(MakeRole("operator", credentials.admin_token, true, "ops"));

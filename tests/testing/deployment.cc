@@ -18,10 +18,16 @@ namespace {
 using Service = FourProcessDeployment::Service;
 
 // The order processes are stopped in: every dependent before what it depends on.
-constexpr Service kStopOrder[] = {
-    Service::kEnvelopeReplica,   Service::kUnattachedEnvelope, Service::kEnvelope,
-    Service::kAuthorizerReplica, Service::kAuthorizer,         Service::kGrantstoreReplica,
-    Service::kGrantstore,        Service::kAuditReplica,       Service::kAudit};
+constexpr Service kStopOrder[] = {Service::kConsole,
+                                  Service::kEnvelopeReplica,
+                                  Service::kUnattachedEnvelope,
+                                  Service::kEnvelope,
+                                  Service::kAuthorizerReplica,
+                                  Service::kAuthorizer,
+                                  Service::kGrantstoreReplica,
+                                  Service::kGrantstore,
+                                  Service::kAuditReplica,
+                                  Service::kAudit};
 
 // The exit of an orderly stop: OK on 0, else INTERNAL naming the process, with its output.
 absl::Status Stopped(const std::string& name, Process& process) {
@@ -126,7 +132,9 @@ std::string CredentialsJson(const DeploymentCredentials& credentials) {
       R"({"name": "grantstore", "role": "service", "token_sha256": ")",
       common::server::TokenDigestHex(credentials.grantstore_token), R"("},)",
       R"({"name": "audit", "role": "service", "token_sha256": ")",
-      common::server::TokenDigestHex(credentials.audit_token), R"("},)", R"({"name": ")",
+      common::server::TokenDigestHex(credentials.audit_token), R"("},)",
+      R"({"name": "console", "role": "service", "token_sha256": ")",
+      common::server::TokenDigestHex(credentials.console_token), R"("},)", R"({"name": ")",
       credentials.host_name, R"(", "role": "host", "token_sha256": ")",
       common::server::TokenDigestHex(credentials.host_token), R"(", "scope": {"namespaces": )",
       quoted(credentials.host_namespaces), R"(, "owners": )", quoted(credentials.host_owners),
@@ -193,7 +201,6 @@ absl::StatusOr<std::unique_ptr<FourProcessDeployment>> FourProcessDeployment::St
     for (const std::string& flag : d.AuditFlags(writer("grantstore", copy))) {
       args.push_back(flag);
     }
-    if (d.options_.console) args.push_back("--console_port=0");
     RETURN_IF_ERROR(d.StartMember(copy == 0 ? Service::kGrantstore : Service::kGrantstoreReplica,
                                   "grantstore_svc/server/grantstore_svc", "grantstore_svc",
                                   std::move(args)));
@@ -228,6 +235,13 @@ absl::StatusOr<std::unique_ptr<FourProcessDeployment>> FourProcessDeployment::St
                                   "envelope_svc",
                                   d.EnvelopeArgs("envelope-unattached", /*attached=*/false)));
   }
+  if (d.options_.console) {
+    RETURN_IF_ERROR(d.StartMember(Service::kConsole, "console/console", "console",
+                                  {"--port=0", "--console_port=0", d.credentials_flag_,
+                                   "--grantstore_target=" + d.Dialed(Service::kGrantstore),
+                                   "--grantstore_token_file=" + d.token_file("console"),
+                                   "--audit_target=" + d.Dialed(Service::kAudit)}));
+  }
   return deployment;
 }
 
@@ -244,7 +258,8 @@ absl::Status FourProcessDeployment::WriteFiles() {
        {std::pair<std::string, std::string>{"authorizer", options_.credentials.authorizer_token},
         {"envelope", options_.credentials.envelope_token},
         {"grantstore", options_.credentials.grantstore_token},
-        {"audit", options_.credentials.audit_token}}) {
+        {"audit", options_.credentials.audit_token},
+        {"console", options_.credentials.console_token}}) {
     RETURN_IF_ERROR(WriteFile(token_file(name), token + "\n"));
   }
   RETURN_IF_ERROR(WriteFile(dir + "/lease.secret", options_.credentials.lease_secret));
@@ -409,9 +424,9 @@ absl::Status FourProcessDeployment::Launch(Member& member, const std::vector<std
     }
     member.mcp_url = *std::move(url);
   }
-  if (options_.console && member.name == "grantstore_svc") {
+  if (member.name == "console") {
     absl::StatusOr<std::string> url =
-        member.process->WaitForLine("grantstore_svc console listening on ", options_.start_timeout);
+        member.process->WaitForLine("console web listening on ", options_.start_timeout);
     if (!url.ok()) {
       return absl::Status(url.status().code(),
                           absl::StrCat(member.name, " console: ", url.status().message()));
@@ -429,8 +444,8 @@ const std::string& FourProcessDeployment::mcp_url(Service envelope) const {
   return member(envelope).mcp_url;
 }
 
-const std::string& FourProcessDeployment::console_url(Service grantstore) const {
-  return member(grantstore).console_url;
+const std::string& FourProcessDeployment::console_url() const {
+  return member(Service::kConsole).console_url;
 }
 
 bool FourProcessDeployment::running(Service service) const {

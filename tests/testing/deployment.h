@@ -97,6 +97,9 @@ struct DeploymentCredentials {
   // audit_svc's own principal (service:audit), with which it looks credentials up at
   // grantstore_svc (FourProcessDeployment::Options::audit_credential_lookup).
   std::string audit_token = "e2e-audit-token-0123456789";
+  // The reviewer console's own principal (service:console), with which it looks up the
+  // credentials people sign in with (FourProcessDeployment::Options::console).
+  std::string console_token = "e2e-console-token-0123456789";
   std::string host_token = "e2e-host-token-0123456789";
   // The host credential's name and scope (authorities empty: its owners).
   std::string host_name = "host-a";
@@ -133,7 +136,9 @@ class FourProcessDeployment {
     // The second replica of each of the others (Options::replicate_all).
     kAuditReplica,
     kGrantstoreReplica,
-    kAuthorizerReplica
+    kAuthorizerReplica,
+    // The reviewer console, its own process (Options::console).
+    kConsole
   };
 
   struct Options {
@@ -167,6 +172,9 @@ class FourProcessDeployment {
     // grantstore_svc's and audit_svc's --db: empty, SQLite files in `dir`; otherwise a PostgreSQL
     // URI both use (docs/postgres.md), e.g. tests/testing/postgres_cluster.h's.
     std::string database;
+    // grantstore_svc's --db when it is not `database`: e.g. a database of its own, dumped and
+    // restored apart from the audit log's (docs/operations.md).
+    std::string grantstore_database;
     // Two replicas of every service (implies `replicas`; needs `database`, since replicas of
     // grantstore_svc and audit_svc share one): kAuditReplica, kGrantstoreReplica and
     // kAuthorizerReplica run with the same flags as the first (each writer its own outbox), and
@@ -188,8 +196,10 @@ class FourProcessDeployment {
     // before either starts) and --grantstore_token_file with its own token (audit.token,
     // service:audit). Off: audit_svc knows the static credentials file only.
     bool audit_credential_lookup = false;
-    // grantstore_svc serves the reviewer console beside it (--console_port=0); Start waits for
-    // its line, console_url() then holds its URL.
+    // The reviewer console runs as its own process (//console:console, --console_port=0) over
+    // the grant store and the audit log, looking credentials up at the grant store with its own
+    // token (console.token, service:console); Start waits for its line, console_url() then
+    // holds its URL.
     bool console = false;
     // The address a dependent service dials for `service` (audit, grantstore or authorizer), given
     // its own: e.g. a proxy in front of it (tests/testing/tcp_proxy.h). Called once per dependent
@@ -231,8 +241,8 @@ class FourProcessDeployment {
   std::string target(Service service) const;
   // An envelope's MCP front door URL (Options::mcp).
   const std::string& mcp_url(Service envelope = Service::kEnvelope) const;
-  // A grant store's reviewer console URL, "http://127.0.0.1:<port>/" (Options::console).
-  const std::string& console_url(Service grantstore = Service::kGrantstore) const;
+  // The reviewer console's URL, "http://127.0.0.1:<port>/" (Options::console).
+  const std::string& console_url() const;
   bool running(Service service) const;
   // What `service` has printed so far, stdout and stderr ("" when it is not running).
   std::string output(Service service) const;
@@ -246,12 +256,14 @@ class FourProcessDeployment {
   // The files the deployment keeps (e.g. to open a database behind a service's back).
   // SQLite: the files; with Options::database, that URI (both stores share it).
   std::string grantstore_db() const {
+    if (!options_.grantstore_database.empty()) return options_.grantstore_database;
     return options_.database.empty() ? options_.dir + "/grantstore.db" : options_.database;
   }
   std::string audit_db() const {
     return options_.database.empty() ? options_.dir + "/audit.db" : options_.database;
   }
-  // The token file of service `name` ("authorizer", "envelope", "grantstore", "audit").
+  // The token file of service `name` ("authorizer", "envelope", "grantstore", "audit",
+  // "console").
   std::string token_file(const std::string& name) const {
     return options_.dir + "/" + name + ".token";
   }
@@ -308,7 +320,7 @@ class FourProcessDeployment {
   int replica_mcp_ports_[2] = {0, 0};
   // Options::audit_credential_lookup: each grant store replica's gRPC port.
   int grantstore_ports_[2] = {0, 0};
-  Member members_[9];
+  Member members_[10];
 };
 
 // The credentials.json of `credentials`: the operator "ops", the namespace admin, a service

@@ -85,6 +85,9 @@ class PostgresCluster {
   absl::Status Start();
 
   bool running() const { return pid_ > 0; }
+  // The directory of the PostgreSQL binaries the cluster runs (pg_dump, pg_restore and psql
+  // among them: tests take and restore copies the way an operator does).
+  const std::string& bindir() const { return bindir_; }
   int port() const { return port_; }
   // The temporary directory: data/ (the cluster), server.log, owner (the test's pid), the Unix
   // socket.

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <thread>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -109,24 +110,29 @@ absl::StatusOr<std::string> Process::WaitForLine(const std::string& prefix,
                                                  absl::Duration timeout) {
   const absl::Time deadline = absl::Now() + timeout;
   absl::MutexLock lock(&output_->mu);
-  const std::string& text = output_->text;
+  // output_->text throughout, not a reference bound to it: the analysis does not carry the held
+  // lock over to such an alias.
   size_t scanned = consumed_;  // complete lines before this have been looked at
   while (true) {
     // Look through complete lines not yet consumed.
     size_t end;
-    while ((end = text.find('\n', consumed_)) != std::string::npos) {
-      const std::string line = text.substr(consumed_, end - consumed_);
+    while ((end = output_->text.find('\n', consumed_)) != std::string::npos) {
+      const std::string line = output_->text.substr(consumed_, end - consumed_);
       consumed_ = end + 1;
       if (line.rfind(prefix, 0) == 0) return line.substr(prefix.size());
     }
-    scanned = text.size();
+    scanned = output_->text.size();
     if (output_->closed) {
       return absl::FailedPreconditionError(
-          absl::StrCat("process exited before \"", prefix, "\"; output:\n", text));
+          absl::StrCat("process exited before \"", prefix, "\"; output:\n", output_->text));
     }
-    auto more = [&]() { return output_->text.size() > scanned || output_->closed; };
+    // Await evaluates the condition with the mutex held.
+    auto more = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(output_->mu) {
+      return output_->text.size() > scanned || output_->closed;
+    };
     if (!output_->mu.AwaitWithDeadline(absl::Condition(&more), deadline)) {
-      return absl::DeadlineExceededError(absl::StrCat("no line \"", prefix, "\"; output:\n", text));
+      return absl::DeadlineExceededError(
+          absl::StrCat("no line \"", prefix, "\"; output:\n", output_->text));
     }
   }
 }

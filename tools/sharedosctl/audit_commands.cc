@@ -13,15 +13,21 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "audit_svc/core/checkpoint.h"
+#include "audit_svc/core/witness.h"
 #include "common/status/status_macros.h"
 #include "google/protobuf/util/json_util.h"
+#include "grantstore_svc/client/operator_names.h"
+#include "grantstore_svc/client/operator_render.h"
 #include "grpcpp/grpcpp.h"
 #include "tools/sharedosctl/export.h"
-#include "tools/sharedosctl/names.h"
-#include "tools/sharedosctl/render.h"
 #include "tools/sharedosctl/requests.h"
 
 namespace sharedos::sharedosctl {
+
+using ::sharedos::grantstore::client::RenderAuditRecords;
+using ::sharedos::grantstore::client::RenderVerify;
+using ::sharedos::grantstore::client::ToJson;
+
 namespace {
 
 namespace gs = ::sharedos::grantstore::v1;
@@ -422,6 +428,37 @@ int AuditCheckpoint(const Invocation& inv, const GlobalOptions& globals, const C
   }
   // One line, the format of --checkpoint_file, so the output can be appended to a file.
   out << (globals.json ? ToJson(response) : ToJson(response.checkpoint(), /*compact=*/true));
+  return kExitOk;
+}
+
+int AuditWitnessed(const Invocation& inv, const GlobalOptions& globals, const Clients& clients,
+                   std::ostream& out, std::ostream& err) {
+  av1::QueryRequest request;
+  request.mutable_filter()->set_control_plane_type(
+      av1::CONTROL_PLANE_EVENT_TYPE_CHECKPOINT_WITNESSED);
+  if (inv.Has("key_id")) {
+    const std::string key_id = inv.Get("key_id");
+    if (key_id.empty() || key_id.size() > 64) {
+      return UsageError(err, absl::InvalidArgumentError("--key_id: 1 to 64 characters"));
+    }
+    request.mutable_filter()->set_trace_id(audit::core::WitnessTraceId(key_id));
+  }
+  request.set_limit(1000);
+  int64_t printed = 0;
+  while (true) {
+    av1::QueryResponse page;
+    grpc::Status status = clients.audit->Query(Context(clients, globals).get(), request, &page);
+    if (!status.ok()) return CallError(err, status);
+    for (const av1::AuditRecord& record : page.records()) {
+      std::optional<av1::SignedCheckpoint> checkpoint = audit::core::WitnessedCheckpointOf(record);
+      if (!checkpoint) continue;
+      out << audit::core::CheckpointLogLine(*checkpoint) << "\n";
+      ++printed;
+    }
+    if (page.next_page_token().empty()) break;
+    request.set_page_token(page.next_page_token());
+  }
+  if (printed == 0) err << "no witnessed checkpoint\n";
   return kExitOk;
 }
 

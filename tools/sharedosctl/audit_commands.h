@@ -30,6 +30,11 @@ int AuditExport(const Invocation& inv, const GlobalOptions& globals, const Clien
                 std::ostream& out, std::ostream& err);
 int AuditCheckpoint(const Invocation& inv, const GlobalOptions& globals, const Clients& clients,
                     std::ostream& out, std::ostream& err);
+// `audit witnessed [--key_id=K]`, against a witness: the checkpoints it holds (its
+// checkpoint.witnessed records), oldest first, each as an audit.checkpoint line
+// (audit::core::CheckpointLogLine) — what `audit verify --checkpoints` reads.
+int AuditWitnessed(const Invocation& inv, const GlobalOptions& globals, const Clients& clients,
+                   std::ostream& out, std::ostream& err);
 
 // The signed checkpoints of a checkpoint file: one JSON SignedCheckpoint per line, blank lines
 // skipped. Errors: INVALID_ARGUMENT naming --checkpoint and the line (unreadable, larger than

@@ -7,11 +7,14 @@
 #include <vector>
 
 #include "gmock/gmock.h"
+#include "grantstore_svc/client/operator_render.h"
 #include "gtest/gtest.h"
 #include "tools/sharedosctl/cli.h"
-#include "tools/sharedosctl/render.h"
 
 namespace sharedos::sharedosctl {
+
+using ::sharedos::grantstore::client::RenderVerify;
+
 namespace {
 
 using ::testing::HasSubstr;

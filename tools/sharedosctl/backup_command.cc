@@ -15,8 +15,8 @@
 #include "common/logging/log.h"
 #include "common/status/status_macros.h"
 #include "common/text/terminal_safe.h"
+#include "grantstore_svc/client/operator_render.h"
 #include "grpcpp/grpcpp.h"
-#include "tools/sharedosctl/render.h"
 #include "tools/sharedosctl/requests.h"
 
 namespace sharedos::sharedosctl {

@@ -104,6 +104,13 @@ const std::vector<CommandSpec>& Commands() {
        {"public_key_out"},
        "sign the audit head now; prints the signed checkpoint as one JSON line (append it to a "
        "file kept apart: `>> checkpoints.jsonl`); public_key_out: also write the PEM public key"},
+      {"audit witnessed",
+       {},
+       {"key_id"},
+       "on a witness (an audit service started with --witness_public_key): every checkpoint it "
+       "accepted, oldest first, one audit.checkpoint line each — the file `audit verify "
+       "--checkpoints=FILE --public_key=PEM` reads against the signer's log; key_id: only that "
+       "signer's (the first 16 hex digits the signer printed at start)"},
       {"explain",
        {"id"},
        {},

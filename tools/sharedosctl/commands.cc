@@ -33,6 +33,7 @@ int RunCommand(const Invocation& inv, const GlobalOptions& globals, const Client
       {"audit verify", AuditVerify},
       {"audit export", AuditExport},
       {"audit checkpoint", AuditCheckpoint},
+      {"audit witnessed", AuditWitnessed},
       {"credentials issue", CredentialsIssue},
       {"credentials list", CredentialsList},
       {"credentials revoke", CredentialsRevoke},

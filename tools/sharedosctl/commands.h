@@ -8,10 +8,10 @@
 
 #include <ostream>
 
+#include "grantstore_svc/client/operator_render.h"
 #include "tools/sharedosctl/cli.h"
 #include "tools/sharedosctl/command_context.h"
 #include "tools/sharedosctl/inputs.h"
-#include "tools/sharedosctl/render.h"
 #include "tools/sharedosctl/requests.h"
 #include "tools/sharedosctl/turn_command.h"
 

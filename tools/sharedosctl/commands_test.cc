@@ -9,12 +9,26 @@
 #include "envelope_svc/client/fake_envelope_client.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/util/json_util.h"
+#include "grantstore_svc/client/explain.h"
+#include "grantstore_svc/client/operator_render.h"
 #include "gtest/gtest.h"
 #include "tools/sharedosctl/cli.h"
-#include "tools/sharedosctl/explain.h"
-#include "tools/sharedosctl/render.h"
 
 namespace sharedos::sharedosctl {
+
+using ::sharedos::grantstore::client::ExplainControlPlaneRecord;
+using ::sharedos::grantstore::client::Explanation;
+using ::sharedos::grantstore::client::FormatCapability;
+using ::sharedos::grantstore::client::FormatDecider;
+using ::sharedos::grantstore::client::FormatResolutionIdentity;
+using ::sharedos::grantstore::client::RenderAuditRecords;
+using ::sharedos::grantstore::client::RenderEscalations;
+using ::sharedos::grantstore::client::RenderExplanation;
+using ::sharedos::grantstore::client::RenderGrant;
+using ::sharedos::grantstore::client::RenderGrants;
+using ::sharedos::grantstore::client::RenderVerify;
+using ::sharedos::grantstore::client::ToJson;
+
 namespace {
 
 using ::testing::HasSubstr;

@@ -8,11 +8,16 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/text/terminal_safe.h"
+#include "grantstore_svc/client/operator_names.h"
+#include "grantstore_svc/client/operator_render.h"
 #include "grpcpp/grpcpp.h"
-#include "tools/sharedosctl/names.h"
-#include "tools/sharedosctl/render.h"
 
 namespace sharedos::sharedosctl {
+
+using ::sharedos::grantstore::client::FormatAddress;
+using ::sharedos::grantstore::client::ParseAddress;
+using ::sharedos::grantstore::client::ToJson;
+
 namespace {
 
 namespace gs = ::sharedos::grantstore::v1;

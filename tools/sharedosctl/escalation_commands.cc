@@ -6,12 +6,18 @@
 #include "absl/strings/str_split.h"
 #include "common/text/terminal_safe.h"
 #include "google/protobuf/text_format.h"
+#include "grantstore_svc/client/operator_names.h"
+#include "grantstore_svc/client/operator_render.h"
 #include "grpcpp/grpcpp.h"
-#include "tools/sharedosctl/names.h"
-#include "tools/sharedosctl/render.h"
 #include "tools/sharedosctl/requests.h"
 
 namespace sharedos::sharedosctl {
+
+using ::sharedos::grantstore::client::EscalationStatusName;
+using ::sharedos::grantstore::client::ParseEscalationStatus;
+using ::sharedos::grantstore::client::RenderEscalations;
+using ::sharedos::grantstore::client::ToJson;
+
 namespace {
 
 namespace gs = ::sharedos::grantstore::v1;

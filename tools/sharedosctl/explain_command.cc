@@ -1,8 +1,14 @@
 #include "tools/sharedosctl/explain_command.h"
 
-#include "tools/sharedosctl/explain.h"
+#include "grantstore_svc/client/explain.h"
 
 namespace sharedos::sharedosctl {
+
+using ::sharedos::grantstore::client::Explain;
+using ::sharedos::grantstore::client::ExplainClients;
+using ::sharedos::grantstore::client::Explanation;
+using ::sharedos::grantstore::client::ExplanationJson;
+using ::sharedos::grantstore::client::RenderExplanation;
 
 int ExplainCommand(const Invocation& inv, const GlobalOptions& globals, const Clients& clients,
                    std::ostream& out, std::ostream& err) {

@@ -9,10 +9,18 @@
 #include "absl/strings/str_join.h"
 #include "common/text/terminal_safe.h"
 #include "google/protobuf/util/json_util.h"
+#include "grantstore_svc/client/operator_names.h"
 #include "nlohmann/json.hpp"
-#include "tools/sharedosctl/names.h"
 
 namespace sharedos::sharedosctl {
+
+using ::sharedos::grantstore::client::AuditEventTypeName;
+using ::sharedos::grantstore::client::AuditOutcomeName;
+using ::sharedos::grantstore::client::AuditSourceName;
+using ::sharedos::grantstore::client::ControlPlaneEventTypeName;
+using ::sharedos::grantstore::client::FormatAddress;
+using ::sharedos::grantstore::client::FormatTimestamp;
+
 namespace {
 
 namespace av1 = ::sharedos::audit::v1;

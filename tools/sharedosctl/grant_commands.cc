@@ -3,13 +3,20 @@
 #include <utility>
 
 #include "common/text/terminal_safe.h"
+#include "grantstore_svc/client/operator_names.h"
+#include "grantstore_svc/client/operator_render.h"
 #include "grpcpp/grpcpp.h"
 #include "tools/sharedosctl/inputs.h"
-#include "tools/sharedosctl/names.h"
-#include "tools/sharedosctl/render.h"
 #include "tools/sharedosctl/requests.h"
 
 namespace sharedos::sharedosctl {
+
+using ::sharedos::grantstore::client::FormatTimestamp;
+using ::sharedos::grantstore::client::RenderGrant;
+using ::sharedos::grantstore::client::RenderGrants;
+using ::sharedos::grantstore::client::RenderPolicy;
+using ::sharedos::grantstore::client::ToJson;
+
 namespace {
 
 namespace gs = ::sharedos::grantstore::v1;

@@ -2,9 +2,13 @@
 
 #include <utility>
 
-#include "tools/sharedosctl/names.h"
+#include "grantstore_svc/client/operator_names.h"
+#include "grantstore_svc/client/operator_requests.h"
 
 namespace sharedos::sharedosctl {
+
+using ::sharedos::grantstore::client::ParseAddress;
+
 namespace {
 
 namespace gs = ::sharedos::grantstore::v1;
@@ -30,70 +34,32 @@ absl::StatusOr<gs::ListGrantsRequest> BuildListGrants(const Invocation& inv) {
 }
 
 absl::StatusOr<av1::AuditFilter> BuildAuditFilter(const Invocation& inv) {
-  av1::AuditFilter filter;
-  filter.set_namespace_id(inv.Get("namespace"));
-  filter.set_trace_id(inv.Get("trace"));
-  filter.set_execution_id(inv.Get("execution"));
-  filter.set_reason(inv.Get("reason"));
-  if (inv.Has("type")) {
-    auto type = ParseRecordType(inv.Get("type"), filter);
-    if (!type.ok()) return type.status();
-  }
-  if (inv.Has("outcome")) {
-    auto outcome = ParseAuditOutcome(inv.Get("outcome"));
-    if (!outcome.ok()) return outcome.status();
-    filter.set_outcome(*outcome);
-  }
-  if (inv.Has("source")) {
-    auto source = ParseAuditSource(inv.Get("source"));
-    if (!source.ok()) return source.status();
-    filter.set_source(*source);
-  }
-  if (inv.Has("actor")) {
-    auto actor = ParseAddress(inv.Get("actor"));
-    if (!actor.ok()) return actor.status();
-    *filter.mutable_actor() = *std::move(actor);
-  }
-  if (inv.Has("since")) {
-    auto since = ParseTimestamp(inv.Get("since"));
-    if (!since.ok()) return since.status();
-    *filter.mutable_from() = *since;
-  }
-  if (inv.Has("until")) {
-    auto until = ParseTimestamp(inv.Get("until"));
-    if (!until.ok()) return until.status();
-    *filter.mutable_to() = *until;
-  }
-  return filter;
+  grantstore::client::AuditFilterFields fields;
+  fields.namespace_id = inv.Get("namespace");
+  fields.trace = inv.Get("trace");
+  fields.execution = inv.Get("execution");
+  fields.reason = inv.Get("reason");
+  fields.type = inv.Get("type");
+  fields.outcome = inv.Get("outcome");
+  fields.source = inv.Get("source");
+  fields.actor = inv.Get("actor");
+  fields.since = inv.Get("since");
+  fields.until = inv.Get("until");
+  return grantstore::client::BuildAuditFilter(fields);
 }
 
 absl::StatusOr<gs::ResolveEscalationRequest> BuildResolveEscalation(
     const Invocation& inv, gs::EscalationDecision decision) {
-  gs::ResolveEscalationRequest request;
-  request.set_escalation_id(inv.Get("id"));
-  request.set_decision(decision);
-  // The decider is the credential's principal; --reviewer, when given, must name it.
-  if (inv.Has("reviewer")) {
-    auto reviewer = ParseAddress(inv.Get("reviewer"));
-    if (!reviewer.ok()) return reviewer.status();
-    *request.mutable_reviewer() = *reviewer;
-  }
-  request.set_on_behalf_of_reviewer(inv.Has("on_behalf"));
-  if (inv.Has("expires_at")) {
-    auto expires_at = ParseTimestamp(inv.Get("expires_at"));
-    if (!expires_at.ok()) return expires_at.status();
-    *request.mutable_narrowing()->mutable_expires_at() = *expires_at;
-  }
-  if (inv.Has("max_uses")) {
-    auto max_uses = ParseInt("max_uses", inv.Get("max_uses"));
-    if (!max_uses.ok()) return max_uses.status();
-    if (*max_uses < 1) return absl::InvalidArgumentError("--max_uses must be >= 1");
-    request.mutable_narrowing()->set_max_uses(*max_uses);
-  }
-  request.set_grant_id(inv.Get("grant_id"));
-  // Sent as given; the grant store bounds it (INVALID_ARGUMENT "note: ...").
-  request.set_note(inv.Get("note"));
-  return request;
+  grantstore::client::ResolveEscalationFields fields;
+  fields.id = inv.Get("id");
+  fields.reviewer = inv.Get("reviewer");
+  fields.on_behalf = inv.Has("on_behalf");
+  fields.expires_at = inv.Get("expires_at");
+  fields.max_uses = inv.Get("max_uses");
+  fields.grant_id = inv.Get("grant_id");
+  fields.note = inv.Get("note");
+  fields.field_prefix = "--";
+  return grantstore::client::BuildResolveEscalation(fields, decision);
 }
 
 absl::StatusOr<av1::VerifyRequest> BuildVerify(const Invocation& inv) {

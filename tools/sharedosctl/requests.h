@@ -1,5 +1,7 @@
-// Request builders of sharedosctl commands: flag values checked here (addresses, names,
-// integers, times) and turned into the GrantStore and AuditLog requests. Pure.
+// Request builders of sharedosctl commands: flag values checked here and turned into the
+// GrantStore and AuditLog requests. The audit filter and the escalation resolution are the
+// reviewer console's too: their flags are handed to grantstore_svc/client/operator_requests.h.
+// Pure.
 #ifndef SHAREDOS_TOOLS_SHAREDOSCTL_REQUESTS_H_
 #define SHAREDOS_TOOLS_SHAREDOSCTL_REQUESTS_H_
 

@@ -11,10 +11,13 @@
 #include "common/client/channel.h"
 #include "common/client/health_check.h"
 #include "common/text/terminal_safe.h"
+#include "grantstore_svc/client/operator_render.h"
 #include "sharedos/status/v1/status.grpc.pb.h"
-#include "tools/sharedosctl/render.h"
 
 namespace sharedos::sharedosctl {
+
+using ::sharedos::grantstore::client::ToJson;
+
 namespace {
 
 namespace v1 = ::sharedos::status::v1;

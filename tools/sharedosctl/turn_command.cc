@@ -10,11 +10,15 @@
 #include "common/status/grpc_status.h"
 #include "common/text/terminal_safe.h"
 #include "google/protobuf/util/json_util.h"
+#include "grantstore_svc/client/operator_render.h"
 #include "grpcpp/grpcpp.h"
 #include "sharedosd/demo_turn.h"
-#include "tools/sharedosctl/render.h"
 
 namespace sharedos::sharedosctl {
+
+using ::sharedos::grantstore::client::FormatCapability;
+using ::sharedos::grantstore::client::ToJson;
+
 namespace {
 
 namespace gs = ::sharedos::grantstore::v1;

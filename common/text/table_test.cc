@@ -1,8 +1,8 @@
-#include "tools/sharedosctl/table.h"
+#include "common/text/table.h"
 
 #include "gtest/gtest.h"
 
-namespace sharedos::sharedosctl {
+namespace sharedos::common::text {
 namespace {
 
 TEST(TableTest, AlignsColumnsLeavingTheLastUnpadded) {
@@ -45,4 +45,4 @@ TEST(TableTest, ACellsControlCharactersAreEscapedAndStartNoRow) {
 }
 
 }  // namespace
-}  // namespace sharedos::sharedosctl
+}  // namespace sharedos::common::text

@@ -1,9 +1,9 @@
-// How sharedosctl shows answers: tables of grants, audit records, escalations, a host policy,
-// a verification, or the response protos as JSON (--json). Every string from a request, a tool
-// call or a record is printed through common/text/terminal_safe.h (tables cell by cell, JSON with
-// its own escaping completed by JsonTerminalSafe). Pure.
-#ifndef SHAREDOS_TOOLS_SHAREDOSCTL_RENDER_H_
-#define SHAREDOS_TOOLS_SHAREDOSCTL_RENDER_H_
+// How sharedosctl and the reviewer console show answers: tables of grants, audit records,
+// escalations, a host policy, a verification, or the response protos as JSON (--json). Every string
+// from a request, a tool call or a record is printed through common/text/terminal_safe.h (tables
+// cell by cell, JSON with its own escaping completed by JsonTerminalSafe). Pure.
+#ifndef SHAREDOS_GRANTSTORE_SVC_CLIENT_OPERATOR_RENDER_H_
+#define SHAREDOS_GRANTSTORE_SVC_CLIENT_OPERATOR_RENDER_H_
 
 #include <string>
 #include <vector>
@@ -13,7 +13,7 @@
 #include "sharedos/grantstore/v1/grantstore.pb.h"
 #include "sharedos/protocol/v1/grant.pb.h"
 
-namespace sharedos::sharedosctl {
+namespace sharedos::grantstore::client {
 
 std::string FormatCapability(const protocol::v1::Capability& capability);
 // A grant's capability: as FormatCapability, and "@(any owner)" when it names no owner (it reaches
@@ -44,6 +44,6 @@ std::string RenderVerify(const audit::v1::VerifyResponse& verify);
 // Indented JSON (lowerCamelCase names), or one line when `compact`.
 std::string ToJson(const google::protobuf::Message& message, bool compact = false);
 
-}  // namespace sharedos::sharedosctl
+}  // namespace sharedos::grantstore::client
 
-#endif  // SHAREDOS_TOOLS_SHAREDOSCTL_RENDER_H_
+#endif  // SHAREDOS_GRANTSTORE_SVC_CLIENT_OPERATOR_RENDER_H_

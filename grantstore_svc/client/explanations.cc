@@ -1,8 +1,8 @@
-#include "tools/sharedosctl/explanations.h"
+#include "grantstore_svc/client/explanations.h"
 
 #include <iterator>
 
-namespace sharedos::sharedosctl {
+namespace sharedos::grantstore::client {
 namespace {
 
 constexpr char kStatus[] =
@@ -257,4 +257,4 @@ const CodeExplanation* ExplainRejection(absl::string_view reason) {
   return Find(std::begin(kRejections), std::end(kRejections), reason);
 }
 
-}  // namespace sharedos::sharedosctl
+}  // namespace sharedos::grantstore::client

@@ -1,10 +1,10 @@
-#include "tools/sharedosctl/table.h"
+#include "common/text/table.h"
 
 #include <algorithm>
 
 #include "common/text/terminal_safe.h"
 
-namespace sharedos::sharedosctl {
+namespace sharedos::common::text {
 namespace {
 
 // Display width: counts UTF-8 code points, not bytes.
@@ -47,4 +47,4 @@ std::string Table::Render() const {
   return out;
 }
 
-}  // namespace sharedos::sharedosctl
+}  // namespace sharedos::common::text

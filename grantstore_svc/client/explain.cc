@@ -1,4 +1,4 @@
-#include "tools/sharedosctl/explain.h"
+#include "grantstore_svc/client/explain.h"
 
 #include <algorithm>
 #include <map>
@@ -10,12 +10,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/text/terminal_safe.h"
+#include "grantstore_svc/client/explanations.h"
+#include "grantstore_svc/client/operator_names.h"
+#include "grantstore_svc/client/operator_render.h"
 #include "nlohmann/json.hpp"
-#include "tools/sharedosctl/explanations.h"
-#include "tools/sharedosctl/names.h"
-#include "tools/sharedosctl/render.h"
 
-namespace sharedos::sharedosctl {
+namespace sharedos::grantstore::client {
 namespace {
 
 namespace gs = ::sharedos::grantstore::v1;
@@ -593,4 +593,4 @@ std::string ExplanationJson(const Explanation& explanation) {
          "\n";
 }
 
-}  // namespace sharedos::sharedosctl
+}  // namespace sharedos::grantstore::client

@@ -4,12 +4,12 @@
 // the causes behind tool_unavailable, why a grant was rejected, the missing dependency, the
 // delegation-chain codes, derivation refusals and authority-resolution codes — checked against
 // the catalogue by explanations_test, which walks it. Pure; thread-safe.
-#ifndef SHAREDOS_TOOLS_SHAREDOSCTL_EXPLANATIONS_H_
-#define SHAREDOS_TOOLS_SHAREDOSCTL_EXPLANATIONS_H_
+#ifndef SHAREDOS_GRANTSTORE_SVC_CLIENT_EXPLANATIONS_H_
+#define SHAREDOS_GRANTSTORE_SVC_CLIENT_EXPLANATIONS_H_
 
 #include "absl/strings/string_view.h"
 
-namespace sharedos::sharedosctl {
+namespace sharedos::grantstore::client {
 
 struct CodeExplanation {
   absl::string_view code;
@@ -27,6 +27,6 @@ const CodeExplanation* ExplainCode(absl::string_view code);
 // or null.
 const CodeExplanation* ExplainRejection(absl::string_view reason);
 
-}  // namespace sharedos::sharedosctl
+}  // namespace sharedos::grantstore::client
 
-#endif  // SHAREDOS_TOOLS_SHAREDOSCTL_EXPLANATIONS_H_
+#endif  // SHAREDOS_GRANTSTORE_SVC_CLIENT_EXPLANATIONS_H_

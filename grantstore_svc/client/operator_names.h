@@ -1,8 +1,8 @@
 // Operator-facing names for protocol values: addresses as `kind:id`, audit event types by their
 // reference names ("tool.invoked"), sources, escalation statuses, RFC 3339 timestamps. Pure
 // functions, no I/O.
-#ifndef SHAREDOS_TOOLS_SHAREDOSCTL_NAMES_H_
-#define SHAREDOS_TOOLS_SHAREDOSCTL_NAMES_H_
+#ifndef SHAREDOS_GRANTSTORE_SVC_CLIENT_OPERATOR_NAMES_H_
+#define SHAREDOS_GRANTSTORE_SVC_CLIENT_OPERATOR_NAMES_H_
 
 #include <string>
 
@@ -14,7 +14,7 @@
 #include "sharedos/protocol/v1/audit.pb.h"
 #include "sharedos/protocol/v1/common.pb.h"
 
-namespace sharedos::sharedosctl {
+namespace sharedos::grantstore::client {
 
 // "human:alice", "agent:a", "group:g", "service:s". Errors: INVALID_ARGUMENT (no colon, unknown
 // kind, empty id).
@@ -55,6 +55,6 @@ absl::StatusOr<google::protobuf::Timestamp> ParseTimestamp(absl::string_view tex
 // RFC 3339 in UTC; "-" for an unset (zero) timestamp.
 std::string FormatTimestamp(const google::protobuf::Timestamp& timestamp);
 
-}  // namespace sharedos::sharedosctl
+}  // namespace sharedos::grantstore::client
 
-#endif  // SHAREDOS_TOOLS_SHAREDOSCTL_NAMES_H_
+#endif  // SHAREDOS_GRANTSTORE_SVC_CLIENT_OPERATOR_NAMES_H_

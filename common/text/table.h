@@ -2,13 +2,13 @@
 // and separated by two spaces; the last column is not padded. Every cell is printed through
 // common::text::TerminalSafe: a control character in it (an ANSI escape, a newline) shows as an
 // escape and can neither act on the terminal nor start a row of its own.
-#ifndef SHAREDOS_TOOLS_SHAREDOSCTL_TABLE_H_
-#define SHAREDOS_TOOLS_SHAREDOSCTL_TABLE_H_
+#ifndef SHAREDOS_COMMON_TEXT_TABLE_H_
+#define SHAREDOS_COMMON_TEXT_TABLE_H_
 
 #include <string>
 #include <vector>
 
-namespace sharedos::sharedosctl {
+namespace sharedos::common::text {
 
 class Table {
  public:
@@ -24,6 +24,6 @@ class Table {
   std::vector<std::vector<std::string>> rows_;
 };
 
-}  // namespace sharedos::sharedosctl
+}  // namespace sharedos::common::text
 
-#endif  // SHAREDOS_TOOLS_SHAREDOSCTL_TABLE_H_
+#endif  // SHAREDOS_COMMON_TEXT_TABLE_H_

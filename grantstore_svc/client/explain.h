@@ -13,8 +13,8 @@
 // that caller is refused here too (or, for the details of a decision, shown as not readable).
 // Reads are bounded (kMaxTracePages pages of the turn's trace; kMaxScanPages when an event id
 // has to be found). Not thread-safe per call; the functions hold no state.
-#ifndef SHAREDOS_TOOLS_SHAREDOSCTL_EXPLAIN_H_
-#define SHAREDOS_TOOLS_SHAREDOSCTL_EXPLAIN_H_
+#ifndef SHAREDOS_GRANTSTORE_SVC_CLIENT_EXPLAIN_H_
+#define SHAREDOS_GRANTSTORE_SVC_CLIENT_EXPLAIN_H_
 
 #include <functional>
 #include <memory>
@@ -28,7 +28,7 @@
 #include "sharedos/audit/v1/audit.grpc.pb.h"
 #include "sharedos/grantstore/v1/grantstore.grpc.pb.h"
 
-namespace sharedos::sharedosctl {
+namespace sharedos::grantstore::client {
 
 // Pages of 1000 records read to gather a turn's records (its trace).
 inline constexpr int kMaxTracePages = 5;
@@ -67,6 +67,6 @@ std::string RenderExplanation(const Explanation& explanation);
 // As one JSON object {title, facts: [{label, value}], nextSteps: […]} (--json).
 std::string ExplanationJson(const Explanation& explanation);
 
-}  // namespace sharedos::sharedosctl
+}  // namespace sharedos::grantstore::client
 
-#endif  // SHAREDOS_TOOLS_SHAREDOSCTL_EXPLAIN_H_
+#endif  // SHAREDOS_GRANTSTORE_SVC_CLIENT_EXPLAIN_H_

@@ -1,9 +1,9 @@
-#include "tools/sharedosctl/names.h"
+#include "grantstore_svc/client/operator_names.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace sharedos::sharedosctl {
+namespace sharedos::grantstore::client {
 namespace {
 
 TEST(AddressTest, ParsesEveryKind) {
@@ -98,4 +98,4 @@ TEST(NamesTest, ParsesAndFormatsRfc3339) {
 }
 
 }  // namespace
-}  // namespace sharedos::sharedosctl
+}  // namespace sharedos::grantstore::client

@@ -1,4 +1,4 @@
-#include "tools/sharedosctl/names.h"
+#include "grantstore_svc/client/operator_names.h"
 
 #include <utility>
 
@@ -9,7 +9,7 @@
 #include "audit_svc/core/control_plane_event.h"
 #include "capability/address.h"
 
-namespace sharedos::sharedosctl {
+namespace sharedos::grantstore::client {
 namespace {
 
 using protocol::v1::AuditEventType;
@@ -164,4 +164,4 @@ std::string FormatTimestamp(const google::protobuf::Timestamp& timestamp) {
   return absl::FormatTime("%Y-%m-%d%ET%H:%M:%E*SZ", time, absl::UTCTimeZone());
 }
 
-}  // namespace sharedos::sharedosctl
+}  // namespace sharedos::grantstore::client

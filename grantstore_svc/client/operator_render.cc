@@ -1,18 +1,19 @@
-#include "tools/sharedosctl/render.h"
+#include "grantstore_svc/client/operator_render.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "common/text/table.h"
 #include "common/text/terminal_safe.h"
 #include "google/protobuf/util/json_util.h"
-#include "tools/sharedosctl/names.h"
-#include "tools/sharedosctl/table.h"
+#include "grantstore_svc/client/operator_names.h"
 
-namespace sharedos::sharedosctl {
+namespace sharedos::grantstore::client {
 namespace {
 
 namespace gs = ::sharedos::grantstore::v1;
 namespace av1 = ::sharedos::audit::v1;
+using common::text::Table;
 using common::text::TerminalSafe;
 
 }  // namespace
@@ -253,4 +254,4 @@ std::string ToJson(const google::protobuf::Message& message, bool compact) {
   return common::text::JsonTerminalSafe(json);
 }
 
-}  // namespace sharedos::sharedosctl
+}  // namespace sharedos::grantstore::client

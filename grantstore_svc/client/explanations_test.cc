@@ -1,7 +1,7 @@
 // Every code of the reason-code catalogue has an explanation: the test walks the catalogue —
 // the string constants of capability/reason_codes.h (read from its text, so a code added there
 // fails here until it is explained) and the Name() of each of its enums.
-#include "tools/sharedosctl/explanations.h"
+#include "grantstore_svc/client/explanations.h"
 
 #include <fstream>
 #include <set>
@@ -13,7 +13,7 @@
 #include "gtest/gtest.h"
 #include "tests/testing/process.h"
 
-namespace sharedos::sharedosctl {
+namespace sharedos::grantstore::client {
 namespace {
 
 namespace cap = ::sharedos::capability;
@@ -69,4 +69,4 @@ TEST(ExplanationsTest, EveryRejectionReasonSaysWhyTheGrantDidNotMatch) {
 }
 
 }  // namespace
-}  // namespace sharedos::sharedosctl
+}  // namespace sharedos::grantstore::client
