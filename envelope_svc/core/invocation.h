@@ -6,7 +6,7 @@
 //   → tool.requested → draining (ending, audit outage, drain window) → the step budget of a
 //     declared step → the call budget → offered this turn, under the tool namespaces enabled now
 //     (Turn::OfferOf: tool_unavailable with its cause — semantics §3.9 steps 4–6 and §4.3 step 7
-//     in one check, docs/adr/0023)
+//     in one check, docs/adr/0024)
 //   → kernel mediation (mediator.h)
 //   → the call settled on the turn: in-flight counts, a non-repeatable effect, an audit outage
 //     latched, tool.completed.

@@ -3,7 +3,7 @@
 // (registry) are the turn's: its lease and its tools, resolved once at OpenTurn. So are steps 4
 // (registered) and 5 (tool namespace enabled): the turn's one offered check (Turn::OfferOf, under
 // the selection in force) refuses those calls in the envelope, before mediation, and hands the
-// mediator the tool it resolved — docs/adr/0023. The steps, in the order they run (§3.9's number,
+// mediator the tool it resolved — docs/adr/0024. The steps, in the order they run (§3.9's number,
 // then the refusal):
 //   CheckTrace           1  call.trace_id ≠ the turn's trace     denied trace_mismatch
 //   the kernel's own checks, which need no authorizer:

@@ -1,6 +1,6 @@
 // The availability plane of a turn (tool_namespaces.h) through the TurnEngine: listing, turning a
 // namespace off mid-session (the next call is tool_unavailable / namespace_disabled, refused by
-// the envelope's one offered check, as a tool of a namespace off at OpenTurn is — docs/adr/0023),
+// the envelope's one offered check, as a tool of a namespace off at OpenTurn is — docs/adr/0024),
 // turning it on again (grants nothing new: still decided), and the bounds.
 #include "envelope_svc/core/tool_namespaces.h"
 

@@ -8,7 +8,7 @@
 // files.purge in the never-enabled tool namespace files.admin).
 //
 // tool_unavailable is never the mediator's for a tool the turn does not offer: the turn's one
-// offered check (semantics §3.9 steps 4–6 and §4.3 step 7, docs/adr/0023) refuses it in the
+// offered check (semantics §3.9 steps 4–6 and §4.3 step 7, docs/adr/0024) refuses it in the
 // envelope, its cause not_registered, namespace_disabled, a discovery code or not_offered; the
 // kernel's tool_unavailable carries a discovery code only when discovery changes mid-turn (a
 // single-use grant spent, below). turn_draining is
