@@ -9,7 +9,6 @@
 #include "absl/strings/str_split.h"
 #include "common/oauth/token_endpoint.h"
 #include "common/server/access_policy.h"
-#include "common/server/loopback.h"
 #include "common/text/url.h"
 #include "console/explain_page.h"
 #include "console/pages.h"
@@ -127,20 +126,11 @@ std::string UrlHost(const std::string& host) {
 // and write bounded (common/http/bounded_http_server.h).
 absl::StatusOr<std::unique_ptr<common::http::BoundedHttpServer>> NewHttpServer(
     const ConsoleOptions& options, std::shared_ptr<common::server::KeyPairWatcher>& key_pair) {
-  if (!options.tls.enabled()) {
-    if (!common::server::IsLoopbackHost(options.host)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--console_host: the console serves plaintext HTTP only on loopback (got ",
-                       options.host, "); give --tls_cert and --tls_key to serve HTTPS"));
-    }
-  } else {
-    common::server::ServerTls pair = options.tls;
-    pair.client_ca_file.clear();
-    absl::StatusOr<std::shared_ptr<common::server::KeyPairWatcher>> loaded =
-        common::server::KeyPairWatcher::Load(pair);
-    if (!loaded.ok()) return loaded.status();
-    key_pair = *std::move(loaded);
-  }
+  absl::StatusOr<std::shared_ptr<common::server::KeyPairWatcher>> loaded =
+      common::server::HttpListenerKeyPair(options.tls, options.host, "--console_host",
+                                          "the console");
+  if (!loaded.ok()) return loaded.status();
+  key_pair = *std::move(loaded);
   common::http::BoundedHttpServer::Options http;
   http.host = options.host;
   http.port = options.port;

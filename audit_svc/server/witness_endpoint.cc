@@ -4,7 +4,6 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "common/server/loopback.h"
 #include "nlohmann/json.hpp"
 
 namespace sharedos::audit::server {
@@ -30,23 +29,14 @@ int HttpStatusOf(const absl::Status& status) {
 
 absl::StatusOr<std::unique_ptr<WitnessEndpoint>> WitnessEndpoint::Start(
     core::Witness& witness, const WitnessEndpointOptions& options) {
-  std::shared_ptr<common::server::KeyPairWatcher> key_pair;
-  if (options.tls.enabled()) {
-    common::server::ServerTls pair = options.tls;
-    pair.client_ca_file.clear();
-    absl::StatusOr<std::shared_ptr<common::server::KeyPairWatcher>> loaded =
-        common::server::KeyPairWatcher::Load(pair);
-    if (!loaded.ok()) return loaded.status();
-    key_pair = *std::move(loaded);
-  } else if (!common::server::IsLoopbackHost(options.host)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--witness_host: the witness serves plaintext HTTP only on loopback (got ",
-                     options.host, "); give --tls_cert and --tls_key to serve HTTPS"));
-  }
+  absl::StatusOr<std::shared_ptr<common::server::KeyPairWatcher>> key_pair =
+      common::server::HttpListenerKeyPair(options.tls, options.host, "--witness_host",
+                                          "the witness");
+  if (!key_pair.ok()) return key_pair.status();
   common::http::BoundedHttpServer::Options http;
   http.host = options.host;
   http.port = options.port;
-  http.tls = key_pair;
+  http.tls = *std::move(key_pair);
   http.max_body_bytes = core::kMaxWitnessBodyBytes;
   http.max_connections = 64;
   http.max_connections_per_address = 8;

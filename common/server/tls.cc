@@ -211,4 +211,19 @@ bool KeyPairWatcher::Install(SSL_CTX& ctx) {
   return true;
 }
 
+absl::StatusOr<std::shared_ptr<KeyPairWatcher>> HttpListenerKeyPair(const ServerTls& tls,
+                                                                    const std::string& host,
+                                                                    absl::string_view host_flag,
+                                                                    absl::string_view listener) {
+  if (!tls.enabled()) {
+    if (IsLoopbackHost(host)) return nullptr;
+    return absl::InvalidArgumentError(
+        absl::StrCat(host_flag, ": ", listener, " serves plaintext HTTP only on loopback (got ",
+                     host, "); give --tls_cert and --tls_key to serve HTTPS"));
+  }
+  ServerTls pair = tls;
+  pair.client_ca_file.clear();
+  return KeyPairWatcher::Load(pair);
+}
+
 }  // namespace sharedos::common::server

@@ -15,6 +15,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "grpcpp/security/server_credentials.h"
@@ -86,6 +87,16 @@ class KeyPairWatcher {
   std::string stamp_ ABSL_GUARDED_BY(mu_);
   absl::Time checked_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
 };
+
+// The key pair of an HTTP listener on `host` (the MCP front door, the console, the audit
+// witness's endpoint): loaded and watched when `tls` is enabled (these listeners ask for no client
+// certificate, so client_ca_file is ignored); null for plaintext, which only a loopback host may
+// serve. Errors: INVALID_ARGUMENT "<host_flag>: <listener> serves plaintext HTTP only on loopback
+// (got <host>); give --tls_cert and --tls_key to serve HTTPS", and those of Load.
+absl::StatusOr<std::shared_ptr<KeyPairWatcher>> HttpListenerKeyPair(const ServerTls& tls,
+                                                                    const std::string& host,
+                                                                    absl::string_view host_flag,
+                                                                    absl::string_view listener);
 
 }  // namespace sharedos::common::server
 

@@ -288,5 +288,21 @@ TEST_F(TlsTest, AWatcherKeepsTheLastGoodPairWhenTheFilesAreBroken) {
   EXPECT_TRUE((*watcher)->MaybeReload());
 }
 
+TEST_F(TlsTest, AnHttpListenerServesPlaintextOnlyOnLoopbackAndNeverAsksForAClientCertificate) {
+  auto plaintext =
+      HttpListenerKeyPair(ServerTls{}, "127.0.0.1", "--mcp_host", "the MCP front door");
+  ASSERT_TRUE(plaintext.ok()) << plaintext.status();
+  EXPECT_EQ(*plaintext, nullptr);
+  EXPECT_THAT(HttpListenerKeyPair(ServerTls{}, "0.0.0.0", "--console_host", "the console"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("--console_host: the console serves plaintext HTTP only on "
+                                 "loopback (got 0.0.0.0)")));
+  ServerTls tls = ServerFiles(server_);
+  tls.client_ca_file = "/nonexistent/client-ca.pem";
+  auto https = HttpListenerKeyPair(tls, "0.0.0.0", "--witness_host", "the witness");
+  ASSERT_TRUE(https.ok()) << https.status();
+  EXPECT_NE(*https, nullptr);
+}
+
 }  // namespace
 }  // namespace sharedos::common::server

@@ -336,23 +336,14 @@ McpServer::~McpServer() { Shutdown(); }
 
 absl::StatusOr<std::unique_ptr<McpServer>> McpServer::Bind(Options options) {
   if (absl::Status url = CheckPublicUrl(options.public_url); !url.ok()) return url;
-  std::shared_ptr<common::server::KeyPairWatcher> key_pair;
-  if (options.tls.enabled()) {
-    common::server::ServerTls pair = options.tls;
-    pair.client_ca_file.clear();
-    absl::StatusOr<std::shared_ptr<common::server::KeyPairWatcher>> loaded =
-        common::server::KeyPairWatcher::Load(pair);
-    if (!loaded.ok()) return loaded.status();
-    key_pair = *std::move(loaded);
-  } else if (!common::server::IsLoopbackHost(options.host)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--mcp_host: the MCP front door serves plaintext HTTP only on loopback (got ",
-                     options.host, "); give --tls_cert and --tls_key to serve HTTPS"));
-  }
+  absl::StatusOr<std::shared_ptr<common::server::KeyPairWatcher>> key_pair =
+      common::server::HttpListenerKeyPair(options.tls, options.host, "--mcp_host",
+                                          "the MCP front door");
+  if (!key_pair.ok()) return key_pair.status();
   common::http::BoundedHttpServer::Options http;
   http.host = options.host;
   http.port = options.port;
-  http.tls = key_pair;
+  http.tls = *key_pair;
   http.max_connections = options.max_connections;
   http.max_connections_per_address = options.max_connections_per_address;
   http.max_header_bytes = options.max_header_bytes;
@@ -370,7 +361,7 @@ absl::StatusOr<std::unique_ptr<McpServer>> McpServer::Bind(Options options) {
   }
   const int port = (*bound)->port();
   return std::unique_ptr<McpServer>(
-      new McpServer(std::move(options), std::move(key_pair), *std::move(bound), port));
+      new McpServer(std::move(options), *std::move(key_pair), *std::move(bound), port));
 }
 
 void McpServer::Start(core::TurnEngine& engine, const ExecutionTokenCodec& tokens,
