@@ -151,6 +151,27 @@ TEST(AccessRulesTest, EachServiceCallsOnlyWhatItsJobNeeds) {
   EXPECT_FALSE(Admit("sharedos.envelope.v1.Envelope/OpenTurn", envelope).ok());
 }
 
+// The console process's own credential only looks up the credentials people sign in with; every
+// page calls the services with the signed-in person's credential (docs/adr/0022).
+TEST(AccessRulesTest, TheConsolesOwnCredentialOnlyLooksUpCredentials) {
+  const Principal console = Make(Role::kService, "service:console");
+  int refused = 0;
+  for (const google::protobuf::ServiceDescriptor* service : ServedServices()) {
+    for (int i = 0; i < service->method_count(); ++i) {
+      const std::string method =
+          absl::StrCat(service->full_name(), "/", service->method(i)->name());
+      if (method == "sharedos.grantstore.v1.GrantStore/AuthenticateCredential") {
+        EXPECT_TRUE(Admit(method, console).ok()) << method;
+      } else if (!Admit(method, console).ok()) {
+        ++refused;
+      } else {
+        ADD_FAILURE() << "service:console admitted to " << method;
+      }
+    }
+  }
+  EXPECT_GT(refused, 40);
+}
+
 TEST(AccessRulesTest, AReviewerReachesOnlyWhatIsAddressedToItsPrincipal) {
   const std::string get = "sharedos.grantstore.v1.GrantStore/GetEscalation";
   const Principal alice =
