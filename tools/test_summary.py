@@ -5,12 +5,16 @@ Inputs: a file listing the test targets that should have run, the Build Event Pr
 of the run, and the bazel-testlogs directory. Each target's JUnit XML (gtest writes one; Bazel
 synthesizes one for other tests) gives its cases. A target that did not pass and whose XML shows
 no failing case (crash, timeout, build failure, no XML at all) counts as one failed case, so a
-broken target can never disappear from the count.
+broken target can never disappear from the count. Each failing case's message is printed, cut to
+a few KB (a failed assertion on a large value would otherwise sink in the log's size limit).
 """
 import json
 import os
 import sys
 import xml.etree.ElementTree as ET
+
+MAX_MESSAGE = 6000
+MAX_FAILURES_SHOWN = 20
 
 
 def label_to_path(label):
@@ -39,6 +43,7 @@ def main():
 
     passed = failed = skipped = 0
     broken = []
+    failures = []
     for label in targets:
         xml_path = os.path.join(testlogs, label_to_path(label), "test.xml")
         target_status = status.get(label, "NO_STATUS")
@@ -50,9 +55,16 @@ def main():
                 tree = None
             if tree is not None:
                 for case in tree.iter("testcase"):
-                    if case.find("failure") is not None or case.find("error") is not None:
+                    problem = case.find("failure")
+                    if problem is None:
+                        problem = case.find("error")
+                    if problem is not None:
                         failed += 1
                         case_failures += 1
+                        text = problem.get("message") or problem.text or ""
+                        failures.append("%s %s.%s:\n%s" % (label, case.get("classname", ""),
+                                                             case.get("name", ""),
+                                                             text[:MAX_MESSAGE]))
                     elif case.get("result") == "skipped" or case.get("status") == "notrun":
                         skipped += 1
                     else:
@@ -61,6 +73,8 @@ def main():
             failed += 1
             broken.append("%s (%s)" % (label, target_status))
 
+    for entry in failures[:MAX_FAILURES_SHOWN]:
+        print("failed case: " + entry)
     for entry in broken:
         print("broken target: " + entry)
     line = "%d passed, %d failed" % (passed, failed)

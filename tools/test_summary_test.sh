@@ -45,6 +45,18 @@ out=$(python3 "$script" "$d/targets" "$d/bep.json" "$d/logs") && rc=0 || rc=$?
 [ "$(echo "$out" | tail -1)" = "4 passed, 3 failed, 1 skipped" ] || { echo "got: $out"; exit 1; }
 echo "$out" | grep -q "broken target: //pkg:unbuilt (NO_STATUS)" || { echo "got: $out"; exit 1; }
 echo "$out" | grep -q "broken target: //pkg:crash (FAILED)" || { echo "got: $out"; exit 1; }
+# The failing case is named with its message.
+echo "$out" | grep -q "failed case: //pkg:bad .b:" || { echo "got: $out"; exit 1; }
+echo "$out" | grep -qx "boom" || { echo "got: $out"; exit 1; }
+
+# A failure message of 1 MB is cut to a few KB.
+big=$(head -c 1000000 /dev/zero | tr '\0' 'x')
+printf '<testsuites><testsuite name="S"><testcase name="b"><failure message="%s"/></testcase></testsuite></testsuites>\n' \
+  "$big" > "$d/logs/pkg/bad/test.xml"
+printf '//pkg:bad\n' > "$d/targets"
+bep "//pkg:bad=FAILED" > "$d/bep.json"
+out=$(python3 "$script" "$d/targets" "$d/bep.json" "$d/logs") || true
+[ "${#out}" -lt 10000 ] || { echo "a 1 MB message printed ${#out} bytes"; exit 1; }
 
 # No targets at all is a failure, never a silent pass.
 : > "$d/targets"

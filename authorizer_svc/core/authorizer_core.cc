@@ -14,6 +14,7 @@
 #include "common/crypto/sha256.h"
 #include "common/json/canonical_json.h"
 #include "common/json/canonical_proto_json.h"
+#include "common/logging/log.h"
 #include "common/status/status_macros.h"
 #include "common/time/proto_time.h"
 #include "common/validation/bounds.h"
@@ -178,6 +179,11 @@ std::shared_ptr<AuthorizerCore::Lease> AuthorizerCore::Load(const pb::AccessCont
                       ? capability::AuthorityCode::kGrantLimitExceeded
                       : capability::AuthorityCode::kGrantSourceFailed;
     lease->MakeUnavailable(AuthorityUnavailableCode(), facts->code);
+    // The lease's record names only the code; the log says why the store did not answer.
+    common::logging::Log(common::logging::Level::kWarning, "authority.load_failed",
+                         context.trace_id(),
+                         {{"code", absl::StatusCodeToString(loaded.status().code())},
+                          {"message", loaded.status().message().substr(0, 200)}});
     return lease;
   }
   HostPolicyState policy = HostPolicyStateOf(loaded->host_policy(), context.namespace_id());

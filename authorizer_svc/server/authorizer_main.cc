@@ -25,6 +25,11 @@ ABSL_FLAG(std::string, lease_secret_file, "",
           "authorizer replica): the key of the lease id MAC. Required.");
 ABSL_FLAG(absl::Duration, default_lease_timeout, absl::Seconds(150),
           "Lifetime of a lease opened without a timeout.");
+ABSL_FLAG(absl::Duration, grantstore_timeout, absl::Seconds(2),
+          "Deadline of loading an authority and of recording an escalation at grantstore_svc, "
+          "100ms..60s; counting a use and resolving grants on a decision's path get half of it. "
+          "Past it the decision is authority_unavailable (usage_store_unavailable for a count), "
+          "fail closed.");
 ABSL_FLAG(bool, live_revocation, false,
           "Check live revocation (ADR 0027) at grantstore_svc on every matching decision.");
 
@@ -51,6 +56,14 @@ absl::StatusOr<std::unique_ptr<server::Servable>> Build(const server::ServiceFla
       server::ReadFlagSecret("lease_secret_file", absl::GetFlag(FLAGS_lease_secret_file),
                              server::SecretPart::kWholeFile));
   options.core.default_lease_timeout = absl::GetFlag(FLAGS_default_lease_timeout);
+  const absl::Duration grantstore_timeout = absl::GetFlag(FLAGS_grantstore_timeout);
+  if (grantstore_timeout < absl::Milliseconds(100) || grantstore_timeout > absl::Seconds(60)) {
+    return absl::InvalidArgumentError("--grantstore_timeout: must be 100ms..60s");
+  }
+  options.core.load_deadline = grantstore_timeout;
+  options.core.escalation_deadline = grantstore_timeout;
+  options.core.usage_deadline = grantstore_timeout / 2;
+  options.core.resolve_deadline = grantstore_timeout / 2;
   options.core.live_revocation = absl::GetFlag(FLAGS_live_revocation);
   options.core.metrics = flags.metrics.get();
   ASSIGN_OR_RETURN(auto audit, sharedos::audit::client::NewAuditWriterFromFlags(flags.metrics.get(),

@@ -127,6 +127,9 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> NewChannel(const std::string& tar
     arguments.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, std::min(millis, 1000));
     arguments.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, std::min(millis, 1000));
     arguments.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, millis);
+  } else {
+    arguments.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS,
+                     static_cast<int>(absl::ToInt64Milliseconds(kDefaultMaxReconnectBackoff)));
   }
   if (!tls.enabled()) {
     if (!IsLoopbackTarget(target)) {

@@ -48,9 +48,12 @@ bool IsLoopbackTarget(absl::string_view target);
 // "<flag>: plaintext is allowed only on loopback; give --tls_ca to reach <target>";
 // "--tls_client_cert: ..." (half a pair, a pair without --tls_ca); FAILED_PRECONDITION "--tls_ca:
 // cannot read <path>" and the like (files are read once here so that a bad one is a refused
-// start-up, then watched). `max_reconnect_backoff` above zero bounds how long the channel waits
-// between attempts to reach a server that was down (gRPC's own default, up to 120 s, otherwise):
-// for peers that must be found again soon after they restart (envelope replicas).
+// start-up, then watched). A server that was down is tried again at most
+// kDefaultMaxReconnectBackoff apart (gRPC's own bound is 120 s: a service would answer
+// authority_unavailable for up to two minutes after the grant store it calls restarted).
+// `max_reconnect_backoff` above zero sets that bound and the first retry's delay and the connect
+// timeout to at most 1 s: for peers that must be found again at once (envelope replicas).
+inline constexpr absl::Duration kDefaultMaxReconnectBackoff = absl::Seconds(5);
 absl::StatusOr<std::shared_ptr<grpc::Channel>> NewChannel(
     const std::string& target, const ChannelTls& tls, absl::string_view flag,
     absl::Duration max_reconnect_backoff = absl::ZeroDuration());

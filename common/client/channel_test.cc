@@ -87,5 +87,34 @@ TEST(ChannelTest, CallsAreSpreadOverEveryReplicaAndGoOnWhenOneIsGone) {
   EXPECT_EQ(second_calls.load(), before + 20);
 }
 
+// A server that was down for long is found again within the channel's bound, not after gRPC's
+// own backoff (which reaches ~17 s between attempts after 30 s down, and 120 s at most): a service
+// calling a restarted grant store answers again within seconds. With gRPC's bound this fails:
+// the attempt after ~30 s of outage comes ~10-20 s after the server is back.
+TEST(ChannelTest, AServerBackAfterALongOutageIsFoundWithinTheReconnectBound) {
+  const auto ok = [](grpc::GenericCallbackServerContext&) { return grpc::Status::OK; };
+  auto server = std::make_unique<ProbeServer>(ok);
+  const int port = std::stoi(Port(server->address()));
+  auto channel = NewChannel(server->address(), ChannelTls{}, "--grantstore_target");
+  ASSERT_TRUE(channel.ok()) << channel.status();
+  ASSERT_TRUE(CallOnce(*channel).ok());
+
+  server.reset();
+  // 30 s down, the channel trying to reconnect all along (round_robin reconnects on its own).
+  const absl::Time back_at = absl::Now() + absl::Seconds(30);
+  while (absl::Now() < back_at) {
+    (void)(*channel)->WaitForConnected(std::chrono::system_clock::now() +
+                                       std::chrono::milliseconds(500));
+  }
+  server = std::make_unique<ProbeServer>(ok, port);
+  ASSERT_EQ(server->address(), absl::StrCat("127.0.0.1:", port));
+  const absl::Time restarted = absl::Now();
+  // The bound plus its 20 % jitter and a connect, with room for a loaded machine.
+  EXPECT_TRUE((*channel)->WaitForConnected(std::chrono::system_clock::now() +
+                                           std::chrono::seconds(10)))
+      << "not connected " << absl::Now() - restarted << " after the server came back";
+  EXPECT_TRUE(CallOnce(*channel).ok());
+}
+
 }  // namespace
 }  // namespace sharedos::common::client

@@ -26,10 +26,13 @@ class ProbeServer::Service : public grpc::CallbackGenericService {
   const ProbeServer::Handler handler_;
 };
 
-ProbeServer::ProbeServer(Handler handler)
+ProbeServer::ProbeServer(Handler handler) : ProbeServer(std::move(handler), 0) {}
+
+ProbeServer::ProbeServer(Handler handler, int port)
     : service_(std::make_unique<Service>(std::move(handler))) {
   grpc::ServerBuilder builder;
-  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
+  builder.AddListeningPort("127.0.0.1:" + std::to_string(port), grpc::InsecureServerCredentials(),
+                           &port_);
   builder.RegisterCallbackGenericService(service_.get());
   server_ = builder.BuildAndStart();
 }

@@ -20,6 +20,8 @@ class ProbeServer {
   using Handler = std::function<grpc::Status(grpc::GenericCallbackServerContext& context)>;
 
   explicit ProbeServer(Handler handler);
+  // On `port` of 127.0.0.1 (0: any free one), e.g. to come back where a stopped one was.
+  ProbeServer(Handler handler, int port);
   ~ProbeServer();
 
   // Calls the server with "authorization: <authorization>" (no metadata when empty); returns the

@@ -37,6 +37,18 @@ Settlement FailedByEnvelope(pb::ProtocolError error) {
   return Settlement::Failed(std::move(error), pb::ENDED_BY_ENVELOPE);
 }
 
+// A turn denied authority_unavailable because the authorizer did not answer: the record says
+// only the code, so the operator's log says why (a deadline passed, the authorizer unreachable).
+// The status's message is the transport's or the authorizer's own, never the request's content.
+void LogAuthorizerFailure(absl::string_view rpc, const Turn& turn, const absl::Status& status) {
+  common::logging::Log(common::logging::Level::kWarning, "turn.authorizer_unavailable",
+                       turn.context.trace_id(),
+                       {{"turn_id", turn.id},
+                        {"rpc", rpc},
+                        {"code", absl::StatusCodeToString(status.code())},
+                        {"message", status.message().substr(0, 200)}});
+}
+
 }  // namespace
 
 struct Admission::Admitting {
@@ -235,7 +247,10 @@ std::optional<Settlement> Admission::OpenLease(Admitting& admitting) {
   }
   absl::StatusOr<az::OpenTurnAuthorityResponse> lease =
       authorizer_.OpenTurnAuthority(open, options_.authorizer_timeout);
-  if (!lease.ok()) return Settlement::Denied(capability::kAuthorityUnavailable);
+  if (!lease.ok()) {
+    LogAuthorizerFailure("OpenTurnAuthority", turn, lease.status());
+    return Settlement::Denied(capability::kAuthorityUnavailable);
+  }
   // Known from here on, so the lease is closed whatever the turn's end.
   turn.lease_id = lease->lease_id();
   if (lease->status() != az::LEASE_STATUS_RESOLVED) {
@@ -259,7 +274,10 @@ std::optional<Settlement> Admission::AdmitAgent(Admitting& admitting) {
   *admit.mutable_agent() = admitting.turn.request.agent();
   absl::StatusOr<az::AdmitTurnResponse> admitted =
       authorizer_.AdmitTurn(admit, options_.authorizer_timeout);
-  if (!admitted.ok()) return Settlement::Denied(capability::kAuthorityUnavailable);
+  if (!admitted.ok()) {
+    LogAuthorizerFailure("AdmitTurn", admitting.turn, admitted.status());
+    return Settlement::Denied(capability::kAuthorityUnavailable);
+  }
   if (admitted->decision().allowed()) return std::nullopt;
   const values::Refusal refusal =
       values::Refusal::FromAuthorizer(admitted->decision().reason_code(), admitted->fail_closed());

@@ -28,6 +28,9 @@ ABSL_FLAG(int64_t, files_max_owner_bytes, int64_t{1} << 30,
           "past it fails quota_exceeded.");
 ABSL_FLAG(int64_t, files_max_owner_files, 100000,
           "Files one owner's files area may hold; 0: no quota.");
+ABSL_FLAG(absl::Duration, authorizer_timeout, absl::Seconds(2),
+          "Deadline of one call to the authorizer (admission, each decision, settlement), "
+          "100ms..60s. Past it the call is refused authority_unavailable, fail closed.");
 ABSL_FLAG(absl::Duration, mcp_read_timeout, absl::Seconds(10),
           "The MCP front door's deadline to read one request (TLS handshake, headers, body) and "
           "to keep an idle connection.");
@@ -71,6 +74,11 @@ absl::Status ApplyLimitFlags(EnvelopeServerOptions& options) {
   if (absl::Status s = Positive("max_tool_result_bytes", result_bytes); !s.ok()) return s;
   if (absl::Status s = NotNegative("files_max_owner_bytes", owner_bytes); !s.ok()) return s;
   if (absl::Status s = NotNegative("files_max_owner_files", owner_files); !s.ok()) return s;
+  const absl::Duration authorizer_timeout = absl::GetFlag(FLAGS_authorizer_timeout);
+  if (authorizer_timeout < absl::Milliseconds(100) || authorizer_timeout > absl::Seconds(60)) {
+    return absl::InvalidArgumentError("--authorizer_timeout: must be 100ms..60s");
+  }
+  options.engine.authorizer_timeout = authorizer_timeout;
   options.engine.max_turns = static_cast<size_t>(max_turns);
   options.engine.max_open_turns_per_namespace = static_cast<size_t>(per_namespace);
   options.engine.max_open_turns_per_host = static_cast<size_t>(per_host);

@@ -8,9 +8,13 @@
 #include <fstream>
 #include <sstream>
 #include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -29,6 +33,36 @@ std::string ReadFile(const std::string& path) {
   std::stringstream content;
   content << in.rdbuf();
   return content.str();
+}
+
+// Where `committed` and `rebuilt` differ, bounded for the test log: the lines between their common
+// head and common tail, at most kShown of each (the two files are ~0.5 MB; printing both whole
+// hid the difference behind the log's size limit). Empty when they are equal.
+std::string Difference(absl::string_view committed, absl::string_view rebuilt) {
+  if (committed == rebuilt) return "";
+  constexpr size_t kShown = 30;
+  const std::vector<absl::string_view> before = absl::StrSplit(committed, '\n');
+  const std::vector<absl::string_view> after = absl::StrSplit(rebuilt, '\n');
+  size_t head = 0;
+  while (head < before.size() && head < after.size() && before[head] == after[head]) ++head;
+  size_t tail = 0;
+  while (tail < before.size() - head && tail < after.size() - head &&
+         before[before.size() - 1 - tail] == after[after.size() - 1 - tail]) {
+    ++tail;
+  }
+  std::string out = absl::StrCat("first difference at line ", head + 1, ": ",
+                                 before.size() - head - tail, " committed line(s) became ",
+                                 after.size() - head - tail, " rebuilt line(s)\n");
+  const auto show = [&](const std::vector<absl::string_view>& lines, absl::string_view mark) {
+    const size_t end = lines.size() - tail;
+    for (size_t i = head; i < end && i < head + kShown; ++i) {
+      absl::StrAppend(&out, mark, " ", i + 1, ": ", lines[i], "\n");
+    }
+    if (end > head + kShown) absl::StrAppend(&out, mark, " … ", end - head - kShown, " more\n");
+  };
+  show(before, "-");
+  show(after, "+");
+  return out;
 }
 
 }  // namespace
@@ -69,8 +103,10 @@ void ExpectTheCommittedManifest(const Declarations& declarations,
             .ok());
     ASSERT_TRUE(testing::WriteFile(std::string(outputs) + "/manifest.md", manifest.markdown).ok());
   }
-  EXPECT_EQ(committed_json, manifest.json.dump(2) + "\n") << kRegenerate;
-  EXPECT_EQ(ReadFile(testing::RunfilePath(kManifestMdPath)), manifest.markdown) << kRegenerate;
+  EXPECT_EQ(Difference(committed_json, manifest.json.dump(2) + "\n"), "")
+      << kManifestJsonPath << kRegenerate;
+  EXPECT_EQ(Difference(ReadFile(testing::RunfilePath(kManifestMdPath)), manifest.markdown), "")
+      << kManifestMdPath << kRegenerate;
 }
 
 }  // namespace sharedos::conformance

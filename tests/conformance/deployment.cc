@@ -16,6 +16,7 @@
 #include "audit_svc/storage/sqlite_audit_store.h"
 #include "authorizer_svc/core/authorizer_core.h"
 #include "common/client/channel.h"
+#include "common/client/health_check.h"
 #include "common/server/auth.h"
 #include "common/server/server_runner.h"
 #include "common/status/status_macros.h"
@@ -591,6 +592,13 @@ class ProcessDeployment final : public Deployment {
     options.provider_token = true;
     options.unattached_envelope = true;
     options.mcp = options_.mcp;
+    // The calls between services get 10-20 s instead of 2 (the flags' default; the envelope's
+    // call holds the authorizer's, so it gets more): a CLI column runs a real CLI beside the four
+    // services on two cores, and a grant store slowed past 2 s by that load ended a turn
+    // authority_unavailable, which no row declares. No row stalls a service (an outage stops its
+    // process, which fails fast), so no row waits on these deadlines.
+    options.envelope_args.push_back("--authorizer_timeout=20s");
+    options.authorizer_args.push_back("--grantstore_timeout=10s");
     if (options_.replicated) {
       // Two replicas of every service on one PostgreSQL database (issue 18).
       ASSIGN_OR_RETURN(cluster_, testing::PostgresCluster::Create());
@@ -624,6 +632,7 @@ class ProcessDeployment final : public Deployment {
     audit_stub_ = audit::v1::AuditLog::NewStub(audit);
     ASSIGN_OR_RETURN(auto authorizer, Channel(processes_->target(Service::kAuthorizer)));
     authorizer_stub_ = av1::Authorizer::NewStub(authorizer);
+    callers_of_the_grant_store_ = {authorizer, envelope, audit};
     return absl::OkStatus();
   }
 
@@ -659,6 +668,22 @@ class ProcessDeployment final : public Deployment {
   absl::Status Recover() override {
     for (Service grantstore : GrantStores()) {
       if (!processes_->running(grantstore)) RETURN_IF_ERROR(processes_->Restart(grantstore));
+    }
+    // The grant store is back, but the services that call it may not have found it yet (each
+    // reports itself ready only once its dependencies answer, common/server/readiness.h): the
+    // next row starts when they serve again, not while their channels are still reconnecting.
+    const absl::Time limit = absl::Now() + absl::Seconds(120);
+    for (const std::shared_ptr<grpc::Channel>& channel : callers_of_the_grant_store_) {
+      while (true) {
+        absl::StatusOr<common::client::HealthStatus> health =
+            common::client::CheckHealth(channel, "", absl::Seconds(2));
+        if (health.ok() && *health == common::client::HealthStatus::kServing) break;
+        if (absl::Now() > limit) {
+          return absl::DeadlineExceededError(
+              "recover: a service that calls the grant store did not serve again within 120 s");
+        }
+        absl::SleepFor(absl::Milliseconds(100));
+      }
     }
     return absl::OkStatus();
   }
@@ -706,6 +731,8 @@ class ProcessDeployment final : public Deployment {
   std::unique_ptr<gv1::GrantStore::Stub> grants_stub_;
   std::unique_ptr<audit::v1::AuditLog::Stub> audit_stub_;
   std::unique_ptr<av1::Authorizer::Stub> authorizer_stub_;
+  // The authorizer, the envelope and the audit log: each calls the grant store (Recover).
+  std::vector<std::shared_ptr<grpc::Channel>> callers_of_the_grant_store_;
 };
 
 }  // namespace

@@ -213,6 +213,7 @@ absl::StatusOr<std::unique_ptr<FourProcessDeployment>> FourProcessDeployment::St
     for (const std::string& flag : d.AuditFlags(writer("authorizer", copy))) {
       args.push_back(flag);
     }
+    args.insert(args.end(), d.options_.authorizer_args.begin(), d.options_.authorizer_args.end());
     RETURN_IF_ERROR(d.StartMember(copy == 0 ? Service::kAuthorizer : Service::kAuthorizerReplica,
                                   "authorizer_svc/server/authorizer_svc", "authorizer_svc",
                                   std::move(args)));

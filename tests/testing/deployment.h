@@ -188,6 +188,8 @@ class FourProcessDeployment {
     std::vector<std::string> envelope_args;
     // More audit_svc flags, on every audit_svc (e.g. --checkpoint_key_file).
     std::vector<std::string> audit_args;
+    // More authorizer_svc flags, on every authorizer (e.g. --grantstore_timeout).
+    std::vector<std::string> authorizer_args;
     // --oidc_config=<this file> on every process (ADR 0020): each verifies the identity
     // provider's JWT access tokens beside the static credentials. Empty: no provider.
     std::string oidc_config;
