@@ -25,7 +25,7 @@
 # --large: the full run plus audit_10m, the SQLite log at 10M records (opt-in: it does not fit
 # the 15 minutes). Its fixture, a valid hash-chained log written by the fixture builder
 # (audit_scale_bench --fill=store), is kept in $SHAREDOS_SCALE_FIXTURES and reused: the first
-# --large run builds it (~12 GB; ~55 minutes on two loaded cores), later ones only measure.
+# --large run builds it (12.1 GB; 48 minutes on two cores at load ~18), later ones only measure.
 # --quick: the same steps at toy sizes (about a minute): a smoke test that every row is
 # produced, no figure to read.
 # SHAREDOS_SCALE_STEPS="step ..." runs only those steps (e.g. "replicas audit_postgres"); the
