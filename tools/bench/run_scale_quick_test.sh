@@ -19,16 +19,40 @@ for row in \
   "resolution (BM_Resolve, CPU) vs grants per (actor, authority) | 1: " \
   "linear scan (baseline, CPU) vs grants per (actor, authority) | 1: " \
   "linear scan / BM_Decide | 1: " \
-  "audit append p50 (one event) vs records | 1,000: " \
-  "audit Query p50 (one trace's 10 records) vs records | 1,000: " \
-  "audit Verify from the last checkpoint (same records checked) vs records | 1,000: " \
-  "audit database bytes per record vs records | 1,000: " \
+  "audit (SQLite) append p50 (one event) vs records | 1,000: " \
+  "audit (SQLite) Query p50 (one trace's 10 records) vs records | 1,000: " \
+  "audit (SQLite) Verify from the last checkpoint (same records checked) vs records | 1,000: " \
+  "audit (SQLite) database bytes per record vs records | 1,000: " \
+  "audit (SQLite, with the 10M fixture) append p50 (one event) vs records | 1,000: " \
   "sharedosd memory per open turn vs open turns | 10: " \
   "InvokeTool p50 vs open turns | 10: " \
   "grant store LoadAuthority p50 (an actor's 100 grants; readers copy pages (default)) vs grants stored | 1,000: " \
   "grant store LoadAuthority CPU per call (readers with mmap, 1 GiB) vs grants stored | 1,000: "; do
   grep -qF -- "| $row" "$table" || fail "row missing: $row"
 done
+# The PostgreSQL steps: measured where its server binaries are installed (tools/setup.sh),
+# otherwise each says it was skipped and why.
+if grep -q "^skipped:" "$out/audit_postgres.txt"; then
+  grep -qF -- "| audit (PostgreSQL) | skipped: " "$table" || fail "no skipped row for audit_postgres"
+else
+  for row in \
+    "audit (PostgreSQL) append p50 (one event) vs records | 1,000: " \
+    "audit (PostgreSQL) database bytes per record vs records | 1,000: " \
+    "PostgreSQL / SQLite at 1,000 records | append p50: "; do
+    grep -qF -- "| $row" "$table" || fail "row missing: $row"
+  done
+fi
+if grep -q "^skipped:" "$out/replicas.txt"; then
+  grep -qF -- "| replicas (every service, one PostgreSQL) | skipped: " "$table" ||
+    fail "no skipped row for replicas"
+else
+  for row in \
+    "replicas: Authorize throughput (calls/s) vs replicas of every service | 1: " \
+    "replicas: InvokeTool throughput (calls/s) vs replicas of every service | 1: " \
+    "replicas: InvokeTool: services' CPU per call vs replicas of every service | 1: "; do
+    grep -qF -- "| $row" "$table" || fail "row missing: $row"
+  done
+fi
 # Every curve row carries its ratio.
 curves=$(grep -c ' vs ' "$table")
 ratios=$(grep ' vs ' "$table" | grep -c '| \*\*[0-9.,]*×\*\* |')

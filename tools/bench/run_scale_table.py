@@ -61,6 +61,9 @@ class Table:
         self.out = []
         self.missing = []
 
+    def skipped(self, name, why):
+        self.out.append(f"| {name} | skipped: {why} | | | |")
+
     def curve(self, name, points, unit, work_ratio, note="", higher_is_better=False):
         """points: [(label, value or None)]; work_ratio: what the work grows by, largest over
         smallest point (None: the work is constant — the cost should be too)."""
@@ -111,31 +114,81 @@ def main(directory):
         table.out.append("| linear scan / BM_Decide | " +
                          " · ".join(f"{label}: {v:,.1f}×" for label, v in ratios) + " | | | |")
 
+    def read_optional(name):
+        """(text, None), or (None, why) for a step skipped or not run (--large only)."""
+        try:
+            text = read(directory, name)
+        except OSError:
+            return None, "not run"
+        if text.startswith("skipped:"):
+            return None, text.strip()[len("skipped: "):]
+        return text, None
+
+    audit_keys = (
+        ("append_p50_us", "append p50 (one event)", "µs"),
+        ("append_cpu_p50_us", "append CPU p50 (caller's thread)", "µs"),
+        ("query_p50_us", "Query p50 (one trace's 10 records)", "µs"),
+        ("query_cpu_p50_us", "Query CPU p50", "µs"),
+        ("verify_p50_us", "Verify from the last checkpoint (same records checked)", "µs"),
+        ("verify_cpu_p50_us", "Verify CPU p50", "µs"),
+        ("bytes_per_record", "database bytes per record", "B"),
+        ("fill_events_per_s", "fill rate (events/s)", ""),
+    )
+
+    def audit_curves(prefix, audit, keys=audit_keys):
+        labels = [f"{int(r['records']):,}" for r in audit] or ["?"]
+        for key, what, unit in keys:
+            points = [(l, r.get(key)) for l, r in zip(labels, audit)] or [("?", None)]
+            if key == "fill_events_per_s":
+                # A reused fixture was not filled in this run: no rate to read.
+                points = [(l, v) for (l, v), r in zip(points, audit or [{}])
+                          if not r.get("reused")] or points
+            table.curve(f"{prefix} {what} vs records", points, unit, None,
+                        higher_is_better=(key == "fill_events_per_s"))
+
     try:
         audit = lines(read(directory, "audit"), "audit_scale")
     except OSError:
         audit = []
-    if audit:
-        records = audit[-1]["records"] / audit[0]["records"]
-    else:
-        records = None
-    labels = [f"{int(r['records']):,}" for r in audit] or ["?"]
-    for key, what, unit in (
-        ("append_p50_us", "audit append p50 (one event)", "µs"),
-        ("append_cpu_p50_us", "audit append CPU p50 (caller's thread)", "µs"),
-        ("query_p50_us", "audit Query p50 (one trace's 10 records)", "µs"),
-        ("query_cpu_p50_us", "audit Query CPU p50", "µs"),
-        ("verify_p50_us", "audit Verify from the last checkpoint (same records checked)", "µs"),
-        ("verify_cpu_p50_us", "audit Verify CPU p50", "µs"),
-        ("bytes_per_record", "audit database bytes per record", "B"),
-        ("fill_events_per_s", "audit fill rate (events/s, 2 callers × 1,000-event requests)", ""),
-    ):
-        table.curve(what + " vs records", [(l, r.get(key)) for l, r in zip(labels, audit)] or
-                    [("?", None)], unit, None, higher_is_better=(key == "fill_events_per_s"))
+    audit_curves("audit (SQLite)", audit)
     if audit:
         checked = int(audit[0].get("verify_checked", 0))
+        records = audit[-1]["records"] / audit[0]["records"]
         table.out.append(f"| (Verify checked {checked:,} records at every size; log grew "
                          f"{records:,.0f}×) | | | | |")
+
+    # SQLite at 10M (--large): the SQLite curve extended by the cached fixture's point.
+    text, why = read_optional("audit_10m")
+    if text is None:
+        table.skipped("audit (SQLite) at 10M records", why + " (run_scale.sh --large)"
+                      if why == "not run" else why)
+    else:
+        large = lines(text, "audit_scale")
+        audit_curves("audit (SQLite, with the 10M fixture)",
+                     audit + large if audit and large else large,
+                     keys=[k for k in audit_keys if k[0] != "fill_events_per_s"])
+        for r in large:
+            if r.get("reused"):
+                table.out.append(f"| (10M point over a cached fixture of {int(r['reused']):,} "
+                                 "records, not filled in this run) | | | | |")
+
+    # PostgreSQL beside SQLite.
+    text, why = read_optional("audit_postgres")
+    if text is None:
+        table.skipped("audit (PostgreSQL)", why)
+    else:
+        pg = lines(text, "audit_scale")
+        audit_curves("audit (PostgreSQL)", pg)
+        sqlite_by_size = {r["records"]: r for r in audit}
+        for r in pg:
+            other = sqlite_by_size.get(r["records"])
+            if other is None:
+                continue
+            cells = " · ".join(
+                f"{what.split(' (')[0]}: {r[key] / other[key]:,.2f}×"
+                for key, what, _ in audit_keys[:7] if other.get(key))
+            table.out.append(f"| PostgreSQL / SQLite at {int(r['records']):,} records | {cells} "
+                             "| | | |")
 
     try:
         turns = lines(read(directory, "turns"), "turns_scale")
@@ -175,7 +228,31 @@ def main(directory):
         table.curve(f"grant store LoadAuthority CPU per call ({what}) vs grants stored", cpu,
                     "µs", None)
 
-    table.out.append("| replicas (1, 2, 3 on one PostgreSQL) | not measured by this script | | | |")
+    text, why = read_optional("replicas")
+    if text is None:
+        table.skipped("replicas (every service, one PostgreSQL)", why)
+    else:
+        rows = lines(text, "replicas_scale")
+        labels = [f"{int(r['replicas'])}" for r in rows] or ["?"]
+        work = rows[-1]["replicas"] / rows[0]["replicas"] if rows else None
+        for key, what, unit, better in (
+            ("authorize_per_s", "Authorize throughput (calls/s)", "", True),
+            ("authorize_p50_us", "Authorize p50", "µs", False),
+            ("authorize_services_cpu_us", "Authorize: services' CPU per call", "µs", False),
+            ("authorize_postgres_cpu_us", "Authorize: PostgreSQL's CPU per call", "µs", False),
+            ("invoke_per_s", "InvokeTool throughput (calls/s)", "", True),
+            ("invoke_p50_us", "InvokeTool p50", "µs", False),
+            ("invoke_services_cpu_us", "InvokeTool: services' CPU per call", "µs", False),
+            ("invoke_postgres_cpu_us", "InvokeTool: PostgreSQL's CPU per call", "µs", False),
+        ):
+            table.curve(f"replicas: {what} vs replicas of every service",
+                        [(l, r.get(key)) for l, r in zip(labels, rows)] or [("?", None)], unit,
+                        None, higher_is_better=better)
+        if rows:
+            table.out.append(f"| (replicas: {int(rows[-1]['processes'])} service processes at "
+                             f"{int(rows[-1]['replicas'])} replicas, {work:,.0f}× the first "
+                             "point's; on two cores a rise in CPU per call is their overhead) "
+                             "| | | | |")
     print("\n".join(table.out))
     if table.missing:
         print("\nmissing rows: " + ", ".join(table.missing), file=sys.stderr)

@@ -1,0 +1,558 @@
+// Issue 37's replicas curve (run_scale.sh, step `replicas`): Authorize and InvokeTool throughput
+// with 1, 2 and 3 replicas of every service on ONE PostgreSQL database, real processes on
+// loopback, in one run.
+//
+//   bazel run //tools/bench:replicas_scale_bench -- --replicas=1,2,3 --threads=16 --seconds=5
+//
+// For each count N (--replicas), a fresh database on one throwaway PostgreSQL cluster
+// (tests/testing/postgres_cluster.h: the server's defaults; it needs the PostgreSQL server
+// binaries, tools/setup.sh, and exits 2 naming them when they are missing), and from this
+// target's runfiles:
+//   N audit_svc       --db=<the database>, --durability=normal, one checkpoint key;
+//   N grantstore_svc  --db=<the database>, pre-effect records to the audit replicas;
+//   N authorizer_svc  dialing the N grant stores and the N audit logs as one target each
+//                     ("ipv4:a,b,c", spread round-robin by the gRPC client), --audit=remote;
+//   N envelope_svc    --replica_name=r<i>, each the others' peer (ADR 0011), dialing the N
+//                     authorizers and grant stores as one target each; files.read over the
+//                     files provider (the demo world's 9-byte notes.txt, as invoke_bench).
+// The demo grant is issued once; then --threads callers, spread over the replicas (caller t
+// calls replica t mod N, its own channel per replica), each run for --seconds after a warm-up:
+//   Authorize   on a lease each caller's authorizer opened (OpenTurnAuthority as the envelope),
+//               consuming, unbounded grant: decide + authorization.checked appended to audit_svc
+//               (on PostgreSQL: one chain, its head row locked per group commit);
+//   InvokeTool  files.read on a turn the caller opened at its envelope: the full mediated call.
+// Reported per N, one line each: calls/s, p50 of the calls (all callers), and the CPU (user +
+// system, from /proc) per call of the service processes and of PostgreSQL (the postmaster and
+// its backends, through the postmaster's pid file):
+//   replicas_scale replicas=N processes=P authorize_per_s=... authorize_p50_us=...
+//   authorize_services_cpu_us=... authorize_postgres_cpu_us=... invoke_per_s=...
+//   invoke_p50_us=... invoke_services_cpu_us=... invoke_postgres_cpu_us=... load=...
+// On a machine with fewer cores than processes, more replicas can only add overhead (more
+// processes, connections and hops sharing the same cores, and one audit chain head for all):
+// the curve then measures that overhead, not a speed-up (docs/performance.md, session 45).
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <string>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/synchronization/mutex.h"
+#include "grpcpp/grpcpp.h"
+#include "sharedos/authorizer/v1/authorizer.grpc.pb.h"
+#include "sharedos/envelope/v1/envelope.grpc.pb.h"
+#include "sharedos/grantstore/v1/grantstore.grpc.pb.h"
+#include "tests/testing/demo_world.h"
+#include "tests/testing/deployment.h"
+#include "tests/testing/postgres_cluster.h"
+#include "tests/testing/process.h"
+
+ABSL_FLAG(std::string, replicas, "1,2,3", "Replica counts (of every service), ascending.");
+ABSL_FLAG(int, threads, 16, "Concurrent callers, spread over the replicas.");
+ABSL_FLAG(double, seconds, 5, "Duration of each throughput series.");
+ABSL_FLAG(double, warmup_seconds, 1, "Unmeasured calls before each series.");
+
+namespace {
+
+namespace pb = ::sharedos::protocol::v1;
+namespace gs = ::sharedos::grantstore::v1;
+namespace av1 = ::sharedos::authorizer::v1;
+namespace ev1 = ::sharedos::envelope::v1;
+namespace demo = ::sharedos::testing::demo;
+using ::sharedos::testing::DeploymentCredentials;
+using ::sharedos::testing::PostgresCluster;
+using ::sharedos::testing::Process;
+using ::sharedos::testing::WriteFile;
+using Clock = std::chrono::steady_clock;
+
+[[noreturn]] void Die(const std::string& what) {
+  std::fprintf(stderr, "replicas_scale_bench: %s\n", what.c_str());
+  std::exit(1);
+}
+
+void Authenticate(grpc::ClientContext& context, const std::string& token) {
+  context.AddMetadata("authorization", absl::StrCat("Bearer ", token));
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+}
+
+// A loopback port that was free a moment ago (an envelope replica's, chosen before it starts so
+// that its peers know it).
+int FreePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) Die("socket failed");
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof(address);
+  int port = -1;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
+    port = ntohs(address.sin_port);
+  }
+  close(fd);
+  if (port <= 0) Die("no free port");
+  return port;
+}
+
+// audit_svc on PostgreSQL signs its checkpoints with a key it is given: a fresh Ed25519 key,
+// PEM, shared by the audit replicas.
+void WriteCheckpointKey(const std::string& path) {
+  EVP_PKEY* key = nullptr;
+  EVP_PKEY_CTX* ctx = EVP_PKEY_CTX_new_id(EVP_PKEY_ED25519, nullptr);
+  const bool made =
+      ctx != nullptr && EVP_PKEY_keygen_init(ctx) == 1 && EVP_PKEY_keygen(ctx, &key) == 1;
+  EVP_PKEY_CTX_free(ctx);
+  if (!made) Die("Ed25519 key generation failed");
+  FILE* file = std::fopen(path.c_str(), "w");
+  const bool written = file != nullptr && chmod(path.c_str(), 0600) == 0 &&
+                       PEM_write_PrivateKey(file, key, nullptr, nullptr, 0, nullptr, nullptr) == 1;
+  if (file != nullptr) std::fclose(file);
+  EVP_PKEY_free(key);
+  if (!written) Die("cannot write " + path);
+}
+
+// /proc/<pid>/stat fields after the command name (which may hold spaces); empty when unreadable.
+std::vector<std::string> StatFields(pid_t pid) {
+  std::ifstream in(absl::StrCat("/proc/", pid, "/stat"));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t after = text.rfind(')');
+  if (after == std::string::npos || after + 2 > text.size()) return {};
+  return absl::StrSplit(text.substr(after + 2), ' ');
+}
+
+double TicksToMicros(unsigned long long ticks) {
+  return 1e6 * static_cast<double>(ticks) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// CPU (user + system) `pid` used so far; with `children`, also that of its children that have
+// exited and been waited for.
+double CpuMicros(pid_t pid, bool children) {
+  const std::vector<std::string> fields = StatFields(pid);
+  unsigned long long total = 0;
+  for (size_t field :
+       children ? std::vector<size_t>{11, 12, 13, 14} : std::vector<size_t>{11, 12}) {
+    unsigned long long value = 0;
+    if (fields.size() > field && absl::SimpleAtoi(fields[field], &value)) total += value;
+  }
+  return TicksToMicros(total);
+}
+
+// CPU of PostgreSQL: the postmaster (with the backends that have ended) and its live children.
+double PostgresCpuMicros(pid_t postmaster) {
+  if (postmaster <= 0) return 0;
+  double micros = CpuMicros(postmaster, /*children=*/true);
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
+    pid_t pid = 0;
+    if (!absl::SimpleAtoi(entry.path().filename().string(), &pid)) continue;
+    const std::vector<std::string> fields = StatFields(pid);
+    pid_t parent = 0;
+    if (fields.size() > 1 && absl::SimpleAtoi(fields[1], &parent) && parent == postmaster) {
+      micros += CpuMicros(pid, /*children=*/false);
+    }
+  }
+  return micros;
+}
+
+double ServicesCpuMicros(const std::vector<std::unique_ptr<Process>>& processes) {
+  double micros = 0;
+  for (const auto& process : processes) micros += CpuMicros(process->pid(), false);
+  return micros;
+}
+
+double Percentile(std::vector<double> values, double q) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  return values[std::min(values.size() - 1, static_cast<size_t>(q * values.size()))];
+}
+
+// The grant the bench serves: the demo grant without its write and escalation capabilities
+// (as invoke_bench), so every decision matches the same two capabilities.
+pb::CapabilityGrant BenchGrant() {
+  pb::CapabilityGrant grant = demo::Grant();
+  demo::RemoveCapability(grant, "files", {"Scratch"});
+  demo::RemoveCapability(grant, "sharedos", {"escalation"});
+  return grant;
+}
+
+// The demo turn offering files.read alone, with budgets for long series.
+pb::ExecutionRequest BenchExecution(const std::string& execution_id) {
+  pb::ExecutionRequest execution =
+      demo::TurnRequest(execution_id, "trace-replicas").execution_request();
+  execution.clear_tools();
+  execution.add_tools("files.read");
+  execution.mutable_context()->clear_enabled_tool_namespaces();
+  execution.mutable_context()->add_enabled_tool_namespaces("files");
+  execution.mutable_options()->set_max_steps(1000);
+  execution.mutable_options()->set_max_tool_calls(10000);
+  execution.mutable_options()->set_timeout_ms(600000);
+  return execution;
+}
+
+// One caller: its replica's channels, its lease and its turn.
+class Caller {
+ public:
+  Caller(int id, const std::string& authorizer, const std::string& envelope,
+         const DeploymentCredentials& credentials)
+      : id_(id),
+        credentials_(credentials),
+        authorizer_(av1::Authorizer::NewStub(
+            grpc::CreateChannel(authorizer, grpc::InsecureChannelCredentials()))),
+        envelope_(ev1::Envelope::NewStub(
+            grpc::CreateChannel(envelope, grpc::InsecureChannelCredentials()))) {}
+
+  // Opens the lease (at its authorizer) and the turn (at its envelope).
+  void Open() {
+    av1::OpenTurnAuthorityRequest open;
+    *open.mutable_context() = BenchExecution("x").context();
+    open.mutable_context()->set_trace_id(absl::StrCat("trace-lease-", id_));
+    open.set_turn_id(absl::StrCat("lease-turn-", id_));
+    av1::OpenTurnAuthorityResponse lease;
+    {
+      grpc::ClientContext context;
+      Authenticate(context, credentials_.envelope_token);
+      const grpc::Status status = authorizer_->OpenTurnAuthority(&context, open, &lease);
+      if (!status.ok() || lease.status() != av1::LEASE_STATUS_RESOLVED) {
+        Die(absl::StrCat("OpenTurnAuthority: ", status.error_message(), " ",
+                         lease.ShortDebugString()));
+      }
+    }
+    authorize_.set_lease_id(lease.lease_id());
+    pb::CapabilityRequirement* requirement = authorize_.mutable_requirement();
+    requirement->mutable_resource()->set_namespace_("files");
+    requirement->mutable_resource()->add_path("Workspace");
+    requirement->mutable_resource()->add_path("notes.txt");
+    requirement->set_action("read");
+    authorize_.set_consume(true);
+    authorize_.set_operation_id(absl::StrCat("call-authorize-", id_));
+    authorize_.set_tool("files.read");
+    OpenTurn();
+  }
+
+  // A turn at its envelope (a new one when the last neared its 10,000-call budget).
+  void OpenTurn() {
+    calls_on_turn_ = 0;
+    ev1::OpenTurnRequest request;
+    request.set_runtime(ev1::RUNTIME_DRIVER);
+    *request.mutable_execution_request() =
+        BenchExecution(absl::StrCat("exec-replicas-", id_, "-", next_turn_++));
+    ev1::OpenTurnResponse response;
+    grpc::ClientContext context;
+    Authenticate(context, credentials_.host_token);
+    const grpc::Status status = envelope_->OpenTurn(&context, request, &response);
+    if (!status.ok() || response.has_result()) {
+      Die(absl::StrCat("OpenTurn: ", status.error_message(), " ",
+                       response.result().ShortDebugString()));
+    }
+    turn_id_ = response.turn_id();
+  }
+
+  bool Authorize() {
+    av1::AuthorizeResponse response;
+    grpc::ClientContext context;
+    Authenticate(context, credentials_.envelope_token);
+    const grpc::Status status = authorizer_->Authorize(&context, authorize_, &response);
+    if (!status.ok() || !response.decision().allowed()) {
+      std::fprintf(stderr, "Authorize: %s %s\n", status.error_message().c_str(),
+                   response.ShortDebugString().c_str());
+      return false;
+    }
+    return true;
+  }
+
+  bool Invoke() {
+    if (++calls_on_turn_ > 9000) {
+      Close();
+      OpenTurn();
+      calls_on_turn_ = 1;
+    }
+    ev1::InvokeToolRequest request;
+    request.set_turn_id(turn_id_);
+    pb::ToolCall* call = request.mutable_call();
+    call->set_id(absl::StrCat("call-", id_, "-", next_call_++));
+    call->set_tool("files.read");
+    call->set_trace_id("trace-replicas");
+    (*call->mutable_arguments()->mutable_fields())["path"].set_string_value("Workspace/notes.txt");
+    call->mutable_requested_at()->set_seconds(demo::kNowSeconds);
+    grpc::ClientContext context;
+    Authenticate(context, credentials_.host_token);
+    ev1::InvokeToolResponse response;
+    const grpc::Status status = envelope_->InvokeTool(&context, request, &response);
+    if (!status.ok() || response.result().status() != pb::TOOL_RESULT_STATUS_SUCCEEDED) {
+      std::fprintf(stderr, "InvokeTool: %s %s\n", status.error_message().c_str(),
+                   response.result().ShortDebugString().c_str());
+      return false;
+    }
+    return true;
+  }
+
+  void Close() {
+    ev1::CancelTurnRequest request;
+    request.set_turn_id(turn_id_);
+    ev1::CancelTurnResponse response;
+    grpc::ClientContext context;
+    Authenticate(context, credentials_.host_token);
+    (void)envelope_->CancelTurn(&context, request, &response);
+  }
+
+ private:
+  const int id_;
+  const DeploymentCredentials& credentials_;
+  std::unique_ptr<av1::Authorizer::Stub> authorizer_;
+  std::unique_ptr<ev1::Envelope::Stub> envelope_;
+  av1::AuthorizeRequest authorize_;
+  std::string turn_id_;
+  int calls_on_turn_ = 0;
+  int next_turn_ = 0;
+  int64_t next_call_ = 0;
+};
+
+struct Throughput {
+  double per_second = 0;
+  double p50_micros = 0;
+  double services_cpu_micros = 0;  // per call
+  double postgres_cpu_micros = 0;  // per call
+};
+
+// Every caller calls `call` in a loop: `warmup` unmeasured, then `seconds` measured.
+Throughput Run(std::vector<std::unique_ptr<Caller>>& callers,
+               const std::function<bool(Caller&)>& call, double warmup, double seconds,
+               const std::vector<std::unique_ptr<Process>>& processes, pid_t postmaster) {
+  std::atomic<int> phase{0};  // 0 warm-up, 1 measured, 2 stop
+  std::atomic<int64_t> done{0};
+  absl::Mutex mu;
+  std::vector<double> micros;
+  std::vector<std::thread> threads;
+  for (auto& caller : callers) {
+    threads.emplace_back([&, c = caller.get()] {
+      std::vector<double> mine;
+      while (true) {
+        const int now = phase.load(std::memory_order_relaxed);
+        if (now == 2) break;
+        const auto start = Clock::now();
+        if (!call(*c)) Die("a call failed");
+        if (now == 1 && phase.load(std::memory_order_relaxed) == 1) {
+          mine.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
+        }
+      }
+      done += static_cast<int64_t>(mine.size());
+      absl::MutexLock lock(&mu);
+      micros.insert(micros.end(), mine.begin(), mine.end());
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::duration<double>(warmup));
+  const double services_start = ServicesCpuMicros(processes);
+  const double postgres_start = PostgresCpuMicros(postmaster);
+  const auto start = Clock::now();
+  phase = 1;
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  phase = 2;
+  const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+  const double services = ServicesCpuMicros(processes) - services_start;
+  const double postgres = PostgresCpuMicros(postmaster) - postgres_start;
+  for (std::thread& thread : threads) thread.join();
+  Throughput result;
+  const double calls = static_cast<double>(done.load());
+  result.per_second = calls / elapsed;
+  result.p50_micros = Percentile(micros, 0.5);
+  if (calls > 0) {
+    result.services_cpu_micros = services / calls;
+    result.postgres_cpu_micros = postgres / calls;
+  }
+  return result;
+}
+
+std::string Target(const std::vector<std::string>& addresses) {
+  if (addresses.size() == 1) return addresses[0];
+  return "ipv4:" + absl::StrJoin(addresses, ",");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::ParseCommandLine(argc, argv);
+  std::vector<int> counts;
+  for (absl::string_view part : absl::StrSplit(absl::GetFlag(FLAGS_replicas), ',')) {
+    int n = 0;
+    if (!absl::SimpleAtoi(part, &n) || n <= 0 || n > 8 || (!counts.empty() && n <= counts.back())) {
+      Die("--replicas: ascending counts in 1..8");
+    }
+    counts.push_back(n);
+  }
+  const int threads = absl::GetFlag(FLAGS_threads);
+  if (threads <= 0 || threads > 256) Die("--threads: 1..256");
+
+  auto created = PostgresCluster::Create();
+  if (absl::IsNotFound(created.status())) {
+    std::fprintf(stderr, "replicas_scale_bench: no PostgreSQL: %s\n",
+                 std::string(created.status().message()).c_str());
+    return 2;
+  }
+  if (!created.ok()) Die(absl::StrCat("PostgreSQL: ", created.status().message()));
+  std::unique_ptr<PostgresCluster> cluster = *std::move(created);
+  pid_t postmaster = 0;
+  {
+    std::ifstream pid_file(cluster->directory() + "/data/postmaster.pid");
+    std::string line;
+    if (!std::getline(pid_file, line) || !absl::SimpleAtoi(line, &postmaster)) postmaster = 0;
+  }
+  const std::string root = absl::StrCat("/tmp/sharedos-replicas-bench-", getpid());
+  std::error_code error;
+  std::filesystem::remove_all(root, error);
+  DeploymentCredentials credentials;
+
+  std::printf(
+      "replicas_scale_bench: %s, %d callers spread over the replicas, %.1fs per series (after "
+      "%.1fs warm-up), audit_svc durability normal, --audit=remote, %ld cores\n",
+      "throwaway PostgreSQL cluster (server defaults)", threads, absl::GetFlag(FLAGS_seconds),
+      absl::GetFlag(FLAGS_warmup_seconds), sysconf(_SC_NPROCESSORS_ONLN));
+  std::fflush(stdout);
+  for (const int n : counts) {
+    const std::string dir = absl::StrCat(root, "/n", n);
+    if (!std::filesystem::create_directories(dir, error)) Die("cannot create " + dir);
+    const auto path = [&](const std::string& name) { return absl::StrCat(dir, "/", name); };
+    auto database = cluster->CreateDatabase(absl::StrCat("replicas_", n));
+    if (!database.ok()) Die(std::string(database.status().message()));
+    const std::string uri = *database;
+    if (!WriteFile(path("credentials.json"), sharedos::testing::CredentialsJson(credentials))
+             .ok() ||
+        !WriteFile(path("authorizer.token"), credentials.authorizer_token + "\n").ok() ||
+        !WriteFile(path("envelope.token"), credentials.envelope_token + "\n").ok() ||
+        !WriteFile(path("grantstore.token"), credentials.grantstore_token + "\n").ok() ||
+        !WriteFile(path("lease.secret"), credentials.lease_secret).ok() ||
+        !WriteFile(path("registry.textproto"), demo::RegistryText({"files.read"})).ok() ||
+        !demo::WriteWorkspace(path("files")).ok()) {
+      Die("cannot write configuration");
+    }
+    WriteCheckpointKey(path("checkpoint.key"));
+    const std::string credentials_flag = "--credentials=" + path("credentials.json");
+
+    std::vector<std::unique_ptr<Process>> processes;
+    const auto start = [&](const std::string& binary, const std::string& name,
+                           const std::vector<std::string>& args) {
+      auto child = Process::StartService(binary, args, name, argv[0], absl::Seconds(120));
+      if (!child.ok()) Die(absl::StrCat(name, ": ", child.status().message()));
+      processes.push_back(*std::move(child));
+      return processes.back()->address();
+    };
+    std::vector<std::string> audits, grantstores, authorizers, envelopes;
+    for (int i = 0; i < n; ++i) {
+      audits.push_back(start("audit_svc/server/audit_svc", "audit_svc",
+                             {"--port=0", "--db=" + uri, "--durability=normal", credentials_flag,
+                              "--checkpoint_key_file=" + path("checkpoint.key")}));
+    }
+    const auto audit_flags = [&](const std::string& writer, const std::string& token) {
+      return std::vector<std::string>{"--audit=remote", "--audit_target=" + Target(audits),
+                                      "--audit_token_file=" + path(token + ".token"),
+                                      "--audit_outbox=" + path(writer + ".outbox")};
+    };
+    for (int i = 0; i < n; ++i) {
+      std::vector<std::string> args = {"--port=0", "--db=" + uri, credentials_flag};
+      for (auto& flag : audit_flags(absl::StrCat("grantstore-", i), "grantstore")) {
+        args.push_back(flag);
+      }
+      grantstores.push_back(start("grantstore_svc/server/grantstore_svc", "grantstore_svc", args));
+    }
+    for (int i = 0; i < n; ++i) {
+      std::vector<std::string> args = {"--port=0", credentials_flag,
+                                       "--grantstore_target=" + Target(grantstores),
+                                       "--grantstore_token_file=" + path("authorizer.token"),
+                                       "--lease_secret_file=" + path("lease.secret")};
+      for (auto& flag : audit_flags(absl::StrCat("authorizer-", i), "authorizer")) {
+        args.push_back(flag);
+      }
+      authorizers.push_back(start("authorizer_svc/server/authorizer_svc", "authorizer_svc", args));
+    }
+    std::vector<int> ports;
+    for (int i = 0; i < n; ++i) ports.push_back(FreePort());
+    for (int i = 0; i < n; ++i) {
+      std::vector<std::string> args = {absl::StrCat("--port=", ports[i]),
+                                       credentials_flag,
+                                       "--authorizer_target=" + Target(authorizers),
+                                       "--authorizer_token_file=" + path("envelope.token"),
+                                       "--grantstore_target=" + Target(grantstores),
+                                       "--grantstore_token_file=" + path("envelope.token"),
+                                       "--registry=" + path("registry.textproto"),
+                                       "--files_root=" + path("files")};
+      for (auto& flag : audit_flags(absl::StrCat("envelope-", i), "envelope")) {
+        args.push_back(flag);
+      }
+      if (n > 1) {
+        args.push_back(absl::StrCat("--replica_name=r", i + 1));
+        args.push_back("--replica_token_file=" + path("envelope.token"));
+        std::vector<std::string> peers;
+        for (int j = 0; j < n; ++j) {
+          if (j != i) peers.push_back(absl::StrCat("r", j + 1, "=127.0.0.1:", ports[j]));
+        }
+        args.push_back("--replica_peers=" + absl::StrJoin(peers, ","));
+      }
+      envelopes.push_back(start("envelope_svc/server/envelope_svc", "envelope_svc", args));
+    }
+
+    {
+      auto store = gs::GrantStore::NewStub(
+          grpc::CreateChannel(grantstores[0], grpc::InsecureChannelCredentials()));
+      gs::IssueGrantRequest request;
+      *request.mutable_grant() = BenchGrant();
+      gs::IssueGrantResponse response;
+      grpc::ClientContext context;
+      Authenticate(context, credentials.admin_token);
+      const grpc::Status status = store->IssueGrant(&context, request, &response);
+      if (!status.ok()) Die("IssueGrant: " + status.error_message());
+    }
+    std::vector<std::unique_ptr<Caller>> callers;
+    for (int t = 0; t < threads; ++t) {
+      callers.push_back(
+          std::make_unique<Caller>(t, authorizers[t % n], envelopes[t % n], credentials));
+      callers.back()->Open();
+    }
+    const double warmup = absl::GetFlag(FLAGS_warmup_seconds);
+    const double seconds = absl::GetFlag(FLAGS_seconds);
+    const Throughput authorize = Run(
+        callers, [](Caller& c) { return c.Authorize(); }, warmup, seconds, processes, postmaster);
+    const Throughput invoke = Run(
+        callers, [](Caller& c) { return c.Invoke(); }, warmup, seconds, processes, postmaster);
+    for (auto& caller : callers) caller->Close();
+    double load = 0;
+    {
+      std::ifstream loadavg("/proc/loadavg");
+      loadavg >> load;
+    }
+    std::printf(
+        "replicas_scale replicas=%d processes=%zu authorize_per_s=%.0f authorize_p50_us=%.1f "
+        "authorize_services_cpu_us=%.1f authorize_postgres_cpu_us=%.1f invoke_per_s=%.0f "
+        "invoke_p50_us=%.1f invoke_services_cpu_us=%.1f invoke_postgres_cpu_us=%.1f load=%.2f\n",
+        n, processes.size(), authorize.per_second, authorize.p50_micros,
+        authorize.services_cpu_micros, authorize.postgres_cpu_micros, invoke.per_second,
+        invoke.p50_micros, invoke.services_cpu_micros, invoke.postgres_cpu_micros, load);
+    std::fflush(stdout);
+    callers.clear();
+    // Envelopes first, audit_svc last: each dependent stops before what it calls.
+    while (!processes.empty()) processes.pop_back();
+  }
+  std::filesystem::remove_all(root, error);
+  return 0;
+}
