@@ -231,7 +231,8 @@ const std::vector<MethodPolicy>& AccessTable() {
 }
 
 const MethodPolicy* PolicyFor(absl::string_view method) {
-  auto it = Index().find(std::string(method));
+  // absl's string-keyed map looks a string_view up as it is: no key string built per call.
+  auto it = Index().find(method);
   return it == Index().end() ? nullptr : it->second;
 }
 

@@ -19,7 +19,8 @@
 //           result check, tool.invoked (post-effect)
 // p50/p99 over all rounds, each invoke's ratio to the floor of its own server, and the CPU the
 // deployment's server processes used per call (user + system, from /proc, all their threads:
-// background checkpoints and outbox shipping included).
+// background checkpoints and outbox shipping included), in total and, for a deployment of several
+// processes, per process (which process a call's CPU goes to).
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -114,19 +115,19 @@ void Authenticate(grpc::ClientContext& context, const std::string& token) {
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
 }
 
-// CPU time (user + system) the processes have used so far, from /proc/<pid>/stat (clock ticks).
-double ProcessesCpuMicros(const std::vector<pid_t>& pids) {
+// CPU time (user + system) one process has used so far, from /proc/<pid>/stat (clock ticks).
+double ProcessCpuMicros(pid_t pid) {
   double micros = 0;
-  for (pid_t pid : pids) {
+  {
     std::FILE* file = std::fopen(absl::StrCat("/proc/", pid, "/stat").c_str(), "r");
-    if (file == nullptr) continue;
+    if (file == nullptr) return 0;
     char buffer[1024];
     const size_t read = std::fread(buffer, 1, sizeof(buffer) - 1, file);
     std::fclose(file);
     buffer[read] = '\0';
     // Fields after the command name, which is in parentheses and may contain spaces.
     const char* after = std::strrchr(buffer, ')');
-    if (after == nullptr) continue;
+    if (after == nullptr) return 0;
     std::vector<absl::string_view> fields = absl::StrSplit(after + 2, ' ');
     unsigned long long utime = 0, stime = 0;  // fields 14 and 15 of the file
     if (fields.size() > 13 && absl::SimpleAtoi(fields[11], &utime) &&
@@ -136,6 +137,18 @@ double ProcessesCpuMicros(const std::vector<pid_t>& pids) {
     }
   }
   return micros;
+}
+
+// The command name of a process (/proc/<pid>/comm), for the per-process CPU lines.
+std::string ProcessName(pid_t pid) {
+  std::FILE* file = std::fopen(absl::StrCat("/proc/", pid, "/comm").c_str(), "r");
+  if (file == nullptr) return absl::StrCat("pid ", pid);
+  char buffer[64] = {};
+  const size_t read = std::fread(buffer, 1, sizeof(buffer) - 1, file);
+  std::fclose(file);
+  std::string name(buffer, read);
+  while (!name.empty() && name.back() == '\n') name.pop_back();
+  return name;
 }
 
 double Percentile(std::vector<double> values, double q) {
@@ -345,11 +358,12 @@ int main(int argc, char** argv) {
     std::vector<pid_t> pids;
     std::vector<double> micros;
     double server_cpu_micros = 0;
+    std::vector<double> process_cpu_micros;  // per pid, in the order of `pids`
   };
   std::vector<Series> series;
   for (Deployment& d : deployments) {
-    series.push_back({d.name() + ": floor", [&d] { return d.Floor(); }, d.pids(), {}});
-    series.push_back({d.name() + ": InvokeTool", [&d] { return d.Invoke(); }, d.pids(), {}});
+    series.push_back({d.name() + ": floor", [&d] { return d.Floor(); }, d.pids(), {}, 0, {}});
+    series.push_back({d.name() + ": InvokeTool", [&d] { return d.Invoke(); }, d.pids(), {}, 0, {}});
   }
   for (Series& s : series) {
     for (int i = 0; i < absl::GetFlag(FLAGS_warmup); ++i) {
@@ -358,13 +372,19 @@ int main(int argc, char** argv) {
   }
   for (int round = 0; round < absl::GetFlag(FLAGS_rounds); ++round) {
     for (Series& s : series) {
-      const double cpu_start = ProcessesCpuMicros(s.pids);
+      std::vector<double> cpu_start;
+      for (pid_t pid : s.pids) cpu_start.push_back(ProcessCpuMicros(pid));
       for (int i = 0; i < absl::GetFlag(FLAGS_calls); ++i) {
         const auto begin = Clock::now();
         if (!s.call()) Die(s.name + ": call failed");
         s.micros.push_back(std::chrono::duration<double, std::micro>(Clock::now() - begin).count());
       }
-      s.server_cpu_micros += ProcessesCpuMicros(s.pids) - cpu_start;
+      s.process_cpu_micros.resize(s.pids.size());
+      for (size_t p = 0; p < s.pids.size(); ++p) {
+        const double used = ProcessCpuMicros(s.pids[p]) - cpu_start[p];
+        s.process_cpu_micros[p] += used;
+        s.server_cpu_micros += used;
+      }
     }
   }
   for (Deployment& d : deployments) d.Cancel();
@@ -383,6 +403,16 @@ int main(int argc, char** argv) {
     std::printf("%-30s %9.1f %9.1f %9.2f %9.2f %13.1f\n", series[i].name.c_str(), p50, p99,
                 p50 / Percentile(floor.micros, 0.5), p99 / Percentile(floor.micros, 0.99),
                 series[i].server_cpu_micros / static_cast<double>(series[i].micros.size()));
+  }
+  // Where the server CPU went, per process (a deployment of several processes only).
+  for (const Series& s : series) {
+    if (s.pids.size() < 2) continue;
+    std::printf("  %s, server cpu us per call by process:", s.name.c_str());
+    for (size_t p = 0; p < s.pids.size(); ++p) {
+      std::printf(" %s %.1f", ProcessName(s.pids[p]).c_str(),
+                  s.process_cpu_micros[p] / static_cast<double>(s.micros.size()));
+    }
+    std::printf("\n");
   }
   std::printf("fsync p50 us (4 KiB append + fdatasync, same disk, 200 samples): %.1f\n",
               FsyncP50Micros(dir, 200));
