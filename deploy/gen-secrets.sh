@@ -25,6 +25,11 @@
 #                                        "sharedos" (the PostgreSQL image sets it at each start)
 #   DIR/postgres/pgpass                  the same password as a libpq password file, for audit
 #                                        and grantstore (PGPASSFILE): never in a --db URI
+#   DIR/oidc-console/console.secret      the console's OAuth client secret at the identity
+#                                        provider (--oidc_config's console.client_secret_file):
+#                                        the compose OIDC profile registers it with its provider;
+#                                        with the organisation's provider, put the secret it
+#                                        issued here instead (deploy/README.md section 7)
 #
 # One token per service, never one shared by several (docs/adr/0014-tenants-apart.md, T4): the
 # access table admits each service principal only to the calls its job needs, so a service's
@@ -72,7 +77,7 @@ for service in "${services[@]}"; do token_dirs+=("$dir/$service-token"); done
 
 umask 077
 mkdir -p "$dir/credentials" "${token_dirs[@]}" "$dir/lease" "$dir/mcp" "$dir/postgres" \
-  "$dir/checkpoint"
+  "$dir/checkpoint" "$dir/oidc-console"
 
 # new FILE: a random secret into FILE unless it exists.
 new() {
@@ -89,6 +94,8 @@ if [ -e "$dir/service-token" ]; then
 fi
 [ -s "$dir/lease/lease.secret" ] || openssl rand -hex 32 | tr -d '\n' > "$dir/lease/lease.secret"
 [ -s "$dir/mcp/mcp.secret" ] || openssl rand -hex 32 | tr -d '\n' > "$dir/mcp/mcp.secret"
+[ -s "$dir/oidc-console/console.secret" ] ||
+  openssl rand -hex 32 > "$dir/oidc-console/console.secret"
 if [ ! -s "$dir/checkpoint/checkpoint.key" ]; then
   openssl genpkey -algorithm ed25519 -out "$dir/checkpoint/checkpoint.key.new"
   mv "$dir/checkpoint/checkpoint.key.new" "$dir/checkpoint/checkpoint.key"
@@ -121,10 +128,10 @@ mv "$dir/credentials/credentials.json.new" "$dir/credentials/credentials.json"
 
 if [ "$(id -u)" -eq 0 ]; then
   chown -R "$uid:$uid" "$dir/credentials" "${token_dirs[@]}" "$dir/lease" "$dir/mcp" \
-    "$dir/postgres" "$dir/checkpoint"
+    "$dir/postgres" "$dir/checkpoint" "$dir/oidc-console"
 fi
 chmod 0755 "$dir" "$dir/credentials" "${token_dirs[@]}" "$dir/lease" "$dir/mcp" "$dir/postgres" \
-  "$dir/checkpoint"
+  "$dir/checkpoint" "$dir/oidc-console"
 echo "gen-secrets: admin.token and host.token in $dir; service secrets in credentials/," \
-  "$(printf '%s-token/, ' "${services[@]}")lease/, mcp/, postgres/, checkpoint/;" \
+  "$(printf '%s-token/, ' "${services[@]}")lease/, mcp/, postgres/, checkpoint/, oidc-console/;" \
   "the checkpoints' public key in $dir/checkpoint.pub.pem"

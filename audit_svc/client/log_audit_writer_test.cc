@@ -54,6 +54,10 @@ class BreakableStore : public storage::AuditStore {
       const sharedos::audit::v1::AuditFilter& filter, int64_t after_sequence, int limit) override {
     return store_->Query(filter, after_sequence, limit);
   }
+  absl::StatusOr<std::vector<sharedos::audit::v1::AuditRecord>> QueryNewestFirst(
+      const sharedos::audit::v1::AuditFilter& filter, int64_t before_sequence, int limit) override {
+    return store_->QueryNewestFirst(filter, before_sequence, limit);
+  }
   absl::StatusOr<storage::Head> GetHead() override { return store_->GetHead(); }
   absl::StatusOr<storage::VerifyResult> Verify(std::optional<int64_t> from,
                                                std::optional<int64_t> to) override {

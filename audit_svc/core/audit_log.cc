@@ -389,6 +389,12 @@ absl::StatusOr<std::vector<AuditRecord>> AuditLog::ReadAfter(const AuditFilter& 
   return store_->Query(filter, after_sequence, limit);
 }
 
+absl::StatusOr<std::vector<AuditRecord>> AuditLog::ReadNewestFirst(const AuditFilter& filter,
+                                                                   int64_t before_sequence,
+                                                                   int limit) {
+  return store_->QueryNewestFirst(filter, before_sequence, limit);
+}
+
 int64_t AuditLog::HeadSequence() const {
   absl::MutexLock lock(&mu_);
   return head_sequence_;

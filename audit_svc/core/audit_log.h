@@ -81,6 +81,10 @@ class AuditLog {
   // For Tail: records after `after_sequence` matching the filter (at most `limit`).
   absl::StatusOr<std::vector<sharedos::audit::v1::AuditRecord>> ReadAfter(
       const sharedos::audit::v1::AuditFilter& filter, int64_t after_sequence, int limit);
+  // Records before `before_sequence` (storage::kFromTheHead: from the newest) matching the
+  // filter, newest first, at most `limit` (the witness's last checkpoint of a signer).
+  absl::StatusOr<std::vector<sharedos::audit::v1::AuditRecord>> ReadNewestFirst(
+      const sharedos::audit::v1::AuditFilter& filter, int64_t before_sequence, int limit);
   // For Tail: the current head sequence.
   int64_t HeadSequence() const ABSL_LOCKS_EXCLUDED(mu_);
   // For Tail: blocks until the head passes `sequence` or `timeout` elapses; returns the head.

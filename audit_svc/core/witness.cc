@@ -34,40 +34,31 @@ namespace pb = ::sharedos::protocol::v1;
 // refused, naming it.
 constexpr absl::string_view kCheckpointFields[] = {"sequence", "headHash", "at", "keyId",
                                                    "signature"};
-// How far back the last witnessed record of a signer is looked for per step (sequences).
-constexpr int64_t kLoadWindow = 65536;
-constexpr int kLoadPage = 1000;
+// Records read per page while looking for a signer's last witnessed checkpoint (newest first:
+// the first record found is normally it).
+constexpr int kLoadPage = 16;
 
 void SetString(ControlPlaneEvent& event, const char* key, const std::string& value) {
   (*event.mutable_metadata()->mutable_fields())[key].set_string_value(value);
 }
 
-// The last checkpoint.witnessed record of `key_id` in `log`: looked for backwards from the head
-// in windows, so a witness whose log is mostly its own records finds it in one step.
+// The last checkpoint.witnessed record of `key_id` in `log`: the newest of the signer's trace
+// (an index walked from the head), skipping any record of that trace that is not one.
 absl::StatusOr<std::optional<SignedCheckpoint>> LoadLast(AuditLog& log, const std::string& key_id) {
   v1::AuditFilter filter;
   filter.set_trace_id(WitnessTraceId(key_id));
   filter.set_control_plane_type(v1::CONTROL_PLANE_EVENT_TYPE_CHECKPOINT_WITNESSED);
-  int64_t upper = log.HeadSequence();
-  while (upper > 0) {
-    const int64_t lower = std::max<int64_t>(0, upper - kLoadWindow);
-    std::optional<SignedCheckpoint> best;
-    int64_t after = lower;
-    while (after < upper) {
-      ASSIGN_OR_RETURN(std::vector<AuditRecord> records, log.ReadAfter(filter, after, kLoadPage));
-      if (records.empty()) break;
-      for (const AuditRecord& record : records) {
-        if (record.sequence() > upper) break;
-        std::optional<SignedCheckpoint> held = WitnessedCheckpointOf(record);
-        if (held && held->key_id() == key_id) best = std::move(held);
-      }
-      after = records.back().sequence();
-      if (static_cast<int>(records.size()) < kLoadPage) break;
+  int64_t before = storage::kFromTheHead;
+  while (true) {
+    ASSIGN_OR_RETURN(std::vector<AuditRecord> records,
+                     log.ReadNewestFirst(filter, before, kLoadPage));
+    for (const AuditRecord& record : records) {
+      std::optional<SignedCheckpoint> held = WitnessedCheckpointOf(record);
+      if (held && held->key_id() == key_id) return held;
     }
-    if (best) return best;
-    upper = lower;
+    if (static_cast<int>(records.size()) < kLoadPage) return std::nullopt;
+    before = records.back().sequence();
   }
-  return std::nullopt;
 }
 
 }  // namespace

@@ -171,6 +171,32 @@ TEST_F(WitnessTest, TheLastCheckpointHeldSurvivesARestartOfTheWitness) {
   EXPECT_THAT(HeldSequences(), ElementsAre(12, 13));
 }
 
+TEST_F(WitnessTest, ARestartLoadsTheNewestOfManyCheckpointsHeld) {
+  // More checkpoints than one page of the newest-first read, and other records after them.
+  for (int64_t sequence = 20; sequence < 60; ++sequence) {
+    ASSERT_THAT(Post(Signed(*signer_, sequence, Hash('a' + sequence % 6))), IsOk());
+  }
+  for (int i = 0; i < 5; ++i) {
+    v1::ControlPlaneEvent event;
+    event.set_id(absl::StrCat("grant-record-", i));
+    event.set_type(v1::CONTROL_PLANE_EVENT_TYPE_GRANT_ISSUED);
+    event.set_outcome(protocol::v1::AUDIT_OUTCOME_SUCCEEDED);
+    *event.mutable_at() = TimeUtil::SecondsToTimestamp(1786438800);
+    event.set_trace_id(absl::StrCat("grantstore-r", i + 1));
+    event.set_namespace_id("world-1");
+    event.mutable_actor()->set_service_id("ops");
+    event.mutable_authority()->set_human_user_id("alice");
+    event.mutable_owner()->set_human_user_id("alice");
+    event.set_purpose("sharedos.control-plane");
+    event.set_grant_id(absl::StrCat("g", i));
+    ASSERT_THAT(log_->AppendControlPlane(event, "service:grantstore"), IsOk());
+  }
+  Open();
+  ASSERT_TRUE(witness_->Last(signer_->key_id()).has_value());
+  EXPECT_EQ(witness_->Last(signer_->key_id())->sequence(), 59);
+  EXPECT_THAT(Post(Signed(*signer_, 58, Hash('0'))), StatusIs(absl::StatusCode::kAborted));
+}
+
 TEST_F(WitnessTest, EachMalformedOrUnpinnedCheckpointIsRefusedNamingTheField) {
   const SignedCheckpoint good = Signed(*signer_, 2, Hash('a'));
   const std::string json = CheckpointJson(good);

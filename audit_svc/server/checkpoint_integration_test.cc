@@ -24,6 +24,7 @@
 #include "absl/time/time.h"
 #include "audit_svc/core/checkpoint.h"
 #include "audit_svc/core/checkpoint_testing.h"
+#include "audit_svc/server/audit_process_fixture.h"
 #include "common/server/auth.h"
 #include "common/status/status_matchers.h"
 #include "gmock/gmock.h"
@@ -37,8 +38,10 @@
 namespace sharedos::audit::server {
 namespace {
 
+using ::sharedos::audit::server::testing::As;
+using ::sharedos::audit::server::testing::Write;
+using ::sharedos::audit::server::testing::WriteAdminAndWriterCredentials;
 using ::sharedos::common::IsOk;
-using ::sharedos::protocol::v1::AuditEvent;
 using ::sharedos::testing::Process;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -46,37 +49,7 @@ using ::testing::Not;
 constexpr char kAdminToken[] = "audit-admin-token-checkpoints";
 constexpr char kServiceToken[] = "audit-service-token-checkpoints";
 
-std::unique_ptr<grpc::ClientContext> As(const char* token, int seconds = 20) {
-  auto context = std::make_unique<grpc::ClientContext>();
-  context->AddMetadata("authorization", absl::StrCat("Bearer ", token));
-  context->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(seconds));
-  return context;
-}
-
-AuditEvent Denied(int i) {
-  AuditEvent event;
-  event.set_version("1");
-  event.set_id(absl::StrCat("denied-", i));
-  event.set_type(protocol::v1::AUDIT_EVENT_TYPE_TOOL_INVOKED);
-  event.set_outcome(protocol::v1::AUDIT_OUTCOME_DENIED);
-  event.mutable_at()->set_seconds(1786438800 + i);
-  event.set_trace_id("trace-checkpoints");
-  event.set_namespace_id("world");
-  event.mutable_actor()->set_agent_id("mallory");
-  event.mutable_authority()->set_human_user_id("alice");
-  event.mutable_owner()->set_human_user_id("alice");
-  event.set_purpose("checkpoint-test");
-  event.set_reason("tool_unavailable");
-  event.set_source(protocol::v1::AUDIT_SOURCE_ENVELOPE);
-  return event;
-}
-
 using Result = sharedos::testing::CommandResult;
-
-std::string Write(const std::string& path, const std::string& content) {
-  std::ofstream(path, std::ios::trunc) << content;
-  return path;
-}
 
 std::string ReadAll(const std::string& path) {
   std::ifstream in(path);
@@ -117,11 +90,7 @@ class CheckpointIntegrationTest : public ::testing::Test {
     checkpoints_ = secrets_ + "/checkpoints.jsonl";
     token_file_ = Write(secrets_ + "/admin.token", kAdminToken);
     credentials_ =
-        Write(secrets_ + "/credentials.json",
-              absl::StrCat(R"({"credentials": [{"name": "ops", "role": "admin", "token_sha256": ")",
-                           common::server::TokenDigestHex(kAdminToken),
-                           R"("}, {"name": "envelope", "role": "service", "token_sha256": ")",
-                           common::server::TokenDigestHex(kServiceToken), R"("}]})"));
+        WriteAdminAndWriterCredentials(secrets_ + "/credentials.json", kAdminToken, kServiceToken);
   }
 
   absl::StatusOr<std::unique_ptr<Process>> StartAudit(std::vector<std::string> extra = {}) {
@@ -149,13 +118,7 @@ class CheckpointIntegrationTest : public ::testing::Test {
   }
 
   void AppendDenied(int from, int to) {
-    for (int i = from; i < to; ++i) {
-      v1::AppendRequest request;
-      *request.add_events() = Denied(i);
-      v1::AppendResponse response;
-      const grpc::Status status = stub_->Append(As(kServiceToken).get(), request, &response);
-      ASSERT_TRUE(status.ok()) << status.error_message();
-    }
+    testing::AppendDenied(*stub_, kServiceToken, from, to, "trace-checkpoints", "checkpoint-test");
   }
 
   // Runs sharedosctl against the running service to completion.

@@ -23,6 +23,7 @@
 #include "absl/time/time.h"
 #include "audit_svc/core/checkpoint.h"
 #include "audit_svc/core/checkpoint_testing.h"
+#include "audit_svc/server/audit_process_fixture.h"
 #include "common/http/http_client.h"
 #include "common/server/auth.h"
 #include "common/status/status_matchers.h"
@@ -36,8 +37,10 @@
 namespace sharedos::audit::server {
 namespace {
 
+using ::sharedos::audit::server::testing::As;
+using ::sharedos::audit::server::testing::Write;
+using ::sharedos::audit::server::testing::WriteAdminAndWriterCredentials;
 using ::sharedos::common::IsOk;
-using ::sharedos::protocol::v1::AuditEvent;
 using ::sharedos::testing::Process;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -46,36 +49,6 @@ using Result = sharedos::testing::CommandResult;
 
 constexpr char kAdminToken[] = "audit-admin-token-witness";
 constexpr char kServiceToken[] = "audit-service-token-witness";
-
-std::unique_ptr<grpc::ClientContext> As(const char* token, int seconds = 30) {
-  auto context = std::make_unique<grpc::ClientContext>();
-  context->AddMetadata("authorization", absl::StrCat("Bearer ", token));
-  context->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(seconds));
-  return context;
-}
-
-AuditEvent Denied(int i) {
-  AuditEvent event;
-  event.set_version("1");
-  event.set_id(absl::StrCat("denied-", i));
-  event.set_type(protocol::v1::AUDIT_EVENT_TYPE_TOOL_INVOKED);
-  event.set_outcome(protocol::v1::AUDIT_OUTCOME_DENIED);
-  event.mutable_at()->set_seconds(1786438800 + i);
-  event.set_trace_id("trace-witness");
-  event.set_namespace_id("world");
-  event.mutable_actor()->set_agent_id("mallory");
-  event.mutable_authority()->set_human_user_id("alice");
-  event.mutable_owner()->set_human_user_id("alice");
-  event.set_purpose("witness-test");
-  event.set_reason("tool_unavailable");
-  event.set_source(protocol::v1::AUDIT_SOURCE_ENVELOPE);
-  return event;
-}
-
-std::string Write(const std::string& path, const std::string& content) {
-  std::ofstream(path, std::ios::trunc) << content;
-  return path;
-}
 
 // Reads `process`'s log until a line holding every one of `needles`; false when none comes
 // within 30 s.
@@ -115,11 +88,7 @@ class WitnessIntegrationTest : public ::testing::Test {
     public_key_ = Write(secrets_ + "/checkpoint.pub.pem", signing_key_->public_key_pem());
     token_file_ = Write(secrets_ + "/admin.token", kAdminToken);
     credentials_ =
-        Write(secrets_ + "/credentials.json",
-              absl::StrCat(R"({"credentials": [{"name": "ops", "role": "admin", "token_sha256": ")",
-                           common::server::TokenDigestHex(kAdminToken),
-                           R"("}, {"name": "envelope", "role": "service", "token_sha256": ")",
-                           common::server::TokenDigestHex(kServiceToken), R"("}]})"));
+        WriteAdminAndWriterCredentials(secrets_ + "/credentials.json", kAdminToken, kServiceToken);
   }
 
   // The witness: its own log, pinning the signer's public key; `port` 0 picks one.
@@ -161,13 +130,7 @@ class WitnessIntegrationTest : public ::testing::Test {
   }
 
   void AppendDenied(int from, int to) {
-    for (int i = from; i < to; ++i) {
-      v1::AppendRequest request;
-      *request.add_events() = Denied(i);
-      v1::AppendResponse response;
-      const grpc::Status status = signer_stub_->Append(As(kServiceToken).get(), request, &response);
-      ASSERT_TRUE(status.ok()) << status.error_message();
-    }
+    testing::AppendDenied(*signer_stub_, kServiceToken, from, to, "trace-witness", "witness-test");
   }
 
   // Follows the witness's log (Tail, no polling) until it holds the signer's checkpoint of
@@ -179,7 +142,7 @@ class WitnessIntegrationTest : public ::testing::Test {
     request.set_from_sequence(1);
     request.mutable_filter()->set_control_plane_type(
         v1::CONTROL_PLANE_EVENT_TYPE_CHECKPOINT_WITNESSED);
-    auto context = As(kAdminToken);
+    auto context = As(kAdminToken, 30);
     auto reader = stub->Tail(context.get(), request);
     v1::TailResponse response;
     bool held = false;

@@ -2,6 +2,7 @@
 #define SHAREDOS_AUDIT_SVC_STORAGE_AUDIT_STORE_H_
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -50,6 +51,9 @@ struct SubmissionOutcome {
   std::vector<EventOutcome> events;  // one per event when accepted
 };
 
+// QueryNewestFirst's `before_sequence` for "from the newest record".
+inline constexpr int64_t kFromTheHead = std::numeric_limits<int64_t>::max();
+
 struct Head {
   int64_t sequence = 0;             // 0 for an empty log
   std::string hash = kGenesisHash;  // kGenesisHash for an empty log
@@ -90,6 +94,13 @@ class AuditStore {
   // `limit`. Errors: UNAVAILABLE, INTERNAL (a stored event no longer parses).
   virtual absl::StatusOr<std::vector<sharedos::audit::v1::AuditRecord>> Query(
       const sharedos::audit::v1::AuditFilter& filter, int64_t after_sequence, int limit) = 0;
+
+  // Records with sequence < before_sequence (kFromTheHead: every record) matching the filter,
+  // newest first (descending sequence), at most `limit`: the last records of a kind without
+  // reading the log from its start. The next page is before the last sequence returned.
+  // Errors: as Query.
+  virtual absl::StatusOr<std::vector<sharedos::audit::v1::AuditRecord>> QueryNewestFirst(
+      const sharedos::audit::v1::AuditFilter& filter, int64_t before_sequence, int limit) = 0;
 
   // Errors: UNAVAILABLE.
   virtual absl::StatusOr<Head> GetHead() = 0;

@@ -10,7 +10,8 @@
 // What it holds every backend to (audit_store.h): sequences 1, 2, 3, … without gaps across
 // submissions and batches; one hash chain from kGenesisHash whose head is stored; idempotency on
 // event id (a duplicate is not a second record; a conflicting id rejects its whole submission
-// and only it); queries by every filter field, in sequence order, paged by sequence; reads
+// and only it); queries by every filter field, in sequence order, paged by sequence, and newest
+// first, paged backwards; reads
 // running beside appends; Verify over the log and any sub-range, detecting an edited event, a
 // deleted, reordered or forged record and a truncated or rewritten tail.
 
@@ -453,6 +454,61 @@ TYPED_TEST_P(AuditStoreConformanceTest, PagesCoverTheLogOnceInOrder) {
   EXPECT_THAT(*none, IsEmpty());
 }
 
+TYPED_TEST_P(AuditStoreConformanceTest, NewestFirstPagesTheLogBackwards) {
+  Batch batch;
+  for (int i = 1; i <= 7; ++i) {
+    protocol::v1::AuditEvent event =
+        MakeKeyedEvent("n" + std::to_string(i), i % 2 ? "world-odd" : "world-even",
+                       i % 2 ? "trace-odd" : "trace-even", "exec-" + std::to_string(i));
+    if (i % 2 == 0) event.set_reason("no_matching_grant");
+    batch.Add(event);
+  }
+  ASSERT_THAT(this->store_->Append({batch.pending}, absl::FromUnixSeconds(1)), IsOk());
+  auto ids = [this](const AuditFilter& filter, int64_t before, int limit) {
+    std::vector<std::string> found;
+    auto records = this->store_->QueryNewestFirst(filter, before, limit);
+    EXPECT_THAT(records, IsOk());
+    if (records.ok()) {
+      for (const AuditRecord& record : *records) found.push_back(record.event().id());
+    }
+    return found;
+  };
+  // The whole log from the head, one page.
+  EXPECT_THAT(ids(AuditFilter(), kFromTheHead, 10),
+              ElementsAre("n7", "n6", "n5", "n4", "n3", "n2", "n1"));
+  // A filter on a lookup key (an index) and on a scanned column, each paged backwards: the next
+  // page is before the last sequence returned, and the pages cover the matches once.
+  AuditFilter by_trace;
+  by_trace.set_trace_id("trace-odd");
+  AuditFilter by_reason;
+  by_reason.set_reason("no_matching_grant");
+  for (const AuditFilter& filter : {by_trace, by_reason}) {
+    std::vector<int64_t> sequences;
+    int64_t before = kFromTheHead;
+    for (int page = 0; page < 10; ++page) {
+      auto records = this->store_->QueryNewestFirst(filter, before, 2);
+      ASSERT_THAT(records, IsOk());
+      EXPECT_LE(records->size(), 2u);
+      if (records->empty()) break;
+      for (const AuditRecord& record : *records) sequences.push_back(record.sequence());
+      before = records->back().sequence();
+    }
+    if (!filter.reason().empty()) {
+      EXPECT_THAT(sequences, ElementsAre(6, 4, 2));
+    } else {
+      EXPECT_THAT(sequences, ElementsAre(7, 5, 3, 1));
+    }
+  }
+  // Strictly before the cursor; nothing before the first record; a limit of 0 reads nothing.
+  EXPECT_THAT(ids(AuditFilter(), 4, 2), ElementsAre("n3", "n2"));
+  EXPECT_THAT(ids(by_trace, 7, 1), ElementsAre("n5"));
+  EXPECT_THAT(ids(AuditFilter(), 1, 10), IsEmpty());
+  EXPECT_THAT(ids(AuditFilter(), kFromTheHead, 0), IsEmpty());
+  AuditFilter nowhere;
+  nowhere.set_trace_id("trace-none");
+  EXPECT_THAT(ids(nowhere, kFromTheHead, 10), IsEmpty());
+}
+
 TYPED_TEST_P(AuditStoreConformanceTest, VerifiesASubRange) {
   this->AppendAll(6);
   auto result = this->store_->Verify(3, 5);
@@ -597,9 +653,10 @@ REGISTER_TYPED_TEST_SUITE_P(
     AnIdTwiceInOneSubmissionIsStoredOnce, SameIdOtherContentRejectsOnlyItsSubmission,
     ASingleEventConflictWritesNothingAndOthersProceed, QueryFiltersAndPaginatesBySequence,
     QueryFiltersByTraceExecutionTypeOutcomeAndSource, PagesCoverTheLogOnceInOrder,
-    VerifiesASubRange, AVerifiedRangeEndsAtTheHead, ReadsRunBesideAppends, DetectsAnEditedEvent,
-    DetectsADeletedRecord, DetectsReorderedRecords, DetectsATruncatedTail,
-    DetectsARewrittenChainAgainstTheStoredHead, DetectsRecordsAppendedBehindTheChain);
+    NewestFirstPagesTheLogBackwards, VerifiesASubRange, AVerifiedRangeEndsAtTheHead,
+    ReadsRunBesideAppends, DetectsAnEditedEvent, DetectsADeletedRecord, DetectsReorderedRecords,
+    DetectsATruncatedTail, DetectsARewrittenChainAgainstTheStoredHead,
+    DetectsRecordsAppendedBehindTheChain);
 
 }  // namespace sharedos::audit::storage::testing
 

@@ -1,5 +1,6 @@
 #include "audit_svc/storage/memory_audit_store.h"
 
+#include <iterator>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -115,6 +116,19 @@ absl::StatusOr<std::vector<AuditRecord>> MemoryAuditStore::Query(const AuditFilt
   // A negative limit does not bound the page (as SQLite's LIMIT).
   for (auto it = records_.upper_bound(after_sequence);
        it != records_.end() && (limit < 0 || records.size() < static_cast<size_t>(limit)); ++it) {
+    if (!Matches(filter, it->second.columns)) continue;
+    ASSIGN_OR_RETURN(AuditRecord record, ToRecord(it->first, it->second));
+    records.push_back(std::move(record));
+  }
+  return records;
+}
+
+absl::StatusOr<std::vector<AuditRecord>> MemoryAuditStore::QueryNewestFirst(
+    const AuditFilter& filter, int64_t before_sequence, int limit) {
+  absl::MutexLock lock(&mu_);
+  std::vector<AuditRecord> records;
+  for (auto it = std::make_reverse_iterator(records_.lower_bound(before_sequence));
+       it != records_.rend() && (limit < 0 || records.size() < static_cast<size_t>(limit)); ++it) {
     if (!Matches(filter, it->second.columns)) continue;
     ASSIGN_OR_RETURN(AuditRecord record, ToRecord(it->first, it->second));
     records.push_back(std::move(record));

@@ -47,6 +47,9 @@ class MemoryAuditStore : public AuditStore {
   absl::StatusOr<std::vector<sharedos::audit::v1::AuditRecord>> Query(
       const sharedos::audit::v1::AuditFilter& filter, int64_t after_sequence, int limit) override
       ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<std::vector<sharedos::audit::v1::AuditRecord>> QueryNewestFirst(
+      const sharedos::audit::v1::AuditFilter& filter, int64_t before_sequence, int limit) override
+      ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<Head> GetHead() override ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<VerifyResult> Verify(std::optional<int64_t> from,
                                       std::optional<int64_t> to) override ABSL_LOCKS_EXCLUDED(mu_);

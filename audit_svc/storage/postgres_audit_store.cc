@@ -332,9 +332,22 @@ absl::StatusOr<AppendBatchResult> PostgresAuditStore::Append(
 absl::StatusOr<std::vector<AuditRecord>> PostgresAuditStore::Query(const AuditFilter& filter,
                                                                    int64_t after_sequence,
                                                                    int limit) {
-  // Only the filter's shape enters the SQL text; every value is bound.
-  std::string sql = absl::StrCat(kSelectColumns, " FROM audit_records WHERE sequence > $1");
-  std::vector<Param> params = {Param::Int64(after_sequence)};
+  return Select(filter, after_sequence, /*newest_first=*/false, limit);
+}
+
+absl::StatusOr<std::vector<AuditRecord>> PostgresAuditStore::QueryNewestFirst(
+    const AuditFilter& filter, int64_t before_sequence, int limit) {
+  return Select(filter, before_sequence, /*newest_first=*/true, limit);
+}
+
+absl::StatusOr<std::vector<AuditRecord>> PostgresAuditStore::Select(const AuditFilter& filter,
+                                                                    int64_t cursor,
+                                                                    bool newest_first, int limit) {
+  // Only the filter's shape enters the SQL text; every value is bound. The (key, sequence)
+  // indexes serve either order.
+  std::string sql = absl::StrCat(kSelectColumns, " FROM audit_records WHERE sequence ",
+                                 newest_first ? "<" : ">", " $1");
+  std::vector<Param> params = {Param::Int64(cursor)};
   auto add = [&](const char* column, const char* op, Param value) {
     params.push_back(std::move(value));
     absl::StrAppend(&sql, " AND ", column, " ", op, " $", params.size());
@@ -354,7 +367,8 @@ absl::StatusOr<std::vector<AuditRecord>> PostgresAuditStore::Query(const AuditFi
     add("at_micros", "<", Param::Int64(TimeUtil::TimestampToMicroseconds(filter.to())));
   }
   params.push_back(Param::Int64(std::max(0, limit)));
-  absl::StrAppend(&sql, " ORDER BY sequence LIMIT $", params.size());
+  absl::StrAppend(&sql, " ORDER BY sequence", newest_first ? " DESC" : "", " LIMIT $",
+                  params.size());
 
   ASSIGN_OR_RETURN(PooledConnection conn, readers_.Acquire());
   ASSIGN_OR_RETURN(Result rows, conn->Exec(sql, params));

@@ -79,12 +79,17 @@ class PostgresAuditStore : public AuditStore {
       const std::vector<std::vector<PendingEvent>>& submissions, absl::Time recorded_at) override;
   absl::StatusOr<std::vector<sharedos::audit::v1::AuditRecord>> Query(
       const sharedos::audit::v1::AuditFilter& filter, int64_t after_sequence, int limit) override;
+  absl::StatusOr<std::vector<sharedos::audit::v1::AuditRecord>> QueryNewestFirst(
+      const sharedos::audit::v1::AuditFilter& filter, int64_t before_sequence, int limit) override;
   absl::StatusOr<Head> GetHead() override;
   absl::StatusOr<VerifyResult> Verify(std::optional<int64_t> from,
                                       std::optional<int64_t> to) override;
 
  private:
   explicit PostgresAuditStore(const Options& options);
+  // Query (ascending, after `cursor`) and QueryNewestFirst (descending, before `cursor`).
+  absl::StatusOr<std::vector<sharedos::audit::v1::AuditRecord>> Select(
+      const sharedos::audit::v1::AuditFilter& filter, int64_t cursor, bool newest_first, int limit);
 
   const Options options_;
   // One connection for Append (the AuditLog commits one group at a time; a second Append on

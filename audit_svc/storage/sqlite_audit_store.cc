@@ -462,18 +462,31 @@ absl::StatusOr<AppendBatchResult> SqliteAuditStore::Append(
 absl::StatusOr<std::vector<AuditRecord>> SqliteAuditStore::Query(const AuditFilter& filter,
                                                                  int64_t after_sequence,
                                                                  int limit) {
-  // A filter on a lookup key walks that key's audit_keys index in sequence order and joins each
-  // hit to its record (CROSS JOIN fixes that order), so a large namespace is never
-  // materialised; other filters scan the records from after_sequence. Only the filter's shape
+  return Select(filter, after_sequence, /*newest_first=*/false, limit);
+}
+
+absl::StatusOr<std::vector<AuditRecord>> SqliteAuditStore::QueryNewestFirst(
+    const AuditFilter& filter, int64_t before_sequence, int limit) {
+  return Select(filter, before_sequence, /*newest_first=*/true, limit);
+}
+
+absl::StatusOr<std::vector<AuditRecord>> SqliteAuditStore::Select(const AuditFilter& filter,
+                                                                  int64_t cursor, bool newest_first,
+                                                                  int limit) {
+  // A filter on a lookup key walks that key's audit_keys index in sequence order (either way)
+  // and joins each hit to its record (CROSS JOIN fixes that order), so a large namespace is
+  // never materialised; other filters scan the records from the cursor. Only the filter's shape
   // enters the SQL text (so statements are cached per shape); every value is bound.
   const bool by_key = !filter.namespace_id().empty() || !filter.trace_id().empty() ||
                       !filter.execution_id().empty();
   const char* order_column = by_key ? "k.sequence" : "r.sequence";
-  std::string sql =
-      by_key ? absl::StrCat(kSelectColumns,
-                            " FROM audit_keys AS k CROSS JOIN audit_records AS r"
-                            " ON r.sequence = k.sequence WHERE k.sequence > ?1")
-             : absl::StrCat(kSelectColumns, " FROM audit_records AS r WHERE r.sequence > ?1");
+  const char* from_cursor = newest_first ? " < ?1" : " > ?1";
+  std::string sql = by_key ? absl::StrCat(kSelectColumns,
+                                          " FROM audit_keys AS k CROSS JOIN audit_records AS r"
+                                          " ON r.sequence = k.sequence WHERE k.sequence",
+                                          from_cursor)
+                           : absl::StrCat(kSelectColumns,
+                                          " FROM audit_records AS r WHERE r.sequence", from_cursor);
   struct Binding {
     bool is_text;
     std::string text;
@@ -503,11 +516,12 @@ absl::StatusOr<std::vector<AuditRecord>> SqliteAuditStore::Query(const AuditFilt
     add_number("r.at_micros", "<", TimeUtil::TimestampToMicroseconds(filter.to()));
   }
   bindings.push_back({false, "", limit});
-  absl::StrAppend(&sql, " ORDER BY ", order_column, " LIMIT ?", bindings.size() + 1);
+  absl::StrAppend(&sql, " ORDER BY ", order_column, newest_first ? " DESC" : "", " LIMIT ?",
+                  bindings.size() + 1);
 
   // Read-your-writes: every record committed before this Query is indexed before it reads.
   // Records committed meanwhile may be missing, but only after every record returned, so a
-  // page token never skips one.
+  // page token never skips one (newest first, they are newer than the page's first).
   if (by_key) {
     bool behind = false;
     {
@@ -519,7 +533,7 @@ absl::StatusOr<std::vector<AuditRecord>> SqliteAuditStore::Query(const AuditFilt
 
   absl::MutexLock lock(&read_mu_);
   ASSIGN_OR_RETURN(Statement select, reader_->Cached(sql));
-  RETURN_IF_ERROR(select.BindInt64(1, after_sequence));
+  RETURN_IF_ERROR(select.BindInt64(1, cursor));
   for (size_t i = 0; i < bindings.size(); ++i) {
     const int index = static_cast<int>(i) + 2;
     if (bindings[i].is_text) {

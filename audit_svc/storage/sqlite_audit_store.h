@@ -95,6 +95,9 @@ class SqliteAuditStore : public AuditStore {
   absl::StatusOr<std::vector<sharedos::audit::v1::AuditRecord>> Query(
       const sharedos::audit::v1::AuditFilter& filter, int64_t after_sequence, int limit) override
       ABSL_LOCKS_EXCLUDED(write_mu_, read_mu_, index_mu_);
+  absl::StatusOr<std::vector<sharedos::audit::v1::AuditRecord>> QueryNewestFirst(
+      const sharedos::audit::v1::AuditFilter& filter, int64_t before_sequence, int limit) override
+      ABSL_LOCKS_EXCLUDED(write_mu_, read_mu_, index_mu_);
   absl::StatusOr<Head> GetHead() override ABSL_LOCKS_EXCLUDED(read_mu_);
   absl::StatusOr<VerifyResult> Verify(std::optional<int64_t> from,
                                       std::optional<int64_t> to) override
@@ -115,6 +118,10 @@ class SqliteAuditStore : public AuditStore {
                    Durability durability, bool background_indexing);
 
   absl::StatusOr<Head> ReadHead(common::sqlite::Database& db);
+  // Query (ascending, after `cursor`) and QueryNewestFirst (descending, before `cursor`).
+  absl::StatusOr<std::vector<sharedos::audit::v1::AuditRecord>> Select(
+      const sharedos::audit::v1::AuditFilter& filter, int64_t cursor, bool newest_first, int limit)
+      ABSL_LOCKS_EXCLUDED(write_mu_, read_mu_, index_mu_);
   // sqlite3_wal_hook on the writer connection, after every commit.
   static int OnWalCommit(void* self, sqlite3* db, const char* schema, int pages);
   void CheckpointLoop() ABSL_LOCKS_EXCLUDED(checkpoint_mu_);

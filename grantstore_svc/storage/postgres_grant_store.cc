@@ -14,6 +14,7 @@
 #include "common/postgres/migrations.h"
 #include "common/postgres/transaction.h"
 #include "common/status/status_macros.h"
+#include "grantstore_svc/storage/grant_rows.h"
 
 namespace sharedos::grantstore::storage {
 namespace {
@@ -118,10 +119,18 @@ INSERT INTO revision_announcement (id, revision) SELECT 1, revision FROM store_r
 )sql"},
 };
 
-template <typename Message>
-bool Parse(absl::string_view bytes, Message& message) {
-  return message.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
-}
+// One row of a result, for the shared row code (grant_rows.h).
+class ResultRow final : public RowReader {
+ public:
+  ResultRow(const Result& result, int row) : result_(result), row_(row) {}
+  bool IsNull(int column) const override { return result_.IsNull(row_, column); }
+  int64_t Int64(int column) const override { return result_.Int64(row_, column); }
+  absl::string_view Bytes(int column) const override { return result_.Bytes(row_, column); }
+
+ private:
+  const Result& result_;
+  const int row_;
+};
 
 // The announced revision, when the announcement still is what its write transaction wrote in this
 // database's own history and that transaction did not commit (docs/adr/0021): the row's xmin is
@@ -151,33 +160,7 @@ absl::StatusOr<int64_t> ReadRevision(Connection& conn) {
 // The revision a read serves: `at_revision` when it is within [0, current], else an error.
 absl::StatusOr<int64_t> ServableRevision(Connection& conn, std::optional<int64_t> at_revision) {
   ASSIGN_OR_RETURN(const int64_t current, ReadRevision(conn));
-  if (!at_revision.has_value()) return current;
-  if (*at_revision < 0 || *at_revision > current) {
-    return capability::errors::RevisionNotServable(*at_revision, current);
-  }
-  return *at_revision;
-}
-
-// Columns: body, issued_revision, revoked_revision, revoked_at_seconds, revoked_at_nanos.
-constexpr char kGrantColumns[] =
-    "body, issued_revision, revoked_revision, revoked_at_seconds, revoked_at_nanos";
-
-// Reads a grant row as it was at `at_revision` (revocation after it is not visible).
-absl::StatusOr<StoredGrant> GrantFromRow(const Result& result, int row, int64_t at_revision) {
-  StoredGrant stored;
-  if (!Parse(result.Bytes(row, 0), stored.grant)) {
-    return capability::errors::CorruptRow("grants", "body");
-  }
-  stored.issued_revision = result.Int64(row, 1);
-  if (!result.IsNull(row, 2)) {
-    const int64_t revoked_revision = result.Int64(row, 2);
-    if (revoked_revision <= at_revision) {
-      stored.revoked_revision = revoked_revision;
-      stored.grant.mutable_revoked_at()->set_seconds(result.Int64(row, 3));
-      stored.grant.mutable_revoked_at()->set_nanos(static_cast<int32_t>(result.Int64(row, 4)));
-    }
-  }
-  return stored;
+  return storage::ServableRevision(current, at_revision);
 }
 
 absl::StatusOr<std::optional<StoredGrant>> SelectGrant(Connection& conn,
@@ -192,7 +175,7 @@ absl::StatusOr<std::optional<StoredGrant>> SelectGrant(Connection& conn,
                                           "AND issued_revision <= $3"),
                              params));
   if (result.rows() == 0) return std::optional<StoredGrant>();
-  ASSIGN_OR_RETURN(StoredGrant stored, GrantFromRow(result, 0, at_revision));
+  ASSIGN_OR_RETURN(StoredGrant stored, GrantFromRow(ResultRow(result, 0), at_revision));
   return std::optional<StoredGrant>(std::move(stored));
 }
 
@@ -205,11 +188,7 @@ absl::StatusOr<std::optional<StoredHostPolicy>> SelectHostPolicy(Connection& con
                              "AND revision <= $2 ORDER BY revision DESC LIMIT 1",
                              params));
   if (result.rows() == 0) return std::optional<StoredHostPolicy>();
-  StoredHostPolicy stored;
-  stored.revision = result.Int64(0, 0);
-  if (!Parse(result.Bytes(0, 1), stored.policy)) {
-    return capability::errors::CorruptRow("host_policies", namespace_id);
-  }
+  ASSIGN_OR_RETURN(StoredHostPolicy stored, HostPolicyFromRow(ResultRow(result, 0), namespace_id));
   return std::optional<StoredHostPolicy>(std::move(stored));
 }
 
@@ -220,11 +199,7 @@ absl::StatusOr<std::optional<StoredEscalation>> SelectEscalation(Connection& con
                                             "WHERE escalation_id = $1",
                                             params));
   if (result.rows() == 0) return std::optional<StoredEscalation>();
-  StoredEscalation stored;
-  if (!Parse(result.Bytes(0, 0), stored.record)) {
-    return capability::errors::CorruptRow("escalations", escalation_id);
-  }
-  if (!result.IsNull(0, 1)) stored.resolution_fingerprint = std::string(result.Bytes(0, 1));
+  ASSIGN_OR_RETURN(StoredEscalation stored, EscalationFromRow(ResultRow(result, 0), escalation_id));
   return std::optional<StoredEscalation>(std::move(stored));
 }
 
@@ -238,11 +213,8 @@ absl::StatusOr<std::optional<StoredCredential>> SelectCredential(Connection& con
                                          "credential_id = $1",
                              params));
   if (result.rows() == 0) return std::optional<StoredCredential>();
-  StoredCredential stored;
-  if (!Parse(result.Bytes(0, 0), stored.credential)) {
-    return capability::errors::CorruptRow("credentials", by_digest ? "by digest" : value);
-  }
-  stored.token_sha256 = std::string(result.Bytes(0, 1));
+  ASSIGN_OR_RETURN(StoredCredential stored,
+                   CredentialFromRow(ResultRow(result, 0), by_digest ? "by digest" : value));
   return std::optional<StoredCredential>(std::move(stored));
 }
 
@@ -307,10 +279,7 @@ class PostgresGrantStore::Transaction : public WriteTransaction {
   int64_t revision() const override { return revision_; }
 
   absl::Status AdvanceRevision(int64_t revision) override {
-    if (revision <= revision_) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("AdvanceRevision: ", revision, " is not above ", revision_));
-    }
+    RETURN_IF_ERROR(CheckAdvance(revision, revision_));
     const Param params[] = {Param::Int64(revision)};
     RETURN_IF_ERROR(
         conn_->Exec("UPDATE store_revision SET revision = $1 WHERE id = 1", params).status());
@@ -324,25 +293,17 @@ class PostgresGrantStore::Transaction : public WriteTransaction {
   }
 
   absl::Status InsertGrant(const pb::CapabilityGrant& grant) override {
-    if (grant.has_revoked_at()) {
-      return absl::InvalidArgumentError("InsertGrant: revoked_at must be absent");
-    }
-    const Param params[] = {Param::Text(grant.namespace_id()),
-                            Param::Text(grant.id()),
-                            Param::Text(capability::AddressKey(grant.subject())),
-                            Param::Text(capability::AddressKey(grant.issuer())),
-                            Param::Int64(revision_),
-                            Param::Bytes(grant.SerializeAsString())};
+    ASSIGN_OR_RETURN(const GrantRow row, EncodeGrant(grant, revision_));
+    const Param params[] = {Param::Text(row.namespace_id),     Param::Text(row.grant_id),
+                            Param::Text(row.subject_key),      Param::Text(row.issuer_key),
+                            Param::Int64(row.issued_revision), Param::Bytes(row.body)};
     // ON CONFLICT DO NOTHING: a taken id is reported without aborting the transaction.
     ASSIGN_OR_RETURN(Result result,
                      conn_->Exec("INSERT INTO grants (namespace_id, grant_id, subject_key, "
                                  "issuer_key, issued_revision, body) VALUES ($1, $2, $3, $4, $5, "
                                  "$6) ON CONFLICT DO NOTHING",
                                  params));
-    if (result.affected_rows() == 0) {
-      return absl::AlreadyExistsError(
-          absl::StrCat("grant id \"", grant.id(), "\" is taken in its namespace"));
-    }
+    if (result.affected_rows() == 0) return GrantIdTaken(row.grant_id);
     return absl::OkStatus();
   }
 
@@ -350,19 +311,11 @@ class PostgresGrantStore::Transaction : public WriteTransaction {
                            absl::Time revoked_at) override {
     ASSIGN_OR_RETURN(std::optional<StoredGrant> existing,
                      SelectGrant(*conn_, namespace_id, grant_id, revision_));
-    if (!existing.has_value()) return capability::errors::GrantNotFound(namespace_id, grant_id);
-    if (existing->revoked_revision.has_value()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("grant \"", grant_id, "\" is already revoked"));
-    }
-    const absl::Duration since_epoch = revoked_at - absl::UnixEpoch();
-    const int64_t seconds = absl::ToInt64Seconds(since_epoch);
-    const int64_t nanos = absl::ToInt64Nanoseconds(since_epoch - absl::Seconds(seconds));
-    // Timestamps keep non-negative nanos (floor the seconds for pre-epoch times).
+    RETURN_IF_ERROR(CheckRevocable(existing, namespace_id, grant_id));
+    const RevokedAtColumns at = EncodeRevokedAt(revoked_at);
     const Param params[] = {Param::Text(namespace_id), Param::Text(grant_id),
-                            Param::Int64(revision_),
-                            Param::Int64(nanos < 0 ? seconds - 1 : seconds),
-                            Param::Int64(nanos < 0 ? nanos + 1000000000 : nanos)};
+                            Param::Int64(revision_), Param::Int64(at.seconds),
+                            Param::Int64(at.nanos)};
     return conn_
         ->Exec(
             "UPDATE grants SET revoked_revision = $3, revoked_at_seconds = $4, "
@@ -434,20 +387,16 @@ class PostgresGrantStore::Transaction : public WriteTransaction {
   }
 
   absl::Status InsertEscalation(const gs::EscalationRecord& record) override {
-    gs::EscalationRecord stamped = record;
-    stamped.set_recorded_revision(revision_);
-    const Param params[] = {Param::Text(stamped.escalation_id()),
-                            Param::Text(stamped.namespace_id()), Param::Int64(stamped.status()),
-                            Param::Int64(revision_), Param::Bytes(stamped.SerializeAsString())};
+    const EscalationRow row = EncodeEscalation(record, revision_);
+    const Param params[] = {Param::Text(row.escalation_id), Param::Text(row.namespace_id),
+                            Param::Int64(row.status), Param::Int64(row.recorded_revision),
+                            Param::Bytes(row.body)};
     ASSIGN_OR_RETURN(Result result,
                      conn_->Exec("INSERT INTO escalations (escalation_id, namespace_id, status, "
                                  "recorded_revision, body) VALUES ($1, $2, $3, $4, $5) ON "
                                  "CONFLICT DO NOTHING",
                                  params));
-    if (result.affected_rows() == 0) {
-      return absl::AlreadyExistsError(
-          absl::StrCat("escalation id \"", stamped.escalation_id(), "\" is taken"));
-    }
+    if (result.affected_rows() == 0) return EscalationIdTaken(row.escalation_id);
     return absl::OkStatus();
   }
 
@@ -455,13 +404,7 @@ class PostgresGrantStore::Transaction : public WriteTransaction {
                                  absl::string_view resolution_fingerprint) override {
     ASSIGN_OR_RETURN(std::optional<StoredEscalation> existing,
                      SelectEscalation(*conn_, record.escalation_id()));
-    if (!existing.has_value()) {
-      return capability::errors::EscalationNotFound(record.escalation_id());
-    }
-    if (existing->record.status() != gs::ESCALATION_RECORD_STATUS_PENDING) {
-      return capability::errors::EscalationAlreadyResolved(
-          record.escalation_id(), gs::EscalationRecordStatus_Name(existing->record.status()));
-    }
+    RETURN_IF_ERROR(CheckResolvable(existing, record.escalation_id()));
     const Param params[] = {Param::Text(record.escalation_id()),
                             Param::Int64(record.status()),
                             Param::Int64(revision_),
@@ -491,13 +434,12 @@ class PostgresGrantStore::Transaction : public WriteTransaction {
     ASSIGN_OR_RETURN(std::optional<StoredCredential> existing,
                      GetCredential(credential.credential.credential_id()));
     if (!existing.has_value()) {
-      return absl::NotFoundError(
-          absl::StrCat("credential \"", credential.credential.credential_id(), "\" not found"));
+      return CredentialToUpdateNotFound(credential.credential.credential_id());
     }
     if (existing->token_sha256 != credential.token_sha256) {
       ASSIGN_OR_RETURN(std::optional<StoredCredential> other,
                        SelectCredential(*conn_, /*by_digest=*/true, credential.token_sha256));
-      if (other.has_value()) return DigestTaken(credential);
+      if (other.has_value()) return CredentialTaken(credential.credential.credential_id());
     }
     return WriteCredential(credential,
                            "UPDATE credentials SET token_sha256 = $2, revoked = $3, revision = "
@@ -512,20 +454,13 @@ class PostgresGrantStore::Transaction : public WriteTransaction {
   }
 
  private:
-  static absl::Status DigestTaken(const StoredCredential& credential) {
-    return absl::AlreadyExistsError(absl::StrCat(
-        "credential id \"", credential.credential.credential_id(), "\" or its digest is taken"));
-  }
-
   absl::Status WriteCredential(const StoredCredential& credential, const char* sql) {
-    gs::Credential stamped = credential.credential;
-    stamped.set_revision(revision_);
-    const Param params[] = {Param::Text(stamped.credential_id()),
-                            Param::Text(credential.token_sha256),
-                            Param::Bool(stamped.has_revoked_at()), Param::Int64(revision_),
-                            Param::Bytes(stamped.SerializeAsString())};
+    const CredentialRow row = EncodeCredential(credential, revision_);
+    const Param params[] = {Param::Text(row.credential_id), Param::Text(row.token_sha256),
+                            Param::Bool(row.revoked), Param::Int64(row.revision),
+                            Param::Bytes(row.body)};
     ASSIGN_OR_RETURN(Result result, conn_->Exec(sql, params));
-    if (result.affected_rows() == 0) return DigestTaken(credential);
+    if (result.affected_rows() == 0) return CredentialTaken(row.credential_id);
     return absl::OkStatus();
   }
 
@@ -631,9 +566,7 @@ absl::StatusOr<AuthoritySnapshot> PostgresGrantStore::LoadAuthority(
                   "revoked_revision > $4) ORDER BY issued_revision, issue_order LIMIT $5",
                   params));
     for (int row = 0; row < result.rows(); ++row) {
-      if (!Parse(result.Bytes(row, 0), snapshot.grants.emplace_back())) {
-        return capability::errors::CorruptRow("grants", "body");
-      }
+      RETURN_IF_ERROR(ParseGrantBody(ResultRow(result, row), snapshot.grants.emplace_back()));
     }
     ASSIGN_OR_RETURN(std::optional<StoredHostPolicy> policy,
                      SelectHostPolicy(conn, namespace_id, snapshot.revision));
@@ -677,7 +610,7 @@ absl::StatusOr<std::vector<pb::CapabilityGrant>> PostgresGrantStore::ListGrants(
                                "($5 OR revoked_revision IS NULL) ORDER BY grant_id LIMIT $6"),
                   params));
     for (int row = 0; row < result.rows(); ++row) {
-      ASSIGN_OR_RETURN(StoredGrant stored, GrantFromRow(result, row, revision));
+      ASSIGN_OR_RETURN(StoredGrant stored, GrantFromRow(ResultRow(result, row), revision));
       grants.push_back(std::move(stored.grant));
     }
     return absl::OkStatus();
@@ -770,9 +703,7 @@ absl::StatusOr<std::vector<gs::EscalationRecord>> PostgresGrantStore::ListEscala
                               params));
   std::vector<gs::EscalationRecord> records;
   for (int row = 0; row < result.rows(); ++row) {
-    if (!Parse(result.Bytes(row, 1), records.emplace_back())) {
-      return capability::errors::CorruptRow("escalations", result.Bytes(row, 0));
-    }
+    RETURN_IF_ERROR(ParseListedEscalation(ResultRow(result, row), records.emplace_back()));
   }
   return records;
 }
@@ -795,9 +726,7 @@ absl::StatusOr<std::vector<gs::Credential>> PostgresGrantStore::ListCredentials(
                               params));
   std::vector<gs::Credential> credentials;
   for (int row = 0; row < result.rows(); ++row) {
-    if (!Parse(result.Bytes(row, 1), credentials.emplace_back())) {
-      return capability::errors::CorruptRow("credentials", result.Bytes(row, 0));
-    }
+    RETURN_IF_ERROR(ParseListedCredential(ResultRow(result, row), credentials.emplace_back()));
   }
   return credentials;
 }

@@ -12,6 +12,7 @@
 #include "common/sqlite/migrations.h"
 #include "common/sqlite/transaction.h"
 #include "common/status/status_macros.h"
+#include "grantstore_svc/storage/grant_rows.h"
 
 namespace sharedos::grantstore::storage {
 namespace {
@@ -126,41 +127,24 @@ absl::StatusOr<int64_t> ReadRevision(Database& db) {
 // The revision a read serves: `at_revision` when it is within [0, current], else an error.
 absl::StatusOr<int64_t> ServableRevision(Database& db, std::optional<int64_t> at_revision) {
   ASSIGN_OR_RETURN(const int64_t current, ReadRevision(db));
-  if (!at_revision.has_value()) return current;
-  if (*at_revision < 0 || *at_revision > current) {
-    return capability::errors::RevisionNotServable(*at_revision, current);
-  }
-  return *at_revision;
+  return storage::ServableRevision(current, at_revision);
 }
 
 absl::Status Bind(Statement& stmt, int index, absl::string_view text) {
   return stmt.BindText(index, text);
 }
 
-// Columns: body, issued_revision, revoked_revision, revoked_at_seconds, revoked_at_nanos.
-constexpr char kGrantColumns[] =
-    "body, issued_revision, revoked_revision, revoked_at_seconds, revoked_at_nanos";
+// The current row of a stepped statement, for the shared row code (grant_rows.h).
+class StatementRow final : public RowReader {
+ public:
+  explicit StatementRow(const Statement& stmt) : stmt_(stmt) {}
+  bool IsNull(int column) const override { return stmt_.ColumnIsNull(column); }
+  int64_t Int64(int column) const override { return stmt_.ColumnInt64(column); }
+  absl::string_view Bytes(int column) const override { return stmt_.ColumnBlob(column); }
 
-// Reads a grant row as it was at `at_revision` (revocation after it is not visible).
-absl::StatusOr<StoredGrant> GrantFromRow(const Statement& stmt, int first_column,
-                                         int64_t at_revision) {
-  StoredGrant stored;
-  const absl::string_view body = stmt.ColumnBlob(first_column);
-  if (!stored.grant.ParseFromArray(body.data(), static_cast<int>(body.size()))) {
-    return capability::errors::CorruptRow("grants", "body");
-  }
-  stored.issued_revision = stmt.ColumnInt64(first_column + 1);
-  if (!stmt.ColumnIsNull(first_column + 2)) {
-    const int64_t revoked_revision = stmt.ColumnInt64(first_column + 2);
-    if (revoked_revision <= at_revision) {
-      stored.revoked_revision = revoked_revision;
-      stored.grant.mutable_revoked_at()->set_seconds(stmt.ColumnInt64(first_column + 3));
-      stored.grant.mutable_revoked_at()->set_nanos(
-          static_cast<int32_t>(stmt.ColumnInt64(first_column + 4)));
-    }
-  }
-  return stored;
-}
+ private:
+  const Statement& stmt_;
+};
 
 absl::StatusOr<std::optional<StoredGrant>> SelectGrant(Database& db, absl::string_view namespace_id,
                                                        absl::string_view grant_id,
@@ -174,7 +158,7 @@ absl::StatusOr<std::optional<StoredGrant>> SelectGrant(Database& db, absl::strin
   RETURN_IF_ERROR(stmt.BindInt64(3, at_revision));
   ASSIGN_OR_RETURN(const bool row, stmt.Step());
   if (!row) return std::optional<StoredGrant>();
-  ASSIGN_OR_RETURN(StoredGrant stored, GrantFromRow(stmt, 0, at_revision));
+  ASSIGN_OR_RETURN(StoredGrant stored, GrantFromRow(StatementRow(stmt), at_revision));
   return std::optional<StoredGrant>(std::move(stored));
 }
 
@@ -188,12 +172,7 @@ absl::StatusOr<std::optional<StoredHostPolicy>> SelectHostPolicy(Database& db,
   RETURN_IF_ERROR(stmt.BindInt64(2, at_revision));
   ASSIGN_OR_RETURN(const bool row, stmt.Step());
   if (!row) return std::optional<StoredHostPolicy>();
-  StoredHostPolicy stored;
-  stored.revision = stmt.ColumnInt64(0);
-  const absl::string_view body = stmt.ColumnBlob(1);
-  if (!stored.policy.ParseFromArray(body.data(), static_cast<int>(body.size()))) {
-    return capability::errors::CorruptRow("host_policies", namespace_id);
-  }
+  ASSIGN_OR_RETURN(StoredHostPolicy stored, HostPolicyFromRow(StatementRow(stmt), namespace_id));
   return std::optional<StoredHostPolicy>(std::move(stored));
 }
 
@@ -204,27 +183,8 @@ absl::StatusOr<std::optional<StoredEscalation>> SelectEscalation(Database& db,
   RETURN_IF_ERROR(Bind(stmt, 1, escalation_id));
   ASSIGN_OR_RETURN(const bool row, stmt.Step());
   if (!row) return std::optional<StoredEscalation>();
-  StoredEscalation stored;
-  const absl::string_view body = stmt.ColumnBlob(0);
-  if (!stored.record.ParseFromArray(body.data(), static_cast<int>(body.size()))) {
-    return capability::errors::CorruptRow("escalations", escalation_id);
-  }
-  if (!stmt.ColumnIsNull(1)) stored.resolution_fingerprint = std::string(stmt.ColumnBlob(1));
+  ASSIGN_OR_RETURN(StoredEscalation stored, EscalationFromRow(StatementRow(stmt), escalation_id));
   return std::optional<StoredEscalation>(std::move(stored));
-}
-
-// Columns: body, token_sha256.
-absl::StatusOr<std::optional<StoredCredential>> CredentialFromStep(Statement& stmt,
-                                                                   absl::string_view key) {
-  ASSIGN_OR_RETURN(const bool row, stmt.Step());
-  if (!row) return std::optional<StoredCredential>();
-  StoredCredential stored;
-  const absl::string_view body = stmt.ColumnBlob(0);
-  if (!stored.credential.ParseFromArray(body.data(), static_cast<int>(body.size()))) {
-    return capability::errors::CorruptRow("credentials", key);
-  }
-  stored.token_sha256 = std::string(stmt.ColumnText(1));
-  return std::optional<StoredCredential>(std::move(stored));
 }
 
 absl::StatusOr<std::optional<StoredCredential>> SelectCredential(Database& db,
@@ -236,7 +196,12 @@ absl::StatusOr<std::optional<StoredCredential>> SelectCredential(Database& db,
                                                  : "SELECT body, token_sha256 FROM credentials "
                                                    "WHERE credential_id = ?1"));
   RETURN_IF_ERROR(Bind(stmt, 1, value));
-  return CredentialFromStep(stmt, column == "token_sha256" ? "by digest" : value);
+  ASSIGN_OR_RETURN(const bool row, stmt.Step());
+  if (!row) return std::optional<StoredCredential>();
+  ASSIGN_OR_RETURN(
+      StoredCredential stored,
+      CredentialFromRow(StatementRow(stmt), column == "token_sha256" ? "by digest" : value));
+  return std::optional<StoredCredential>(std::move(stored));
 }
 
 }  // namespace
@@ -277,10 +242,7 @@ class SqliteGrantStore::Transaction : public WriteTransaction {
   int64_t revision() const override { return revision_; }
 
   absl::Status AdvanceRevision(int64_t revision) override {
-    if (revision <= revision_) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("AdvanceRevision: ", revision, " is not above ", revision_));
-    }
+    RETURN_IF_ERROR(CheckAdvance(revision, revision_));
     revision_ = revision;
     return absl::OkStatus();
   }
@@ -291,24 +253,19 @@ class SqliteGrantStore::Transaction : public WriteTransaction {
   }
 
   absl::Status InsertGrant(const pb::CapabilityGrant& grant) override {
-    if (grant.has_revoked_at()) {
-      return absl::InvalidArgumentError("InsertGrant: revoked_at must be absent");
-    }
+    ASSIGN_OR_RETURN(const GrantRow row, EncodeGrant(grant, revision_));
     ASSIGN_OR_RETURN(Statement stmt,
                      db_.Cached("INSERT INTO grants (namespace_id, grant_id, subject_key, "
                                 "issuer_key, issued_revision, body) "
                                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6)"));
-    RETURN_IF_ERROR(Bind(stmt, 1, grant.namespace_id()));
-    RETURN_IF_ERROR(Bind(stmt, 2, grant.id()));
-    RETURN_IF_ERROR(Bind(stmt, 3, capability::AddressKey(grant.subject())));
-    RETURN_IF_ERROR(Bind(stmt, 4, capability::AddressKey(grant.issuer())));
-    RETURN_IF_ERROR(stmt.BindInt64(5, revision_));
-    RETURN_IF_ERROR(stmt.BindBlob(6, grant.SerializeAsString()));
+    RETURN_IF_ERROR(Bind(stmt, 1, row.namespace_id));
+    RETURN_IF_ERROR(Bind(stmt, 2, row.grant_id));
+    RETURN_IF_ERROR(Bind(stmt, 3, row.subject_key));
+    RETURN_IF_ERROR(Bind(stmt, 4, row.issuer_key));
+    RETURN_IF_ERROR(stmt.BindInt64(5, row.issued_revision));
+    RETURN_IF_ERROR(stmt.BindBlob(6, row.body));
     absl::Status status = stmt.Step().status();
-    if (absl::IsAlreadyExists(status)) {
-      return absl::AlreadyExistsError(
-          absl::StrCat("grant id \"", grant.id(), "\" is taken in its namespace"));
-    }
+    if (absl::IsAlreadyExists(status)) return GrantIdTaken(row.grant_id);
     return status;
   }
 
@@ -316,14 +273,8 @@ class SqliteGrantStore::Transaction : public WriteTransaction {
                            absl::Time revoked_at) override {
     ASSIGN_OR_RETURN(std::optional<StoredGrant> existing,
                      SelectGrant(db_, namespace_id, grant_id, revision_));
-    if (!existing.has_value()) return capability::errors::GrantNotFound(namespace_id, grant_id);
-    if (existing->revoked_revision.has_value()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("grant \"", grant_id, "\" is already revoked"));
-    }
-    const absl::Duration since_epoch = revoked_at - absl::UnixEpoch();
-    const int64_t seconds = absl::ToInt64Seconds(since_epoch);
-    const int64_t nanos = absl::ToInt64Nanoseconds(since_epoch - absl::Seconds(seconds));
+    RETURN_IF_ERROR(CheckRevocable(existing, namespace_id, grant_id));
+    const RevokedAtColumns at = EncodeRevokedAt(revoked_at);
     ASSIGN_OR_RETURN(Statement stmt,
                      db_.Cached("UPDATE grants SET revoked_revision = ?3, revoked_at_seconds = "
                                 "?4, revoked_at_nanos = ?5 WHERE namespace_id = ?1 AND "
@@ -331,9 +282,8 @@ class SqliteGrantStore::Transaction : public WriteTransaction {
     RETURN_IF_ERROR(Bind(stmt, 1, namespace_id));
     RETURN_IF_ERROR(Bind(stmt, 2, grant_id));
     RETURN_IF_ERROR(stmt.BindInt64(3, revision_));
-    // Timestamps keep non-negative nanos (floor the seconds for pre-epoch times).
-    RETURN_IF_ERROR(stmt.BindInt64(4, nanos < 0 ? seconds - 1 : seconds));
-    RETURN_IF_ERROR(stmt.BindInt64(5, nanos < 0 ? nanos + 1000000000 : nanos));
+    RETURN_IF_ERROR(stmt.BindInt64(4, at.seconds));
+    RETURN_IF_ERROR(stmt.BindInt64(5, at.nanos));
     return stmt.Step().status();
   }
 
@@ -392,21 +342,17 @@ class SqliteGrantStore::Transaction : public WriteTransaction {
   }
 
   absl::Status InsertEscalation(const gs::EscalationRecord& record) override {
-    gs::EscalationRecord stamped = record;
-    stamped.set_recorded_revision(revision_);
+    const EscalationRow row = EncodeEscalation(record, revision_);
     ASSIGN_OR_RETURN(Statement stmt,
                      db_.Cached("INSERT INTO escalations (escalation_id, namespace_id, status, "
                                 "recorded_revision, body) VALUES (?1, ?2, ?3, ?4, ?5)"));
-    RETURN_IF_ERROR(Bind(stmt, 1, stamped.escalation_id()));
-    RETURN_IF_ERROR(Bind(stmt, 2, stamped.namespace_id()));
-    RETURN_IF_ERROR(stmt.BindInt64(3, stamped.status()));
-    RETURN_IF_ERROR(stmt.BindInt64(4, revision_));
-    RETURN_IF_ERROR(stmt.BindBlob(5, stamped.SerializeAsString()));
+    RETURN_IF_ERROR(Bind(stmt, 1, row.escalation_id));
+    RETURN_IF_ERROR(Bind(stmt, 2, row.namespace_id));
+    RETURN_IF_ERROR(stmt.BindInt64(3, row.status));
+    RETURN_IF_ERROR(stmt.BindInt64(4, row.recorded_revision));
+    RETURN_IF_ERROR(stmt.BindBlob(5, row.body));
     const absl::Status status = stmt.Step().status();
-    if (absl::IsAlreadyExists(status)) {
-      return absl::AlreadyExistsError(
-          absl::StrCat("escalation id \"", stamped.escalation_id(), "\" is taken"));
-    }
+    if (absl::IsAlreadyExists(status)) return EscalationIdTaken(row.escalation_id);
     return status;
   }
 
@@ -414,12 +360,7 @@ class SqliteGrantStore::Transaction : public WriteTransaction {
                                  absl::string_view resolution_fingerprint) override {
     ASSIGN_OR_RETURN(std::optional<StoredEscalation> existing,
                      SelectEscalation(db_, record.escalation_id()));
-    if (!existing.has_value())
-      return capability::errors::EscalationNotFound(record.escalation_id());
-    if (existing->record.status() != gs::ESCALATION_RECORD_STATUS_PENDING) {
-      return capability::errors::EscalationAlreadyResolved(
-          record.escalation_id(), gs::EscalationRecordStatus_Name(existing->record.status()));
-    }
+    RETURN_IF_ERROR(CheckResolvable(existing, record.escalation_id()));
     ASSIGN_OR_RETURN(Statement stmt,
                      db_.Cached("UPDATE escalations SET status = ?2, resolved_revision = ?3, "
                                 "resolution_fingerprint = ?4, body = ?5 WHERE escalation_id = "
@@ -448,8 +389,7 @@ class SqliteGrantStore::Transaction : public WriteTransaction {
     ASSIGN_OR_RETURN(std::optional<StoredCredential> existing,
                      GetCredential(credential.credential.credential_id()));
     if (!existing.has_value()) {
-      return absl::NotFoundError(
-          absl::StrCat("credential \"", credential.credential.credential_id(), "\" not found"));
+      return CredentialToUpdateNotFound(credential.credential.credential_id());
     }
     return WriteCredential(credential,
                            "UPDATE credentials SET token_sha256 = ?2, revoked = ?3, "
@@ -469,19 +409,15 @@ class SqliteGrantStore::Transaction : public WriteTransaction {
 
  private:
   absl::Status WriteCredential(const StoredCredential& credential, const char* sql) {
-    gs::Credential stamped = credential.credential;
-    stamped.set_revision(revision_);
+    const CredentialRow row = EncodeCredential(credential, revision_);
     ASSIGN_OR_RETURN(Statement stmt, db_.Cached(sql));
-    RETURN_IF_ERROR(Bind(stmt, 1, stamped.credential_id()));
-    RETURN_IF_ERROR(Bind(stmt, 2, credential.token_sha256));
-    RETURN_IF_ERROR(stmt.BindInt64(3, stamped.has_revoked_at() ? 1 : 0));
-    RETURN_IF_ERROR(stmt.BindInt64(4, revision_));
-    RETURN_IF_ERROR(stmt.BindBlob(5, stamped.SerializeAsString()));
+    RETURN_IF_ERROR(Bind(stmt, 1, row.credential_id));
+    RETURN_IF_ERROR(Bind(stmt, 2, row.token_sha256));
+    RETURN_IF_ERROR(stmt.BindInt64(3, row.revoked ? 1 : 0));
+    RETURN_IF_ERROR(stmt.BindInt64(4, row.revision));
+    RETURN_IF_ERROR(stmt.BindBlob(5, row.body));
     const absl::Status status = stmt.Step().status();
-    if (absl::IsAlreadyExists(status)) {
-      return absl::AlreadyExistsError(
-          absl::StrCat("credential id \"", stamped.credential_id(), "\" or its digest is taken"));
-    }
+    if (absl::IsAlreadyExists(status)) return CredentialTaken(row.credential_id);
     return status;
   }
 
@@ -613,11 +549,7 @@ absl::StatusOr<AuthoritySnapshot> SqliteGrantStore::LoadAuthority(
     while (true) {
       ASSIGN_OR_RETURN(const bool row, stmt.Step());
       if (!row) break;
-      const absl::string_view body = stmt.ColumnBlob(0);
-      pb::CapabilityGrant& grant = snapshot.grants.emplace_back();
-      if (!grant.ParseFromArray(body.data(), static_cast<int>(body.size()))) {
-        return capability::errors::CorruptRow("grants", "body");
-      }
+      RETURN_IF_ERROR(ParseGrantBody(StatementRow(stmt), snapshot.grants.emplace_back()));
     }
     ASSIGN_OR_RETURN(std::optional<StoredHostPolicy> policy,
                      SelectHostPolicy(db, namespace_id, snapshot.revision));
@@ -662,7 +594,7 @@ absl::StatusOr<std::vector<pb::CapabilityGrant>> SqliteGrantStore::ListGrants(
     while (true) {
       ASSIGN_OR_RETURN(const bool row, stmt.Step());
       if (!row) break;
-      ASSIGN_OR_RETURN(StoredGrant stored, GrantFromRow(stmt, 0, revision));
+      ASSIGN_OR_RETURN(StoredGrant stored, GrantFromRow(StatementRow(stmt), revision));
       grants.push_back(std::move(stored.grant));
     }
     return absl::OkStatus();
@@ -801,11 +733,7 @@ absl::StatusOr<std::vector<gs::EscalationRecord>> SqliteGrantStore::ListEscalati
     while (true) {
       ASSIGN_OR_RETURN(const bool row, stmt.Step());
       if (!row) break;
-      const absl::string_view body = stmt.ColumnBlob(1);
-      gs::EscalationRecord& record = records.emplace_back();
-      if (!record.ParseFromArray(body.data(), static_cast<int>(body.size()))) {
-        return capability::errors::CorruptRow("escalations", stmt.ColumnText(0));
-      }
+      RETURN_IF_ERROR(ParseListedEscalation(StatementRow(stmt), records.emplace_back()));
     }
     return absl::OkStatus();
   }));
@@ -835,10 +763,7 @@ absl::StatusOr<std::vector<gs::Credential>> SqliteGrantStore::ListCredentials(
     while (true) {
       ASSIGN_OR_RETURN(const bool row, stmt.Step());
       if (!row) break;
-      const absl::string_view body = stmt.ColumnBlob(1);
-      if (!credentials.emplace_back().ParseFromArray(body.data(), static_cast<int>(body.size()))) {
-        return capability::errors::CorruptRow("credentials", stmt.ColumnText(0));
-      }
+      RETURN_IF_ERROR(ParseListedCredential(StatementRow(stmt), credentials.emplace_back()));
     }
     return absl::OkStatus();
   }));

@@ -4,7 +4,8 @@
   manifests_check.py to_json OUT.json YAML...     the Kubernetes objects, for validate_k8s.js
   manifests_check.py broken IN.json OUT.json      copies of a Deployment, each broken once
   manifests_check.py check --images=F --flags_dir=D --probe=BIN --certs=D --secrets=D
-                           --compose=F YAML...    the consistency checks below; exit 1 naming
+                           --compose=F [--compose_oidc=F] YAML...
+                                                  the consistency checks below; exit 1 naming
                                                   every problem
 
 Consistency: every --flag a container passes exists in the binary its image holds (the binary's
@@ -28,6 +29,16 @@ generated password appears in no file; several envelope replicas each name thems
 address and port it listens on — on Kubernetes a StatefulSet (stable pod names, $(POD_NAME)) with
 a headless Service — and keep their data volume to themselves; PostgreSQL is reachable only from
 the audit and grant-store pods (NetworkPolicy), and replicated envelopes from each other.
+
+The console: every console container (Kubernetes and compose) passes --console_public_origin as
+scheme://host[:port] — forms posted from any other origin are refused as cross-site, so a console
+behind a published port or an ingress without it cannot take a decision (on Kubernetes the value
+is the operator's to set, marked OPERATOR in console.yaml). The compose OIDC profile
+(--compose_oidc, an override of --compose): every SharedOS service of the compose file gets
+--oidc_config naming a file on a mount of the profile; the console's config names its client
+(client_id, a client_secret_file on one of the console's mounts, redirect_uri = its public origin
++ /oidc/callback), and the provider container registers that redirect URI and reads the same
+secret file.
 
 One token per service (docs/adr/0014-tenants-apart.md, T4), both variants: gen-secrets.sh's
 directory holds a token for each of audit, grantstore, authorizer, envelope and console in a directory of
@@ -65,6 +76,8 @@ SERVICES = {"audit_svc": "audit", "grantstore_svc": "grantstore",
 # <x>-token, x a service; "service" is the token every service once shared.
 TOKEN_SECRET = re.compile(r"sharedos-([a-z0-9]+)-token")
 TOKEN_DIR = re.compile(r"([a-z0-9]+)-token")
+CONSOLE = "console"
+ORIGIN = re.compile(r"https?://[^/?#@ ]+")
 SHARED = "service"
 
 
@@ -168,6 +181,77 @@ class Checker:
         (docs/adr/0019-checkpoints-on-by-default.md); check_paths checks the file is mounted."""
         if binary == AUDIT and not values.get("checkpoint_key_file"):
             self.fail(where, "audit_svc without --checkpoint_key_file: its checkpoints are signed with the deployment's key (gen-secrets.sh checkpoint/)")
+
+    def check_console_origin(self, where, binary, values):
+        """The console takes forms only from its own origin: where browsers reach it (a published
+        port, an ingress) must be --console_public_origin."""
+        if binary == CONSOLE and not ORIGIN.fullmatch(self.resolve(values.get("console_public_origin", ""))):
+            self.fail(where, "the console without --console_public_origin=scheme://host[:port]: forms posted from where browsers reach it are refused as cross-site")
+
+    def check_compose_oidc(self, base_path, path):
+        with open(base_path) as f:
+            base = yaml.safe_load(f)["services"]
+        with open(path) as f:
+            overlay = yaml.safe_load(f)["services"]
+        file, here = os.path.basename(path), os.path.dirname(path)
+
+        def mounts_of(service):
+            out = {}
+            for v in (service or {}).get("volumes", []):
+                source, target = self.resolve(v).split(":")[:2]
+                out[target] = os.path.normpath(os.path.join(here, source))
+            return out
+
+        def on_host(mounts, value):
+            under = [m for m in mounts if value.startswith(m.rstrip("/") + "/")]
+            if not under:
+                return None
+            m = max(under, key=len)
+            return os.path.join(mounts[m], os.path.relpath(value, m))
+
+        provider = overlay.get("oidc") or {}
+        provider_values, _ = flag_values(provider.get("command", []))
+        for name, s in base.items():
+            binary, _ = self.image_of(f"{file}: {name}", s.get("image"))
+            if binary not in SERVICES:
+                continue
+            where = f"{file}: {name}"
+            o = overlay.get(name)
+            values = self.check_flags(where, binary, (o or {}).get("command", []))
+            config = values.get("oidc_config")
+            if not config:
+                self.fail(where, "not given --oidc_config by the OIDC profile")
+                continue
+            mounts = mounts_of(o)
+            host_file = on_host(mounts, config)
+            if host_file is None:
+                self.fail(where, f"--oidc_config={config} is on no mount of the OIDC profile")
+                continue
+            try:
+                with open(host_file) as f:
+                    cfg = json.load(f)
+            except (OSError, ValueError) as e:
+                self.fail(where, f"--oidc_config={config}: {host_file} does not load: {e}")
+                continue
+            if binary != CONSOLE:
+                continue
+            client = cfg.get("console") or {}
+            if not all(client.get(k) for k in ("client_id", "client_secret_file", "redirect_uri")):
+                self.fail(where, "its OIDC config names no console client (client_id, client_secret_file, redirect_uri): the console cannot sign anyone in")
+                continue
+            secret = on_host(mounts, client["client_secret_file"])
+            if secret is None:
+                self.fail(where, f"console.client_secret_file {client['client_secret_file']} is on no mount of the console")
+            base_values, _ = flag_values(s.get("command", []))
+            origin = self.resolve(base_values.get("console_public_origin", ""))
+            if client["redirect_uri"] != origin + "/oidc/callback":
+                self.fail(where, f"console.redirect_uri {client['redirect_uri']} is not its public origin {origin} + /oidc/callback")
+            registered = self.resolve(provider_values.get("console_redirect_uri", ""))
+            if registered != client["redirect_uri"]:
+                self.fail(f"{file}: oidc", f"the provider registers the console's redirect URI {registered!r}, the console sends {client['redirect_uri']!r}")
+            provider_secret = on_host(mounts_of(provider), provider_values.get("console_secret_file", "/"))
+            if secret is not None and provider_secret != secret:
+                self.fail(f"{file}: oidc", f"the provider's --console_secret_file is not the console's client secret ({secret})")
 
     def check_no_password(self, paths):
         """The generated PostgreSQL password appears in no manifest or compose file."""
@@ -478,6 +562,7 @@ class Checker:
                 continue
             self.check_paths(where, values, mounts)
             self.check_checkpoint_key(where, binary, values)
+            self.check_console_origin(where, binary, values)
             self.check_peers(where, values, service_ports)
             self.check_db(where, values, env, mounts, service_ports, secrets)
             if binary == ENVELOPE and w["spec"].get("replicas", 1) > 1:
@@ -589,6 +674,7 @@ class Checker:
                 continue
             self.check_paths(where, values, mounts)
             self.check_checkpoint_key(where, binary, values)
+            self.check_console_origin(where, binary, values)
             self.check_peers(where, values, ports_of)
             self.check_db(where, values, env, mounts, ports_of)
             if binary == ENVELOPE:
@@ -635,6 +721,8 @@ def main(argv):
     checker = Checker(opts)
     checker.check_k8s(load_yaml(files))
     checker.check_compose(opts["compose"])
+    if opts.get("compose_oidc"):
+        checker.check_compose_oidc(opts["compose"], opts["compose_oidc"])
     checker.check_no_password(files + [opts["compose"]])
     checker.check_service_tokens()
     for p in checker.problems:

@@ -64,8 +64,8 @@ variant() {
   kinds="$(node -e 'console.log([...new Set(require(process.argv[1]).map(o => o.kind))].sort().join(" "))' "$tmp/objects-$name.json")"
   echo "kinds: $kinds"
   [ "$kinds" = "$kinds_want" ] || fail "$name: unexpected kinds: $kinds"
-  check_py check "${consistency[@]}" --compose="$compose" "${manifests[@]}" "$tmp/secrets.yaml" ||
-    fail "$name: the manifests disagree with the binaries"
+  check_py check "${consistency[@]}" --compose="$compose" ${compose_oidc:+--compose_oidc="$compose_oidc"} \
+    "${manifests[@]}" "$tmp/secrets.yaml" || fail "$name: the manifests disagree with the binaries"
   echo "--- $name: the schemas reject broken copies"
   check_py broken "$tmp/objects-$name.json" "$tmp/broken-$name.json"
   validate --expect_invalid "$tmp/broken-$name.json" || fail "$name: a broken object passed the schemas"
@@ -76,6 +76,7 @@ variant() {
 # must fail (with PATTERN among the failures, when given).
 mutate() {
   local name="$1" expr="$2" file="$3" want="${4:-}" copy="$tmp/mutated-$1" mutated_compose="$compose" k8s=()
+  local mutated_oidc="$compose_oidc"
   mkdir -p "$copy"
   for m in "${manifests[@]}"; do
     if [ "$m" = "$file" ]; then sed -e "$expr" "$m" > "$copy/$(basename "$m")"; k8s+=("$copy/$(basename "$m")")
@@ -84,8 +85,14 @@ mutate() {
   if [ "$file" = "$compose" ]; then
     sed -e "$expr" "$compose" > "$copy/$(basename "$compose")"; mutated_compose="$copy/$(basename "$compose")"
   fi
+  if [ -n "$compose_oidc" ] && [ "$file" = "$compose_oidc" ]; then
+    sed -e "$expr" "$compose_oidc" > "$copy/$(basename "$compose_oidc")"
+    mutated_oidc="$copy/$(basename "$compose_oidc")"
+    ln -sfn "$(dirname "$compose_oidc")/oidc" "$copy/oidc"  # the profile's ./oidc
+  fi
   cmp -s "$file" "$copy/$(basename "$file")" && fail "mutation $name changed nothing"
-  if check_py check "${consistency[@]}" --compose="$mutated_compose" "${k8s[@]}" "$tmp/secrets.yaml" \
+  if check_py check "${consistency[@]}" --compose="$mutated_compose" \
+      ${compose_oidc:+--compose_oidc="$mutated_oidc"} "${k8s[@]}" "$tmp/secrets.yaml" \
       > "$copy/out" 2>&1; then
     cat "$copy/out"; fail "mutation $name was accepted"
   fi
@@ -100,6 +107,7 @@ mutate() {
 k8s="$root/deploy/k8s"
 sqlite_manifests=("$k8s"/*.yaml)
 [ "${#sqlite_manifests[@]}" -ge 6 ] || fail "deploy/k8s holds ${#sqlite_manifests[@]} manifests"
+compose_oidc="$root/deploy/compose/compose.oidc.yaml"  # the OIDC profile: over the sqlite variant
 variant sqlite "$root/deploy/compose/compose.yaml" "${sqlite_manifests[@]}"
 mutate unknown-flag 's/--durability=full/--durabilty=full/' "$k8s/audit.yaml"
 mutate probe-port '0,/--target=127.0.0.1:50052/s//--target=127.0.0.1:50099/' "$k8s/authorizer.yaml"
@@ -131,6 +139,17 @@ mutate compose-other-token 's|/envelope-token:/etc/sharedos/token:ro|/authorizer
   "$compose" "envelope: mounts authorizer's token"
 mutate compose-extra-token 's|^\( *\)- \(.*\)/grantstore-token:/etc/sharedos/token:ro$|&\n\1- \2/envelope-token:/etc/sharedos/envelope-token:ro|' \
   "$compose" "grantstore: mounts envelope's token"
+
+# The console: its public origin set (an operator's value on Kubernetes), and in the OIDC profile
+# its own OIDC client, registered at the provider with the same redirect URI and secret.
+mutate k8s-console-origin '/--console_public_origin=/d' "$k8s/console.yaml" "console_public_origin"
+mutate compose-console-origin '/--console_public_origin=/d' "$compose" "console_public_origin"
+mutate oidc-console-missing '/^  console:$/,$d' "$compose_oidc" "console: not given --oidc_config"
+mutate oidc-console-redirect 's|--console_redirect_uri=https://127.0.0.1:|--console_redirect_uri=https://localhost:|' \
+  "$compose_oidc" "the provider registers the console's redirect URI"
+mutate oidc-console-secret 's|--console_secret_file=/etc/sharedos/oidc-console/console.secret|--console_secret_file=/etc/sharedos/tls/tls.key|' \
+  "$compose_oidc" "is not the console's client secret"
+compose_oidc=""
 
 pg="$k8s/postgres"
 pg_manifests=("$pg"/*.yaml)

@@ -1,7 +1,8 @@
 // A real OpenID provider for tests (npm oidc-provider, OpenID-certified), on 127.0.0.1, a free
 // port. Prints its issuer URL as the first line of stdout, then serves until SIGTERM/SIGINT.
 //
-//   node tests/oidc/provider.mjs [--console_redirect_uri=URI] [--console_secret=S]
+//   node tests/oidc/provider.mjs [--console_redirect_uri=URI] [--console_secret=S |
+//       --console_secret_file=FILE]
 //       [--tests_secret=S] [--resource=URI] [--alg=RS256|ES256|EdDSA] [--keys=N]
 //       [--users=<id>=<group>,<group>;<id>=<group>...]
 //       [--https_cert=FILE --https_key=FILE --issuer=https://NAME:PORT [--listen_host=H]]
@@ -51,7 +52,11 @@ const args = Object.fromEntries(process.argv.slice(2).map((a) => {
 const alg = args.alg ?? 'RS256';
 const resource = args.resource ?? 'urn:sharedos:grpc';
 const consoleRedirect = args.console_redirect_uri ?? 'http://127.0.0.1:1/oidc/callback';
-const consoleSecret = args.console_secret ?? 'console-secret-for-tests-only-0123456789';
+// --console_secret_file: the secret's first line (the compose OIDC profile mounts the
+// deployment's secret, so it never appears on a command line).
+const consoleSecret = args.console_secret_file
+  ? fs.readFileSync(args.console_secret_file, 'utf8').split('\n')[0].trim()
+  : (args.console_secret ?? 'console-secret-for-tests-only-0123456789');
 const testsSecret = args.tests_secret ?? 'tests-secret-for-tests-only-0123456789';
 
 const accounts = {

@@ -8,7 +8,6 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,6 +17,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/process.h"
+#include "tools/sharedosctl/restore_anchor_fixture.h"
 #include "tools/sharedosctl/sharedosd_fixture.h"
 
 namespace sharedos {
@@ -31,12 +31,6 @@ using sharedosctl::testing::Result;
 class RestoreAnchorIntegrationTest : public sharedosctl::testing::SharedosdFixture {
  protected:
   RestoreAnchorIntegrationTest() : SharedosdFixture("restore-anchor-data", {}) {}
-
-  std::string WriteFile(const std::string& name, const std::string& content) {
-    const std::string path = sharedos::testing::TempPath(name);
-    std::ofstream(path) << content;
-    return path;
-  }
 
   void Stop() {
     ASSERT_EQ(daemon_->Terminate(), 0) << daemon_->output();
@@ -66,31 +60,13 @@ class RestoreAnchorIntegrationTest : public sharedosctl::testing::SharedosdFixtu
 };
 
 TEST_F(RestoreAnchorIntegrationTest, RestoredGrantsDbServesNothingUntilAcceptedAndRevocationsStay) {
-  const std::string grant_file = WriteFile("grant.textproto", R"pb(
-    id: "grant-read-workspace"
-    namespace_id: "world-demo"
-    subject { agent_id: "agent-assistant" }
-    issuer { human_user_id: "user-alice" }
-    capabilities {
-      resource { namespace: "files" path: "Workspace" }
-      actions: "read"
-      scope: SCOPE_DESCENDANTS
-    }
-    constraints {}
-    issued_at { seconds: 1786438800 }
-  )pb");
-  Result issued = Ctl({"grants", "issue", "--file=" + grant_file});
-  ASSERT_EQ(issued.exit_code, 0) << issued.output;
-  Result alice = Ctl({"credentials", "issue", "--role=reviewer", "--principal=human:user-alice",
-                      "--namespace=world-demo", "--id=alice-reviewer"});
-  ASSERT_EQ(alice.exit_code, 0) << alice.output;
-  const size_t at = alice.output.find("secret: ");
-  ASSERT_NE(at, std::string::npos) << alice.output;
-  const std::string secret(absl::StripAsciiWhitespace(
-      alice.output.substr(at + 8, alice.output.find('\n', at) - at - 8)));
-  const std::string alice_token = WriteFile("alice.token", secret + "\n");
-  Result as_alice = Ctl({"escalations", "list", "--namespace=world-demo"}, alice_token);
-  ASSERT_EQ(as_alice.exit_code, 0) << as_alice.output;
+  const sharedosctl::testing::GrantStoreCtl ctl = [this](std::vector<std::string> args,
+                                                         const std::string& token_file) {
+    return Ctl(std::move(args), token_file);
+  };
+  std::string alice_token;
+  sharedosctl::testing::IssueGrantAndAlice(ctl, &alice_token);
+  if (HasFatalFailure()) return;
 
   // Yesterday's copy, taken while sharedosd was stopped.
   Stop();
@@ -99,14 +75,8 @@ TEST_F(RestoreAnchorIntegrationTest, RestoredGrantsDbServesNothingUntilAcceptedA
   CopyStore(data_, backup);
   Start();
 
-  Result revoked_credential = Ctl({"credentials", "revoke", "--id=alice-reviewer"});
-  ASSERT_EQ(revoked_credential.exit_code, 0) << revoked_credential.output;
-  Result revoked_grant =
-      Ctl({"grants", "revoke", "--namespace=world-demo", "--id=grant-read-workspace"});
-  ASSERT_EQ(revoked_grant.exit_code, 0) << revoked_grant.output;
-  as_alice = Ctl({"escalations", "list", "--namespace=world-demo"}, alice_token);
-  ASSERT_EQ(as_alice.exit_code, 1) << as_alice.output;
-  EXPECT_THAT(as_alice.output, HasSubstr("UNAUTHENTICATED"));
+  sharedosctl::testing::RevokeGrantAndAlice(ctl, alice_token);
+  if (HasFatalFailure()) return;
 
   // The older grants.db put back.
   Stop();
@@ -126,7 +96,7 @@ TEST_F(RestoreAnchorIntegrationTest, RestoredGrantsDbServesNothingUntilAcceptedA
   EXPECT_THAT(listed.output, HasSubstr("UNAVAILABLE"));
   EXPECT_THAT(listed.output, HasSubstr("behind the audit log"));
   EXPECT_THAT(listed.output, Not(HasSubstr("grant-read-workspace")));
-  as_alice = Ctl({"escalations", "list", "--namespace=world-demo"}, alice_token);
+  Result as_alice = Ctl({"escalations", "list", "--namespace=world-demo"}, alice_token);
   EXPECT_EQ(as_alice.exit_code, 1) << as_alice.output;
   EXPECT_THAT(as_alice.output, HasSubstr("UNAVAILABLE"));
 
@@ -135,30 +105,8 @@ TEST_F(RestoreAnchorIntegrationTest, RestoredGrantsDbServesNothingUntilAcceptedA
   EXPECT_NE(no_reason.exit_code, 0) << no_reason.output;
   EXPECT_THAT(no_reason.output, HasSubstr("reason"));
 
-  Result accepted =
-      Ctl({"grants", "accept-restore", "--reason=restored grants.db from the nightly copy"});
-  ASSERT_EQ(accepted.exit_code, 0) << accepted.output;
-  EXPECT_THAT(accepted.output, HasSubstr("accepted the restore"));
-  EXPECT_THAT(accepted.output, HasSubstr("revoked again: grant world-demo/grant-read-workspace"));
-  EXPECT_THAT(accepted.output, HasSubstr("revoked again: credential alice-reviewer"));
-  EXPECT_THAT(accepted.output, HasSubstr("Usage counts are the restored copy's"));
-
-  // SERVING from the next readiness round (--health_interval, 2 s): asked until then, bounded.
-  for (int attempt = 0; attempt < 200; ++attempt) {
-    status = Ctl({"status"});
-    if (status.exit_code == 0) break;
-  }
-  EXPECT_EQ(status.exit_code, 0) << status.output;
-  EXPECT_THAT(status.output, Not(HasSubstr("anchor DOWN")));
-
-  // The revocations the copy did not have stand.
-  as_alice = Ctl({"escalations", "list", "--namespace=world-demo"}, alice_token);
-  EXPECT_EQ(as_alice.exit_code, 1) << as_alice.output;
-  EXPECT_THAT(as_alice.output, HasSubstr("UNAUTHENTICATED"));
-  Result shown =
-      Ctl({"--json", "grants", "show", "--namespace=world-demo", "--id=grant-read-workspace"});
-  ASSERT_EQ(shown.exit_code, 0) << shown.output;
-  EXPECT_THAT(shown.output, HasSubstr("revokedAt"));
+  sharedosctl::testing::AcceptAndExpectRevocationsStand(
+      ctl, "restored grants.db from the nightly copy", alice_token);
 
   // The acceptance is a record of its own, in a chain that still verifies.
   Result recorded = Ctl({"--json", "audit", "query", "--type=store.restore_accepted"});

@@ -21,6 +21,7 @@
 #include "tests/testing/deployment.h"
 #include "tests/testing/postgres_cluster.h"
 #include "tests/testing/process.h"
+#include "tools/sharedosctl/restore_anchor_fixture.h"
 
 namespace sharedos {
 namespace {
@@ -83,37 +84,13 @@ class RestoreAnchorPostgresIntegrationTest : public ::testing::Test {
 };
 
 TEST_F(RestoreAnchorPostgresIntegrationTest, RestoredDatabaseServesNothingUntilAccepted) {
-  const std::string grant_file = ::sharedos::testing::TempPath("grant.textproto");
-  ASSERT_TRUE(::sharedos::testing::WriteFile(grant_file, R"pb(
-                id: "grant-read-workspace"
-                namespace_id: "world-demo"
-                subject { agent_id: "agent-assistant" }
-                issuer { human_user_id: "user-alice" }
-                capabilities {
-                  resource { namespace: "files" path: "Workspace" }
-                  actions: "read"
-                  scope: SCOPE_DESCENDANTS
-                }
-                constraints {}
-                issued_at { seconds: 1786438800 }
-              )pb")
-                  .ok());
-  CommandResult issued = Grants({"grants", "issue", "--file=" + grant_file});
-  ASSERT_EQ(issued.exit_code, 0) << issued.output;
-  CommandResult alice =
-      Grants({"credentials", "issue", "--role=reviewer", "--principal=human:user-alice",
-              "--namespace=world-demo", "--id=alice-reviewer"});
-  ASSERT_EQ(alice.exit_code, 0) << alice.output;
-  const size_t at = alice.output.find("secret: ");
-  ASSERT_NE(at, std::string::npos) << alice.output;
-  const std::string alice_token = ::sharedos::testing::TempPath("alice.token");
-  ASSERT_TRUE(::sharedos::testing::WriteFile(
-                  alice_token, std::string(absl::StripAsciiWhitespace(alice.output.substr(
-                                   at + 8, alice.output.find('\n', at) - at - 8))) +
-                                   "\n")
-                  .ok());
-  CommandResult as_alice = Grants({"escalations", "list", "--namespace=world-demo"}, alice_token);
-  ASSERT_EQ(as_alice.exit_code, 0) << as_alice.output;
+  const sharedosctl::testing::GrantStoreCtl ctl = [this](std::vector<std::string> args,
+                                                         const std::string& token_file) {
+    return Grants(std::move(args), token_file);
+  };
+  std::string alice_token;
+  sharedosctl::testing::IssueGrantAndAlice(ctl, &alice_token);
+  if (HasFatalFailure()) return;
 
   // The nightly copy: pg_dump of the running grant database (docs/operations.md).
   const std::string dump = ::sharedos::testing::TempPath("grants.dump");
@@ -121,14 +98,8 @@ TEST_F(RestoreAnchorPostgresIntegrationTest, RestoredDatabaseServesNothingUntilA
             0);
 
   // Then alice's credential and the grant are revoked.
-  CommandResult revoked_credential = Grants({"credentials", "revoke", "--id=alice-reviewer"});
-  ASSERT_EQ(revoked_credential.exit_code, 0) << revoked_credential.output;
-  CommandResult revoked_grant =
-      Grants({"grants", "revoke", "--namespace=world-demo", "--id=grant-read-workspace"});
-  ASSERT_EQ(revoked_grant.exit_code, 0) << revoked_grant.output;
-  as_alice = Grants({"escalations", "list", "--namespace=world-demo"}, alice_token);
-  ASSERT_EQ(as_alice.exit_code, 1) << as_alice.output;
-  EXPECT_THAT(as_alice.output, HasSubstr("UNAUTHENTICATED"));
+  sharedosctl::testing::RevokeGrantAndAlice(ctl, alice_token);
+  if (HasFatalFailure()) return;
 
   // The copy restored with every grant-store replica stopped.
   ASSERT_TRUE(four_->Stop(Service::kGrantstore).ok());
@@ -146,34 +117,13 @@ TEST_F(RestoreAnchorPostgresIntegrationTest, RestoredDatabaseServesNothingUntilA
   EXPECT_EQ(listed.exit_code, 1) << listed.output;
   EXPECT_THAT(listed.output, HasSubstr("UNAVAILABLE"));
   EXPECT_THAT(listed.output, Not(HasSubstr("grant-read-workspace")));
-  as_alice = Grants({"escalations", "list", "--namespace=world-demo"}, alice_token);
+  CommandResult as_alice = Grants({"escalations", "list", "--namespace=world-demo"}, alice_token);
   EXPECT_EQ(as_alice.exit_code, 1) << as_alice.output;
   EXPECT_THAT(as_alice.output, Not(HasSubstr("world-demo/")));
   EXPECT_THAT(as_alice.output, HasSubstr("UNAVAILABLE"));
 
-  CommandResult accepted =
-      Grants({"grants", "accept-restore", "--reason=restored the grant database from pg_dump"});
-  ASSERT_EQ(accepted.exit_code, 0) << accepted.output;
-  EXPECT_THAT(accepted.output, HasSubstr("accepted the restore"));
-  EXPECT_THAT(accepted.output, HasSubstr("revoked again: grant world-demo/grant-read-workspace"));
-  EXPECT_THAT(accepted.output, HasSubstr("revoked again: credential alice-reviewer"));
-  EXPECT_THAT(accepted.output, HasSubstr("Usage counts are the restored copy's"));
-
-  for (int attempt = 0; attempt < 200; ++attempt) {
-    status = Grants({"status"});
-    if (status.exit_code == 0) break;
-  }
-  EXPECT_EQ(status.exit_code, 0) << status.output;
-  EXPECT_THAT(status.output, Not(HasSubstr("anchor DOWN")));
-
-  // The revocations the copy did not have stand.
-  as_alice = Grants({"escalations", "list", "--namespace=world-demo"}, alice_token);
-  EXPECT_EQ(as_alice.exit_code, 1) << as_alice.output;
-  EXPECT_THAT(as_alice.output, HasSubstr("UNAUTHENTICATED"));
-  CommandResult shown =
-      Grants({"--json", "grants", "show", "--namespace=world-demo", "--id=grant-read-workspace"});
-  ASSERT_EQ(shown.exit_code, 0) << shown.output;
-  EXPECT_THAT(shown.output, HasSubstr("revokedAt"));
+  sharedosctl::testing::AcceptAndExpectRevocationsStand(
+      ctl, "restored the grant database from pg_dump", alice_token);
 
   // The acceptance is a record of its own in the audit log (its reason's text is not).
   CommandResult recorded =
@@ -186,10 +136,7 @@ TEST_F(RestoreAnchorPostgresIntegrationTest, RestoredDatabaseServesNothingUntilA
   // The accepted store is not taken for a restore at its next start.
   ASSERT_TRUE(four_->Stop(Service::kGrantstore).ok());
   ASSERT_TRUE(four_->Restart(Service::kGrantstore).ok());
-  for (int attempt = 0; attempt < 200; ++attempt) {
-    status = Grants({"status"});
-    if (status.exit_code == 0) break;
-  }
+  status = sharedosctl::testing::WaitServing(ctl);
   EXPECT_EQ(status.exit_code, 0) << status.output;
 }
 
