@@ -124,9 +124,8 @@ int SimulatedClock::PendingWaiters() const {
 
 void SimulatedClock::AwaitWaiters(int count) const {
   absl::MutexLock lock(&mu_);
-  auto enough = [this, count]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return PendingWaitersLocked() >= count;
-  };
+  auto enough = [this, count]()
+                    ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return PendingWaitersLocked() >= count; };
   mu_.Await(absl::Condition(&enough));
 }
 
