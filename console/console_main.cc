@@ -22,7 +22,7 @@
 #include "common/time/clock.h"
 #include "console/console_server.h"
 #include "console/oidc_provider.h"
-#include "grantstore_svc/client/grpc_credential_source.h"
+#include "grantstore_svc/client/grantstore_flags.h"
 
 ABSL_FLAG(int, console_port, 8443,
           "Port of the reviewer console (a web UI on --console_host; HTTPS with --tls_cert and "
@@ -34,12 +34,6 @@ ABSL_FLAG(std::string, console_public_origin, "",
           "published port, an ingress), as scheme://host[:port], e.g. "
           "https://console.example.com: forms posted from there are accepted (others are "
           "refused as cross-site).");
-ABSL_FLAG(std::string, grantstore_target, "",
-          "grantstore_svc address (host:port). Required: the escalation queue and decisions, and "
-          "the lookup of credentials issued through the control plane.");
-ABSL_FLAG(std::string, grantstore_token_file, "",
-          "File with the console's grantstore_svc token (first line; the principal "
-          "service:console). Required.");
 ABSL_FLAG(std::string, audit_target, "",
           "audit_svc address (host:port). Required: the record view and the explain page.");
 
@@ -57,9 +51,8 @@ class ConsoleServable final : public server::Servable {
                      std::shared_ptr<grpc::Channel> audit) {
     // Credentials issued through the control plane (reviewers, scoped admins), looked up at
     // grantstore_svc on every sign-in; beside the ones --credentials names.
-    ASSIGN_OR_RETURN(lookup_, sharedos::grantstore::client::AttachGrantStoreCredentials(
-                                  *flags.authenticator, absl::GetFlag(FLAGS_grantstore_target),
-                                  absl::GetFlag(FLAGS_grantstore_token_file), flags.channel_tls));
+    ASSIGN_OR_RETURN(lookup_, sharedos::grantstore::client::AttachGrantStoreCredentialsFromFlags(
+                                  *flags.authenticator, flags.channel_tls));
     if (flags.oidc != nullptr) {
       ASSIGN_OR_RETURN(oidc_, console::ConfiguredOidcProvider::Create(flags.oidc->stack()));
     }
@@ -109,12 +102,13 @@ absl::Status CheckPublicOrigin(const std::string& origin) {
 
 absl::StatusOr<std::unique_ptr<server::Servable>> Build(const server::ServiceFlags& flags) {
   RETURN_IF_ERROR(CheckPublicOrigin(absl::GetFlag(FLAGS_console_public_origin)));
-  if (absl::GetFlag(FLAGS_grantstore_token_file).empty()) {
+  if (sharedos::grantstore::client::GrantStoreTokenFileFromFlags().empty()) {
     return absl::InvalidArgumentError("--grantstore_token_file: required");
   }
   ASSIGN_OR_RETURN(
       std::shared_ptr<grpc::Channel> grants,
-      Upstream("grantstore_target", absl::GetFlag(FLAGS_grantstore_target), flags.channel_tls));
+      Upstream("grantstore_target", sharedos::grantstore::client::GrantStoreTargetFromFlags(),
+               flags.channel_tls));
   ASSIGN_OR_RETURN(std::shared_ptr<grpc::Channel> audit,
                    Upstream("audit_target", absl::GetFlag(FLAGS_audit_target), flags.channel_tls));
   auto console = std::make_unique<ConsoleServable>();
@@ -134,6 +128,12 @@ int main(int argc, char** argv) {
       "and audit_svc.",
       {{"credentials",
         "Credentials file (JSON, SHA-256 digests): who may sign in beside the credentials "
-        "grantstore_svc holds (admins and reviewers only). Required."}}};
+        "grantstore_svc holds (admins and reviewers only). Required."},
+       {"grantstore_target",
+        "grantstore_svc address (host:port). Required: the escalation queue and decisions, and "
+        "the lookup of credentials issued through the control plane."},
+       {"grantstore_token_file",
+        "File with the console's grantstore_svc token (first line; the principal "
+        "service:console). Required."}}};
   return server::RunService(argc, argv, binary, Build);
 }

@@ -236,9 +236,11 @@ bool AuditClient::ShipOnce() {
 }
 
 void AuditClient::ShipLoop() {
+  const common::Clock& clock = *options_.clock;
   absl::Duration backoff = options_.min_backoff;
   int64_t seen_wakeups = 0;
   absl::Time gauges_reported = absl::InfinitePast();
+  auto stop = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_; };
   while (true) {
     {
       absl::MutexLock lock(&mu_);
@@ -246,47 +248,55 @@ void AuditClient::ShipLoop() {
     }
     // The outbox gauges (depth, oldest age), at most once a second: the pass wakes at least
     // that often.
-    if (absl::Now() - gauges_reported >= absl::Seconds(1)) {
+    if (clock.Now() - gauges_reported >= absl::Seconds(1)) {
       outbox_->ReportGauges();
-      gauges_reported = absl::Now();
+      gauges_reported = clock.Now();
     }
     auto pending = outbox_->Size();
     if (pending.ok() && *pending > 0) {
       if (*pending < options_.batch_size && options_.ship_linger > absl::ZeroDuration()) {
         absl::MutexLock lock(&mu_);
-        auto stop = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_; };
-        if (mu_.AwaitWithTimeout(absl::Condition(&stop), options_.ship_linger)) return;
+        if (clock.AwaitWithTimeout(&mu_, absl::Condition(&stop), options_.ship_linger)) return;
       }
-      if (ShipOnce()) {
+      const bool shipped = ShipOnce();
+      absl::MutexLock lock(&mu_);
+      ++passes_;
+      if (shipped) {
         backoff = options_.min_backoff;
         continue;
       }
       // audit_svc away: wait, growing the pause, unless told to stop.
-      absl::MutexLock lock(&mu_);
-      auto stop = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_; };
-      mu_.AwaitWithTimeout(absl::Condition(&stop), backoff);
+      clock.AwaitWithTimeout(&mu_, absl::Condition(&stop), backoff);
       backoff = std::min(backoff * 2, options_.max_backoff);
       continue;
     }
     absl::MutexLock lock(&mu_);
+    ++passes_;
     auto woken = [this, &seen_wakeups]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
       return stopping_ || wakeups_ != seen_wakeups;
     };
-    mu_.AwaitWithTimeout(absl::Condition(&woken), absl::Seconds(1));
+    clock.AwaitWithTimeout(&mu_, absl::Condition(&woken), absl::Seconds(1));
     seen_wakeups = wakeups_;
   }
 }
 
 bool AuditClient::Flush(absl::Duration timeout) {
-  const absl::Time deadline = absl::Now() + timeout;
-  while (absl::Now() < deadline) {
+  const common::Clock& clock = *options_.clock;
+  const absl::Time deadline = clock.Now() + timeout;
+  while (true) {
     auto pending = outbox_->Size();
     if (pending.ok() && *pending == 0) return true;
-    Wake();
-    absl::SleepFor(absl::Milliseconds(5));
+    const absl::Duration left = deadline - clock.Now();
+    if (left <= absl::ZeroDuration()) return false;
+    absl::MutexLock lock(&mu_);
+    if (stopping_) return false;
+    // Wake the shipper and wait for its next pass to end (or the time to run out).
+    ++wakeups_;
+    const int64_t seen = passes_;
+    auto passed = [this, seen]()
+                      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || passes_ > seen; };
+    clock.AwaitWithTimeout(&mu_, absl::Condition(&passed), left);
   }
-  auto pending = outbox_->Size();
-  return pending.ok() && *pending == 0;
 }
 
 }  // namespace sharedos::audit::client

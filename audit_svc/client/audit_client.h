@@ -14,6 +14,7 @@
 #include "audit_svc/client/outbox.h"
 #include "common/metrics/metrics.h"
 #include "common/server/outbox_registry.h"
+#include "common/time/clock.h"
 #include "sharedos/audit/v1/audit.grpc.pb.h"
 
 namespace sharedos::audit::client {
@@ -71,6 +72,9 @@ struct AuditClientOptions {
   // as writer="<writer>" (a fixed word: "grantstore", "authorizer", "envelope").
   common::metrics::Metrics* metrics = nullptr;
   std::string writer;
+  // The clock the shipper waits on (linger, backoff, idle) and Flush's timeout runs on; a test
+  // drives the shipper with a SimulatedClock. Borrowed; must outlive the client.
+  const common::Clock* clock = &common::RealClock();
 };
 
 // The AuditWriter every service uses against a running audit_svc. Post-effect records (and, in
@@ -136,6 +140,8 @@ class AuditClient : public AuditWriter {
   absl::Mutex mu_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   int64_t wakeups_ ABSL_GUARDED_BY(mu_) = 0;
+  // Delivery attempts the shipper has finished (Flush waits for the next one).
+  int64_t passes_ ABSL_GUARDED_BY(mu_) = 0;
   std::thread shipper_;
   // Its outbox in the process's status (sharedosctl status), for a named writer; reset first
   // on destruction.

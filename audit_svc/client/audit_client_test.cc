@@ -106,7 +106,9 @@ class AuditClientTest : public ::testing::Test {
   }
 
   // A writer with the authorizer's credential, or `token`'s (the grant store's: "gs-svc").
-  std::unique_ptr<AuditClient> Client(PreEffectMode mode, const std::string& token = "svc") {
+  // On `clock` (set): no linger, and a backoff of one minute of that clock.
+  std::unique_ptr<AuditClient> Client(PreEffectMode mode, const std::string& token = "svc",
+                                      const common::Clock* clock = nullptr) {
     AuditClientOptions options;
     options.mode = mode;
     options.token = token;
@@ -114,6 +116,11 @@ class AuditClientTest : public ::testing::Test {
     options.append_deadline = absl::Milliseconds(500);
     options.min_backoff = absl::Milliseconds(10);
     options.max_backoff = absl::Milliseconds(50);
+    if (clock != nullptr) {
+      options.clock = clock;
+      options.ship_linger = absl::ZeroDuration();
+      options.min_backoff = options.max_backoff = absl::Minutes(1);
+    }
     options.on_error = [this](const absl::Status& status) {
       absl::MutexLock lock(&errors_mu_);
       errors_.push_back(status);
@@ -197,6 +204,28 @@ TEST_F(AuditClientTest, PostEffectRecordsWaitOutAnOutageAndArriveExactlyOnce) {
   auto client = Client(PreEffectMode::kRemote);  // a restarted writer picks the outbox up
   ASSERT_TRUE(client->Flush(absl::Seconds(20)));
   EXPECT_EQ(server_->Ids(), ids);
+}
+
+TEST_F(AuditClientTest, TheShipperWaitsOutItsBackoffOnItsClock) {
+  server_->Stop();
+  AuditEvent event = MakeEvent();
+  event.set_id("post-0");
+  {
+    auto first = Client(PreEffectMode::kRemote);
+    ASSERT_THAT(first->RecordPostEffect(event), IsOk());
+  }  // left in the outbox
+  common::SimulatedClock clock;
+  auto client = Client(PreEffectMode::kRemote, "svc", &clock);
+  clock.AwaitWaiters(1);  // its first attempt failed: it waits out a minute of `clock`
+  server_->Start(port_);
+  EXPECT_EQ(*client->PendingEvents(), 1);  // no retry before that minute has passed
+  // Each pass of the clock lets one more attempt run (the restarted server's channel may refuse
+  // the first ones while it reconnects).
+  while (*client->PendingEvents() > 0) {
+    clock.AwaitWaiters(1);
+    clock.AdvanceTime(absl::Minutes(1));
+  }
+  EXPECT_EQ(server_->Ids(), std::vector<std::string>{"post-0"});
 }
 
 TEST_F(AuditClientTest, LocalPreEffectIsDurableInTheOutboxWhileAuditIsDown) {

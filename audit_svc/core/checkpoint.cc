@@ -466,8 +466,7 @@ void Checkpointer::IntervalLoop() {
   while (true) {
     {
       absl::MutexLock lock(&mu_);
-      mu_.AwaitWithTimeout(absl::Condition(&stopping_), options_.interval);
-      if (stopping_) return;
+      if (clock_.AwaitWithTimeout(&mu_, absl::Condition(&stopping_), options_.interval)) return;
     }
     if (log_.HeadSequence() == signed_head) continue;
     absl::StatusOr<SignedCheckpoint> made = CheckpointNow();

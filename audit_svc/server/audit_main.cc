@@ -7,11 +7,11 @@
 #include "absl/status/statusor.h"
 #include "audit_svc/server/audit_server.h"
 #include "audit_svc/server/checkpoint_flags.h"
+#include "common/server/control_plane_credentials.h"
 #include "common/server/dependency_probes.h"
 #include "common/server/service_flags.h"
 #include "common/status/status_macros.h"
 #include "common/time/clock.h"
-#include "grantstore_svc/client/grpc_credential_source.h"
 
 ABSL_FLAG(std::string, db, "audit.db",
           "Where the log is: a SQLite file, or a postgres:// or postgresql:// URI of a PostgreSQL "
@@ -23,28 +23,20 @@ ABSL_FLAG(std::string, durability, "full",
           "synchronous=NORMAL, PostgreSQL synchronous_commit=off (the last commits may be lost "
           "on a power loss or a database crash).");
 
-ABSL_FLAG(std::string, grantstore_target, "",
-          "grantstore_svc address (host:port). Optional: set, credentials issued through the "
-          "control plane are honoured beside --credentials (looked up there on every call); "
-          "unset, only --credentials.");
-ABSL_FLAG(std::string, grantstore_token_file, "",
-          "File with this service's grantstore_svc token (first line). Required with "
-          "--grantstore_target.");
-
 namespace {
 
 namespace server = ::sharedos::common::server;
 
 // Credentials issued through the control plane, looked up at grantstore_svc when
-// --grantstore_target is set. The authenticator borrows it; it lives as long as the process
-// (destroyed after RunService returns).
+// --grantstore_target is set (both flags, and the lookup's client, come from the library this
+// binary links for them: grantstore_svc/client:grantstore_flags, a higher plane this file does not
+// include). The authenticator borrows it; it lives as long as the process (destroyed after
+// RunService returns).
 std::unique_ptr<server::CredentialSource> control_plane_credentials;
 
 absl::StatusOr<std::unique_ptr<server::Servable>> Build(const server::ServiceFlags& flags) {
   ASSIGN_OR_RETURN(control_plane_credentials,
-                   sharedos::grantstore::client::AttachGrantStoreCredentials(
-                       *flags.authenticator, absl::GetFlag(FLAGS_grantstore_target),
-                       absl::GetFlag(FLAGS_grantstore_token_file), flags.channel_tls));
+                   server::AttachControlPlaneCredentials(*flags.authenticator, flags.channel_tls));
   sharedos::audit::server::AuditServerOptions options;
   options.db_path = absl::GetFlag(FLAGS_db);
   ASSIGN_OR_RETURN(options.durability,

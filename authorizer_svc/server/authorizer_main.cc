@@ -14,12 +14,10 @@
 #include "common/server/service_flags.h"
 #include "common/status/status_macros.h"
 #include "common/time/clock.h"
+#include "grantstore_svc/client/grantstore_flags.h"
 #include "grantstore_svc/client/grpc_credential_source.h"
 #include "grantstore_svc/client/grpc_grant_store_client.h"
 
-ABSL_FLAG(std::string, grantstore_target, "", "grantstore_svc address (host:port). Required.");
-ABSL_FLAG(std::string, grantstore_token_file, "",
-          "File with this service's grantstore_svc token (first line). Required.");
 ABSL_FLAG(std::string, lease_secret_file, "",
           "File with the deployment's lease secret (at least 32 bytes; identical on every "
           "authorizer replica): the key of the lease id MAC. Required.");
@@ -43,10 +41,8 @@ namespace authorizer = ::sharedos::authorizer::server;
 std::unique_ptr<server::CredentialSource> control_plane_credentials;
 
 absl::StatusOr<std::unique_ptr<server::Servable>> Build(const server::ServiceFlags& flags) {
-  ASSIGN_OR_RETURN(
-      server::Upstream grantstore,
-      server::ReadUpstream("grantstore", absl::GetFlag(FLAGS_grantstore_target),
-                           absl::GetFlag(FLAGS_grantstore_token_file), flags.channel_tls));
+  ASSIGN_OR_RETURN(server::Upstream grantstore,
+                   sharedos::grantstore::client::GrantStoreUpstreamFromFlags(flags.channel_tls));
   control_plane_credentials = std::make_unique<sharedos::grantstore::client::GrpcCredentialSource>(
       grantstore.channel, grantstore.token);
   flags.authenticator->AttachSource(control_plane_credentials.get());
@@ -92,6 +88,9 @@ int main(int argc, char** argv) {
        {"audit_outbox_durability",
         "Outbox commits: full (fsync each; survives a power loss) or normal (no fsync: survives "
         "a crash or kill of this process, not a power loss or OS crash). With --audit=local, "
-        "pre-effect records are durable to this level before a decision is answered."}}};
+        "pre-effect records are durable to this level before a decision is answered."},
+       {"grantstore_target", "grantstore_svc address (host:port). Required."},
+       {"grantstore_token_file",
+        "File with this service's grantstore_svc token (first line). Required."}}};
   return server::RunService(argc, argv, binary, Build);
 }

@@ -16,18 +16,21 @@ absl::Status CheckHealthInterval(absl::Duration interval) {
 
 std::unique_ptr<Readiness> Readiness::Start(grpc::HealthCheckServiceInterface* health,
                                             std::vector<DependencyCheck> checks,
-                                            absl::Duration interval, metrics::Metrics* metrics) {
-  std::unique_ptr<Readiness> readiness(new Readiness(health, std::move(checks), interval, metrics));
+                                            absl::Duration interval, metrics::Metrics* metrics,
+                                            const Clock& clock) {
+  std::unique_ptr<Readiness> readiness(
+      new Readiness(health, std::move(checks), interval, metrics, clock));
   readiness->Round();
   readiness->thread_ = std::thread([r = readiness.get()] { r->Loop(); });
   return readiness;
 }
 
 Readiness::Readiness(grpc::HealthCheckServiceInterface* health, std::vector<DependencyCheck> checks,
-                     absl::Duration interval, metrics::Metrics* metrics)
+                     absl::Duration interval, metrics::Metrics* metrics, const Clock& clock)
     : health_(health),
       checks_(std::move(checks)),
       interval_(std::max(interval, absl::Milliseconds(10))),
+      clock_(clock),
       up_(checks_.size(), false),
       details_(checks_.size()) {
   if (metrics == nullptr) return;
@@ -96,7 +99,7 @@ void Readiness::Loop() {
     {
       absl::MutexLock lock(&mu_);
       auto stopping = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_; };
-      if (mu_.AwaitWithTimeout(absl::Condition(&stopping), interval_)) return;
+      if (clock_.AwaitWithTimeout(&mu_, absl::Condition(&stopping), interval_)) return;
     }
     Round();
   }

@@ -20,6 +20,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/metrics/metrics.h"
+#include "common/time/clock.h"
 #include "grpcpp/health_check_service_interface.h"
 
 namespace sharedos::common::server {
@@ -48,9 +49,11 @@ class Readiness {
   // Runs every check once before returning (a server is not SERVING before its first round),
   // then every `interval` (> 0) until Stop. `health` and `metrics` (null: none) are borrowed and
   // must outlive this.
+  // The interval is waited out on `clock` (borrowed; must outlive this).
   static std::unique_ptr<Readiness> Start(grpc::HealthCheckServiceInterface* health,
                                           std::vector<DependencyCheck> checks,
-                                          absl::Duration interval, metrics::Metrics* metrics);
+                                          absl::Duration interval, metrics::Metrics* metrics,
+                                          const Clock& clock = RealClock());
   ~Readiness();
   Readiness(const Readiness&) = delete;
   Readiness& operator=(const Readiness&) = delete;
@@ -68,7 +71,7 @@ class Readiness {
 
  private:
   Readiness(grpc::HealthCheckServiceInterface* health, std::vector<DependencyCheck> checks,
-            absl::Duration interval, metrics::Metrics* metrics);
+            absl::Duration interval, metrics::Metrics* metrics, const Clock& clock);
   // One round: every probe, then health and gauges set from the results.
   void Round() ABSL_LOCKS_EXCLUDED(mu_);
   void Loop() ABSL_LOCKS_EXCLUDED(mu_);
@@ -76,6 +79,7 @@ class Readiness {
   grpc::HealthCheckServiceInterface* const health_;
   const std::vector<DependencyCheck> checks_;
   const absl::Duration interval_;
+  const Clock& clock_;
   std::vector<prometheus::Gauge*> gauges_;
 
   absl::Mutex mu_;

@@ -13,6 +13,7 @@
 #include "common/server/dependency_probes.h"
 #include "common/server/server_runner.h"
 #include "common/sqlite/database.h"
+#include "common/time/clock.h"
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
@@ -28,14 +29,12 @@ client::HealthStatus Health(const std::string& address) {
   return health.ok() ? *health : client::HealthStatus::kUnknown;
 }
 
-// Polls until the server's health is `expected` or 5 s pass.
-bool Becomes(const std::string& address, client::HealthStatus expected) {
-  const absl::Time deadline = absl::Now() + absl::Seconds(5);
-  while (absl::Now() < deadline) {
-    if (Health(address) == expected) return true;
-    absl::SleepFor(absl::Milliseconds(20));
-  }
-  return false;
+// Lets one probing round run: waits until the loop waits on `clock`, moves the clock by the
+// interval, and waits until the loop waits again (the round is done).
+void OneRound(SimulatedClock& clock, absl::Duration interval) {
+  clock.AwaitWaiters(1);
+  clock.AdvanceTime(interval);
+  clock.AwaitWaiters(1);
 }
 
 class FakeDependency {
@@ -56,8 +55,10 @@ TEST(ReadinessTest, NotServingWhileADependencyIsDownAndServingWhenItIsBack) {
   metrics::Metrics metrics;
   ServerOptions options;
   options.dependencies = {store.Check("store")};
-  options.health_interval = absl::Milliseconds(50);
+  options.health_interval = absl::Seconds(2);
   options.metrics = &metrics;
+  SimulatedClock clock;
+  options.clock = &clock;
   auto runner = ServerRunner::Start(options, {});
   ASSERT_TRUE(runner.ok()) << runner.status();
   const std::string address = (*runner)->address();
@@ -65,13 +66,16 @@ TEST(ReadinessTest, NotServingWhileADependencyIsDownAndServingWhenItIsBack) {
   EXPECT_THAT(metrics.Serialize(), HasSubstr("sharedos_dependency_up{dependency=\"store\"} 1"));
 
   store.Set(false);
-  EXPECT_TRUE(Becomes(address, client::HealthStatus::kNotServing));
+  EXPECT_EQ(Health(address), client::HealthStatus::kServing);  // until the next round
+  OneRound(clock, options.health_interval);
+  EXPECT_EQ(Health(address), client::HealthStatus::kNotServing);
   EXPECT_THAT(metrics.Serialize(), HasSubstr("sharedos_dependency_up{dependency=\"store\"} 0"));
   EXPECT_EQ((*runner)->dependencies(),
             (std::vector<std::pair<std::string, bool>>{{"store", false}}));
 
   store.Set(true);
-  EXPECT_TRUE(Becomes(address, client::HealthStatus::kServing));
+  OneRound(clock, options.health_interval);
+  EXPECT_EQ(Health(address), client::HealthStatus::kServing);
   EXPECT_THAT(metrics.Serialize(), HasSubstr("sharedos_dependency_up{dependency=\"store\"} 1"));
 }
 

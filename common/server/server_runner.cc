@@ -93,8 +93,8 @@ absl::StatusOr<std::unique_ptr<ServerRunner>> ServerRunner::Start(
   if (options.dependencies.empty()) {
     health->SetServingStatus(true);
   } else {
-    runner->readiness_ =
-        Readiness::Start(health, options.dependencies, options.health_interval, options.metrics);
+    runner->readiness_ = Readiness::Start(health, options.dependencies, options.health_interval,
+                                          options.metrics, *options.clock);
   }
   return runner;
 }

@@ -43,6 +43,9 @@ struct ServerOptions {
   std::vector<DependencyCheck> dependencies;
   // How often `dependencies` are probed (--health_interval).
   absl::Duration health_interval = absl::Seconds(2);
+  // The clock the probing waits on between rounds (a test drives it with a SimulatedClock).
+  // Borrowed; must outlive the server.
+  const Clock* clock = &RealClock();
   // Threads the server may run calls on (a grpc::ResourceQuota; --grpc_max_threads): a call
   // that finds none is RESOURCE_EXHAUSTED at once instead of a new thread. Long-polls are
   // bounded below it (long_poll_limiter.h), so unary calls always find one.

@@ -160,7 +160,7 @@ absl::StatusOr<std::shared_ptr<KeyPairWatcher>> KeyPairWatcher::Load(const Serve
   std::swap(watcher->chain_, pem.chain);
   std::swap(watcher->key_, pem.key);
   watcher->stamp_ = FileStamp(tls.cert_file) + "|" + FileStamp(tls.key_file);
-  watcher->checked_ = absl::Now();
+  watcher->checked_ = tls.clock->Now();
   return watcher;
 }
 
@@ -173,7 +173,7 @@ KeyPairWatcher::~KeyPairWatcher() {
 
 bool KeyPairWatcher::MaybeReload() {
   absl::MutexLock lock(&mu_);
-  const absl::Time now = absl::Now();
+  const absl::Time now = tls_.clock->Now();
   if (now - checked_ < tls_.reload_interval) return false;
   checked_ = now;
   const std::string stamp = FileStamp(tls_.cert_file) + "|" + FileStamp(tls_.key_file);

@@ -18,6 +18,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/time/clock.h"
 #include "grpcpp/security/server_credentials.h"
 
 // OpenSSL's types, as its headers declare them (a user of Install includes <openssl/ssl.h>).
@@ -38,6 +39,9 @@ struct ServerTls {
   std::string client_ca_file;
   // How often the files are checked for a change.
   absl::Duration reload_interval = absl::Seconds(10);
+  // The clock that interval runs on for an OpenSSL listener's KeyPairWatcher (gRPC's own file
+  // watcher runs on real time). Borrowed; must outlive the listener.
+  const Clock* clock = &RealClock();
 
   bool enabled() const { return !cert_file.empty() || !key_file.empty(); }
 };

@@ -251,6 +251,8 @@ std::string PresentedName(int port, const std::string& ca_file) {
 
 TEST_F(TlsTest, AnHttpsListenerPresentsTheWatchedPairAndPicksUpARotation) {
   ServerTls tls = ServerFiles(server_);
+  SimulatedClock clock(absl::Now());
+  tls.clock = &clock;
   auto watcher = KeyPairWatcher::Load(tls);
   ASSERT_TRUE(watcher.ok()) << watcher.status();
   httplib::SSLServer http([&](SSL_CTX& ctx) { return (*watcher)->Install(ctx); });
@@ -266,7 +268,10 @@ TEST_F(TlsTest, AnHttpsListenerPresentsTheWatchedPairAndPicksUpARotation) {
   EXPECT_EQ(PresentedName(port, ca_->ca_file()), "ok");
   EXPECT_EQ(PresentedName(port, other_ca_->ca_file()), "");
   ASSERT_TRUE(other_ca_->IssueLoopback("server").ok());
-  absl::SleepFor(absl::Milliseconds(1100));
+  // Within the reload interval the files are not looked at again.
+  clock.AdvanceTime(tls.reload_interval - absl::Milliseconds(1));
+  EXPECT_EQ(PresentedName(port, other_ca_->ca_file()), "");
+  clock.AdvanceTime(absl::Milliseconds(1));
   EXPECT_EQ(PresentedName(port, other_ca_->ca_file()), "ok");
   EXPECT_EQ(PresentedName(port, ca_->ca_file()), "");
   http.stop();

@@ -202,6 +202,10 @@ size_t TurnEngine::held_turns() const { return table_.held(); }
 
 size_t TurnEngine::running_turns() const { return table_.running(); }
 
+size_t TurnEngine::AwaitNoneRunning(absl::Duration timeout) const {
+  return table_.AwaitNoneRunning(clock_, timeout);
+}
+
 void TurnEngine::StopAdmitting() { admission_.StopAdmitting(); }
 
 // ---------------------------------------------------------------------------------------------

@@ -303,6 +303,9 @@ class TurnEngine {
   // Turns held (running and retained), and running ones.
   size_t held_turns() const;
   size_t running_turns() const;
+  // Waits until no turn is running or `timeout` of the engine's clock has passed; returns how
+  // many still run.
+  size_t AwaitNoneRunning(absl::Duration timeout) const;
   // A draining replica (ADR 0011): from now on OpenTurn answers UNAVAILABLE "envelope
   // draining"; the open turns are served until they end. Idempotent.
   void StopAdmitting();

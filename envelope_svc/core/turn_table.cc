@@ -185,6 +185,13 @@ size_t TurnTable::running() const {
   return running_.size();
 }
 
+size_t TurnTable::AwaitNoneRunning(const common::Clock& clock, absl::Duration timeout) const {
+  absl::MutexLock lock(&mu_);
+  auto none = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return running_.empty(); };
+  clock.AwaitWithTimeout(&mu_, absl::Condition(&none), timeout);
+  return running_.size();
+}
+
 size_t TurnTable::open_in_namespace(const std::string& namespace_id) const {
   absl::MutexLock lock(&mu_);
   auto it = open_by_namespace_.find(namespace_id);

@@ -27,6 +27,7 @@
 #include "capability/reason_codes.h"
 #include "common/metrics/sinks.h"
 #include "common/server/auth.h"
+#include "common/time/clock.h"
 #include "envelope_svc/core/turn.h"
 #include "sharedos/protocol/v1/context.pb.h"
 
@@ -102,6 +103,10 @@ class TurnTable {
   // Turns held (running and retained), and running ones.
   size_t held() const ABSL_LOCKS_EXCLUDED(mu_);
   size_t running() const ABSL_LOCKS_EXCLUDED(mu_);
+  // Waits until no turn is running or `timeout` of `clock` has passed; returns how many still
+  // run.
+  size_t AwaitNoneRunning(const common::Clock& clock, absl::Duration timeout) const
+      ABSL_LOCKS_EXCLUDED(mu_);
   // Open turns (reserved or running) of a namespace, and of a host credential.
   size_t open_in_namespace(const std::string& namespace_id) const ABSL_LOCKS_EXCLUDED(mu_);
   size_t open_of_host(const std::string& host) const ABSL_LOCKS_EXCLUDED(mu_);

@@ -25,7 +25,7 @@
 #include "common/time/clock.h"
 #include "envelope_svc/server/envelope_server.h"
 #include "envelope_svc/server/limit_flags.h"
-#include "grantstore_svc/client/grpc_credential_source.h"
+#include "grantstore_svc/client/grantstore_flags.h"
 
 // Defined by audit_writer_flags (the outbox the turn journal sits beside).
 ABSL_DECLARE_FLAG(std::string, audit_outbox_durability);
@@ -82,13 +82,6 @@ ABSL_FLAG(std::string, turn_journal, "",
           "ended failed operation_aborted before serving. Empty: <--audit_outbox>.turns when "
           "--audit_outbox is set, else no journal.");
 
-ABSL_FLAG(std::string, grantstore_target, "",
-          "grantstore_svc address (host:port). Optional: set, credentials issued through the "
-          "control plane are honoured beside --credentials (looked up there on every call); "
-          "unset, only --credentials.");
-ABSL_FLAG(std::string, grantstore_token_file, "",
-          "File with this service's grantstore_svc token (first line). Required with "
-          "--grantstore_target.");
 ABSL_FLAG(std::string, message_transport, "",
           "A host's sharedos.envelope.v1.MessageTransport (host:port), called with "
           "--provider_token_file; needs --builtin_messaging=false.");
@@ -248,9 +241,8 @@ absl::StatusOr<env::EnvelopeServerOptions> Options(const RepeatedFlags& repeated
 absl::StatusOr<std::unique_ptr<server::Servable>> Build(const server::ServiceFlags& flags,
                                                         const RepeatedFlags& repeated) {
   ASSIGN_OR_RETURN(control_plane_credentials,
-                   sharedos::grantstore::client::AttachGrantStoreCredentials(
-                       *flags.authenticator, absl::GetFlag(FLAGS_grantstore_target),
-                       absl::GetFlag(FLAGS_grantstore_token_file), flags.channel_tls));
+                   sharedos::grantstore::client::AttachGrantStoreCredentialsFromFlags(
+                       *flags.authenticator, flags.channel_tls));
   ASSIGN_OR_RETURN(
       server::Upstream authorizer,
       server::ReadUpstream("authorizer", absl::GetFlag(FLAGS_authorizer_target),

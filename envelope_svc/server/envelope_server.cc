@@ -150,7 +150,10 @@ EnvelopeServer::EnvelopeServer(EnvelopeServerDeps deps)
 
 EnvelopeServer::~EnvelopeServer() {
   if (deadlines_.joinable()) {
-    stopping_.Notify();
+    {
+      absl::MutexLock lock(&deadlines_mu_);
+      stopping_ = true;
+    }
     deadlines_.join();
   }
   StopSideListeners();
@@ -226,13 +229,8 @@ absl::Status EnvelopeServer::JoinReplicas(EnvelopeServerOptions& options) {
 void EnvelopeServer::Drain() {
   if (forwarder_ == nullptr || engine_ == nullptr) return;
   engine_->StopAdmitting();
-  const absl::Time give_up = absl::Now() + drain_timeout_;
-  size_t running = engine_->running_turns();
-  std::fprintf(stderr, "envelope: draining %zu open turn(s)\n", running);
-  while (running > 0 && absl::Now() < give_up) {
-    absl::SleepFor(absl::Milliseconds(50));
-    running = engine_->running_turns();
-  }
+  std::fprintf(stderr, "envelope: draining %zu open turn(s)\n", engine_->running_turns());
+  const size_t running = engine_->AwaitNoneRunning(drain_timeout_);
   std::fprintf(stderr, "envelope: drained (%zu turn(s) still open)\n", running);
 }
 
@@ -281,9 +279,14 @@ absl::Status EnvelopeServer::StartEngine(core::TurnEngine::Options engine_option
   if (mcp_ != nullptr) mcp_->Start(*engine_, *mcp_tokens_, clock_);
   service_ = std::make_unique<EnvelopeService>(*engine_, authenticator_, forwarder_.get());
   deadlines_ = std::thread([this] {
-    while (!stopping_.WaitForNotificationWithTimeout(absl::Milliseconds(100))) {
-      engine_->CancelExpired();
-    }
+    // Waits 100 ms of the clock; true once stopping.
+    auto stopped = [this] {
+      absl::MutexLock lock(&deadlines_mu_);
+      auto stopping = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(deadlines_mu_) { return stopping_; };
+      return clock_.AwaitWithTimeout(&deadlines_mu_, absl::Condition(&stopping),
+                                     absl::Milliseconds(100));
+    };
+    while (!stopped()) engine_->CancelExpired();
   });
   return absl::OkStatus();
 }

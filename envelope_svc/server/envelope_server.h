@@ -14,9 +14,10 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/notification.h"
+#include "absl/synchronization/mutex.h"
 #include "audit_svc/client/audit_writer.h"
 #include "authorizer_svc/client/authorizer_client.h"
 #include "common/client/channel.h"
@@ -211,8 +212,10 @@ class EnvelopeServer final : public common::server::Servable {
   // Resource providers: the built-in files resources (with files_root), the hosts'.
   std::unique_ptr<resources::FilesResourceProvider> file_resources_;
   std::vector<std::unique_ptr<resources::GrpcResourceProvider>> resource_hosts_;
-  // Every running turn past its deadline ends cancelled, checked every 100 ms until `stopping_`.
-  absl::Notification stopping_;
+  // Every running turn past its deadline ends cancelled, checked every 100 ms of `clock_` until
+  // `stopping_`.
+  absl::Mutex deadlines_mu_;
+  bool stopping_ ABSL_GUARDED_BY(deadlines_mu_) = false;
   std::thread deadlines_;
 };
 
