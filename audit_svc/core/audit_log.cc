@@ -15,12 +15,11 @@
 #include "audit_svc/storage/event_codec.h"
 #include "common/crypto/base64url.h"
 #include "common/crypto/sha256.h"
+#include "common/proto/deterministic.h"
 #include "common/status/status_macros.h"
 #include "common/validation/bounds.h"
 #include "common/validation/limits.h"
 #include "common/validation/protocol.h"
-#include "google/protobuf/io/coded_stream.h"
-#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/util/time_util.h"
 
 namespace sharedos::audit::core {
@@ -39,14 +38,7 @@ using ::sharedos::audit::v1::VerifyResponse;
 using ::sharedos::protocol::v1::AuditEvent;
 
 std::string FilterFingerprint(const AuditFilter& filter) {
-  std::string bytes;
-  {
-    google::protobuf::io::StringOutputStream stream(&bytes);
-    google::protobuf::io::CodedOutputStream coded(&stream);
-    coded.SetSerializationDeterministic(true);
-    filter.SerializeToCodedStream(&coded);
-  }
-  return common::Sha256Hex(bytes).substr(0, 16);
+  return common::Sha256Hex(common::DeterministicBytes(filter)).substr(0, 16);
 }
 
 // A page token names the last sequence returned and the filter it was issued for, so a token

@@ -170,8 +170,7 @@ void Admission::Journal(Turn& turn, v1::OpenTurnResponse& response) {
   }
   // A turn a crash could leave open without a trace is not run: fail closed.
   response.clear_mcp();
-  settler_.Finalize(
-      turn, Settlement::Failed(CodeError(capability::kAuditUnavailable), pb::ENDED_BY_ENVELOPE));
+  settler_.Finalize(turn, Settlement::FailedOn(values::Refusal::AuditUnavailable()));
   absl::MutexLock lock(&turn.mu);
   *response.mutable_result() = turn.result;
 }
@@ -223,14 +222,14 @@ std::optional<Settlement> Admission::RunSteps(Turn& turn, v1::OpenTurnResponse& 
 std::optional<Settlement> Admission::CheckContext(const Turn& turn) {
   const pb::ExecutionRequest& request = turn.request;
   if (!capability::AddressEquals(request.context().actor(), request.agent())) {
-    return Settlement::Denied(capability::kActorMismatch);
+    return Settlement::Denied(values::Refusal::Of(capability::kActorMismatch));
   }
   if (!capability::AddressEquals(request.message().receiver(), request.agent())) {
-    return Settlement::Denied(capability::kReceiverMismatch);
+    return Settlement::Denied(values::Refusal::Of(capability::kReceiverMismatch));
   }
   if (request.message().trace_id() != request.context().trace_id() ||
       request.message().purpose() != request.context().purpose()) {
-    return Settlement::Denied(capability::kMessageContextMismatch);
+    return Settlement::Denied(values::Refusal::Of(capability::kMessageContextMismatch));
   }
   return std::nullopt;
 }
@@ -249,16 +248,16 @@ std::optional<Settlement> Admission::OpenLease(Admitting& admitting) {
       authorizer_.OpenTurnAuthority(open, options_.authorizer_timeout);
   if (!lease.ok()) {
     LogAuthorizerFailure("OpenTurnAuthority", turn, lease.status());
-    return Settlement::Denied(capability::kAuthorityUnavailable);
+    return Settlement::Denied(values::Refusal::AuthorityUnavailable());
   }
   // Known from here on, so the lease is closed whatever the turn's end.
   turn.lease_id = lease->lease_id();
   if (lease->status() != az::LEASE_STATUS_RESOLVED) {
     // An unresolved lease is fail-closed by definition (semantics §3.5).
     if (values::Refusal::FromAuthorizer(lease->code(), true).audit_outage) {
-      return FailedByEnvelope(CodeError(capability::kAuditUnavailable));
+      return Settlement::FailedOn(values::Refusal::AuditUnavailable());
     }
-    return Settlement::Denied(capability::kAuthorityUnavailable);
+    return Settlement::Denied(values::Refusal::AuthorityUnavailable());
   }
   turn.authority_hash = lease->authority_hash();
   admitting.listing.authority_hash = turn.authority_hash;
@@ -276,13 +275,13 @@ std::optional<Settlement> Admission::AdmitAgent(Admitting& admitting) {
       authorizer_.AdmitTurn(admit, options_.authorizer_timeout);
   if (!admitted.ok()) {
     LogAuthorizerFailure("AdmitTurn", admitting.turn, admitted.status());
-    return Settlement::Denied(capability::kAuthorityUnavailable);
+    return Settlement::Denied(values::Refusal::AuthorityUnavailable());
   }
   if (admitted->decision().allowed()) return std::nullopt;
   const values::Refusal refusal =
       values::Refusal::FromAuthorizer(admitted->decision().reason_code(), admitted->fail_closed());
-  if (refusal.audit_outage) return FailedByEnvelope(CodeError(capability::kAuditUnavailable));
-  return Settlement::Denied(refusal.code);
+  if (refusal.audit_outage) return Settlement::FailedOn(values::Refusal::AuditUnavailable());
+  return Settlement::Denied(refusal);
 }
 
 std::optional<Settlement> Admission::ResolveTools(Admitting& admitting) {
@@ -413,7 +412,7 @@ std::optional<Settlement> Admission::RecordListing(const Admitting& admitting) {
   const Turn& turn = admitting.turn;
   if (!audit_.RecordPreEffect(CatalogListedEvent(turn.context, turn.started_at, admitting.listing))
            .ok()) {
-    return FailedByEnvelope(CodeError(capability::kAuditUnavailable));
+    return Settlement::FailedOn(values::Refusal::AuditUnavailable());
   }
   return std::nullopt;
 }

@@ -246,6 +246,19 @@ TEST_F(AdmissionTest, AdmissionDenialEndsTheTurnBeforeTheRuntimeStarts) {
   EXPECT_EQ(engine_->held_turns(), 1u);
 }
 
+TEST_F(AdmissionTest, AdmissionDeniedFailClosedByTheAuthorizerIsRecordedFailClosed) {
+  // The authorizer's verdict travels to turn.ended: its fail_closed flag, not the code, decides.
+  authorizer_.DenyAdmission("host_policy_unavailable", /*fail_closed=*/true);
+  v1::OpenTurnResponse response = Open();
+  ASSERT_TRUE(response.has_result());
+  EXPECT_EQ(response.result().status(), pb::EXECUTION_STATUS_DENIED);
+  EXPECT_EQ(response.result().error().code(), "host_policy_unavailable");
+  const pb::AuditEvent ended = TurnEnded();
+  EXPECT_EQ(ended.outcome(), pb::AUDIT_OUTCOME_DENIED);
+  EXPECT_EQ(ended.reason(), "host_policy_unavailable");
+  EXPECT_TRUE(ended.fail_closed());
+}
+
 TEST_F(AdmissionTest, AdmissionWithoutAnAuthorizerFailsClosed) {
   authorizer_.FailMethod(Method::kAdmit, absl::DeadlineExceededError("slow"));
   v1::OpenTurnResponse response = Open();

@@ -109,7 +109,7 @@ pb::AuditEvent DiscoveryDeniedEvent(const pb::AccessContext& context, absl::Time
 }
 
 pb::AuditEvent TurnEndedEvent(const pb::AccessContext& context, const pb::ExecutionResult& result,
-                              std::optional<pb::EndedBy> ended_by) {
+                              std::optional<pb::EndedBy> ended_by, bool fail_closed) {
   pb::AuditOutcome outcome = pb::AUDIT_OUTCOME_FAILED;
   std::string reason;
   switch (result.status()) {
@@ -136,7 +136,7 @@ pb::AuditEvent TurnEndedEvent(const pb::AccessContext& context, const pb::Execut
   event.set_operation_id(result.execution_id());
   if (!reason.empty()) event.set_reason(reason);
   if (outcome == pb::AUDIT_OUTCOME_FAILED && ended_by.has_value()) event.set_ended_by(*ended_by);
-  if (capability::IsFailClosedCode(reason)) event.set_fail_closed(true);
+  if (fail_closed) event.set_fail_closed(true);
   // A turn whose MCP escalation latch engaged (seed ADR 0018; docs/adr/0018): what the harness
   // did after it asked — its own outcome and the calls refused escalation_pending — is part of
   // the tamper-evident record. Bounded facts only: never the reason text the harness gave.

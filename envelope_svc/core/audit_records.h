@@ -87,13 +87,15 @@ protocol::v1::AuditEvent DiscoveryDeniedEvent(const protocol::v1::AccessContext&
 // turn.ended (post-effect, no source): outcome = the result's status except cancelled →
 // failed with reason turn_cancelled; reason = the terminal code (escalation_requested for an
 // escalated turn, none for a succeeded one); ended_by on failed (and cancelled) turns;
-// failClosed for an infrastructure code; operation_id = the execution id; `at` = completed_at.
+// failClosed when `fail_closed` (the verdict that ended the turn, carried by its Settlement;
+// never derived from the code); operation_id = the execution id; `at` = completed_at.
 // A turn whose MCP escalation latch engaged (its metadata has escalationAsked) also records
 // metadata harnessOutcome, harnessErrorCode?, callsAfterEscalation, escalationRequirement? and
 // escalationRecorded? (docs/adr/0018), never the harness's reason text.
 protocol::v1::AuditEvent TurnEndedEvent(const protocol::v1::AccessContext& context,
                                         const protocol::v1::ExecutionResult& result,
-                                        std::optional<protocol::v1::EndedBy> ended_by);
+                                        std::optional<protocol::v1::EndedBy> ended_by,
+                                        bool fail_closed);
 
 }  // namespace sharedos::envelope::core
 

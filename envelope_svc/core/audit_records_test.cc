@@ -131,7 +131,8 @@ TEST(AuditRecordsTest, TurnEndedMapsEveryStatus) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.reason);
-    pb::AuditEvent event = TurnEndedEvent(Context(), Result(c.status, c.code), c.ended_by);
+    pb::AuditEvent event =
+        TurnEndedEvent(Context(), Result(c.status, c.code), c.ended_by, c.fail_closed);
     EXPECT_EQ(event.type(), pb::AUDIT_EVENT_TYPE_TURN_ENDED);
     EXPECT_EQ(event.outcome(), c.outcome);
     EXPECT_EQ(event.reason(), c.reason);
@@ -142,6 +143,21 @@ TEST(AuditRecordsTest, TurnEndedMapsEveryStatus) {
     EXPECT_EQ(event.at().seconds(), 1786438900);
     ExpectValid(event);
   }
+}
+
+TEST(AuditRecordsTest, TurnEndedTakesFailClosedFromTheVerdictNeverFromTheCode) {
+  // An infrastructure code without a fail-closed verdict (a runtime's own failure code) is not
+  // recorded fail closed; a verdict that is, is — whatever its code.
+  pb::AuditEvent runtime = TurnEndedEvent(
+      Context(), Result(pb::EXECUTION_STATUS_FAILED, "authority_unavailable"), pb::ENDED_BY_RUNTIME,
+      /*fail_closed=*/false);
+  EXPECT_EQ(runtime.reason(), "authority_unavailable");
+  EXPECT_FALSE(runtime.has_fail_closed());
+  pb::AuditEvent carried =
+      TurnEndedEvent(Context(), Result(pb::EXECUTION_STATUS_DENIED, "host_policy_unavailable"),
+                     std::nullopt, /*fail_closed=*/true);
+  EXPECT_TRUE(carried.fail_closed());
+  ExpectValid(carried);
 }
 
 }  // namespace

@@ -80,12 +80,13 @@ void MergeRequestMetadata(const v1::FinishTurnRequest& request, Settlement& sett
 // ---------------------------------------------------------------------------------------------
 // Settlement values
 
-Settlement Settlement::Denied(absl::string_view code) {
+Settlement Settlement::Denied(const values::Refusal& verdict) {
   Settlement settlement;
   settlement.status = pb::EXECUTION_STATUS_DENIED;
-  settlement.error = CodeError(code);
+  settlement.error = CodeError(verdict.code);
   settlement.event_type = "turn.denied";
-  settlement.event_data = Object({{"code", Str(code)}});
+  settlement.event_data = Object({{"code", Str(verdict.code)}});
+  settlement.fail_closed = verdict.fail_closed;
   return settlement;
 }
 
@@ -101,11 +102,18 @@ Settlement Settlement::Failed(pb::ProtocolError error, pb::EndedBy by) {
   return settlement;
 }
 
+Settlement Settlement::FailedOn(const values::Refusal& verdict, bool retryable) {
+  Settlement settlement = Failed(CodeError(verdict.code, retryable), pb::ENDED_BY_ENVELOPE);
+  settlement.fail_closed = verdict.fail_closed;
+  return settlement;
+}
+
 Settlement Settlement::Interrupted() {
   pb::ProtocolError error = CodeError(capability::kOperationAborted, /*retryable=*/false);
   (*error.mutable_details()->mutable_fields())["failClosed"].set_bool_value(true);
   Settlement settlement = Failed(std::move(error), pb::ENDED_BY_ENVELOPE);
   settlement.audit_outcome = pb::AUDIT_OUTCOME_INTERRUPTED;
+  settlement.fail_closed = true;
   return settlement;
 }
 
@@ -253,8 +261,7 @@ Settler::Snapshot Settler::TakeSnapshot(const Turn& turn) {
 absl::StatusOr<Settlement> Settler::SettleOutcome(Turn& turn, const v1::FinishTurnRequest& request,
                                                   Outcome outcome, const Snapshot& snapshot) {
   if (snapshot.audit_outage) {
-    return Settlement::Failed(CodeError(capability::kAuditUnavailable, snapshot.safe),
-                              pb::ENDED_BY_ENVELOPE);
+    return Settlement::FailedOn(values::Refusal::AuditUnavailable(), snapshot.safe);
   }
   if (snapshot.escalation_asked.has_value() && (request.has_complete() || request.has_fail())) {
     // The harness asked for a human, then its host reported another ending: the ask stands
@@ -414,8 +421,7 @@ absl::StatusOr<pb::ExecutionResult> Settler::Cancel(Turn& turn, Canceller by) {
   }
   Settlement settlement = Settlement::Cancelled();
   if (snapshot.audit_outage) {
-    settlement = Settlement::Failed(CodeError(capability::kAuditUnavailable, snapshot.safe),
-                                    pb::ENDED_BY_ENVELOPE);
+    settlement = Settlement::FailedOn(values::Refusal::AuditUnavailable(), snapshot.safe);
   } else if (snapshot.escalation_asked.has_value()) {
     Struct harness;
     (*harness.mutable_fields())["harnessOutcome"] =
@@ -480,7 +486,8 @@ void Settler::Finalize(Turn& turn, Settlement settlement, std::optional<absl::Ti
     turn.changed.SignalAll();
   }
   // Post-effect: recorded once, whatever the audit log's state; never changes the result.
-  pb::AuditEvent ended = TurnEndedEvent(turn.context, result, settlement.ended_by);
+  pb::AuditEvent ended =
+      TurnEndedEvent(turn.context, result, settlement.ended_by, settlement.fail_closed);
   if (!turn.ended_event_id.empty()) ended.set_id(turn.ended_event_id);
   if (!settlement.cause.empty()) ended.set_cause(settlement.cause);
   if (settlement.audit_outcome.has_value()) {

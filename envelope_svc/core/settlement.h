@@ -24,14 +24,16 @@
 #include "envelope_svc/core/turn.h"
 #include "envelope_svc/core/turn_journal.h"
 #include "envelope_svc/core/turn_table.h"
+#include "envelope_svc/core/values.h"
 #include "google/protobuf/struct.pb.h"
 #include "sharedos/envelope/v1/envelope.pb.h"
 #include "sharedos/protocol/v1/execution.pb.h"
 
 namespace sharedos::envelope::core {
 
-// How a turn ends: its status, output or error, escalation, who ended it, the terminal event
-// and the outcome's metadata. A value; not shared between threads.
+// How a turn ends: its status, output or error, escalation, who ended it, the terminal event,
+// the outcome's metadata and whether the verdict that ended it is fail-closed. A value; not
+// shared between threads.
 struct Settlement {
   protocol::v1::ExecutionStatus status = protocol::v1::EXECUTION_STATUS_FAILED;
   std::optional<google::protobuf::Value> output;
@@ -49,11 +51,18 @@ struct Settlement {
   std::optional<protocol::v1::AuditOutcome> audit_outcome;
   // turn.ended's cause (the situation behind its reason code; e.g. refusals_exhausted).
   std::string cause;
+  // turn.ended's failClosed: carried from the verdict that ended the turn (values::Refusal's
+  // fail_closed, or an interruption), never derived from the terminal code. A runtime's own
+  // failure code is its answer, not a fail-closed verdict of this kernel.
+  bool fail_closed = false;
 
-  // denied at admission: turn.denied {code}.
-  static Settlement Denied(absl::string_view code);
-  // failed by `by`: turn.failed {code, source runtime | envelope}.
+  // denied at admission by `verdict`: turn.denied {code}; fail_closed from the verdict.
+  static Settlement Denied(const values::Refusal& verdict);
+  // failed by `by`: turn.failed {code, source runtime | envelope}; not fail-closed.
   static Settlement Failed(protocol::v1::ProtocolError error, protocol::v1::EndedBy by);
+  // failed by the envelope on `verdict` (an audit outage): turn.failed {code, source envelope},
+  // CodeError(verdict.code, retryable); fail_closed from the verdict.
+  static Settlement FailedOn(const values::Refusal& verdict, bool retryable = false);
   // cancelled (turn_cancelled, by the envelope): turn.cancelled {}.
   static Settlement Cancelled();
   // succeeded with `output`: turn.completed {}.

@@ -107,6 +107,19 @@ TEST_F(SettlementTest, RuntimeFailureKeepsRetryableOnlyWhenSafe) {
   EXPECT_FALSE(result.error().retryable());  // a write may have happened
 }
 
+TEST_F(SettlementTest, RuntimeFailureWithAnInfrastructureCodeIsNotRecordedFailClosed) {
+  // The runtime's code is its own answer, not a fail-closed verdict of this kernel (ADR 0024).
+  const std::string turn = OpenRunning();
+  pb::ExecutionResult result = Finish(turn, R"pb(
+    fail { error { code: "authority_unavailable" message: "gave up" } }
+  )pb");
+  EXPECT_EQ(result.error().code(), "authority_unavailable");
+  const pb::AuditEvent ended = TurnEnded();
+  EXPECT_EQ(ended.reason(), "authority_unavailable");
+  EXPECT_EQ(ended.ended_by(), pb::ENDED_BY_RUNTIME);
+  EXPECT_FALSE(ended.has_fail_closed());
+}
+
 TEST_F(SettlementTest, RefusedWriteLeavesTheTurnSafeToRetry) {
   const std::string turn = OpenRunning();
   authorizer_.DenyAuthorize("files", "out.txt", "create", "no_matching_grant");

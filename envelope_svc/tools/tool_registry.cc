@@ -1,8 +1,6 @@
 #include "envelope_svc/tools/tool_registry.h"
 
-#include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/tokenizer.h>
-#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/text_format.h>
 #include <google/protobuf/util/message_differencer.h>
 
@@ -18,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/json/json_nesting.h"
 #include "common/json/proto_json.h"
+#include "common/proto/deterministic.h"
 #include "common/status/status_macros.h"
 #include "common/validation/bounds.h"
 #include "envelope_svc/tools/escalation_tool.h"
@@ -43,17 +42,6 @@ class FirstErrorCollector : public google::protobuf::io::ErrorCollector {
  private:
   std::string first_;
 };
-
-std::string DeterministicBytes(const google::protobuf::Message& message) {
-  std::string bytes;
-  {
-    google::protobuf::io::StringOutputStream stream(&bytes);
-    google::protobuf::io::CodedOutputStream coded(&stream);
-    coded.SetSerializationDeterministic(true);
-    message.SerializeToCodedStream(&coded);
-  }
-  return bytes;
-}
 
 // Moves a schema given as JSON text into `schema`.
 absl::Status ApplySchemaJson(const std::string& text, bool struct_set,
@@ -139,7 +127,7 @@ absl::StatusOr<std::unique_ptr<ToolRegistry>> ToolRegistry::Create(
           return InvalidArgumentAt(FieldPath(path, "provider"), "sharedos.escalate takes none");
         }
       }
-      registry->registered_bytes_[tool->name()] = DeterministicBytes(tool->definition());
+      registry->registered_bytes_[tool->name()] = common::DeterministicBytes(tool->definition());
       registry->by_name_[tool->name()] = tool;
       registry->tools_.push_back(std::move(tool));
     }
@@ -208,7 +196,7 @@ absl::StatusOr<std::shared_ptr<const Tool>> ToolRegistry::ToolForListedDefinitio
   if (listed.name() != registered->name()) {
     return InvalidArgumentAt(FieldPath(path, "name"), "not the registered tool");
   }
-  std::string bytes = DeterministicBytes(listed);
+  std::string bytes = common::DeterministicBytes(listed);
   auto registered_bytes = registered_bytes_.find(registered->name());
   if (registered_bytes != registered_bytes_.end() && registered_bytes->second == bytes) {
     return registered;

@@ -15,11 +15,10 @@
 #include "capability/errors.h"
 #include "capability/reason_codes.h"
 #include "common/crypto/random.h"
+#include "common/proto/deterministic.h"
 #include "common/status/status_macros.h"
 #include "common/time/proto_time.h"
 #include "common/validation/protocol.h"
-#include "google/protobuf/io/coded_stream.h"
-#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "grantstore_svc/core/control_plane_events.h"
 #include "grantstore_svc/core/credentials.h"
@@ -34,16 +33,6 @@ namespace pb = ::sharedos::protocol::v1;
 using ::google::protobuf::util::MessageDifferencer;
 using storage::StoredGrant;
 using storage::WriteTransaction;
-
-std::string DeterministicBytes(const google::protobuf::Message& message) {
-  std::string bytes;
-  google::protobuf::io::StringOutputStream stream(&bytes);
-  google::protobuf::io::CodedOutputStream coded(&stream);
-  coded.SetSerializationDeterministic(true);
-  message.SerializeToCodedStream(&coded);
-  coded.Trim();
-  return bytes;
-}
 
 // The grant as issued (a stored grant without its revocation).
 pb::CapabilityGrant IssuedForm(const pb::CapabilityGrant& grant) {
@@ -546,8 +535,8 @@ absl::StatusOr<v1::ResolveEscalationResponse> GrantStoreCore::ResolveEscalation(
   v1::ResolveEscalationRequest resolution = request;
   resolution.clear_escalation_id();
   // The same decision by the same decider is a retry; by another, a second resolution.
-  const std::string fingerprint =
-      absl::StrCat(DeterministicBytes(resolution), "|", capability::AddressKey(ActorOf(caller)));
+  const std::string fingerprint = absl::StrCat(common::DeterministicBytes(resolution), "|",
+                                               capability::AddressKey(ActorOf(caller)));
 
   ASSIGN_OR_RETURN(std::unique_ptr<WriteTransaction> txn, store_.BeginWrite());
   ASSIGN_OR_RETURN(std::optional<storage::StoredEscalation> stored,

@@ -9,13 +9,12 @@
 #include "audit_svc/client/fake_audit_writer.h"
 #include "audit_svc/core/control_plane_event.h"
 #include "common/metrics/metrics.h"
+#include "common/proto/deterministic.h"
 #include "common/status/proto_matchers.h"
 #include "common/status/status_matchers.h"
 #include "common/time/clock.h"
 #include "common/validation/protocol.h"
 #include "gmock/gmock.h"
-#include "google/protobuf/io/coded_stream.h"
-#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/text_format.h"
 #include "grantstore_svc/core/request_validation.h"
 #include "grantstore_svc/storage/sqlite_grant_store.h"
@@ -42,16 +41,6 @@ T Parse(const std::string& text) {
     ADD_FAILURE() << "bad text proto: " << text;
   }
   return message;
-}
-
-std::string Deterministic(const google::protobuf::Message& message) {
-  std::string bytes;
-  google::protobuf::io::StringOutputStream stream(&bytes);
-  google::protobuf::io::CodedOutputStream coded(&stream);
-  coded.SetSerializationDeterministic(true);
-  message.SerializeToCodedStream(&coded);
-  coded.Trim();
-  return bytes;
 }
 
 // 2023-11-14T22:13:20Z.
@@ -793,7 +782,7 @@ TEST_F(GrantStoreCoreTest, LoadAuthorityIsReproducibleAtARevision) {
 
   auto again = core_->LoadAuthority(Load(3));
   ASSERT_THAT(again, IsOk());
-  EXPECT_EQ(Deterministic(*again), Deterministic(*at_r));
+  EXPECT_EQ(common::DeterministicBytes(*again), common::DeterministicBytes(*at_r));
 
   auto latest = core_->LoadAuthority(Load());
   ASSERT_THAT(latest, IsOk());

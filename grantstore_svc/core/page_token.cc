@@ -7,8 +7,7 @@
 #include "capability/errors.h"
 #include "common/crypto/base64url.h"
 #include "common/crypto/sha256.h"
-#include "google/protobuf/io/coded_stream.h"
-#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "common/proto/deterministic.h"
 
 namespace sharedos::grantstore::core {
 namespace {
@@ -17,14 +16,7 @@ constexpr char kVersion[] = "v1";
 
 // The first 16 hex digits of SHA-256 over the filter's deterministic serialisation.
 std::string FilterDigest(const google::protobuf::Message& filter) {
-  std::string bytes;
-  {
-    google::protobuf::io::StringOutputStream stream(&bytes);
-    google::protobuf::io::CodedOutputStream coded(&stream);
-    coded.SetSerializationDeterministic(true);
-    filter.SerializeToCodedStream(&coded);
-  }
-  return common::Sha256Hex(bytes).substr(0, 16);
+  return common::Sha256Hex(common::DeterministicBytes(filter)).substr(0, 16);
 }
 
 }  // namespace

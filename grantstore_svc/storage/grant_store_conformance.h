@@ -19,11 +19,10 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "common/proto/deterministic.h"
 #include "common/status/proto_matchers.h"
 #include "common/status/status_matchers.h"
 #include "gmock/gmock.h"
-#include "google/protobuf/io/coded_stream.h"
-#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/text_format.h"
 #include "grantstore_svc/storage/grant_store.h"
 #include "gtest/gtest.h"
@@ -74,16 +73,6 @@ inline protocol::v1::CapabilityGrant TestGrant(const std::string& namespace_id,
   grant.mutable_constraints();
   grant.mutable_issued_at()->set_seconds(1700000000);
   return grant;
-}
-
-inline std::string Deterministic(const google::protobuf::Message& message) {
-  std::string bytes;
-  google::protobuf::io::StringOutputStream stream(&bytes);
-  google::protobuf::io::CodedOutputStream coded(&stream);
-  coded.SetSerializationDeterministic(true);
-  message.SerializeToCodedStream(&coded);
-  coded.Trim();
-  return bytes;
 }
 
 // An empty std::optional.
@@ -362,10 +351,12 @@ TYPED_TEST_P(GrantStoreConformanceTest, LoadAuthorityAtARevisionIsTheSameSnapsho
   EXPECT_EQ(again->revision, r);
   ASSERT_EQ(again->grants.size(), at_r->grants.size());
   for (size_t i = 0; i < again->grants.size(); ++i) {
-    EXPECT_EQ(Deterministic(again->grants[i]), Deterministic(at_r->grants[i]));
+    EXPECT_EQ(common::DeterministicBytes(again->grants[i]),
+              common::DeterministicBytes(at_r->grants[i]));
   }
   ASSERT_TRUE(again->host_policy.has_value());
-  EXPECT_EQ(Deterministic(*again->host_policy), Deterministic(*at_r->host_policy));
+  EXPECT_EQ(common::DeterministicBytes(*again->host_policy),
+            common::DeterministicBytes(*at_r->host_policy));
 
   absl::StatusOr<AuthoritySnapshot> latest =
       store.LoadAuthority("ns", Agent("assistant"), Human("alice"), std::nullopt, 10);

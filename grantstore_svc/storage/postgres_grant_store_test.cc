@@ -24,13 +24,13 @@
 namespace sharedos::grantstore::storage {
 namespace {
 
+using ::sharedos::common::DeterministicBytes;
 using ::sharedos::common::IsOk;
 using ::sharedos::common::IsOkAndHolds;
 using ::sharedos::common::StatusIs;
 using ::sharedos::testing::PostgresCluster;
 using testing::Agent;
 using ::testing::AllOf;
-using testing::Deterministic;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using testing::Human;
@@ -123,8 +123,8 @@ class PostgresGrantStoreTest : public ::testing::Test {
     if (!snapshot.ok()) return snapshot.status();
     std::string serialized = absl::StrCat(snapshot->revision, ":");
     for (const auto& grant : snapshot->grants) absl::StrAppend(&serialized, grant.id(), ",");
-    for (const auto& grant : snapshot->grants) serialized += Deterministic(grant);
-    if (snapshot->host_policy.has_value()) serialized += Deterministic(*snapshot->host_policy);
+    for (const auto& grant : snapshot->grants) serialized += DeterministicBytes(grant);
+    if (snapshot->host_policy.has_value()) serialized += DeterministicBytes(*snapshot->host_policy);
     return serialized;
   }
 
