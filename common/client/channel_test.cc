@@ -110,8 +110,8 @@ TEST(ChannelTest, AServerBackAfterALongOutageIsFoundWithinTheReconnectBound) {
   ASSERT_EQ(server->address(), absl::StrCat("127.0.0.1:", port));
   const absl::Time restarted = absl::Now();
   // The bound plus its 20 % jitter and a connect, with room for a loaded machine.
-  EXPECT_TRUE((*channel)->WaitForConnected(std::chrono::system_clock::now() +
-                                           std::chrono::seconds(10)))
+  EXPECT_TRUE(
+      (*channel)->WaitForConnected(std::chrono::system_clock::now() + std::chrono::seconds(10)))
       << "not connected " << absl::Now() - restarted << " after the server came back";
   EXPECT_TRUE(CallOnce(*channel).ok());
 }

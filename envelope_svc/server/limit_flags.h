@@ -1,8 +1,9 @@
 // The envelope's capacity limits as flags (issue 34; docs/reliability.md lists each, its default
 // and what a caller sees), defined once for envelope_svc and sharedosd: open turns per namespace
 // and per host credential, turns retained, refusals past a turn's budget, tool result caps,
-// per-owner file quotas, the deadline of a call to the authorizer, and the MCP front door's connections and timeouts. A main links this
-// library and calls ApplyLimitFlags once its options exist (the MCP door's included).
+// per-owner file quotas, the deadline of a call to the authorizer, and the MCP front door's
+// connections and timeouts. A main links this library and calls ApplyLimitFlags once its options
+// exist (the MCP door's included).
 
 #ifndef SHAREDOS_ENVELOPE_SVC_SERVER_LIMIT_FLAGS_H_
 #define SHAREDOS_ENVELOPE_SVC_SERVER_LIMIT_FLAGS_H_

@@ -50,9 +50,9 @@ std::string Difference(absl::string_view committed, absl::string_view rebuilt) {
          before[before.size() - 1 - tail] == after[after.size() - 1 - tail]) {
     ++tail;
   }
-  std::string out = absl::StrCat("first difference at line ", head + 1, ": ",
-                                 before.size() - head - tail, " committed line(s) became ",
-                                 after.size() - head - tail, " rebuilt line(s)\n");
+  std::string out =
+      absl::StrCat("first difference at line ", head + 1, ": ", before.size() - head - tail,
+                   " committed line(s) became ", after.size() - head - tail, " rebuilt line(s)\n");
   const auto show = [&](const std::vector<absl::string_view>& lines, absl::string_view mark) {
     const size_t end = lines.size() - tail;
     for (size_t i = head; i < end && i < head + kShown; ++i) {
