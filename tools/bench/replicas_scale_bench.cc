@@ -27,6 +27,10 @@
 //   replicas_scale replicas=N processes=P authorize_per_s=... authorize_p50_us=...
 //   authorize_services_cpu_us=... authorize_postgres_cpu_us=... invoke_per_s=...
 //   invoke_p50_us=... invoke_services_cpu_us=... invoke_postgres_cpu_us=... load=...
+// With --audit_commits each audit_svc also serves /metrics, and a second line gives the Authorize
+// series' audit group commits (warm-up included), per replica, and the records per commit:
+//   replicas_scale_commits replicas=N authorize_audit_commits=... per_replica=a/b/c
+//   records_per_commit=...
 // On a machine with fewer cores than processes, more replicas can only add overhead (more
 // processes, connections and hops sharing the same cores, and one audit chain head for all):
 // the curve then measures that overhead, not a speed-up (docs/performance.md, session 45).
@@ -51,6 +55,7 @@
 #include <string>
 #include <system_error>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -62,6 +67,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "grpcpp/grpcpp.h"
+#include "httplib.h"
 #include "sharedos/authorizer/v1/authorizer.grpc.pb.h"
 #include "sharedos/envelope/v1/envelope.grpc.pb.h"
 #include "sharedos/grantstore/v1/grantstore.grpc.pb.h"
@@ -74,6 +80,9 @@ ABSL_FLAG(std::string, replicas, "1,2,3", "Replica counts (of every service), as
 ABSL_FLAG(int, threads, 16, "Concurrent callers, spread over the replicas.");
 ABSL_FLAG(double, seconds, 5, "Duration of each throughput series.");
 ABSL_FLAG(double, warmup_seconds, 1, "Unmeasured calls before each series.");
+ABSL_FLAG(bool, audit_commits, false,
+          "Also serve each audit_svc's /metrics and report the group commits of the Authorize "
+          "series (warm-up included): commits per replica and records per commit.");
 
 namespace {
 
@@ -385,6 +394,42 @@ Throughput Run(std::vector<std::unique_ptr<Caller>>& callers,
   return result;
 }
 
+// The port of the /metrics endpoint `process` printed ("<name> metrics on http://127.0.0.1:P/").
+int MetricsPort(const Process& process, const std::string& name) {
+  const std::string line = name + " metrics on http://127.0.0.1:";
+  const std::string output = process.output();
+  const size_t at = output.find(line);
+  int port = 0;
+  if (at == std::string::npos) return 0;
+  const size_t from = at + line.size();
+  if (!absl::SimpleAtoi(output.substr(from, output.find('/', from) - from), &port)) return 0;
+  return port;
+}
+
+// An audit replica's group commits so far: their count and the records they held (the
+// sharedos_audit_group_commit_size histogram's _count and _sum).
+struct Commits {
+  double commits = 0;
+  double records = 0;
+};
+
+Commits ReadCommits(int port) {
+  Commits commits;
+  httplib::Client client("127.0.0.1", port);
+  httplib::Result result = client.Get("/metrics");
+  if (!result || result->status != 200) Die(absl::StrCat("no /metrics on port ", port));
+  for (const auto& [name, value] :
+       {std::pair<const char*, double*>{"\nsharedos_audit_group_commit_size_count ",
+                                        &commits.commits},
+        {"\nsharedos_audit_group_commit_size_sum ", &commits.records}}) {
+    const size_t at = result->body.find(name);
+    if (at == std::string::npos) continue;
+    const size_t from = at + std::strlen(name);
+    (void)absl::SimpleAtod(result->body.substr(from, result->body.find('\n', from) - from), value);
+  }
+  return commits;
+}
+
 std::string Target(const std::vector<std::string>& addresses) {
   if (addresses.size() == 1) return addresses[0];
   return "ipv4:" + absl::StrJoin(addresses, ",");
@@ -459,10 +504,15 @@ int main(int argc, char** argv) {
       return processes.back()->address();
     };
     std::vector<std::string> audits, grantstores, authorizers, envelopes;
+    const bool audit_commits = absl::GetFlag(FLAGS_audit_commits);
+    std::vector<int> audit_metrics;
     for (int i = 0; i < n; ++i) {
-      audits.push_back(start("audit_svc/server/audit_svc", "audit_svc",
-                             {"--port=0", "--db=" + uri, "--durability=normal", credentials_flag,
-                              "--checkpoint_key_file=" + path("checkpoint.key")}));
+      std::vector<std::string> args = {"--port=0", "--db=" + uri, "--durability=normal",
+                                       credentials_flag,
+                                       "--checkpoint_key_file=" + path("checkpoint.key")};
+      if (audit_commits) args.push_back("--metrics_port=0");
+      audits.push_back(start("audit_svc/server/audit_svc", "audit_svc", args));
+      if (audit_commits) audit_metrics.push_back(MetricsPort(*processes.back(), "audit_svc"));
     }
     const auto audit_flags = [&](const std::string& writer, const std::string& token) {
       return std::vector<std::string>{"--audit=remote", "--audit_target=" + Target(audits),
@@ -531,8 +581,24 @@ int main(int argc, char** argv) {
     }
     const double warmup = absl::GetFlag(FLAGS_warmup_seconds);
     const double seconds = absl::GetFlag(FLAGS_seconds);
+    std::vector<Commits> commits_before;
+    for (int port : audit_metrics) commits_before.push_back(ReadCommits(port));
     const Throughput authorize = Run(
         callers, [](Caller& c) { return c.Authorize(); }, warmup, seconds, processes, postmaster);
+    if (audit_commits) {
+      double commits = 0, records = 0;
+      std::vector<std::string> per_replica;
+      for (size_t i = 0; i < audit_metrics.size(); ++i) {
+        const Commits now = ReadCommits(audit_metrics[i]);
+        commits += now.commits - commits_before[i].commits;
+        records += now.records - commits_before[i].records;
+        per_replica.push_back(absl::StrCat(now.commits - commits_before[i].commits));
+      }
+      std::printf(
+          "replicas_scale_commits replicas=%d authorize_audit_commits=%.0f per_replica=%s "
+          "records_per_commit=%.2f\n",
+          n, commits, absl::StrJoin(per_replica, "/").c_str(), commits > 0 ? records / commits : 0);
+    }
     const Throughput invoke = Run(
         callers, [](Caller& c) { return c.Invoke(); }, warmup, seconds, processes, postmaster);
     for (auto& caller : callers) caller->Close();
