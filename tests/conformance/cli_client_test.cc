@@ -70,17 +70,19 @@ TEST(ScriptedModelDriverTest, StoppingTheDriverStopsWhatTheServerStarted) {
     ASSERT_TRUE(driver.Start({node, testing::RunfilePath("tests/cli/scripted_model.mjs")}).ok());
     ASSERT_TRUE(driver.Read(absl::Seconds(30)).ok());
     // A launcher (sh) whose child (sleep) is the long-running program.
-    const nlohmann::json served = driver.Ask(
-        {{"op", "serve"},
-         {"command",
-          {"/bin/sh", "-c",
-           absl::StrCat("sleep 600 & echo $! > ", pid_file,
-                        "; echo listening on http://127.0.0.1:9/; wait")}},
-         {"env", {{"PATH", "/usr/bin:/bin"}}},
-         {"cwd", dir},
-         {"timeoutMs", 30000},
-         {"password", "p"}},
-        absl::Seconds(40)).value_or(nlohmann::json());
+    const nlohmann::json served =
+        driver
+            .Ask({{"op", "serve"},
+                  {"command",
+                   {"/bin/sh", "-c",
+                    absl::StrCat("sleep 600 & echo $! > ", pid_file,
+                                 "; echo listening on http://127.0.0.1:9/; wait")}},
+                  {"env", {{"PATH", "/usr/bin:/bin"}}},
+                  {"cwd", dir},
+                  {"timeoutMs", 30000},
+                  {"password", "p"}},
+                 absl::Seconds(40))
+            .value_or(nlohmann::json());
     ASSERT_EQ(served.value("ok", false), true) << served.dump();
     std::string text;
     std::getline(std::ifstream(pid_file), text);
