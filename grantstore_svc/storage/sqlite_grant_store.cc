@@ -481,7 +481,16 @@ absl::StatusOr<std::unique_ptr<SqliteGrantStore>> SqliteGrantStore::Open(
   db_options.busy_timeout = effective.busy_timeout;
   db_options.synchronous = Database::Synchronous::kFull;
   ASSIGN_OR_RETURN(std::unique_ptr<Database> writer, Database::Open(effective.path, db_options));
+  ASSIGN_OR_RETURN(const int version_before, common::sqlite::SchemaVersion(*writer));
   RETURN_IF_ERROR(common::sqlite::Migrate(*writer, kMigrations, clock));
+  ASSIGN_OR_RETURN(const int version_after, common::sqlite::SchemaVersion(*writer));
+  if (version_before > 0 && version_after != version_before) {
+    // A migration of an existing file may have rewritten a table (migration 4 rewrites
+    // `grants`): its WAL grew to the table's size and would keep that size on disk. Checkpoint
+    // it into the file and truncate it. Best effort: another process reading keeps it (BUSY is
+    // not an error here), and the WAL is reused either way.
+    writer->Exec("PRAGMA wal_checkpoint(TRUNCATE)").IgnoreError();
+  }
   return std::unique_ptr<SqliteGrantStore>(
       new SqliteGrantStore(std::move(effective), std::move(writer)));
 }

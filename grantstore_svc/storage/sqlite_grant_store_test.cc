@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -484,6 +485,10 @@ TEST(SqliteGrantStoreTest, AVersion3FileIsMigratedOnceAndAnswersAsBefore) {
   {
     auto store = OpenFile(path);
     ASSERT_THAT(store, IsOk());
+    // The rewrite's WAL was checkpointed and truncated at open.
+    std::error_code error;
+    EXPECT_EQ(std::filesystem::file_size(absl::StrCat(path, "-wal"), error), 0u);
+    EXPECT_FALSE(error) << error.message();
     ExpectVersion3Answers(**store);
     // Writes go on: ids stay unique in their namespace, a new grant loads after the old ones.
     EXPECT_THAT(Insert(**store, {TestGrant("ns", "z", "bob")}),
