@@ -71,10 +71,6 @@ ABSL_FLAG(std::string, files_root, "",
 ABSL_FLAG(std::string, durability, "full",
           "Audit log durability: full (fsync per group commit) or normal (survives a process "
           "kill, not a power loss).");
-ABSL_FLAG(absl::Duration, drain_grace, absl::ZeroDuration(),
-          "New tool calls are refused turn_draining this long before a turn's deadline (0: not "
-          "before the deadline; at most 600s — a grace at least a turn's timeout drains it from "
-          "its start).");
 ABSL_FLAG(std::string, metrics_host, "127.0.0.1",
           "Host of the Prometheus /metrics endpoint (plain HTTP: loopback only).");
 ABSL_FLAG(int, metrics_port, -1,
@@ -138,8 +134,6 @@ absl::StatusOr<Settings> ReadSettings() {
                    audit::ParseAuditDurability(absl::GetFlag(FLAGS_durability)));
   settings.audit.binary_name = kName;
   audit::ApplyCheckpointFlags(settings.audit);
-  settings.envelope.engine.drain_grace = absl::GetFlag(FLAGS_drain_grace);
-  RETURN_IF_ERROR(envelope::CheckTurnOptions(settings.envelope.engine));
   // --mcp_port's -1 (the default) is --port + 1 here, or a free port beside a free one.
   RETURN_IF_ERROR(sharedos::envelope::mcp::ApplyMcpListenerFlags(
       absl::GetFlag(FLAGS_port) == 0 ? 0 : absl::GetFlag(FLAGS_port) + 1,
@@ -375,7 +369,7 @@ void LogConfig(const Deployment& d) {
                 {"files_root", FilesRoot(d.data)},
                 {"registry", absl::GetFlag(FLAGS_registry)},
                 {"durability", absl::GetFlag(FLAGS_durability)},
-                {"drain_grace", absl::FormatDuration(absl::GetFlag(FLAGS_drain_grace))},
+                {"drain_grace", absl::FormatDuration(envelope::DrainGraceFlag())},
                 {"demo", absl::GetFlag(FLAGS_demo)},
                 {"oidc_config", server::OidcConfigFlag()},
                 {"tools", static_cast<long long>(d.envelope->tool_count())}});

@@ -59,10 +59,6 @@ ABSL_FLAG(std::string, provider_token_file, "",
 ABSL_FLAG(int, default_max_steps, 16, "maxSteps of a turn whose request sets none.");
 ABSL_FLAG(int, default_timeout_ms, 120000, "timeoutMs of a turn whose request sets none.");
 ABSL_FLAG(absl::Duration, provider_timeout, absl::Seconds(30), "Deadline of one provider call.");
-ABSL_FLAG(absl::Duration, drain_grace, absl::ZeroDuration(),
-          "New tool calls are refused turn_draining this long before a turn's deadline (0: not "
-          "before the deadline; at most 600s — a grace at least a turn's timeout drains it from "
-          "its start).");
 ABSL_FLAG(absl::Duration, ended_turn_retention, absl::Minutes(15),
           "How long an ended turn stays readable (GetTurn, CancelTurn, WatchTurn).");
 ABSL_FLAG(std::string, mcp_secret_file, "",
@@ -187,7 +183,6 @@ absl::StatusOr<env::EnvelopeServerOptions> Options() {
   options.engine.default_timeout_ms = absl::GetFlag(FLAGS_default_timeout_ms);
   options.engine.provider_timeout = absl::GetFlag(FLAGS_provider_timeout);
   options.engine.ended_turn_retention = absl::GetFlag(FLAGS_ended_turn_retention);
-  options.engine.drain_grace = absl::GetFlag(FLAGS_drain_grace);
   ASSIGN_OR_RETURN(options.mcp, FrontDoor());
   options.replica.name = absl::GetFlag(FLAGS_replica_name);
   ASSIGN_OR_RETURN(options.replica.peers,
