@@ -33,6 +33,8 @@ namespace {
 
 using ::sharedos::common::IsOk;
 using ::sharedos::protocol::v1::AuditEvent;
+using ::sharedos::testing::CreateClusterWithDatabase;
+using ::sharedos::testing::OwnedDatabase;
 using ::sharedos::testing::PostgresCluster;
 using ::sharedos::testing::Process;
 using ::testing::HasSubstr;
@@ -101,19 +103,18 @@ grpc::Status Append(v1::AuditLog::Stub& stub, const std::string& id, v1::AppendR
 }
 
 TEST(AuditPostgresReplicasTest, TwoReplicasKeepOneChainAndStoreEachEventOnce) {
-  absl::StatusOr<std::unique_ptr<PostgresCluster>> cluster = PostgresCluster::Create();
-  ASSERT_THAT(cluster, IsOk());
-  absl::StatusOr<std::string> uri = (*cluster)->CreateDatabase("audit");
-  ASSERT_THAT(uri, IsOk());
+  absl::StatusOr<OwnedDatabase> postgres = CreateClusterWithDatabase("audit");
+  ASSERT_THAT(postgres, IsOk());
+  const std::string& uri = postgres->uri;
   // No data directory to keep a default key beside: a key must be given.
-  absl::StatusOr<std::unique_ptr<Process>> keyless = StartReplica(*uri, /*with_key=*/false);
+  absl::StatusOr<std::unique_ptr<Process>> keyless = StartReplica(uri, /*with_key=*/false);
   ASSERT_FALSE(keyless.ok());
   EXPECT_THAT(keyless.status().message(),
               HasSubstr("--checkpoint_key_file: required with a PostgreSQL log"));
   std::vector<std::unique_ptr<Process>> replicas;
   std::vector<std::unique_ptr<v1::AuditLog::Stub>> stubs;
   for (int r = 0; r < 2; ++r) {
-    absl::StatusOr<std::unique_ptr<Process>> replica = StartReplica(*uri);
+    absl::StatusOr<std::unique_ptr<Process>> replica = StartReplica(uri);
     ASSERT_THAT(replica, IsOk());
     stubs.push_back(v1::AuditLog::NewStub(
         grpc::CreateChannel((*replica)->address(), grpc::InsecureChannelCredentials())));
@@ -334,22 +335,22 @@ TEST(AuditPostgresReplicasTest, AWriterAppendsThroughTheFirstReplicaUpAndFailsOv
 // writers report as audit_unavailable, keeping post-effect records in their outboxes), and the
 // same process appends again once it is back, continuing the chain.
 TEST(AuditPostgresReplicasTest, AppendsAreUnavailableWhileTheDatabaseIsDownAndResumeAfter) {
-  absl::StatusOr<std::unique_ptr<PostgresCluster>> cluster = PostgresCluster::Create();
-  ASSERT_THAT(cluster, IsOk());
-  absl::StatusOr<std::string> uri = (*cluster)->CreateDatabase("audit");
-  ASSERT_THAT(uri, IsOk());
-  absl::StatusOr<std::unique_ptr<Process>> replica = StartReplica(*uri);
+  absl::StatusOr<OwnedDatabase> postgres = CreateClusterWithDatabase("audit");
+  ASSERT_THAT(postgres, IsOk());
+  PostgresCluster& cluster = *postgres->cluster;
+  const std::string& uri = postgres->uri;
+  absl::StatusOr<std::unique_ptr<Process>> replica = StartReplica(uri);
   ASSERT_THAT(replica, IsOk());
   auto stub = v1::AuditLog::NewStub(
       grpc::CreateChannel((*replica)->address(), grpc::InsecureChannelCredentials()));
   v1::AppendResponse response;
   ASSERT_TRUE(Append(*stub, "before", &response).ok());
 
-  ASSERT_THAT((*cluster)->Stop(), IsOk());
+  ASSERT_THAT(cluster.Stop(), IsOk());
   const grpc::Status down = Append(*stub, "during", &response);
   EXPECT_EQ(down.error_code(), grpc::StatusCode::UNAVAILABLE) << down.error_message();
 
-  ASSERT_THAT((*cluster)->Start(), IsOk());
+  ASSERT_THAT(cluster.Start(), IsOk());
   const grpc::Status resumed = Append(*stub, "during", &response);
   ASSERT_TRUE(resumed.ok()) << resumed.error_message();
   EXPECT_EQ(response.appended(), 1);

@@ -11,6 +11,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/postgres_cluster.h"
+#include "tests/testing/postgres_fixture.h"
 
 namespace sharedos::common::postgres {
 namespace {
@@ -19,24 +20,8 @@ using ::sharedos::testing::PostgresCluster;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-class ConnectionTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    absl::StatusOr<PostgresCluster*> cluster = PostgresCluster::Shared();
-    ASSERT_THAT(cluster, IsOk());
-    cluster_ = *cluster;
-    absl::StatusOr<std::string> uri = cluster_->CreateDatabase();
-    ASSERT_THAT(uri, IsOk());
-    uri_ = *uri;
-    absl::StatusOr<std::unique_ptr<Connection>> conn = Connection::Open(uri_);
-    ASSERT_THAT(conn, IsOk());
-    conn_ = *std::move(conn);
-  }
-
-  PostgresCluster* cluster_ = nullptr;
-  std::string uri_;
-  std::unique_ptr<Connection> conn_;
-};
+// A fresh database on the shared cluster and a connection to it (cluster_, uri_, conn_).
+using ConnectionTest = ::sharedos::testing::PostgresConnectionTest;
 
 TEST_F(ConnectionTest, ParametersRoundTripInBinary) {
   const std::string bytes(
