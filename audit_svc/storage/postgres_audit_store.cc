@@ -259,8 +259,12 @@ int64_t Milliseconds(absl::Duration duration) {
 
 // Session settings of a new connection: the bound on every statement (a server that stops
 // answering fails the call UNAVAILABLE instead of holding it), and for the writer the commit
-// durability and the bound on waiting for the head lock. Values are ours (an enum and
-// numbers), never input.
+// durability, the bound on waiting for the head lock, and a plan for each execution of the
+// prepared append statements: they are parsed once, but a generic plan — which PostgreSQL
+// settles on after five executions, chosen against the log as it was then, small — kept costs
+// that grew with the log (on the replicas benchmark PostgreSQL's CPU per Authorize doubled and
+// per InvokeTool nearly tripled against unprepared statements; planning each execution brought
+// both back, docs/performance.md, session 46). Values are ours (an enum and numbers), never input.
 std::function<absl::Status(Connection&)> SessionSetup(const PostgresAuditStore::Options& options,
                                                       bool writer) {
   std::string sql =
@@ -268,7 +272,8 @@ std::function<absl::Status(Connection&)> SessionSetup(const PostgresAuditStore::
   if (writer) {
     absl::StrAppend(&sql, "; SET synchronous_commit = ",
                     options.durability == PostgresAuditStore::Durability::kFull ? "on" : "off",
-                    "; SET lock_timeout = '", Milliseconds(options.lock_timeout), "ms'");
+                    "; SET lock_timeout = '", Milliseconds(options.lock_timeout), "ms'",
+                    "; SET plan_cache_mode = force_custom_plan");
   }
   return [sql](Connection& conn) { return conn.ExecScript(sql); };
 }
