@@ -13,6 +13,8 @@
 #
 #   tools/thread_safety.sh            every target
 #   tools/thread_safety.sh FLAGS…     FLAGS added to the clang build (e.g. --disk_cache= : no cache)
+#   TSA_TARGETS='//common/server:x …' only those targets (after touching a mutex; the canary runs
+#                                     first all the same)
 #   TSA_OUTPUT_BASE=…                 where the clang build's Bazel output base lives (created if
 #                                     missing; default under ~/.cache/sharedos-tsa/)
 #
@@ -94,10 +96,14 @@ fi
 # The normal output base answers the query (a query does not configure the toolchain; and a
 # pattern such as //... here would walk the workspace's bazel-* symlinks into the other output
 # base). The canary is tagged manual, so it is not among them.
-mapfile -t targets < <(bazel query 'kind("cc_(library|binary|test)", //...) except attr(tags, "manual", //...)' \
-  2> "$out/query.log" 9>&-)
+if [ -n "${TSA_TARGETS:-}" ]; then
+  read -ra targets <<< "$TSA_TARGETS"
+else
+  mapfile -t targets < <(bazel query 'kind("cc_(library|binary|test)", //...) except attr(tags, "manual", //...)' \
+    2> "$out/query.log" 9>&-)
+fi
 if [ "${#targets[@]}" -eq 0 ]; then
-  cat "$out/query.log"
+  cat "$out/query.log" 2> /dev/null
   echo "thread-safety: FAILED"
   exit 1
 fi
@@ -113,7 +119,7 @@ if [ "$build_rc" -ne 0 ]; then
   # Every distinct diagnostic, in the order clang gave them (clang's paths are the repository's).
   grep -E '^[^ :]+:[0-9]+:[0-9]+: (fatal error|error|warning):' "$out/build.log" \
     | awk '!seen[$0]++' | head -n 30
-  grep -E '^(ERROR|FAILED):' "$out/build.log" | tail -n 3
+  grep -E '^(ERROR|FAILED):' "$out/build.log" | awk '!seen[$0]++' | tail -n 3
   first="$(grep -m 1 -E '^[^ :]+:[0-9]+:[0-9]+: (fatal error|error):' "$out/build.log")"
   first="${first:-$(grep -m 1 -E '^ERROR:' "$out/build.log")}"
   echo "thread-safety: ${#targets[@]} targets in ${cost}; full output: $out/build.log"
