@@ -42,12 +42,6 @@ bool IsFailClosed(ReasonCode code) {
   }
 }
 
-bool IsFailClosedCode(absl::string_view code) {
-  return code == kAuthorityUnavailable || code == kUsageStoreUnavailable ||
-         code == kDelegationChainUnverified || code == kHostPolicyUnavailable ||
-         code == kAuditUnavailable || code == kOperationAborted;
-}
-
 namespace {
 
 struct CodeAndMessage {

@@ -134,11 +134,6 @@ inline constexpr absl::string_view kModelMalformedCallLimitExceeded =
 // (semantics §5: the `interrupted` audit reason; ADR 0009).
 inline constexpr absl::string_view kOperationAborted = "operation_aborted";
 
-// True for the codes of infrastructure (fail-closed) refusals: authority_unavailable,
-// usage_store_unavailable, delegation_chain_unverified, host_policy_unavailable,
-// audit_unavailable, operation_aborted.
-bool IsFailClosedCode(absl::string_view code);
-
 // The fixed phrase answered with `code`: every code SharedOS answers or records has its own,
 // which says what happened (kUnknownCodeMessage only for a code outside this catalogue, e.g. one
 // a harness invented).

@@ -1,12 +1,14 @@
 // console: the reviewer console as its own process, for deployments of separate services
 // (sharedosd serves the same console in its one process). The composition root of the console:
-// its flags (where the console listens, where the grant store and the audit log are) beside the
-// shared ones (common/server: --host/--port for its health and status, the TLS flags,
+// its flags (where the grant store and the audit log are, where browsers reach it) beside where
+// the console listens (console_flags.h, shared with sharedosd: --console_host, --console_port)
+// and the shared ones (common/server: --host/--port for its health and status, the TLS flags,
 // --credentials, --oidc_config). It holds no authority of its own: every page calls GrantStore at
 // --grantstore_target and AuditLog at --audit_target with the signed-in person's credential; its
 // own credential (--grantstore_token_file, the principal service:console) is admitted to one
 // call, the lookup of the credentials people sign in with.
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,18 +19,13 @@
 #include "common/client/channel.h"
 #include "common/server/dependency_probes.h"
 #include "common/server/service_flags.h"
-#include "common/server/tls_flags.h"
 #include "common/status/status_macros.h"
 #include "common/time/clock.h"
+#include "console/console_flags.h"
 #include "console/console_server.h"
 #include "console/oidc_provider.h"
 #include "grantstore_svc/client/grantstore_flags.h"
 
-ABSL_FLAG(int, console_port, 8443,
-          "Port of the reviewer console (a web UI on --console_host; HTTPS with --tls_cert and "
-          "--tls_key, else plaintext HTTP on loopback only); 0 picks a free port. Printed as "
-          "\"console web listening on <url>\".");
-ABSL_FLAG(std::string, console_host, "127.0.0.1", "Host of the reviewer console.");
 ABSL_FLAG(std::string, console_public_origin, "",
           "Where browsers reach the console when it is not --console_host:--console_port (a "
           "published port, an ingress), as scheme://host[:port], e.g. "
@@ -41,6 +38,9 @@ namespace {
 
 namespace server = ::sharedos::common::server;
 namespace console = ::sharedos::console;
+
+// Where the console listens when --console_port is left at -1 (the binary's default).
+constexpr int kDefaultConsolePort = 8443;
 
 // The console as a side listener of a gRPC server that serves nothing but its health and
 // status: a deployment probes the console as it probes every service.
@@ -56,13 +56,11 @@ class ConsoleServable final : public server::Servable {
     if (flags.oidc != nullptr) {
       ASSIGN_OR_RETURN(oidc_, console::ConfiguredOidcProvider::Create(flags.oidc->stack()));
     }
-    console::ConsoleOptions options;
-    options.host = absl::GetFlag(FLAGS_console_host);
-    options.port = absl::GetFlag(FLAGS_console_port);
-    options.public_origin = absl::GetFlag(FLAGS_console_public_origin);
-    options.tls = server::ServerTlsFromFlags();
+    ASSIGN_OR_RETURN(std::optional<console::ConsoleOptions> options,
+                     console::ConsoleListenerFromFlags(kDefaultConsolePort));
+    options->public_origin = absl::GetFlag(FLAGS_console_public_origin);
     ASSIGN_OR_RETURN(console_, console::ConsoleServer::Start(
-                                   std::move(options), *flags.authenticator, std::move(grants),
+                                   *std::move(options), *flags.authenticator, std::move(grants),
                                    std::move(audit), sharedos::common::RealClock(), oidc_.get()));
     return absl::OkStatus();
   }
@@ -134,6 +132,10 @@ int main(int argc, char** argv) {
         "the lookup of credentials issued through the control plane."},
        {"grantstore_token_file",
         "File with the console's grantstore_svc token (first line; the principal "
-        "service:console). Required."}}};
+        "service:console). Required."},
+       {"console_port",
+        "Port of the reviewer console (a web UI on --console_host; HTTPS with --tls_cert and "
+        "--tls_key, else plaintext HTTP on loopback only); 0 picks a free port; -1 (the "
+        "default): 8443. Printed as \"console web listening on <url>\"."}}};
   return server::RunService(argc, argv, binary, Build);
 }

@@ -13,11 +13,13 @@
 //           cores), for operators, hosts and reviewers — no service credential is minted, so
 //           the data-plane methods of the access table are nobody's from outside.
 // The MCP front door (envelope_svc/mcp) listens on its own port (--mcp_port) for harnesses of
-// RUNTIME_MCP turns.
+// RUNTIME_MCP turns; its listener flags (envelope_svc/mcp/mcp_flags.h) and the console's
+// (console/console_flags.h) are the ones envelope_svc and the console binary link.
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,8 +46,10 @@
 #include "common/server/tls_flags.h"
 #include "common/status/status_macros.h"
 #include "common/time/clock.h"
+#include "console/console_flags.h"
 #include "console/console_server.h"
 #include "console/oidc_provider.h"
+#include "envelope_svc/mcp/mcp_flags.h"
 #include "envelope_svc/server/envelope_server.h"
 #include "envelope_svc/server/limit_flags.h"
 #include "grantstore_svc/client/local_grant_store_client.h"
@@ -67,22 +71,6 @@ ABSL_FLAG(std::string, files_root, "",
 ABSL_FLAG(std::string, durability, "full",
           "Audit log durability: full (fsync per group commit) or normal (survives a process "
           "kill, not a power loss).");
-ABSL_FLAG(std::string, mcp_host, "127.0.0.1",
-          "Host of the MCP front door. With --tls_cert and --tls_key it serves HTTPS with the "
-          "same certificate as the gRPC listener, on any host; without, plaintext HTTP on a "
-          "loopback host only.");
-ABSL_FLAG(std::string, mcp_public_url, "",
-          "The MCP URL handed to harnesses, as they reach the front door (e.g. through a load "
-          "balancer). Empty: <http|https>://<mcp_host>:<port>/mcp.");
-ABSL_FLAG(int, mcp_port, -1,
-          "Port of the MCP front door (Streamable HTTP, path /mcp) on --mcp_host; 0 picks a free "
-          "port; "
-          "-1: --port + 1 (50052 by default), or a free port when --port is 0. Printed at start-up "
-          "as \"sharedosd mcp listening on http://<host>:<port>/mcp\".");
-ABSL_FLAG(absl::Duration, drain_grace, absl::ZeroDuration(),
-          "New tool calls are refused turn_draining this long before a turn's deadline (0: not "
-          "before the deadline; at most 600s — a grace at least a turn's timeout drains it from "
-          "its start).");
 ABSL_FLAG(std::string, metrics_host, "127.0.0.1",
           "Host of the Prometheus /metrics endpoint (plain HTTP: loopback only).");
 ABSL_FLAG(int, metrics_port, -1,
@@ -91,11 +79,6 @@ ABSL_FLAG(int, metrics_port, -1,
 ABSL_FLAG(absl::Duration, health_interval, absl::Seconds(2),
           "How often the embedded stores (audit.db, grants.db) are probed; grpc.health.v1 reports "
           "NOT_SERVING while one cannot be read.");
-ABSL_FLAG(int, console_port, -1,
-          "Port of the reviewer console (a web UI on --console_host; HTTPS with --tls_cert and "
-          "--tls_key, else plaintext HTTP on loopback only); 0 picks a free port; -1: no console. "
-          "Printed as \"sharedosd console on <url>\".");
-ABSL_FLAG(std::string, console_host, "127.0.0.1", "Host of the reviewer console.");
 ABSL_FLAG(bool, demo, false,
           "Seed the demo world world-demo on start (idempotent: what exists is kept) and print "
           "the README quickstart commands.");
@@ -114,7 +97,10 @@ constexpr char kName[] = "sharedosd";
 // paths are filled in later).
 struct Settings {
   audit::AuditServerOptions audit;
+  // With the MCP front door's listener (options.mcp) from its flags.
   envelope::EnvelopeServerOptions envelope;
+  // Where the console listens; nullopt without --console_port.
+  std::optional<sharedos::console::ConsoleOptions> console;
 };
 
 // The four services, in tier order, and the servers they run on.
@@ -148,8 +134,14 @@ absl::StatusOr<Settings> ReadSettings() {
                    audit::ParseAuditDurability(absl::GetFlag(FLAGS_durability)));
   settings.audit.binary_name = kName;
   audit::ApplyCheckpointFlags(settings.audit);
-  settings.envelope.engine.drain_grace = absl::GetFlag(FLAGS_drain_grace);
-  RETURN_IF_ERROR(envelope::CheckTurnOptions(settings.envelope.engine));
+  // --mcp_port's -1 (the default) is --port + 1 here, or a free port beside a free one.
+  RETURN_IF_ERROR(sharedos::envelope::mcp::ApplyMcpListenerFlags(
+      absl::GetFlag(FLAGS_port) == 0 ? 0 : absl::GetFlag(FLAGS_port) + 1,
+      settings.envelope.mcp.emplace().server));
+  // The envelope's limits (limit_flags.h), the front door's included.
+  RETURN_IF_ERROR(envelope::ApplyLimitFlags(settings.envelope));
+  // --console_port's -1 (the default) is no console here.
+  ASSIGN_OR_RETURN(settings.console, sharedos::console::ConsoleListenerFromFlags(std::nullopt));
   // Plaintext off loopback, or unusable TLS files, is refused before the data directory is made.
   RETURN_IF_ERROR(server::CheckServerTls(server::ServerTlsFromFlags(), absl::GetFlag(FLAGS_host)));
   RETURN_IF_ERROR(server::CheckHealthInterval(absl::GetFlag(FLAGS_health_interval)));
@@ -235,18 +227,11 @@ absl::Status BuildEnvelope(const char* argv0, Settings settings, Deployment& d) 
   // Two agents talk on the embedded default (envelope_svc/messaging/local_transport.h).
   options.builtin_messaging = true;
   options.engine.metrics = d.metrics.get();
-  envelope::McpFrontDoor& mcp = options.mcp.emplace();
+  envelope::McpFrontDoor& mcp = *options.mcp;  // its listener from the flags (ReadSettings)
   mcp.server.metrics = d.metrics.get();
   ASSIGN_OR_RETURN(mcp.secret,
                    server::ReadSecretFile(d.data.mcp_secret(), server::SecretPart::kWholeFile));
-  mcp.server.host = absl::GetFlag(FLAGS_mcp_host);
-  mcp.server.port = absl::GetFlag(FLAGS_mcp_port);
   mcp.server.tls = server::ServerTlsFromFlags();
-  mcp.server.public_url = absl::GetFlag(FLAGS_mcp_public_url);
-  if (mcp.server.port < 0) {
-    mcp.server.port = absl::GetFlag(FLAGS_port) == 0 ? 0 : absl::GetFlag(FLAGS_port) + 1;
-  }
-  RETURN_IF_ERROR(envelope::ApplyLimitFlags(options));
   // The envelope's open turns, beside its outbox: ended at the next start (ADR 0009).
   options.turn_journal = absl::StrCat(d.data.outbox("envelope"), ".turns");
   // As durable as the audit log (--durability): fsynced under full, a process crash under normal.
@@ -296,12 +281,8 @@ absl::Status StartPublicTier(Deployment& d) {
 
 // With --console_port: the reviewer console, calling the public tier's services in-process with
 // the signed-in credential (it has no authority of its own).
-absl::Status StartConsole(Deployment& d) {
-  if (absl::GetFlag(FLAGS_console_port) < 0) return absl::OkStatus();
-  sharedos::console::ConsoleOptions options;
-  options.host = absl::GetFlag(FLAGS_console_host);
-  options.port = absl::GetFlag(FLAGS_console_port);
-  options.tls = server::ServerTlsFromFlags();
+absl::Status StartConsole(std::optional<sharedos::console::ConsoleOptions> options, Deployment& d) {
+  if (!options.has_value()) return absl::OkStatus();
   std::shared_ptr<grpc::Channel> channel = d.public_tier->InProcessChannel();
   // With --oidc_config: people also sign in at the identity provider (console/oidc_provider.h).
   if (d.oidc != nullptr) {
@@ -309,7 +290,7 @@ absl::Status StartConsole(Deployment& d) {
                      sharedos::console::ConfiguredOidcProvider::Create(d.oidc->stack()));
   }
   ASSIGN_OR_RETURN(d.console, sharedos::console::ConsoleServer::Start(
-                                  std::move(options), *d.authenticator, channel, channel,
+                                  *std::move(options), *d.authenticator, channel, channel,
                                   sharedos::common::RealClock(), d.console_oidc.get()));
   return absl::OkStatus();
 }
@@ -352,7 +333,7 @@ absl::Status Start(const char* argv0, const Settings& settings, Deployment& d) {
   if (absl::GetFlag(FLAGS_demo)) RETURN_IF_ERROR(SeedDemo(d));
   RETURN_IF_ERROR(BuildEnvelope(argv0, settings, d));
   RETURN_IF_ERROR(StartPublicTier(d));
-  return StartConsole(d);
+  return StartConsole(settings.console, d);
 }
 
 // The start-up lines tools, tests and the README wait for.
@@ -388,7 +369,7 @@ void LogConfig(const Deployment& d) {
                 {"files_root", FilesRoot(d.data)},
                 {"registry", absl::GetFlag(FLAGS_registry)},
                 {"durability", absl::GetFlag(FLAGS_durability)},
-                {"drain_grace", absl::FormatDuration(absl::GetFlag(FLAGS_drain_grace))},
+                {"drain_grace", absl::FormatDuration(envelope::DrainGraceFlag())},
                 {"demo", absl::GetFlag(FLAGS_demo)},
                 {"oidc_config", server::OidcConfigFlag()},
                 {"tools", static_cast<long long>(d.envelope->tool_count())}});
@@ -408,7 +389,16 @@ void Stop(Deployment& d) {
 int main(int argc, char** argv) {
   server::ParseServiceCommandLine(
       argc, argv,
-      {kName, "sharedosd: SharedOS in one process on SQLite (the embedded default).", {}});
+      {kName,
+       "sharedosd: SharedOS in one process on SQLite (the embedded default).",
+       {{"mcp_port",
+         "Port of the MCP front door (Streamable HTTP, path /mcp) on --mcp_host; 0 picks a free "
+         "port; -1 (the default): --port + 1 (50052 by default), or a free port when --port is "
+         "0. Printed at start-up as \"sharedosd mcp listening on http://<host>:<port>/mcp\"."},
+        {"console_port",
+         "Port of the reviewer console (a web UI on --console_host; HTTPS with --tls_cert and "
+         "--tls_key, else plaintext HTTP on loopback only); 0 picks a free port; -1 (the "
+         "default): no console. Printed as \"sharedosd console on <url>\"."}}});
   sharedos::common::logging::SetService(kName);
   absl::StatusOr<Settings> settings = ReadSettings();
   if (!settings.ok()) return server::Fail(kName, settings.status());

@@ -68,7 +68,8 @@ absl::StatusOr<std::unique_ptr<AuditWriter>> NewAuditWriter(const AuditWriterCon
   std::shared_ptr<grpc::Channel> channel;
   if (config.mode != "discard" && !config.mode.empty()) {
     absl::StatusOr<std::shared_ptr<grpc::Channel>> made =
-        common::client::NewChannel(config.target, config.tls, "--audit_target");
+        common::client::NewChannel(config.target, config.tls, "--audit_target",
+                                   absl::ZeroDuration(), common::client::Replicas::kFirstUp);
     if (!made.ok()) return made.status();
     channel = *std::move(made);
   }

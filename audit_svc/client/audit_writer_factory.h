@@ -41,7 +41,10 @@ struct OutboxReporting {
 // OS crash). Errors: INVALID_ARGUMENT naming the flag.
 absl::StatusOr<bool> OutboxFsyncFromFlag(const std::string& value);
 
-// `outbox_fsync`: AuditClientOptions::outbox_fsync.
+// `outbox_fsync`: AuditClientOptions::outbox_fsync. The writer (its pre-effect appends and its
+// outbox's shipper alike) reaches the first replica `target` names that is up, not each in turn
+// (common/client/channel.h Replicas::kFirstUp): every writer listing the audit replicas in the
+// same order appends through one replica, so one group committer writes the chain (ADR 0012).
 // Errors: INVALID_ARGUMENT naming the flag (--audit, --audit_target, --audit_token_file,
 // --audit_outbox, the TLS flags) when the configuration is incomplete or unknown, or plaintext
 // would leave loopback; FAILED_PRECONDITION when the

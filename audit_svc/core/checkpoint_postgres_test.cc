@@ -69,9 +69,7 @@ std::string RelinkSql(int64_t from) {
 class CheckpointPostgresTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto cluster = sharedos::testing::PostgresCluster::Shared();
-    ASSERT_THAT(cluster, IsOk());
-    auto uri = (*cluster)->CreateSchema();
+    auto uri = sharedos::testing::FreshSchema();
     ASSERT_THAT(uri, IsOk());
     uri_ = *uri;
     key_path_ =

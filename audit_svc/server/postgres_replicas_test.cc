@@ -1,7 +1,9 @@
 // Two real audit_svc processes on one PostgreSQL database (`--db=postgresql://...`): callers
 // append through both at once, every event also through the other replica. Afterwards the log
 // holds one gap-free chain with each event once, both replicas report the same head, and
-// Verify passes through either.
+// Verify passes through either. And a real audit writer (audit_svc/client) dialing both replicas
+// as one target appends through the first only, until it is stopped, then through the second,
+// losing nothing (ADR 0012: one group committer per chain).
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -9,14 +11,19 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "audit_svc/client/audit_client.h"
+#include "audit_svc/client/audit_writer_factory.h"
 #include "audit_svc/core/checkpoint_testing.h"
 #include "common/server/auth.h"
 #include "common/status/status_matchers.h"
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "httplib.h"
 #include "sharedos/audit/v1/audit.grpc.pb.h"
 #include "tests/testing/postgres_cluster.h"
 #include "tests/testing/process.h"
@@ -26,6 +33,8 @@ namespace {
 
 using ::sharedos::common::IsOk;
 using ::sharedos::protocol::v1::AuditEvent;
+using ::sharedos::testing::CreateClusterWithDatabase;
+using ::sharedos::testing::OwnedDatabase;
 using ::sharedos::testing::PostgresCluster;
 using ::sharedos::testing::Process;
 using ::testing::HasSubstr;
@@ -78,11 +87,12 @@ std::string SharedCheckpointKey() {
   return key;
 }
 
-absl::StatusOr<std::unique_ptr<Process>> StartReplica(const std::string& uri,
-                                                      bool with_key = true) {
+absl::StatusOr<std::unique_ptr<Process>> StartReplica(const std::string& uri, bool with_key = true,
+                                                      bool metrics = false) {
   std::vector<std::string> args = {"--port=0", absl::StrCat("--db=", uri),
                                    absl::StrCat("--credentials=", Credentials())};
   if (with_key) args.push_back("--checkpoint_key_file=" + SharedCheckpointKey());
+  if (metrics) args.push_back("--metrics_port=0");
   return Process::StartService("audit_svc/server/audit_svc", args, "audit_svc");
 }
 
@@ -93,19 +103,18 @@ grpc::Status Append(v1::AuditLog::Stub& stub, const std::string& id, v1::AppendR
 }
 
 TEST(AuditPostgresReplicasTest, TwoReplicasKeepOneChainAndStoreEachEventOnce) {
-  absl::StatusOr<std::unique_ptr<PostgresCluster>> cluster = PostgresCluster::Create();
-  ASSERT_THAT(cluster, IsOk());
-  absl::StatusOr<std::string> uri = (*cluster)->CreateDatabase("audit");
-  ASSERT_THAT(uri, IsOk());
+  absl::StatusOr<OwnedDatabase> postgres = CreateClusterWithDatabase("audit");
+  ASSERT_THAT(postgres, IsOk());
+  const std::string& uri = postgres->uri;
   // No data directory to keep a default key beside: a key must be given.
-  absl::StatusOr<std::unique_ptr<Process>> keyless = StartReplica(*uri, /*with_key=*/false);
+  absl::StatusOr<std::unique_ptr<Process>> keyless = StartReplica(uri, /*with_key=*/false);
   ASSERT_FALSE(keyless.ok());
   EXPECT_THAT(keyless.status().message(),
               HasSubstr("--checkpoint_key_file: required with a PostgreSQL log"));
   std::vector<std::unique_ptr<Process>> replicas;
   std::vector<std::unique_ptr<v1::AuditLog::Stub>> stubs;
   for (int r = 0; r < 2; ++r) {
-    absl::StatusOr<std::unique_ptr<Process>> replica = StartReplica(*uri);
+    absl::StatusOr<std::unique_ptr<Process>> replica = StartReplica(uri);
     ASSERT_THAT(replica, IsOk());
     stubs.push_back(v1::AuditLog::NewStub(
         grpc::CreateChannel((*replica)->address(), grpc::InsecureChannelCredentials())));
@@ -175,26 +184,173 @@ TEST(AuditPostgresReplicasTest, TwoReplicasKeepOneChainAndStoreEachEventOnce) {
   }
 }
 
-// PostgreSQL restarts under a running audit_svc: appends are UNAVAILABLE while it is down (what
-// writers report as audit_unavailable, keeping post-effect records in their outboxes), and the
-// same process appends again once it is back, continuing the chain.
-TEST(AuditPostgresReplicasTest, AppendsAreUnavailableWhileTheDatabaseIsDownAndResumeAfter) {
+// The port of the /metrics endpoint a replica started with --metrics_port=0 printed (before its
+// "listening" line, so already in its output).
+int MetricsPort(const Process& replica) {
+  constexpr char kLine[] = "audit_svc metrics on http://127.0.0.1:";
+  const std::string output = replica.output();
+  const size_t at = output.find(kLine);
+  int port = 0;
+  if (at == std::string::npos ||
+      !absl::SimpleAtoi(
+          output.substr(at + sizeof(kLine) - 1,
+                        output.find('/', at + sizeof(kLine) - 1) - at - (sizeof(kLine) - 1)),
+          &port)) {
+    ADD_FAILURE() << "no metrics line: " << output;
+  }
+  return port;
+}
+
+// The events the replica whose /metrics is on `port` committed itself (the sum of its
+// sharedos_audit_group_commit_size; its sharedos_audit_appends_total counts the chain's growth,
+// whichever replica wrote it); -1: unreadable.
+double EventsCommitted(int port) {
+  constexpr char kCounter[] = "\nsharedos_audit_group_commit_size_sum ";
+  httplib::Client client("127.0.0.1", port);
+  httplib::Result result = client.Get("/metrics");
+  if (!result || result->status != 200) return -1;
+  const size_t at = result->body.find(kCounter);
+  if (at == std::string::npos) return -1;
+  const size_t from = at + sizeof(kCounter) - 1;
+  double value = -1;
+  if (!absl::SimpleAtod(result->body.substr(from, result->body.find('\n', from) - from), &value)) {
+    return -1;
+  }
+  return value;
+}
+
+// The ids of every record in the log, read through `stub`, in sequence order; checks the chain's
+// links on the way.
+std::vector<std::string> LoggedIds(v1::AuditLog::Stub& stub) {
+  std::vector<std::string> ids;
+  std::string prev(64, '0');
+  std::string page_token;
+  do {
+    v1::QueryRequest request;
+    request.set_limit(1000);
+    request.set_page_token(page_token);
+    v1::QueryResponse response;
+    const grpc::Status status = stub.Query(As(kAdminToken).get(), request, &response);
+    if (!status.ok()) {
+      ADD_FAILURE() << status.error_message();
+      return ids;
+    }
+    for (const auto& record : response.records()) {
+      EXPECT_EQ(record.sequence(), static_cast<int64_t>(ids.size()) + 1);
+      EXPECT_EQ(record.prev_hash(), prev);
+      prev = record.hash();
+      ids.push_back(record.event().id());
+    }
+    page_token = response.next_page_token();
+  } while (!page_token.empty());
+  return ids;
+}
+
+// Issue 37 (session 46): every writer lists the audit replicas in the same order and appends
+// through the first that is up (common/client/channel.h Replicas::kFirstUp), so one replica's
+// group committer writes the chain. The writer's pre-effect appends and its outbox's deliveries
+// all land at replica 0 (its group commits hold them all, replica 1 commits none);
+// replica 0 stopped, they land at replica 1, and the log holds every acknowledged record once,
+// on a chain that verifies.
+TEST(AuditPostgresReplicasTest, AWriterAppendsThroughTheFirstReplicaUpAndFailsOverToTheNext) {
   absl::StatusOr<std::unique_ptr<PostgresCluster>> cluster = PostgresCluster::Create();
   ASSERT_THAT(cluster, IsOk());
   absl::StatusOr<std::string> uri = (*cluster)->CreateDatabase("audit");
   ASSERT_THAT(uri, IsOk());
-  absl::StatusOr<std::unique_ptr<Process>> replica = StartReplica(*uri);
+  std::vector<std::unique_ptr<Process>> replicas;
+  std::vector<int> metrics_ports;
+  for (int r = 0; r < 2; ++r) {
+    absl::StatusOr<std::unique_ptr<Process>> replica =
+        StartReplica(*uri, /*with_key=*/true, /*metrics=*/true);
+    ASSERT_THAT(replica, IsOk());
+    metrics_ports.push_back(MetricsPort(**replica));
+    replicas.push_back(*std::move(replica));
+  }
+  const auto port = [](const std::string& address) {
+    return address.substr(address.rfind(':') + 1);
+  };
+  const std::string token_file = sharedos::testing::TempPath("writer.token");
+  ASSERT_THAT(sharedos::testing::WriteFile(token_file, kServiceToken), IsOk());
+  client::AuditWriterConfig config;
+  config.mode = "remote";
+  config.target = absl::StrCat("ipv4:127.0.0.1:", port(replicas[0]->address()),
+                               ",127.0.0.1:", port(replicas[1]->address()));
+  config.token_file = token_file;
+  config.outbox_path = sharedos::testing::TempPath("writer.outbox");
+  absl::StatusOr<std::unique_ptr<client::AuditWriter>> writer =
+      client::NewAuditWriter(config, /*outbox_fsync=*/false);
+  ASSERT_THAT(writer, IsOk());
+  auto* audit_client = dynamic_cast<client::AuditClient*>(writer->get());
+  ASSERT_NE(audit_client, nullptr);
+
+  // Pre-effect records (appended before OK) and post-effect ones (through the outbox), from
+  // four threads so that the writer groups them.
+  std::vector<std::string> acknowledged;
+  absl::Mutex mu;
+  const auto write = [&](const std::string& phase, int per_thread) {
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) {
+      threads.emplace_back([&, t] {
+        for (int i = 0; i < per_thread; ++i) {
+          const std::string pre = absl::StrCat(phase, "-pre-", t, "-", i);
+          const std::string post = absl::StrCat(phase, "-post-", t, "-", i);
+          const absl::Status recorded = (*writer)->RecordPreEffect(MakeEvent(pre));
+          EXPECT_THAT((*writer)->RecordPostEffect(MakeEvent(post)), IsOk());
+          absl::MutexLock lock(&mu);
+          if (recorded.ok()) acknowledged.push_back(pre);
+          acknowledged.push_back(post);
+        }
+      });
+    }
+    for (std::thread& thread : threads) thread.join();
+  };
+  constexpr int kPerThread = 10;
+  write("first", kPerThread);
+  ASSERT_TRUE(audit_client->Flush(absl::Seconds(30)));
+  EXPECT_EQ(acknowledged.size(), 2u * 4 * kPerThread);
+  EXPECT_EQ(EventsCommitted(metrics_ports[0]), 2 * 4 * kPerThread);
+  EXPECT_EQ(EventsCommitted(metrics_ports[1]), 0) << "a second committer on the chain";
+
+  // Replica 0 stopped: the same channel finds replica 1. A pre-effect append racing the stop may
+  // fail (fail closed: the caller refuses); nothing acknowledged is lost.
+  EXPECT_EQ(replicas[0]->Terminate(), 0);
+  write("second", kPerThread);
+  ASSERT_TRUE(audit_client->Flush(absl::Seconds(30)));
+  const size_t second = acknowledged.size() - 2u * 4 * kPerThread;
+  EXPECT_GE(second, 2u * 4 * kPerThread - 4);
+  EXPECT_EQ(EventsCommitted(metrics_ports[1]), static_cast<double>(second));
+
+  auto stub = v1::AuditLog::NewStub(
+      grpc::CreateChannel(replicas[1]->address(), grpc::InsecureChannelCredentials()));
+  const std::vector<std::string> logged = LoggedIds(*stub);
+  EXPECT_EQ(logged.size(), acknowledged.size());
+  EXPECT_THAT(logged, ::testing::UnorderedElementsAreArray(acknowledged));
+  v1::VerifyResponse verify;
+  ASSERT_TRUE(stub->Verify(As(kAdminToken).get(), v1::VerifyRequest(), &verify).ok());
+  EXPECT_TRUE(verify.ok()) << verify.detail();
+  EXPECT_EQ(verify.checked(), static_cast<int64_t>(acknowledged.size()));
+}
+
+// PostgreSQL restarts under a running audit_svc: appends are UNAVAILABLE while it is down (what
+// writers report as audit_unavailable, keeping post-effect records in their outboxes), and the
+// same process appends again once it is back, continuing the chain.
+TEST(AuditPostgresReplicasTest, AppendsAreUnavailableWhileTheDatabaseIsDownAndResumeAfter) {
+  absl::StatusOr<OwnedDatabase> postgres = CreateClusterWithDatabase("audit");
+  ASSERT_THAT(postgres, IsOk());
+  PostgresCluster& cluster = *postgres->cluster;
+  const std::string& uri = postgres->uri;
+  absl::StatusOr<std::unique_ptr<Process>> replica = StartReplica(uri);
   ASSERT_THAT(replica, IsOk());
   auto stub = v1::AuditLog::NewStub(
       grpc::CreateChannel((*replica)->address(), grpc::InsecureChannelCredentials()));
   v1::AppendResponse response;
   ASSERT_TRUE(Append(*stub, "before", &response).ok());
 
-  ASSERT_THAT((*cluster)->Stop(), IsOk());
+  ASSERT_THAT(cluster.Stop(), IsOk());
   const grpc::Status down = Append(*stub, "during", &response);
   EXPECT_EQ(down.error_code(), grpc::StatusCode::UNAVAILABLE) << down.error_message();
 
-  ASSERT_THAT((*cluster)->Start(), IsOk());
+  ASSERT_THAT(cluster.Start(), IsOk());
   const grpc::Status resumed = Append(*stub, "during", &response);
   ASSERT_TRUE(resumed.ok()) << resumed.error_message();
   EXPECT_EQ(response.appended(), 1);

@@ -27,7 +27,6 @@
 #include "audit_svc/storage/postgres_audit_store.h"
 #include "audit_svc/storage/sqlite_audit_store.h"
 #include "benchmark/benchmark.h"
-#include "common/postgres/connection.h"
 #include "common/time/clock.h"
 #include "tests/testing/postgres_cluster.h"
 
@@ -73,14 +72,11 @@ testing::PostgresCluster* Cluster() {
       std::fprintf(stderr, "PostgreSQL: %s\n", shared.status().ToString().c_str());
       std::exit(1);
     }
-    auto conn = common::postgres::Connection::Open((*shared)->Uri());
-    for (const char* setting :
-         {"server_version", "fsync", "synchronous_commit", "wal_sync_method", "shared_buffers"}) {
-      auto value = conn.ok() ? (*conn)->Exec(absl::StrCat("SHOW ", setting))
-                             : absl::StatusOr<common::postgres::Result>(conn.status());
-      std::fprintf(stderr, "PostgreSQL %s = %s\n", setting,
-                   value.ok() ? std::string(value->Bytes(0, 0)).c_str() : "?");
-    }
+    std::fputs((*shared)
+                   ->DescribeSettings({"server_version", "fsync", "synchronous_commit",
+                                       "wal_sync_method", "shared_buffers"})
+                   .c_str(),
+               stderr);
     return *shared;
   }();
   return cluster;

@@ -33,9 +33,9 @@
 #include "absl/time/time.h"
 #include "audit_svc/storage/audit_store.h"
 #include "audit_svc/storage/event_codec.h"
+#include "common/status/proto_matchers.h"
 #include "common/status/status_matchers.h"
 #include "gmock/gmock.h"
-#include "google/protobuf/util/message_differencer.h"
 #include "google/protobuf/util/time_util.h"
 #include "gtest/gtest.h"
 
@@ -101,15 +101,6 @@ struct Batch {
   }
 };
 
-MATCHER_P(EqualsProto, expected, "") {
-  std::string diff;
-  google::protobuf::util::MessageDifferencer differencer;
-  differencer.ReportDifferencesToString(&diff);
-  if (differencer.Compare(expected, arg)) return true;
-  *result_listener << diff;
-  return false;
-}
-
 // What every backend fixture provides: a fresh, empty store per test.
 class AuditStoreTestBase : public ::testing::Test {
  protected:
@@ -163,6 +154,7 @@ TYPED_TEST_SUITE_P(AuditStoreConformanceTest);
 
 using ::sharedos::audit::v1::AuditFilter;
 using ::sharedos::audit::v1::AuditRecord;
+using ::sharedos::common::EqualsProto;
 using ::sharedos::common::IsOk;
 using ::sharedos::common::StatusIs;
 using ::testing::ElementsAre;

@@ -21,7 +21,6 @@ namespace {
 using ::sharedos::common::IsOk;
 using ::sharedos::common::IsOkAndHolds;
 using ::sharedos::common::StatusIs;
-using ::sharedos::testing::PostgresCluster;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -38,9 +37,7 @@ TEST(AuditStoreBackendForTest, PostgresUrisSelectPostgresAndEverythingElseIsAFil
 // The same events through either backend: the same chain (hashes cover the events alone).
 TEST(OpenAuditStoreTest, APathOpensSqliteAndAUriPostgresWithTheSameChain) {
   const std::string path = std::string(std::getenv("TEST_TMPDIR")) + "/open.db";
-  absl::StatusOr<PostgresCluster*> cluster = PostgresCluster::Shared();
-  ASSERT_THAT(cluster, IsOk());
-  absl::StatusOr<std::string> uri = (*cluster)->CreateSchema();
+  absl::StatusOr<std::string> uri = ::sharedos::testing::FreshSchema();
   ASSERT_THAT(uri, IsOk());
   std::string heads[2];
   int i = 0;

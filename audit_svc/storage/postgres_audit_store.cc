@@ -75,10 +75,34 @@ INSERT INTO audit_head (id, sequence, hash)
 constexpr char kSelectColumns[] =
     "SELECT sequence, event_id, type, outcome, namespace_id, trace_id, execution_id, reason, "
     "source, actor, at_micros, event_json, prev_hash, hash, recorded_at_micros";
-constexpr int kInsertColumns = 15;
-// Rows per INSERT and ids per lookup: well inside PostgreSQL's 65535 parameters.
-constexpr int kRowsPerInsert = 500;
-constexpr int kIdsPerLookup = 1000;
+
+// The append path's statements, prepared once on the writer's connection (parsed and planned
+// once, not per group commit). Their text does not depend on the group's size: the ids and the
+// rows are bound as arrays. Four round trips and a BEGIN per group commit: BEGIN, the head
+// lock, the id lookup, the rows with the head, COMMIT.
+//
+// The chain's lock (see the header): waits for other replicas' commits, returns their head.
+constexpr char kLockHeadName[] = "audit_lock_head";
+constexpr char kLockHeadSql[] = "SELECT sequence, hash FROM audit_head WHERE id = 1 FOR UPDATE";
+// The batch's ids already stored. A statement of its own, after the lock: under READ COMMITTED
+// each statement reads the data committed when it starts, so this one sees the records of the
+// commit the lock waited for (one statement joining both would read them as of before the
+// wait).
+constexpr char kLookUpName[] = "audit_look_up_ids";
+constexpr char kLookUpSql[] =
+    "SELECT event_id, sequence, event_json FROM audit_records WHERE event_id = ANY($1)";
+// The new rows (one array per column, $15 the batch's recorded_at) and the new head, in one
+// statement: the INSERT runs to completion before the UPDATE, and either fails the whole
+// statement. No ON CONFLICT: under the head lock no other writer inserts, so a duplicate key is
+// a bug or tampering, and fails the batch (fail closed).
+constexpr char kInsertName[] = "audit_insert_rows";
+constexpr char kInsertSql[] =
+    "WITH inserted AS (INSERT INTO audit_records (sequence, event_id, type, outcome, "
+    "namespace_id, trace_id, execution_id, reason, source, actor, at_micros, event_json, "
+    "prev_hash, hash, recorded_at_micros) SELECT r.*, $15::bigint FROM unnest($1::bigint[], "
+    "$2::text[], $3::bigint[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::text[], "
+    "$9::bigint[], $10::text[], $11::bigint[], $12::text[], $13::text[], $14::text[]) AS r) "
+    "UPDATE audit_head SET sequence = $16, hash = $17 WHERE id = 1";
 
 // A record about to be inserted.
 struct NewRow {
@@ -130,28 +154,17 @@ absl::StatusOr<Head> HeadFromResult(const Result& result) {
 // The ids of the batch that are already stored, with their sequence and content.
 absl::StatusOr<KnownEvents> LookUpStored(Connection& conn,
                                          const std::vector<std::vector<PendingEvent>>& batch) {
-  std::vector<std::string> ids;
+  std::vector<absl::string_view> ids;
   for (const auto& submission : batch) {
     for (const PendingEvent& pending : submission) ids.push_back(pending.id());
   }
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  const Param params[] = {Param::TextArray(ids)};
+  ASSIGN_OR_RETURN(Result rows, conn.ExecPrepared(kLookUpName, kLookUpSql, params));
   KnownEvents known;
-  for (size_t start = 0; start < ids.size(); start += kIdsPerLookup) {
-    const size_t end = std::min(ids.size(), start + kIdsPerLookup);
-    std::string sql =
-        "SELECT event_id, sequence, event_json FROM audit_records WHERE event_id IN (";
-    std::vector<Param> params;
-    for (size_t i = start; i < end; ++i) {
-      params.push_back(Param::Text(ids[i]));
-      absl::StrAppend(&sql, i == start ? "$" : ", $", params.size());
-    }
-    sql += ")";
-    ASSIGN_OR_RETURN(Result rows, conn.Exec(sql, params));
-    for (int row = 0; row < rows.rows(); ++row) {
-      known[std::string(rows.Bytes(row, 0))] = {rows.Int64(row, 1),
-                                                std::string(rows.Bytes(row, 2))};
-    }
+  for (int row = 0; row < rows.rows(); ++row) {
+    known[std::string(rows.Bytes(row, 0))] = {rows.Int64(row, 1), std::string(rows.Bytes(row, 2))};
   }
   return known;
 }
@@ -195,49 +208,49 @@ SubmissionOutcome LinkSubmission(const std::vector<PendingEvent>& submission, He
   return outcome;
 }
 
-void AddRowParams(const NewRow& row, int64_t recorded_at_micros, std::vector<Param>& params) {
-  const IndexedColumns& columns = row.pending->columns;
-  params.push_back(Param::Int64(row.sequence));
-  params.push_back(Param::Text(row.pending->id()));
-  params.push_back(Param::Int64(columns.type));
-  params.push_back(Param::Int64(columns.outcome));
-  params.push_back(Param::Text(columns.namespace_id));
-  params.push_back(Param::Text(columns.trace_id));
-  params.push_back(Param::Text(columns.execution_id));
-  params.push_back(Param::Text(columns.reason));
-  params.push_back(columns.source.has_value() ? Param::Int64(*columns.source)
-                                              : Param::Null(Param::Type::kInt64));
-  params.push_back(Param::Text(columns.actor));
-  params.push_back(Param::Int64(columns.at_micros));
-  params.push_back(Param::Text(row.pending->canonical_json));
-  params.push_back(Param::Text(row.prev_hash));
-  params.push_back(Param::Text(row.hash));
-  params.push_back(Param::Int64(recorded_at_micros));
-}
-
-// Inserts the rows, kRowsPerInsert per statement. No ON CONFLICT: under the head lock no other
-// writer inserts, so a duplicate key is a bug or tampering, and fails the batch (fail closed).
-absl::Status InsertRows(Connection& conn, const std::vector<NewRow>& rows,
-                        int64_t recorded_at_micros) {
-  for (size_t start = 0; start < rows.size(); start += kRowsPerInsert) {
-    const size_t end = std::min(rows.size(), start + kRowsPerInsert);
-    std::string sql =
-        "INSERT INTO audit_records (sequence, event_id, type, outcome, namespace_id, trace_id, "
-        "execution_id, reason, source, actor, at_micros, event_json, prev_hash, hash, "
-        "recorded_at_micros) VALUES ";
-    std::vector<Param> params;
-    params.reserve((end - start) * kInsertColumns);
-    for (size_t i = start; i < end; ++i) {
-      absl::StrAppend(&sql, i == start ? "(" : ", (");
-      for (int column = 1; column <= kInsertColumns; ++column) {
-        absl::StrAppend(&sql, column == 1 ? "$" : ", $", params.size() + column);
-      }
-      sql += ")";
-      AddRowParams(rows[i], recorded_at_micros, params);
-    }
-    RETURN_IF_ERROR(conn.Exec(sql, params).status());
+// Inserts the rows and moves the head to `head`, in one statement (kInsertSql).
+absl::Status InsertRowsAndHead(Connection& conn, const std::vector<NewRow>& rows,
+                               int64_t recorded_at_micros, const Head& head) {
+  const size_t n = rows.size();
+  std::vector<std::optional<int64_t>> sequence(n), type(n), outcome(n), source(n), at(n);
+  std::vector<absl::string_view> event_id(n), namespace_id(n), trace_id(n), execution_id(n),
+      reason(n), actor(n), event_json(n), prev_hash(n), hash(n);
+  for (size_t i = 0; i < n; ++i) {
+    const PendingEvent& pending = *rows[i].pending;
+    const IndexedColumns& columns = pending.columns;
+    sequence[i] = rows[i].sequence;
+    event_id[i] = pending.id();
+    type[i] = columns.type;
+    outcome[i] = columns.outcome;
+    namespace_id[i] = columns.namespace_id;
+    trace_id[i] = columns.trace_id;
+    execution_id[i] = columns.execution_id;
+    reason[i] = columns.reason;
+    if (columns.source.has_value()) source[i] = *columns.source;
+    actor[i] = columns.actor;
+    at[i] = columns.at_micros;
+    event_json[i] = pending.canonical_json;
+    prev_hash[i] = rows[i].prev_hash;
+    hash[i] = rows[i].hash;
   }
-  return absl::OkStatus();
+  const Param params[] = {Param::Int64Array(sequence),
+                          Param::TextArray(event_id),
+                          Param::Int64Array(type),
+                          Param::Int64Array(outcome),
+                          Param::TextArray(namespace_id),
+                          Param::TextArray(trace_id),
+                          Param::TextArray(execution_id),
+                          Param::TextArray(reason),
+                          Param::Int64Array(source),
+                          Param::TextArray(actor),
+                          Param::Int64Array(at),
+                          Param::TextArray(event_json),
+                          Param::TextArray(prev_hash),
+                          Param::TextArray(hash),
+                          Param::Int64(recorded_at_micros),
+                          Param::Int64(head.sequence),
+                          Param::Text(head.hash)};
+  return conn.ExecPrepared(kInsertName, kInsertSql, params).status();
 }
 
 int64_t Milliseconds(absl::Duration duration) {
@@ -303,9 +316,7 @@ absl::StatusOr<AppendBatchResult> PostgresAuditStore::Append(
     const std::vector<std::vector<PendingEvent>>& submissions, absl::Time recorded_at) {
   ASSIGN_OR_RETURN(PooledConnection conn, writer_.Acquire());
   ASSIGN_OR_RETURN(SqlTransaction txn, SqlTransaction::Begin(*conn));
-  // The chain's lock (see the header): waits for other replicas' commits, returns their head.
-  ASSIGN_OR_RETURN(Result locked,
-                   conn->Exec("SELECT sequence, hash FROM audit_head WHERE id = 1 FOR UPDATE"));
+  ASSIGN_OR_RETURN(Result locked, conn->ExecPrepared(kLockHeadName, kLockHeadSql));
   ASSIGN_OR_RETURN(Head head, HeadFromResult(locked));
   const int64_t first_sequence = head.sequence;
   ASSIGN_OR_RETURN(KnownEvents known, LookUpStored(*conn, submissions));
@@ -316,13 +327,9 @@ absl::StatusOr<AppendBatchResult> PostgresAuditStore::Append(
   for (const std::vector<PendingEvent>& submission : submissions) {
     result.submissions.push_back(LinkSubmission(submission, head, known, rows));
   }
-  if (!rows.empty()) {
-    RETURN_IF_ERROR(InsertRows(*conn, rows, absl::ToUnixMicros(recorded_at)));
-  }
+  // Rows were added exactly when the head moved (every new row takes the next sequence).
   if (head.sequence != first_sequence) {
-    const Param params[] = {Param::Int64(head.sequence), Param::Text(head.hash)};
-    RETURN_IF_ERROR(
-        conn->Exec("UPDATE audit_head SET sequence = $1, hash = $2 WHERE id = 1", params).status());
+    RETURN_IF_ERROR(InsertRowsAndHead(*conn, rows, absl::ToUnixMicros(recorded_at), head));
   }
   RETURN_IF_ERROR(txn.Commit());
   result.head = std::move(head);

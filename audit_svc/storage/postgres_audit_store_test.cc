@@ -39,11 +39,7 @@ using ::testing::HasSubstr;
 using testing::MakeEvent;
 
 // A fresh schema (search_path) on the binary's shared cluster: each test its own tables.
-absl::StatusOr<std::string> FreshSchema() {
-  absl::StatusOr<PostgresCluster*> cluster = PostgresCluster::Shared();
-  if (!cluster.ok()) return cluster.status();
-  return (*cluster)->CreateSchema();
-}
+using ::sharedos::testing::FreshSchema;
 
 absl::StatusOr<std::unique_ptr<PostgresAuditStore>> OpenStore(const std::string& uri) {
   PostgresAuditStore::Options options;
@@ -334,11 +330,11 @@ TEST(PostgresAuditStoreOptionsTest, AMissingUriIsInvalid) {
 // as audit_unavailable), nothing is half-written; once it is back, the same store object goes
 // on with the chain.
 TEST(PostgresAuditStoreConnectionLossTest, UnavailableWhileDownAndTheSameStoreResumes) {
-  absl::StatusOr<std::unique_ptr<PostgresCluster>> cluster = PostgresCluster::Create();
-  ASSERT_THAT(cluster, IsOk());
-  absl::StatusOr<std::string> uri = (*cluster)->CreateDatabase("audit");
-  ASSERT_THAT(uri, IsOk());
-  absl::StatusOr<std::unique_ptr<PostgresAuditStore>> opened = OpenStore(*uri);
+  absl::StatusOr<::sharedos::testing::OwnedDatabase> owned =
+      ::sharedos::testing::CreateClusterWithDatabase("audit");
+  ASSERT_THAT(owned, IsOk());
+  PostgresCluster& cluster = *owned->cluster;
+  absl::StatusOr<std::unique_ptr<PostgresAuditStore>> opened = OpenStore(owned->uri);
   ASSERT_THAT(opened, IsOk());
   AuditStore& store = **opened;
   Batch before, during, after;
@@ -348,14 +344,14 @@ TEST(PostgresAuditStoreConnectionLossTest, UnavailableWhileDownAndTheSameStoreRe
   ASSERT_THAT(store.Append({before.pending}, absl::Now()), IsOk());
   ASSERT_THAT(store.GetHead(), IsOk());  // a reader connection is idle in the pool
 
-  ASSERT_THAT((*cluster)->Stop(), IsOk());
+  ASSERT_THAT(cluster.Stop(), IsOk());
   EXPECT_THAT(store.Append({during.pending}, absl::Now()),
               StatusIs(absl::StatusCode::kUnavailable));
   EXPECT_THAT(store.GetHead(), StatusIs(absl::StatusCode::kUnavailable));
   EXPECT_THAT(store.Query(AuditFilter(), 0, 10), StatusIs(absl::StatusCode::kUnavailable));
   EXPECT_THAT(store.Verify(std::nullopt, std::nullopt), StatusIs(absl::StatusCode::kUnavailable));
 
-  ASSERT_THAT((*cluster)->Start(), IsOk());
+  ASSERT_THAT(cluster.Start(), IsOk());
   auto resumed = store.Append({after.pending, during.pending}, absl::Now());
   ASSERT_THAT(resumed, IsOk());
   EXPECT_EQ(resumed->submissions[0].events[0].sequence, 2);

@@ -115,13 +115,17 @@ bool IsLoopbackTarget(absl::string_view target) {
 absl::StatusOr<std::shared_ptr<grpc::Channel>> NewChannel(const std::string& target,
                                                           const ChannelTls& tls,
                                                           absl::string_view flag,
-                                                          absl::Duration max_reconnect_backoff) {
+                                                          absl::Duration max_reconnect_backoff,
+                                                          Replicas replicas) {
   if (target.empty()) return absl::InvalidArgumentError(absl::StrCat(flag, ": required"));
   if (absl::Status files = CheckFiles(tls); !files.ok()) return files;
   grpc::ChannelArguments arguments;
-  // Every address the target names takes calls in turn (replicas behind one name or a list);
-  // one that is down is skipped until it is back.
-  arguments.SetLoadBalancingPolicyName("round_robin");
+  // kSpread: every address the target names takes calls in turn (replicas behind one name or a
+  // list); one that is down is skipped until it is back. kFirstUp: the first address that
+  // answers takes every call until it goes down (the addresses in the target's order, never
+  // shuffled).
+  arguments.SetLoadBalancingPolicyName(replicas == Replicas::kFirstUp ? "pick_first"
+                                                                      : "round_robin");
   if (max_reconnect_backoff > absl::ZeroDuration()) {
     const int millis = static_cast<int>(absl::ToInt64Milliseconds(max_reconnect_backoff));
     arguments.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, std::min(millis, 1000));

@@ -40,11 +40,25 @@ struct ChannelTls {
 // address in it is.
 bool IsLoopbackTarget(absl::string_view target);
 
+// How a channel to a target that names several servers picks the one for each call
+// (ADR 0012).
+enum class Replicas {
+  // Every server that is up takes calls in turn (gRPC's round_robin): replicas share the load.
+  kSpread,
+  // Every call goes to the first server of the target, in its order, that is up (gRPC's
+  // pick_first); when it goes down, the next one takes over, and the channel stays there. For the
+  // audit log's writers: all of them list the audit replicas in the same order, so one replica's
+  // group committer takes every append and the chain's one head row is locked once per group,
+  // not once per replica's smaller group (docs/performance.md, session 46).
+  kFirstUp,
+};
+
 // A channel to `target`. A target that names several servers — a list ("ipv4:10.0.0.1:50053,
 // 10.0.0.2:50053") or a DNS name with several addresses (a headless Kubernetes Service, a
-// network alias shared by replicas) — spreads its calls over every server that is up
-// (round_robin), so replicas of a service are reached through one flag. `flag` names the target's
-// flag in errors ("--audit_target"). Errors: INVALID_ARGUMENT "<flag>: required" (empty target);
+// network alias shared by replicas) — reaches every server that is up, as `replicas` says
+// (spread by default), so replicas of a service are reached through one flag. `flag` names the
+// target's flag in errors ("--audit_target"). Errors: INVALID_ARGUMENT "<flag>: required" (empty
+// target);
 // "<flag>: plaintext is allowed only on loopback; give --tls_ca to reach <target>";
 // "--tls_client_cert: ..." (half a pair, a pair without --tls_ca); FAILED_PRECONDITION "--tls_ca:
 // cannot read <path>" and the like (files are read once here so that a bad one is a refused
@@ -56,7 +70,8 @@ bool IsLoopbackTarget(absl::string_view target);
 inline constexpr absl::Duration kDefaultMaxReconnectBackoff = absl::Seconds(5);
 absl::StatusOr<std::shared_ptr<grpc::Channel>> NewChannel(
     const std::string& target, const ChannelTls& tls, absl::string_view flag,
-    absl::Duration max_reconnect_backoff = absl::ZeroDuration());
+    absl::Duration max_reconnect_backoff = absl::ZeroDuration(),
+    Replicas replicas = Replicas::kSpread);
 
 }  // namespace sharedos::common::client
 

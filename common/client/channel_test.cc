@@ -1,5 +1,6 @@
 // NewChannel over several servers: a target naming two replicas spreads calls over both
-// (round_robin), and calls go on through the one left when the other is gone.
+// (round_robin), or sends them all to the first that is up (pick_first, Replicas::kFirstUp), and
+// calls go on through the one left when the other is gone.
 #include "common/client/channel.h"
 
 #include <atomic>
@@ -85,6 +86,49 @@ TEST(ChannelTest, CallsAreSpreadOverEveryReplicaAndGoOnWhenOneIsGone) {
   const int before = second_calls.load();
   for (int i = 0; i < 20; ++i) ASSERT_TRUE(CallOnce(*channel).ok());
   EXPECT_EQ(second_calls.load(), before + 20);
+}
+
+// Replicas::kFirstUp (the audit writers' channel): every call goes to the first replica of the
+// list while it is up, none to the second; with the first gone, every call goes to the second,
+// and a second channel listing the same replicas in the same order makes the same choice.
+TEST(ChannelTest, FirstUpSendsEveryCallToTheFirstReplicaUntilItIsGone) {
+  std::atomic<int> first_calls{0}, second_calls{0};
+  auto first = std::make_unique<ProbeServer>([&](grpc::GenericCallbackServerContext&) {
+    ++first_calls;
+    return grpc::Status::OK;
+  });
+  auto second = std::make_unique<ProbeServer>([&](grpc::GenericCallbackServerContext&) {
+    ++second_calls;
+    return grpc::Status::OK;
+  });
+  const std::string target = absl::StrCat("ipv4:127.0.0.1:", Port(first->address()),
+                                          ",127.0.0.1:", Port(second->address()));
+  auto channel =
+      NewChannel(target, ChannelTls{}, "--audit_target", absl::ZeroDuration(), Replicas::kFirstUp);
+  ASSERT_TRUE(channel.ok()) << channel.status();
+  auto other =
+      NewChannel(target, ChannelTls{}, "--audit_target", absl::ZeroDuration(), Replicas::kFirstUp);
+  ASSERT_TRUE(other.ok()) << other.status();
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_TRUE(CallOnce(*channel).ok());
+    ASSERT_TRUE(CallOnce(*other).ok());
+  }
+  EXPECT_EQ(first_calls.load(), 40);
+  EXPECT_EQ(second_calls.load(), 0);
+
+  first.reset();
+  int failed = 0;
+  for (int i = 0; i < 20; ++i) {
+    if (!CallOnce(*channel).ok()) ++failed;
+  }
+  EXPECT_LE(failed, 2);
+  const int before = second_calls.load();
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_TRUE(CallOnce(*channel).ok());
+    ASSERT_TRUE(CallOnce(*other).ok());
+  }
+  EXPECT_EQ(second_calls.load(), before + 40);
+  EXPECT_EQ(first_calls.load(), 40);
 }
 
 // A server that was down for long is found again within the channel's bound, not after gRPC's

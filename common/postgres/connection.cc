@@ -8,6 +8,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -16,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "common/postgres/postgres_status.h"
+#include "common/status/status_macros.h"
 
 namespace sharedos::common::postgres {
 namespace internal {
@@ -34,6 +36,8 @@ constexpr Oid kInt8Oid = 20;
 constexpr Oid kInt2Oid = 21;
 constexpr Oid kInt4Oid = 23;
 constexpr Oid kTextOid = 25;
+constexpr Oid kTextArrayOid = 1009;
+constexpr Oid kInt8ArrayOid = 1016;
 
 std::string BigEndian(uint64_t value, int bytes) {
   std::string out(bytes, '\0');
@@ -49,6 +53,47 @@ uint64_t FromBigEndian(const char* data, int bytes) {
   for (int i = 0; i < bytes; ++i) value = (value << 8) | static_cast<unsigned char>(data[i]);
   return value;
 }
+
+// The binary form of a one-dimensional array of `element` (array_recv's input): the number of
+// dimensions, whether any element is NULL, the element type, the length and lower bound (1) of
+// the one dimension, then each element as its length (-1: NULL) and its binary form.
+class ArrayWire {
+ public:
+  ArrayWire(Oid element, size_t count, bool has_nulls) {
+    out_ += BigEndian(count == 0 ? 0 : 1, 4);
+    out_ += BigEndian(has_nulls ? 1 : 0, 4);
+    out_ += BigEndian(element, 4);
+    if (count > 0) {
+      out_ += BigEndian(count, 4);
+      out_ += BigEndian(1, 4);
+    }
+  }
+  void Add(absl::string_view element) {
+    out_ += BigEndian(element.size(), 4);
+    out_.append(element.data(), element.size());
+  }
+  void AddNull() { out_ += BigEndian(static_cast<uint32_t>(-1), 4); }
+  std::string Take() && { return std::move(out_); }
+
+ private:
+  std::string out_;
+};
+
+// The parameters of one statement as libpq takes them (all in binary).
+struct WireParams {
+  explicit WireParams(absl::Span<const Param> params) {
+    for (const Param& param : params) {
+      types.push_back(param.oid());
+      values.push_back(param.is_null() ? nullptr : param.wire().data());
+      lengths.push_back(static_cast<int>(param.wire().size()));
+      formats.push_back(1);  // Binary: explicit lengths, no text escaping.
+    }
+  }
+  std::vector<Oid> types;
+  std::vector<const char*> values;
+  std::vector<int> lengths;
+  std::vector<int> formats;
+};
 
 // The statement's opening words, for error context (SQL text is constant: it holds no values).
 absl::string_view Abbreviate(absl::string_view sql) {
@@ -77,6 +122,24 @@ Param Param::Null(Type type) { return Param(type, true, ""); }
 Param Param::OptionalText(const std::optional<std::string>& value) {
   return value.has_value() ? Text(*value) : Null(Type::kText);
 }
+Param Param::Int64Array(absl::Span<const std::optional<int64_t>> values) {
+  const bool has_nulls = std::any_of(
+      values.begin(), values.end(), [](const std::optional<int64_t>& v) { return !v.has_value(); });
+  ArrayWire wire(kInt8Oid, values.size(), has_nulls);
+  for (const std::optional<int64_t>& value : values) {
+    if (value.has_value()) {
+      wire.Add(BigEndian(static_cast<uint64_t>(*value), 8));
+    } else {
+      wire.AddNull();
+    }
+  }
+  return Param(Type::kInt64Array, false, std::move(wire).Take());
+}
+Param Param::TextArray(absl::Span<const absl::string_view> values) {
+  ArrayWire wire(kTextOid, values.size(), /*has_nulls=*/false);
+  for (absl::string_view value : values) wire.Add(value);
+  return Param(Type::kTextArray, false, std::move(wire).Take());
+}
 
 Oid Param::oid() const {
   switch (type_) {
@@ -88,6 +151,10 @@ Oid Param::oid() const {
       return kTextOid;
     case Type::kBytes:
       return kByteaOid;
+    case Type::kInt64Array:
+      return kInt8ArrayOid;
+    case Type::kTextArray:
+      return kTextArrayOid;
   }
   return 0;
 }
@@ -178,21 +245,36 @@ absl::StatusOr<Result> Connection::Exec(absl::string_view sql, absl::Span<const 
   if (params.size() > 65535) {
     return absl::InvalidArgumentError("PostgreSQL statements take at most 65535 parameters");
   }
-  std::vector<Oid> types;
-  std::vector<const char*> values;
-  std::vector<int> lengths;
-  std::vector<int> formats;
-  for (const Param& param : params) {
-    types.push_back(param.oid());
-    values.push_back(param.is_null() ? nullptr : param.wire().data());
-    lengths.push_back(static_cast<int>(param.wire().size()));
-    formats.push_back(1);  // Binary: explicit lengths, no text escaping.
-  }
+  const WireParams wire(params);
   const std::string text(sql);
-  internal::ResultHandle result(PQexecParams(conn_.get(), text.c_str(),
-                                             static_cast<int>(params.size()), types.data(),
-                                             values.data(), lengths.data(), formats.data(),
-                                             /*resultFormat=*/1));
+  internal::ResultHandle result(PQexecParams(
+      conn_.get(), text.c_str(), static_cast<int>(params.size()), wire.types.data(),
+      wire.values.data(), wire.lengths.data(), wire.formats.data(), /*resultFormat=*/1));
+  return Check(std::move(result), sql);
+}
+
+absl::StatusOr<Result> Connection::ExecPrepared(absl::string_view name, absl::string_view sql,
+                                                absl::Span<const Param> params) {
+  if (params.size() > 65535) {
+    return absl::InvalidArgumentError("PostgreSQL statements take at most 65535 parameters");
+  }
+  const WireParams wire(params);
+  const std::string statement(name);
+  if (!prepared_.contains(statement)) {
+    const std::string text(sql);
+    internal::ResultHandle prepared(PQprepare(conn_.get(), statement.c_str(), text.c_str(),
+                                              static_cast<int>(params.size()), wire.types.data()));
+    RETURN_IF_ERROR(Check(std::move(prepared), sql).status());
+    prepared_.insert(statement);
+  }
+  internal::ResultHandle result(PQexecPrepared(
+      conn_.get(), statement.c_str(), static_cast<int>(params.size()), wire.values.data(),
+      wire.lengths.data(), wire.formats.data(), /*resultFormat=*/1));
+  return Check(std::move(result), sql);
+}
+
+absl::StatusOr<Result> Connection::Check(internal::ResultHandle result,
+                                         absl::string_view sql) const {
   const ExecStatusType status =
       result == nullptr ? PGRES_FATAL_ERROR : PQresultStatus(result.get());
   if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) return Error(result.get(), sql);

@@ -19,6 +19,7 @@
 #include <string>
 #include <utility>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -43,7 +44,7 @@ using ResultHandle = std::unique_ptr<PGresult, ResultDeleter>;
 // One statement parameter: a typed value or a typed NULL. Copyable; holds its own bytes.
 class Param {
  public:
-  enum class Type { kInt64, kBool, kText, kBytes };
+  enum class Type { kInt64, kBool, kText, kBytes, kInt64Array, kTextArray };
 
   static Param Int64(int64_t value);
   static Param Bool(bool value);
@@ -54,6 +55,11 @@ class Param {
   static Param Null(Type type);
   // Text, or a text NULL when absent.
   static Param OptionalText(const std::optional<std::string>& value);
+  // One-dimensional arrays (bigint[], text[]; an absent element is NULL), for `= ANY($1)` or
+  // `unnest($1, $2, ...)`: a statement whose text does not grow with the number of values it
+  // carries can be prepared once (Connection::ExecPrepared).
+  static Param Int64Array(absl::Span<const std::optional<int64_t>> values);
+  static Param TextArray(absl::Span<const absl::string_view> values);
 
   Type type() const { return type_; }
   bool is_null() const { return is_null_; }
@@ -125,6 +131,15 @@ class Connection {
   // INVALID_ARGUMENT for more than 65535 parameters.
   absl::StatusOr<Result> Exec(absl::string_view sql, absl::Span<const Param> params = {});
 
+  // Exec of a statement prepared on this connection under `name`: the first call with `name`
+  // prepares `sql` (PQprepare, the parameters' types declared from `params`), every call runs it
+  // (PQexecPrepared), so the server parses and plans it once per connection, not once per call.
+  // Every call with one name must pass the same `sql` and parameter types. A statement stays
+  // prepared across transactions (a rollback does not unprepare it) until the connection closes.
+  // Errors: as Exec.
+  absl::StatusOr<Result> ExecPrepared(absl::string_view name, absl::string_view sql,
+                                      absl::Span<const Param> params = {});
+
   // Runs one or more `;`-separated statements without parameters (DDL, BEGIN/COMMIT). Outside
   // a transaction block they run as one implicit transaction. Never interpolate values.
   absl::Status ExecScript(absl::string_view sql);
@@ -144,7 +159,12 @@ class Connection {
   explicit Connection(internal::ConnectionHandle conn) : conn_(std::move(conn)) {}
   absl::Status Error(const PGresult* result, absl::string_view sql) const;
 
+  // The result of a statement just run, or its error.
+  absl::StatusOr<Result> Check(internal::ResultHandle result, absl::string_view sql) const;
+
   internal::ConnectionHandle conn_;
+  // The names ExecPrepared has prepared on this connection.
+  absl::flat_hash_set<std::string> prepared_;
 };
 
 }  // namespace sharedos::common::postgres

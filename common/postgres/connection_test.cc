@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -10,6 +11,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/postgres_cluster.h"
+#include "tests/testing/postgres_fixture.h"
 
 namespace sharedos::common::postgres {
 namespace {
@@ -18,24 +20,8 @@ using ::sharedos::testing::PostgresCluster;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-class ConnectionTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    absl::StatusOr<PostgresCluster*> cluster = PostgresCluster::Shared();
-    ASSERT_THAT(cluster, IsOk());
-    cluster_ = *cluster;
-    absl::StatusOr<std::string> uri = cluster_->CreateDatabase();
-    ASSERT_THAT(uri, IsOk());
-    uri_ = *uri;
-    absl::StatusOr<std::unique_ptr<Connection>> conn = Connection::Open(uri_);
-    ASSERT_THAT(conn, IsOk());
-    conn_ = *std::move(conn);
-  }
-
-  PostgresCluster* cluster_ = nullptr;
-  std::string uri_;
-  std::unique_ptr<Connection> conn_;
-};
+// A fresh database on the shared cluster and a connection to it (cluster_, uri_, conn_).
+using ConnectionTest = ::sharedos::testing::PostgresConnectionTest;
 
 TEST_F(ConnectionTest, ParametersRoundTripInBinary) {
   const std::string bytes(
@@ -62,6 +48,57 @@ TEST_F(ConnectionTest, ParametersRoundTripInBinary) {
   EXPECT_EQ(result->Bytes(0, 6), "set");
   EXPECT_EQ(result->Int64(0, 7), 42);
   EXPECT_EQ(result->Int64(0, 8), 7);
+}
+
+// Arrays bind as bigint[] and text[] (NULL elements, empty arrays), e.g. through unnest.
+TEST_F(ConnectionTest, ArraysRoundTripInBinary) {
+  const std::optional<int64_t> numbers[] = {std::numeric_limits<int64_t>::min(), std::nullopt, 7};
+  const absl::string_view texts[] = {"h\xc3\xa9llo", "", "$1 'quoted'"};
+  const Param params[] = {Param::Int64Array(numbers), Param::TextArray(texts), Param::TextArray({}),
+                          Param::Int64Array({})};
+  absl::StatusOr<Result> result = conn_->Exec(
+      "SELECT n, t, cardinality($3), cardinality($4) FROM unnest($1, $2) WITH ORDINALITY AS "
+      "u(n, t, i) ORDER BY i",
+      params);
+  ASSERT_THAT(result, IsOk());
+  ASSERT_EQ(result->rows(), 3);
+  EXPECT_EQ(result->Int64(0, 0), std::numeric_limits<int64_t>::min());
+  EXPECT_TRUE(result->IsNull(1, 0));
+  EXPECT_EQ(result->Int64(2, 0), 7);
+  EXPECT_EQ(result->Bytes(0, 1), "h\xc3\xa9llo");
+  EXPECT_EQ(result->Bytes(1, 1), "");
+  EXPECT_EQ(result->Bytes(2, 1), "$1 'quoted'");
+  EXPECT_EQ(result->Int64(0, 2), 0);
+  EXPECT_EQ(result->Int64(0, 3), 0);
+}
+
+// A prepared statement is prepared once per connection (pg_prepared_statements shows it), runs
+// with new values each call, outlives a rolled-back transaction, and reports errors as Exec.
+TEST_F(ConnectionTest, PreparedStatementsArePreparedOnceAndRunEachCall) {
+  constexpr char kSql[] = "SELECT $1::bigint + 1";
+  for (int64_t i = 0; i < 3; ++i) {
+    const Param params[] = {Param::Int64(i)};
+    absl::StatusOr<Result> result = conn_->ExecPrepared("plus_one", kSql, params);
+    ASSERT_THAT(result, IsOk());
+    EXPECT_EQ(result->Int64(0, 0), i + 1);
+  }
+  absl::StatusOr<Result> listed =
+      conn_->Exec("SELECT count(*) FROM pg_prepared_statements WHERE name = 'plus_one'");
+  ASSERT_THAT(listed, IsOk());
+  EXPECT_EQ(listed->Int64(0, 0), 1);
+
+  ASSERT_THAT(conn_->ExecScript("BEGIN"), IsOk());
+  const Param params[] = {Param::Int64(41)};
+  EXPECT_THAT(conn_->ExecPrepared("plus_one", kSql, params), IsOk());
+  ASSERT_THAT(conn_->ExecScript("ROLLBACK"), IsOk());
+  absl::StatusOr<Result> after = conn_->ExecPrepared("plus_one", kSql, params);
+  ASSERT_THAT(after, IsOk());
+  EXPECT_EQ(after->Int64(0, 0), 42);
+
+  const Param text[] = {Param::Text("x")};
+  EXPECT_THAT(conn_->ExecPrepared("bad", "SELECT no_such_column", text),
+              StatusIs(absl::StatusCode::kInternal, HasSubstr("no_such_column")));
+  EXPECT_THAT(conn_->ExecPrepared("missing", "SELECT * FROM no_such_table"), Not(IsOk()));
 }
 
 TEST_F(ConnectionTest, TextIsNeverCutAtANulByte) {

@@ -15,12 +15,11 @@
 #include "common/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/testing/postgres_cluster.h"
+#include "tests/testing/postgres_fixture.h"
 
 namespace sharedos::common::postgres {
 namespace {
 
-using ::sharedos::testing::PostgresCluster;
 using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -38,22 +37,11 @@ const std::vector<Migration>& V1V2() {
   return *migrations;
 }
 
-class MigrationsTest : public ::testing::Test {
+class MigrationsTest : public ::sharedos::testing::PostgresConnectionTest {
  protected:
   MigrationsTest()
       : clock_(absl::FromCivil(absl::CivilSecond(2024, 5, 1, 12, 0, 0), absl::UTCTimeZone()),
                absl::Seconds(1)) {}
-
-  void SetUp() override {
-    absl::StatusOr<PostgresCluster*> cluster = PostgresCluster::Shared();
-    ASSERT_THAT(cluster, IsOk());
-    absl::StatusOr<std::string> uri = (*cluster)->CreateDatabase();
-    ASSERT_THAT(uri, IsOk());
-    uri_ = *uri;
-    absl::StatusOr<std::unique_ptr<Connection>> conn = Connection::Open(uri_);
-    ASSERT_THAT(conn, IsOk());
-    conn_ = *std::move(conn);
-  }
 
   std::vector<std::pair<int64_t, std::string>> Recorded() {
     std::vector<std::pair<int64_t, std::string>> rows;
@@ -79,8 +67,6 @@ class MigrationsTest : public ::testing::Test {
   }
 
   SimulatedClock clock_;
-  std::string uri_;
-  std::unique_ptr<Connection> conn_;
 };
 
 TEST_F(MigrationsTest, AppliesEveryStepInOrderOnceWithItsTime) {

@@ -9,25 +9,19 @@
 #include "common/status/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/testing/postgres_cluster.h"
+#include "tests/testing/postgres_fixture.h"
 
 namespace sharedos::common::postgres {
 namespace {
 
-using ::sharedos::testing::PostgresCluster;
 using ::testing::HasSubstr;
 using Isolation = TransactionOptions::Isolation;
 
-class TransactionTest : public ::testing::Test {
+class TransactionTest : public ::sharedos::testing::PostgresConnectionTest {
  protected:
   void SetUp() override {
-    absl::StatusOr<PostgresCluster*> cluster = PostgresCluster::Shared();
-    ASSERT_THAT(cluster, IsOk());
-    absl::StatusOr<std::string> uri = (*cluster)->CreateDatabase();
-    ASSERT_THAT(uri, IsOk());
-    uri_ = *uri;
-    conn_ = Open();
-    ASSERT_NE(conn_, nullptr);
+    PostgresConnectionTest::SetUp();
+    if (HasFatalFailure()) return;
     ASSERT_THAT(conn_->ExecScript("CREATE TABLE counter (id INTEGER PRIMARY KEY, n BIGINT);"
                                   "INSERT INTO counter VALUES (1, 0)"),
                 IsOk());
@@ -44,9 +38,6 @@ class TransactionTest : public ::testing::Test {
     EXPECT_THAT(result, IsOk());
     return result.ok() && result->rows() == 1 ? result->Int64(0, 0) : -1;
   }
-
-  std::string uri_;
-  std::unique_ptr<Connection> conn_;
 };
 
 TEST_F(TransactionTest, CommitMakesWritesVisibleAndDestructionRollsBack) {

@@ -1,7 +1,7 @@
 // envelope_svc: the execution envelope (turns over gRPC), as its own process. The only
 // composition root of the service: its own flags (authorizer_svc, tools and providers, turn
-// limits, the MCP front door) beside the shared ones (common/server, and the audit writer's in
-// audit_svc/client).
+// limits) beside the shared ones (common/server, the audit writer's in audit_svc/client, the MCP
+// front door's listener in envelope_svc/mcp/mcp_flags.h).
 #include <memory>
 #include <optional>
 #include <string>
@@ -11,7 +11,6 @@
 #include "absl/flags/declare.h"
 #include "absl/flags/flag.h"
 #include "absl/status/statusor.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
@@ -19,10 +18,12 @@
 #include "audit_svc/client/audit_writer_flags.h"
 #include "authorizer_svc/client/grpc_authorizer_client.h"
 #include "common/server/dependency_probes.h"
+#include "common/server/repeated_flag.h"
 #include "common/server/secret_file.h"
 #include "common/server/service_flags.h"
 #include "common/status/status_macros.h"
 #include "common/time/clock.h"
+#include "envelope_svc/mcp/mcp_flags.h"
 #include "envelope_svc/server/envelope_server.h"
 #include "envelope_svc/server/limit_flags.h"
 #include "grantstore_svc/client/grantstore_flags.h"
@@ -33,49 +34,37 @@ ABSL_DECLARE_FLAG(std::string, audit_outbox_durability);
 ABSL_FLAG(std::string, authorizer_target, "", "authorizer_svc address (host:port). Required.");
 ABSL_FLAG(std::string, authorizer_token_file, "",
           "File with this service's authorizer_svc token (first line). Required.");
+// Every occurrence of a "comma-separated or repeated" list flag is kept
+// (common/server/repeated_flag.h).
 ABSL_FLAG(std::vector<std::string>, registry, {},
           "Tool registry text-proto files (ToolRegistryConfig), comma-separated or repeated. "
-          "Required.");
+          "Required.")
+    .OnUpdate(sharedos::common::server::RecordOccurrence<&FLAGS_registry>);
 ABSL_FLAG(std::string, files_root, "",
           "Root directory of the built-in files provider (one workspace per owner). Empty: "
           "files-bound tools are not offered.");
 ABSL_FLAG(std::vector<std::string>, provider, {},
           "Host ToolProvider services as <provider id>=<host:port>, comma-separated or repeated "
           "(e.g. --provider=notion-mcp=127.0.0.1:1234); verified with --tls_ca like every "
-          "channel (plaintext only to loopback).");
+          "channel (plaintext only to loopback).")
+    .OnUpdate(sharedos::common::server::RecordOccurrence<&FLAGS_provider>);
 ABSL_FLAG(std::vector<std::string>, resource_provider, {},
           "Host ResourceProvider services as <resource namespace>=<host:port>, comma-separated or "
           "repeated (e.g. --resource_provider=calendar=127.0.0.1:1235), called like --provider "
           "(--provider_token_file, --tls_ca). With --files_root, namespace files is served "
-          "built in unless named here.");
+          "built in unless named here.")
+    .OnUpdate(sharedos::common::server::RecordOccurrence<&FLAGS_resource_provider>);
 ABSL_FLAG(std::string, provider_token_file, "",
           "File with the token envelope_svc presents to host ToolProviders (first line).");
 ABSL_FLAG(int, default_max_steps, 16, "maxSteps of a turn whose request sets none.");
 ABSL_FLAG(int, default_timeout_ms, 120000, "timeoutMs of a turn whose request sets none.");
 ABSL_FLAG(absl::Duration, provider_timeout, absl::Seconds(30), "Deadline of one provider call.");
-ABSL_FLAG(absl::Duration, drain_grace, absl::ZeroDuration(),
-          "New tool calls are refused turn_draining this long before a turn's deadline (0: not "
-          "before the deadline; at most 600s — a grace at least a turn's timeout drains it from "
-          "its start).");
 ABSL_FLAG(absl::Duration, ended_turn_retention, absl::Minutes(15),
           "How long an ended turn stays readable (GetTurn, CancelTurn, WatchTurn).");
 ABSL_FLAG(std::string, mcp_secret_file, "",
           "File holding the MCP execution-token secret (at least 32 bytes; every replica of a "
           "deployment shares it). Set: RUNTIME_MCP turns are served by the MCP front door on "
-          "--mcp_port. Empty: OpenTurn refuses RUNTIME_MCP.");
-ABSL_FLAG(std::string, mcp_host, "127.0.0.1",
-          "Host of the MCP front door. With --tls_cert and --tls_key it serves HTTPS with the "
-          "same certificate as the gRPC listener, on any host; without, plaintext HTTP on a "
-          "loopback host only.");
-ABSL_FLAG(std::string, mcp_public_url, "",
-          "The MCP URL handed to harnesses (OpenTurn's mcp url), as they reach the front door "
-          "(e.g. through a load balancer). Empty: <http|https>://<mcp_host>:<port>/mcp.");
-ABSL_FLAG(int, mcp_port, 0,
-          "Port of the MCP front door (Streamable HTTP, path /mcp) on --mcp_host; 0 picks a free "
-          "port. "
-          "Printed at start-up as \"envelope_svc mcp listening on http://<host>:<port>/mcp\".");
-ABSL_FLAG(std::vector<std::string>, mcp_allowed_origins, {},
-          "Origins the MCP front door accepts besides its own (comma-separated).");
+          "--mcp_host:--mcp_port. Empty: OpenTurn refuses RUNTIME_MCP.");
 ABSL_FLAG(std::string, turn_journal, "",
           "SQLite file journaling this envelope's open turns (its own; never shared with another "
           "envelope). At start-up every turn it holds — open when the process last stopped — is "
@@ -115,28 +104,6 @@ namespace env = ::sharedos::envelope::server;
 // --grantstore_target is set. The authenticator borrows it; it lives as long as the process
 // (destroyed after RunService returns).
 std::unique_ptr<server::CredentialSource> control_plane_credentials;
-
-// What the flags absl keeps only the last occurrence of (list flags given repeatedly), read from
-// the command line before it is parsed.
-struct RepeatedFlags {
-  std::vector<std::string> registries;
-  std::vector<std::string> providers;
-  std::vector<std::string> resource_providers;
-};
-
-// Every value of list flag `name` given repeatedly, each occurrence split on commas.
-std::vector<std::string> Repeated(int argc, char** argv, absl::string_view name) {
-  const std::string prefix = absl::StrCat("--", name, "=");
-  std::vector<std::string> values;
-  for (int i = 1; i < argc; ++i) {
-    absl::string_view arg = argv[i];
-    if (!absl::ConsumePrefix(&arg, prefix)) continue;
-    for (absl::string_view value : absl::StrSplit(arg, ',', absl::SkipEmpty())) {
-      values.emplace_back(value);
-    }
-  }
-  return values;
-}
 
 // Values of list flag `flag` as <key>=<host:port>, each key once.
 absl::StatusOr<std::vector<std::pair<std::string, std::string>>> KeyedTargets(
@@ -184,10 +151,8 @@ absl::StatusOr<std::optional<env::McpFrontDoor>> FrontDoor() {
   ASSIGN_OR_RETURN(mcp.secret,
                    server::ReadFlagSecret("mcp_secret_file", absl::GetFlag(FLAGS_mcp_secret_file),
                                           server::SecretPart::kWholeFileTrimmed));
-  mcp.server.host = absl::GetFlag(FLAGS_mcp_host);
-  mcp.server.port = absl::GetFlag(FLAGS_mcp_port);
-  mcp.server.allowed_origins = absl::GetFlag(FLAGS_mcp_allowed_origins);
-  mcp.server.public_url = absl::GetFlag(FLAGS_mcp_public_url);
+  // --mcp_port's -1 (the default) is a free port here.
+  RETURN_IF_ERROR(sharedos::envelope::mcp::ApplyMcpListenerFlags(0, mcp.server));
   return mcp;
 }
 
@@ -199,9 +164,9 @@ std::string TurnJournalPath() {
 }
 
 // Everything but the injected clients, from the flags.
-absl::StatusOr<env::EnvelopeServerOptions> Options(const RepeatedFlags& repeated) {
+absl::StatusOr<env::EnvelopeServerOptions> Options() {
   env::EnvelopeServerOptions options;
-  options.registry_files = repeated.registries;
+  options.registry_files = server::AllOccurrences(FLAGS_registry);
   options.files_root = absl::GetFlag(FLAGS_files_root);
   options.builtin_messaging = absl::GetFlag(FLAGS_builtin_messaging);
   options.message_transport = absl::GetFlag(FLAGS_message_transport);
@@ -211,13 +176,13 @@ absl::StatusOr<env::EnvelopeServerOptions> Options(const RepeatedFlags& repeated
         server::ReadFlagSecret("provider_token_file", absl::GetFlag(FLAGS_provider_token_file),
                                server::SecretPart::kFirstLine));
   }
-  ASSIGN_OR_RETURN(options.providers, HostProviders(repeated.providers));
-  ASSIGN_OR_RETURN(options.resource_providers, HostResourceProviders(repeated.resource_providers));
+  ASSIGN_OR_RETURN(options.providers, HostProviders(server::AllOccurrences(FLAGS_provider)));
+  ASSIGN_OR_RETURN(options.resource_providers,
+                   HostResourceProviders(server::AllOccurrences(FLAGS_resource_provider)));
   options.engine.default_max_steps = absl::GetFlag(FLAGS_default_max_steps);
   options.engine.default_timeout_ms = absl::GetFlag(FLAGS_default_timeout_ms);
   options.engine.provider_timeout = absl::GetFlag(FLAGS_provider_timeout);
   options.engine.ended_turn_retention = absl::GetFlag(FLAGS_ended_turn_retention);
-  options.engine.drain_grace = absl::GetFlag(FLAGS_drain_grace);
   ASSIGN_OR_RETURN(options.mcp, FrontDoor());
   options.replica.name = absl::GetFlag(FLAGS_replica_name);
   ASSIGN_OR_RETURN(options.replica.peers,
@@ -238,8 +203,7 @@ absl::StatusOr<env::EnvelopeServerOptions> Options(const RepeatedFlags& repeated
   return options;
 }
 
-absl::StatusOr<std::unique_ptr<server::Servable>> Build(const server::ServiceFlags& flags,
-                                                        const RepeatedFlags& repeated) {
+absl::StatusOr<std::unique_ptr<server::Servable>> Build(const server::ServiceFlags& flags) {
   ASSIGN_OR_RETURN(control_plane_credentials,
                    sharedos::grantstore::client::AttachGrantStoreCredentialsFromFlags(
                        *flags.authenticator, flags.channel_tls));
@@ -247,7 +211,7 @@ absl::StatusOr<std::unique_ptr<server::Servable>> Build(const server::ServiceFla
       server::Upstream authorizer,
       server::ReadUpstream("authorizer", absl::GetFlag(FLAGS_authorizer_target),
                            absl::GetFlag(FLAGS_authorizer_token_file), flags.channel_tls));
-  ASSIGN_OR_RETURN(env::EnvelopeServerOptions options, Options(repeated));
+  ASSIGN_OR_RETURN(env::EnvelopeServerOptions options, Options());
   RETURN_IF_ERROR(env::ApplyLimitFlags(options));
   options.provider_tls = flags.channel_tls;
   options.replica.tls = flags.channel_tls;
@@ -271,15 +235,15 @@ absl::StatusOr<std::unique_ptr<server::Servable>> Build(const server::ServiceFla
 }  // namespace
 
 int main(int argc, char** argv) {
-  const RepeatedFlags repeated{Repeated(argc, argv, "registry"), Repeated(argc, argv, "provider"),
-                               Repeated(argc, argv, "resource_provider")};
   const server::ServiceBinary binary{
       "envelope_svc",
       "envelope_svc: SharedOS turn execution (the Envelope service).",
       {{"credentials",
         "JSON credentials file (see common/server/auth.h). Required. Only host credentials "
-        "may run turns; a host's scope bounds the contexts it may open turns for."}}};
-  return server::RunService(argc, argv, binary, [&](const server::ServiceFlags& flags) {
-    return Build(flags, repeated);
-  });
+        "may run turns; a host's scope bounds the contexts it may open turns for."},
+       {"mcp_port",
+        "Port of the MCP front door (Streamable HTTP, path /mcp) on --mcp_host; 0 or -1 (the "
+        "default) picks a free port. Printed at start-up as \"envelope_svc mcp listening on "
+        "http://<host>:<port>/mcp\"."}}};
+  return server::RunService(argc, argv, binary, Build);
 }

@@ -5,6 +5,7 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "common/status/status_macros.h"
 
 ABSL_FLAG(int64_t, max_turns, 100000,
           "Turns one envelope holds (open and retained ended ones; ended ones give way first). "
@@ -31,6 +32,10 @@ ABSL_FLAG(int64_t, files_max_owner_files, 100000,
 ABSL_FLAG(absl::Duration, authorizer_timeout, absl::Seconds(2),
           "Deadline of one call to the authorizer (admission, each decision, settlement), "
           "100ms..60s. Past it the call is refused authority_unavailable, fail closed.");
+ABSL_FLAG(absl::Duration, drain_grace, absl::ZeroDuration(),
+          "New tool calls are refused turn_draining this long before a turn's deadline (0: not "
+          "before the deadline; at most 600s — a grace at least a turn's timeout drains it from "
+          "its start).");
 ABSL_FLAG(absl::Duration, mcp_read_timeout, absl::Seconds(10),
           "The MCP front door's deadline to read one request (TLS handshake, headers, body) and "
           "to keep an idle connection.");
@@ -79,6 +84,8 @@ absl::Status ApplyLimitFlags(EnvelopeServerOptions& options) {
     return absl::InvalidArgumentError("--authorizer_timeout: must be 100ms..60s");
   }
   options.engine.authorizer_timeout = authorizer_timeout;
+  options.engine.drain_grace = absl::GetFlag(FLAGS_drain_grace);
+  RETURN_IF_ERROR(CheckTurnOptions(options.engine));
   options.engine.max_turns = static_cast<size_t>(max_turns);
   options.engine.max_open_turns_per_namespace = static_cast<size_t>(per_namespace);
   options.engine.max_open_turns_per_host = static_cast<size_t>(per_host);
@@ -110,5 +117,7 @@ absl::Status ApplyLimitFlags(EnvelopeServerOptions& options) {
   }
   return absl::OkStatus();
 }
+
+absl::Duration DrainGraceFlag() { return absl::GetFlag(FLAGS_drain_grace); }
 
 }  // namespace sharedos::envelope::server

@@ -9,13 +9,18 @@
 #define SHAREDOS_ENVELOPE_SVC_SERVER_LIMIT_FLAGS_H_
 
 #include "absl/status/status.h"
+#include "absl/time/time.h"
 #include "envelope_svc/server/envelope_server.h"
 
 namespace sharedos::envelope::server {
 
-// Copies the limit flags into `options` (options.mcp's server when set).
-// Errors: INVALID_ARGUMENT naming the flag (a zero or negative bound).
+// Copies the limit flags into `options` (options.mcp's server when set), --drain_grace included,
+// and checks the turn options with them (CheckTurnOptions).
+// Errors: INVALID_ARGUMENT naming the flag (a zero or negative bound, a grace beyond 600s).
 absl::Status ApplyLimitFlags(EnvelopeServerOptions& options);
+
+// --drain_grace as given (for a main's configuration log line).
+absl::Duration DrainGraceFlag();
 
 }  // namespace sharedos::envelope::server
 

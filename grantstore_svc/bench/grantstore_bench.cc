@@ -33,7 +33,6 @@
 #include "absl/synchronization/mutex.h"
 #include "audit_svc/client/audit_writer.h"
 #include "benchmark/benchmark.h"
-#include "common/postgres/connection.h"
 #include "common/server/auth.h"
 #include "common/server/server_runner.h"
 #include "common/time/clock.h"
@@ -181,14 +180,11 @@ std::string StoreLocation(const Config& config) {
       std::fprintf(stderr, "PostgreSQL: %s\n", database.status().ToString().c_str());
       std::exit(1);
     }
-    auto conn = common::postgres::Connection::Open(*database);
-    for (const char* setting :
-         {"server_version", "fsync", "synchronous_commit", "shared_buffers"}) {
-      auto value = conn.ok() ? (*conn)->Exec(absl::StrCat("SHOW ", setting))
-                             : absl::StatusOr<common::postgres::Result>(conn.status());
-      std::fprintf(stderr, "PostgreSQL %s = %s\n", setting,
-                   value.ok() ? std::string(value->Bytes(0, 0)).c_str() : "?");
-    }
+    std::fputs(
+        (*cluster)
+            ->DescribeSettings({"server_version", "fsync", "synchronous_commit", "shared_buffers"})
+            .c_str(),
+        stderr);
     return *database;
   }();
   return uri;

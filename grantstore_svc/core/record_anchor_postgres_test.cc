@@ -18,6 +18,7 @@
 #include "grantstore_svc/storage/postgres_grant_store.h"
 #include "gtest/gtest.h"
 #include "tests/testing/postgres_cluster.h"
+#include "tests/testing/postgres_fixture.h"
 #include "tests/testing/process.h"
 
 namespace sharedos::grantstore::core {
@@ -25,18 +26,14 @@ namespace {
 
 using ::sharedos::common::IsOk;
 using ::sharedos::common::StatusIs;
-using ::sharedos::testing::PostgresCluster;
 using ::testing::HasSubstr;
 
-class RecordAnchorPostgresTest : public ::testing::Test {
+// A fresh database on the shared cluster (cluster_, uri_) and a store open on it.
+class RecordAnchorPostgresTest : public ::sharedos::testing::PostgresDatabaseTest {
  protected:
   void SetUp() override {
-    absl::StatusOr<PostgresCluster*> cluster = PostgresCluster::Shared();
-    ASSERT_THAT(cluster, IsOk());
-    cluster_ = *cluster;
-    absl::StatusOr<std::string> uri = cluster_->CreateDatabase();
-    ASSERT_THAT(uri, IsOk());
-    uri_ = *uri;
+    PostgresDatabaseTest::SetUp();
+    if (HasFatalFailure()) return;
     store_ = Open(uri_);
     ASSERT_NE(store_, nullptr);
   }
@@ -70,8 +67,6 @@ class RecordAnchorPostgresTest : public ::testing::Test {
     worker->Kill();
   }
 
-  PostgresCluster* cluster_ = nullptr;
-  std::string uri_;
   std::unique_ptr<storage::PostgresGrantStore> store_;
   testing::FakeControlPlaneLog log_;
 };

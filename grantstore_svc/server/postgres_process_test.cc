@@ -20,7 +20,8 @@ namespace sharedos::grantstore::server {
 namespace {
 
 using ::sharedos::common::IsOk;
-using ::sharedos::testing::PostgresCluster;
+using ::sharedos::testing::CreateClusterWithDatabase;
+using ::sharedos::testing::OwnedDatabase;
 using ::sharedos::testing::Process;
 
 constexpr char kAdminToken[] = "admin-token-postgres";
@@ -89,15 +90,14 @@ absl::StatusOr<v1::LoadAuthorityResponse> Load(v1::GrantStore::Stub& stub,
 }
 
 TEST(GrantStorePostgresProcessTest, ReplicasOnOneDatabaseServeIssueGrantAndLoadAuthority) {
-  absl::StatusOr<std::unique_ptr<PostgresCluster>> cluster = PostgresCluster::Create();
-  ASSERT_THAT(cluster, IsOk());
-  absl::StatusOr<std::string> uri = (*cluster)->CreateDatabase("grants");
-  ASSERT_THAT(uri, IsOk());
-  ASSERT_EQ(uri->rfind("postgresql://", 0), 0u) << "the test relies on a URI --db";
+  absl::StatusOr<OwnedDatabase> postgres = CreateClusterWithDatabase("grants");
+  ASSERT_THAT(postgres, IsOk());
+  const std::string& uri = postgres->uri;
+  ASSERT_EQ(uri.rfind("postgresql://", 0), 0u) << "the test relies on a URI --db";
   const std::string credentials = Credentials();
-  absl::StatusOr<std::unique_ptr<Process>> first = StartReplica(*uri, credentials);
+  absl::StatusOr<std::unique_ptr<Process>> first = StartReplica(uri, credentials);
   ASSERT_THAT(first, IsOk());
-  absl::StatusOr<std::unique_ptr<Process>> second = StartReplica(*uri, credentials);
+  absl::StatusOr<std::unique_ptr<Process>> second = StartReplica(uri, credentials);
   ASSERT_THAT(second, IsOk());
   auto one = Stub(**first);
   auto two = Stub(**second);
@@ -131,7 +131,7 @@ TEST(GrantStorePostgresProcessTest, ReplicasOnOneDatabaseServeIssueGrantAndLoadA
 
   // A replica started afresh (no local state) serves the same authority.
   (*first)->Kill();
-  absl::StatusOr<std::unique_ptr<Process>> restarted = StartReplica(*uri, credentials);
+  absl::StatusOr<std::unique_ptr<Process>> restarted = StartReplica(uri, credentials);
   ASSERT_THAT(restarted, IsOk());
   absl::StatusOr<v1::LoadAuthorityResponse> again = Load(*Stub(**restarted), std::nullopt);
   ASSERT_THAT(again, IsOk());

@@ -410,6 +410,31 @@ TYPED_TEST_P(GrantStoreConformanceTest, LoadAuthorityReturnsAtMostTheLimit) {
   EXPECT_THAT(Ids(snapshot->grants), ElementsAre("g0", "g1", "g2"));
 }
 
+// An actor's grants of one revision read back in the order they were inserted, not by id, both
+// alone and between other actors' grants of the same revision (docs/adr/0025: the rows are
+// clustered by actor, and issue order is kept within a revision).
+TYPED_TEST_P(GrantStoreConformanceTest, OneRevisionsGrantsLoadInInsertionOrder) {
+  GrantStore& store = *this->store_;
+  ASSERT_THAT(Insert(store, {TestGrant("ns", "m"), TestGrant("ns", "other-1", "bob"),
+                             TestGrant("ns", "z"), TestGrant("ns", "other-2", "bob"),
+                             TestGrant("ns", "a"), TestGrant("ns", "other-3", "bob")}),
+              IsOkAndHolds(1));
+  ASSERT_THAT(Insert(store, {TestGrant("ns", "b"), TestGrant("ns", "0")}), IsOkAndHolds(2));
+  absl::StatusOr<AuthoritySnapshot> snapshot =
+      store.LoadAuthority("ns", Agent("assistant"), Human("alice"), std::nullopt, 10);
+  ASSERT_THAT(snapshot, IsOk());
+  EXPECT_THAT(Ids(snapshot->grants), ElementsAre("m", "z", "a", "b", "0"));
+  snapshot = store.LoadAuthority("ns", Agent("assistant"), Human("alice"), std::nullopt, 2);
+  ASSERT_THAT(snapshot, IsOk());
+  EXPECT_THAT(Ids(snapshot->grants), ElementsAre("m", "z"));
+  snapshot = store.LoadAuthority("ns", Agent("bob"), Human("alice"), 1, 10);
+  ASSERT_THAT(snapshot, IsOk());
+  EXPECT_THAT(Ids(snapshot->grants), ElementsAre("other-1", "other-2", "other-3"));
+  // The id stays unique in its namespace whatever the actor.
+  EXPECT_THAT(Insert(store, {TestGrant("ns", "z", "bob", "carol")}),
+              StatusIs(absl::StatusCode::kAlreadyExists, HasSubstr("\"z\"")));
+}
+
 TYPED_TEST_P(GrantStoreConformanceTest, ListGrantsFiltersAndPagesInIdOrder) {
   GrantStore& store = *this->store_;
   ASSERT_THAT(
@@ -757,10 +782,10 @@ REGISTER_TYPED_TEST_SUITE_P(
     LoadAuthorityReturnsExactlyTheActorsGrantsFromTheAuthority,
     LoadAuthorityAtARevisionIsTheSameSnapshotForever, EachRevisionSeesItsOwnAuthority,
     RevisionsAheadOfTheStoreAreRefused, LoadAuthorityReturnsAtMostTheLimit,
-    ListGrantsFiltersAndPagesInIdOrder, CheckRevocationsReportsRevokedAndUnknownIds,
-    TryConsumeSpendsExactlyMaxUsesAndNeverRefunds, ConcurrentTryConsumeSucceedsExactlyMaxUsesTimes,
-    IdempotencyKeysAreUniqueAndTransactional, HostPoliciesAreVersionedByRevision,
-    EscalationsAreRecordedListedOldestFirstAndResolvedOnce,
+    OneRevisionsGrantsLoadInInsertionOrder, ListGrantsFiltersAndPagesInIdOrder,
+    CheckRevocationsReportsRevokedAndUnknownIds, TryConsumeSpendsExactlyMaxUsesAndNeverRefunds,
+    ConcurrentTryConsumeSucceedsExactlyMaxUsesTimes, IdempotencyKeysAreUniqueAndTransactional,
+    HostPoliciesAreVersionedByRevision, EscalationsAreRecordedListedOldestFirstAndResolvedOnce,
     AResolutionNoteIsStoredWithTheEscalation, CredentialsAreFoundByDigestRotatedAndRevoked);
 
 }  // namespace sharedos::grantstore::storage::testing

@@ -67,10 +67,7 @@ TEST(OpenGrantStoreTest, APathOpensSqlite) {
 }
 
 TEST(OpenGrantStoreTest, APostgresUriOpensPostgres) {
-  absl::StatusOr<::sharedos::testing::PostgresCluster*> cluster =
-      ::sharedos::testing::PostgresCluster::Shared();
-  ASSERT_THAT(cluster, IsOk());
-  absl::StatusOr<std::string> uri = (*cluster)->CreateDatabase();
+  absl::StatusOr<std::string> uri = ::sharedos::testing::FreshDatabase();
   ASSERT_THAT(uri, IsOk());
   absl::StatusOr<std::unique_ptr<GrantStore>> store = OpenGrantStore(*uri);
   ASSERT_THAT(store, IsOk());

@@ -38,20 +38,10 @@ using testing::Ids;
 using testing::Insert;
 using testing::TestGrant;
 
-// A fresh database on the binary's shared cluster.
-absl::StatusOr<std::string> FreshDatabase() {
-  absl::StatusOr<PostgresCluster*> cluster = PostgresCluster::Shared();
-  if (!cluster.ok()) return cluster.status();
-  return (*cluster)->CreateDatabase();
-}
-
-// A fresh schema (a URI whose search_path is only that schema) on the shared cluster: a store
-// sharing a database with others. Far cheaper than a database.
-absl::StatusOr<std::string> FreshSchema() {
-  absl::StatusOr<PostgresCluster*> cluster = PostgresCluster::Shared();
-  if (!cluster.ok()) return cluster.status();
-  return (*cluster)->CreateSchema();
-}
+// A fresh database, or a fresh schema (a store sharing a database with others, far cheaper), on
+// the binary's shared cluster.
+using ::sharedos::testing::FreshDatabase;
+using ::sharedos::testing::FreshSchema;
 
 absl::StatusOr<std::unique_ptr<PostgresGrantStore>> OpenStore(const std::string& uri) {
   PostgresGrantStore::Options options;
@@ -482,11 +472,11 @@ TEST_F(PostgresGrantStoreTest, AnAnnouncementRewrittenByAnotherTransactionIsNotH
 // The cluster stops under the store: every call is UNAVAILABLE (including the commit of a
 // transaction that was open), nothing hangs; once it is back, the same store object works.
 TEST(PostgresGrantStoreConnectionLossTest, UnavailableWhileDownAndTheSameStoreRecovers) {
-  absl::StatusOr<std::unique_ptr<PostgresCluster>> cluster = PostgresCluster::Create();
-  ASSERT_THAT(cluster, IsOk());
-  absl::StatusOr<std::string> uri = (*cluster)->CreateDatabase("grants");
-  ASSERT_THAT(uri, IsOk());
-  absl::StatusOr<std::unique_ptr<PostgresGrantStore>> store = OpenStore(*uri);
+  absl::StatusOr<::sharedos::testing::OwnedDatabase> owned =
+      ::sharedos::testing::CreateClusterWithDatabase("grants");
+  ASSERT_THAT(owned, IsOk());
+  PostgresCluster& cluster = *owned->cluster;
+  absl::StatusOr<std::unique_ptr<PostgresGrantStore>> store = OpenStore(owned->uri);
   ASSERT_THAT(store, IsOk());
   GrantStore& grants = **store;
   ASSERT_THAT(Insert(grants, {TestGrant("ns", "g1")}), IsOkAndHolds(1));
@@ -495,7 +485,7 @@ TEST(PostgresGrantStoreConnectionLossTest, UnavailableWhileDownAndTheSameStoreRe
   ASSERT_THAT(open, IsOk());
   ASSERT_THAT((*open)->InsertGrant(TestGrant("ns", "lost")), IsOk());
 
-  ASSERT_THAT((*cluster)->Stop(), IsOk());
+  ASSERT_THAT(cluster.Stop(), IsOk());
   EXPECT_THAT((*open)->Commit(), StatusIs(absl::StatusCode::kUnavailable));
   open->reset();
   EXPECT_THAT(grants.CurrentRevision(), StatusIs(absl::StatusCode::kUnavailable));
@@ -505,7 +495,7 @@ TEST(PostgresGrantStoreConnectionLossTest, UnavailableWhileDownAndTheSameStoreRe
   EXPECT_THAT(grants.TryConsume("ns", "g1", 10), StatusIs(absl::StatusCode::kUnavailable));
   EXPECT_THAT(grants.GetUsage("ns", "g1"), StatusIs(absl::StatusCode::kUnavailable));
 
-  ASSERT_THAT((*cluster)->Start(), IsOk());
+  ASSERT_THAT(cluster.Start(), IsOk());
   EXPECT_THAT(grants.CurrentRevision(), IsOkAndHolds(1));
   EXPECT_THAT(grants.GetGrant("ns", "lost", std::nullopt), IsOkAndHolds(testing::NoValue()));
   EXPECT_THAT(Insert(grants, {TestGrant("ns", "g2")}), IsOkAndHolds(2));

@@ -105,6 +105,35 @@ CREATE TABLE revision_announcement (
 );
 INSERT INTO revision_announcement (id, revision) SELECT 1, revision FROM store_revision;
 )sql"},
+    {4, R"sql(
+-- grants clustered by what LoadAuthority reads (docs/adr/0025): a WITHOUT ROWID table keyed by
+-- (namespace, subject, issuer, issued_revision, issue_order), so an actor's grants from one
+-- issuer sit side by side on a few pages, in issue order, whatever the table's size. issue_order
+-- keeps the insertion order of one key's grants of one revision (the former rowid order); the
+-- id stays unique in its namespace through grants_by_id. Rows are copied in key order.
+CREATE TABLE grants_clustered (
+  namespace_id TEXT NOT NULL,
+  subject_key TEXT NOT NULL,
+  issuer_key TEXT NOT NULL,
+  issued_revision INTEGER NOT NULL,
+  issue_order INTEGER NOT NULL,
+  grant_id TEXT NOT NULL,
+  revoked_revision INTEGER,
+  revoked_at_seconds INTEGER,
+  revoked_at_nanos INTEGER,
+  body BLOB NOT NULL,
+  PRIMARY KEY (namespace_id, subject_key, issuer_key, issued_revision, issue_order)
+) WITHOUT ROWID;
+INSERT INTO grants_clustered (namespace_id, subject_key, issuer_key, issued_revision,
+                              issue_order, grant_id, revoked_revision, revoked_at_seconds,
+                              revoked_at_nanos, body)
+  SELECT namespace_id, subject_key, issuer_key, issued_revision, rowid, grant_id,
+         revoked_revision, revoked_at_seconds, revoked_at_nanos, body
+  FROM grants ORDER BY namespace_id, subject_key, issuer_key, issued_revision, rowid;
+DROP TABLE grants;
+ALTER TABLE grants_clustered RENAME TO grants;
+CREATE UNIQUE INDEX grants_by_id ON grants (namespace_id, grant_id);
+)sql"},
 };
 
 constexpr char kSelectRevision[] = "SELECT revision FROM store_revision WHERE id = 1";
@@ -254,10 +283,15 @@ class SqliteGrantStore::Transaction : public WriteTransaction {
 
   absl::Status InsertGrant(const pb::CapabilityGrant& grant) override {
     ASSIGN_OR_RETURN(const GrantRow row, EncodeGrant(grant, revision_));
+    // issue_order: the next of the grant's key and revision, so one revision's grants of one
+    // actor and issuer read back in the order they were inserted (a seek on the page the row
+    // goes to). The id's uniqueness is grants_by_id's: ALREADY_EXISTS as before.
     ASSIGN_OR_RETURN(Statement stmt,
                      db_.Cached("INSERT INTO grants (namespace_id, grant_id, subject_key, "
-                                "issuer_key, issued_revision, body) "
-                                "VALUES (?1, ?2, ?3, ?4, ?5, ?6)"));
+                                "issuer_key, issued_revision, issue_order, body) "
+                                "VALUES (?1, ?2, ?3, ?4, ?5, (SELECT COALESCE(MAX(issue_order), "
+                                "0) + 1 FROM grants WHERE namespace_id = ?1 AND subject_key = ?3 "
+                                "AND issuer_key = ?4 AND issued_revision = ?5), ?6)"));
     RETURN_IF_ERROR(Bind(stmt, 1, row.namespace_id));
     RETURN_IF_ERROR(Bind(stmt, 2, row.grant_id));
     RETURN_IF_ERROR(Bind(stmt, 3, row.subject_key));
@@ -447,7 +481,16 @@ absl::StatusOr<std::unique_ptr<SqliteGrantStore>> SqliteGrantStore::Open(
   db_options.busy_timeout = effective.busy_timeout;
   db_options.synchronous = Database::Synchronous::kFull;
   ASSIGN_OR_RETURN(std::unique_ptr<Database> writer, Database::Open(effective.path, db_options));
+  ASSIGN_OR_RETURN(const int version_before, common::sqlite::SchemaVersion(*writer));
   RETURN_IF_ERROR(common::sqlite::Migrate(*writer, kMigrations, clock));
+  ASSIGN_OR_RETURN(const int version_after, common::sqlite::SchemaVersion(*writer));
+  if (version_before > 0 && version_after != version_before) {
+    // A migration of an existing file may have rewritten a table (migration 4 rewrites
+    // `grants`): its WAL grew to the table's size and would keep that size on disk. Checkpoint
+    // it into the file and truncate it. Best effort: another process reading keeps it (BUSY is
+    // not an error here), and the WAL is reused either way.
+    writer->Exec("PRAGMA wal_checkpoint(TRUNCATE)").IgnoreError();
+  }
   return std::unique_ptr<SqliteGrantStore>(
       new SqliteGrantStore(std::move(effective), std::move(writer)));
 }
@@ -540,7 +583,7 @@ absl::StatusOr<AuthoritySnapshot> SqliteGrantStore::LoadAuthority(
         Statement stmt,
         db.Cached("SELECT body FROM grants WHERE namespace_id = ?1 AND subject_key = ?2 AND "
                   "issuer_key = ?3 AND issued_revision <= ?4 AND (revoked_revision IS NULL OR "
-                  "revoked_revision > ?4) ORDER BY issued_revision LIMIT ?5"));
+                  "revoked_revision > ?4) ORDER BY issued_revision, issue_order LIMIT ?5"));
     RETURN_IF_ERROR(Bind(stmt, 1, namespace_id));
     RETURN_IF_ERROR(Bind(stmt, 2, subject_key));
     RETURN_IF_ERROR(Bind(stmt, 3, issuer_key));

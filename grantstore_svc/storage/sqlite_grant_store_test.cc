@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "common/sqlite/database.h"
+#include "common/sqlite/migrations.h"
 #include "common/status/status_matchers.h"
 #include "gmock/gmock.h"
 #include "grantstore_svc/storage/grant_store_conformance.h"
@@ -137,7 +139,7 @@ TEST(SqliteGrantStoreTest, SchemaIsMigratedAndFileIsInWalMode) {
   auto version = (*db)->Prepare("SELECT MAX(version) FROM schema_migrations");
   ASSERT_THAT(version, IsOk());
   ASSERT_THAT(version->Step(), IsOkAndHolds(true));
-  EXPECT_EQ(version->ColumnInt64(0), 3);
+  EXPECT_EQ(version->ColumnInt64(0), 4);
   auto mode = (*db)->Prepare("PRAGMA journal_mode");
   ASSERT_THAT(mode, IsOk());
   ASSERT_THAT(mode->Step(), IsOkAndHolds(true));
@@ -286,6 +288,273 @@ TEST(SqliteGrantStoreTest, ConcurrentProcessesConsumeExactlyMaxUses) {
   }
   EXPECT_EQ(consumed, kMaxUses);  // 300 attempts for 150 uses.
   EXPECT_THAT((*local)->GetUsage("ns", "g1"), IsOkAndHolds(kMaxUses));
+}
+
+// The schema of a grants.db written before migration 4 (migrations 1 to 3 as shipped): `grants`
+// a rowid table, an actor's grants found through grants_by_authority.
+const common::sqlite::Migration kVersion3Schema[] = {
+    {1, R"sql(
+CREATE TABLE store_revision (id INTEGER PRIMARY KEY CHECK (id = 1), revision INTEGER NOT NULL);
+INSERT INTO store_revision (id, revision) VALUES (1, 0);
+CREATE TABLE grants (
+  namespace_id TEXT NOT NULL,
+  grant_id TEXT NOT NULL,
+  subject_key TEXT NOT NULL,
+  issuer_key TEXT NOT NULL,
+  issued_revision INTEGER NOT NULL,
+  revoked_revision INTEGER,
+  revoked_at_seconds INTEGER,
+  revoked_at_nanos INTEGER,
+  body BLOB NOT NULL,
+  PRIMARY KEY (namespace_id, grant_id)
+);
+CREATE INDEX grants_by_authority
+  ON grants (namespace_id, subject_key, issuer_key, issued_revision);
+CREATE TABLE grant_usage (
+  namespace_id TEXT NOT NULL,
+  grant_id TEXT NOT NULL,
+  uses INTEGER NOT NULL,
+  PRIMARY KEY (namespace_id, grant_id)
+) WITHOUT ROWID;
+CREATE TABLE idempotency_keys (
+  idempotency_key TEXT PRIMARY KEY,
+  namespace_id TEXT NOT NULL,
+  grant_id TEXT NOT NULL,
+  revision INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE host_policies (
+  namespace_id TEXT NOT NULL,
+  revision INTEGER NOT NULL,
+  version TEXT NOT NULL,
+  body BLOB NOT NULL,
+  PRIMARY KEY (namespace_id, revision)
+);
+CREATE INDEX host_policies_by_version ON host_policies (namespace_id, version);
+CREATE TABLE escalations (
+  escalation_id TEXT PRIMARY KEY,
+  namespace_id TEXT NOT NULL,
+  status INTEGER NOT NULL,
+  recorded_revision INTEGER NOT NULL UNIQUE,
+  resolved_revision INTEGER,
+  resolution_fingerprint BLOB,
+  body BLOB NOT NULL
+);
+CREATE INDEX escalations_by_namespace ON escalations (namespace_id, recorded_revision);
+CREATE INDEX escalations_by_status ON escalations (namespace_id, status, recorded_revision);
+)sql"},
+    {2, R"sql(
+CREATE TABLE credentials (
+  credential_id TEXT PRIMARY KEY,
+  token_sha256 TEXT NOT NULL UNIQUE,
+  revoked INTEGER NOT NULL,
+  revision INTEGER NOT NULL,
+  body BLOB NOT NULL
+);
+)sql"},
+    {3, R"sql(
+CREATE TABLE revision_announcement (id INTEGER PRIMARY KEY CHECK (id = 1),
+                                    revision INTEGER NOT NULL);
+INSERT INTO revision_announcement (id, revision) SELECT 1, revision FROM store_revision;
+)sql"},
+};
+
+// A version 3 file as the store before migration 4 wrote it (its INSERT, so rowids in issue
+// order): revision 1 issues m, other-1 (bob), z, x (from carol), a; revision 2 issues b and
+// installs a policy; revision 3 revokes z. m has 2 uses; namespace other-ns holds q.
+void WriteVersion3File(const std::string& path) {
+  auto db = common::sqlite::Database::Open(path);
+  ASSERT_THAT(db, IsOk());
+  ASSERT_THAT(common::sqlite::Migrate(**db, kVersion3Schema), IsOk());
+  struct Row {
+    const char* namespace_id;
+    const char* id;
+    const char* subject;
+    const char* issuer;
+    int64_t revision;
+  };
+  const Row rows[] = {
+      {"ns", "m", "assistant", "alice", 1}, {"ns", "other-1", "bob", "alice", 1},
+      {"ns", "z", "assistant", "alice", 1}, {"ns", "x", "assistant", "carol", 1},
+      {"ns", "a", "assistant", "alice", 1}, {"other-ns", "q", "assistant", "alice", 1},
+      {"ns", "b", "assistant", "alice", 2}};
+  for (const Row& row : rows) {
+    auto insert = (*db)->Prepare(
+        "INSERT INTO grants (namespace_id, grant_id, subject_key, issuer_key, issued_revision, "
+        "body) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+    ASSERT_THAT(insert, IsOk());
+    ASSERT_THAT(insert->BindText(1, row.namespace_id), IsOk());
+    ASSERT_THAT(insert->BindText(2, row.id), IsOk());
+    ASSERT_THAT(insert->BindText(3, absl::StrCat("agent:", row.subject)), IsOk());
+    ASSERT_THAT(insert->BindText(4, absl::StrCat("human:", row.issuer)), IsOk());
+    ASSERT_THAT(insert->BindInt64(5, row.revision), IsOk());
+    ASSERT_THAT(
+        insert->BindBlob(
+            6, TestGrant(row.namespace_id, row.id, row.subject, row.issuer).SerializeAsString()),
+        IsOk());
+    ASSERT_THAT(insert->Step(), IsOk());
+  }
+  ASSERT_THAT((*db)->Exec("INSERT INTO host_policies (namespace_id, revision, version, body) "
+                          "VALUES ('ns', 2, 'v1', X'')"),
+              IsOk());
+  ASSERT_THAT((*db)->Exec("UPDATE grants SET revoked_revision = 3, revoked_at_seconds = "
+                          "1700000100, revoked_at_nanos = 5 WHERE namespace_id = 'ns' AND "
+                          "grant_id = 'z'"),
+              IsOk());
+  ASSERT_THAT((*db)->Exec("INSERT INTO grant_usage (namespace_id, grant_id, uses) VALUES ('ns', "
+                          "'m', 2)"),
+              IsOk());
+  ASSERT_THAT((*db)->Exec("UPDATE store_revision SET revision = 3"), IsOk());
+  ASSERT_THAT((*db)->Exec("UPDATE revision_announcement SET revision = 3"), IsOk());
+}
+
+// What the store answers about WriteVersion3File's grants, before and after a write of its own.
+void ExpectVersion3Answers(SqliteGrantStore& store) {
+  const auto assistant = testing::Agent("assistant");
+  const auto alice = testing::Human("alice");
+  EXPECT_THAT(store.CurrentRevision(), IsOkAndHolds(3));
+  EXPECT_THAT(store.AnnouncedRevision(), IsOkAndHolds(3));
+  const std::vector<std::vector<std::string>> expected = {
+      {}, {"m", "z", "a"}, {"m", "z", "a", "b"}, {"m", "a", "b"}};
+  for (int64_t revision = 0; revision <= 3; ++revision) {
+    auto snapshot = store.LoadAuthority("ns", assistant, alice, revision, 10);
+    ASSERT_THAT(snapshot, IsOk());
+    EXPECT_EQ(testing::Ids(snapshot->grants), expected[revision]) << "at revision " << revision;
+    EXPECT_EQ(snapshot->host_policy.has_value(), revision >= 2);
+  }
+  auto limited = store.LoadAuthority("ns", assistant, alice, 2, 2);
+  ASSERT_THAT(limited, IsOk());
+  EXPECT_THAT(testing::Ids(limited->grants), ElementsAre("m", "z"));
+  auto latest = store.LoadAuthority("ns", assistant, alice, std::nullopt, 10);
+  ASSERT_THAT(latest, IsOk());
+  ASSERT_EQ(latest->grants.size(), 3u);
+  EXPECT_EQ(latest->grants[0].SerializeAsString(), TestGrant("ns", "m").SerializeAsString());
+  auto bob = store.LoadAuthority("ns", testing::Agent("bob"), alice, std::nullopt, 10);
+  ASSERT_THAT(bob, IsOk());
+  EXPECT_THAT(testing::Ids(bob->grants), ElementsAre("other-1"));
+  auto carol = store.LoadAuthority("ns", assistant, testing::Human("carol"), std::nullopt, 10);
+  ASSERT_THAT(carol, IsOk());
+  EXPECT_THAT(testing::Ids(carol->grants), ElementsAre("x"));
+  auto other = store.LoadAuthority("other-ns", assistant, alice, std::nullopt, 10);
+  ASSERT_THAT(other, IsOk());
+  EXPECT_THAT(testing::Ids(other->grants), ElementsAre("q"));
+
+  auto z = store.GetGrant("ns", "z", std::nullopt);
+  ASSERT_THAT(z, IsOk());
+  ASSERT_TRUE(z->has_value());
+  EXPECT_EQ((*z)->issued_revision, 1);
+  EXPECT_EQ((*z)->revoked_revision, 3);
+  EXPECT_EQ((*z)->grant.revoked_at().seconds(), 1700000100);
+  EXPECT_EQ((*z)->grant.revoked_at().nanos(), 5);
+  auto z_before = store.GetGrant("ns", "z", 2);
+  ASSERT_THAT(z_before, IsOk());
+  ASSERT_TRUE(z_before->has_value());
+  EXPECT_FALSE((*z_before)->grant.has_revoked_at());
+  auto b_before = store.GetGrant("ns", "b", 1);
+  ASSERT_THAT(b_before, IsOk());
+  EXPECT_FALSE(b_before->has_value());
+
+  GrantQuery query;
+  query.namespace_id = "ns";
+  query.include_revoked = true;
+  query.limit = 100;
+  auto listed = store.ListGrants(query);
+  ASSERT_THAT(listed, IsOk());
+  EXPECT_EQ(testing::Ids(*listed), (std::vector<std::string>{"a", "b", "m", "other-1", "x", "z"}));
+  query.include_revoked = false;
+  query.subject = assistant;
+  query.issuer = alice;
+  listed = store.ListGrants(query);
+  ASSERT_THAT(listed, IsOk());
+  EXPECT_EQ(testing::Ids(*listed), (std::vector<std::string>{"a", "b", "m"}));
+
+  const std::vector<std::string> ids = {"a", "z", "q", "nope"};
+  auto check = store.CheckRevocations("ns", ids);
+  ASSERT_THAT(check, IsOk());
+  EXPECT_THAT(check->revoked_grant_ids, ElementsAre("z", "q", "nope"));
+  EXPECT_THAT(store.GetUsage("ns", "m"), IsOkAndHolds(2));
+  EXPECT_THAT(store.GetUsage("ns", "a"), IsOkAndHolds(0));
+  EXPECT_THAT(store.GetUsage("ns", "q"), StatusIs(absl::StatusCode::kNotFound));
+}
+
+// Migration 4 (docs/adr/0025): a file written by the version 3 schema opens, is migrated once
+// (grants rebuilt WITHOUT ROWID, clustered by actor) and answers exactly as before; writes go on
+// from where it was.
+TEST(SqliteGrantStoreTest, AVersion3FileIsMigratedOnceAndAnswersAsBefore) {
+  const std::string path = TempDbPath();
+  WriteVersion3File(path);
+  {
+    auto store = OpenFile(path);
+    ASSERT_THAT(store, IsOk());
+    // The rewrite's WAL was checkpointed and truncated at open.
+    std::error_code error;
+    EXPECT_EQ(std::filesystem::file_size(absl::StrCat(path, "-wal"), error), 0u);
+    EXPECT_FALSE(error) << error.message();
+    ExpectVersion3Answers(**store);
+    // Writes go on: ids stay unique in their namespace, a new grant loads after the old ones.
+    EXPECT_THAT(Insert(**store, {TestGrant("ns", "z", "bob")}),
+                StatusIs(absl::StatusCode::kAlreadyExists, HasSubstr("\"z\"")));
+    auto used = (*store)->TryConsume("ns", "m", 3);
+    ASSERT_THAT(used, IsOk());
+    EXPECT_TRUE(used->consumed);
+    EXPECT_EQ(used->uses, 3);
+    used = (*store)->TryConsume("ns", "m", 3);
+    ASSERT_THAT(used, IsOk());
+    EXPECT_FALSE(used->consumed);
+    ASSERT_THAT(Insert(**store, {TestGrant("ns", "c"), TestGrant("ns", "0")}), IsOkAndHolds(4));
+    auto snapshot = (*store)->LoadAuthority("ns", testing::Agent("assistant"),
+                                            testing::Human("alice"), std::nullopt, 10);
+    ASSERT_THAT(snapshot, IsOk());
+    EXPECT_THAT(testing::Ids(snapshot->grants), ElementsAre("m", "a", "b", "c", "0"));
+  }
+  auto db = common::sqlite::Database::Open(path);
+  ASSERT_THAT(db, IsOk());
+  auto schema = (*db)->Prepare(
+      "SELECT (SELECT MAX(version) FROM schema_migrations), (SELECT COUNT(*) FROM "
+      "schema_migrations), (SELECT sql FROM sqlite_master WHERE name = 'grants'), (SELECT "
+      "COUNT(*) FROM sqlite_master WHERE name = 'grants_by_authority'), (SELECT COUNT(*) FROM "
+      "sqlite_master WHERE name = 'grants_by_id')");
+  ASSERT_THAT(schema, IsOk());
+  ASSERT_THAT(schema->Step(), IsOkAndHolds(true));
+  EXPECT_EQ(schema->ColumnInt64(0), 4);
+  EXPECT_EQ(schema->ColumnInt64(1), 4);
+  EXPECT_THAT(std::string(schema->ColumnText(2)), HasSubstr("WITHOUT ROWID"));
+  EXPECT_EQ(schema->ColumnInt64(3), 0);
+  EXPECT_EQ(schema->ColumnInt64(4), 1);
+  // Opened again: nothing more to migrate, and the same answers (plus the write above).
+  auto reopened = OpenFile(path);
+  ASSERT_THAT(reopened, IsOk());
+  EXPECT_THAT((*reopened)->CurrentRevision(), IsOkAndHolds(4));
+  auto again =
+      (*reopened)->LoadAuthority("ns", testing::Agent("assistant"), testing::Human("alice"), 3, 10);
+  ASSERT_THAT(again, IsOk());
+  EXPECT_THAT(testing::Ids(again->grants), ElementsAre("m", "a", "b"));
+  auto count = (*db)->Prepare("SELECT COUNT(*) FROM schema_migrations");
+  ASSERT_THAT(count, IsOk());
+  ASSERT_THAT(count->Step(), IsOkAndHolds(true));
+  EXPECT_EQ(count->ColumnInt64(0), 4);
+}
+
+// LoadAuthority reads the clustered key, never a scan of the table or a second index.
+TEST(SqliteGrantStoreTest, LoadAuthorityReadsOneRangeOfTheClusteredKey) {
+  const std::string path = TempDbPath();
+  ASSERT_THAT(OpenFile(path), IsOk());
+  auto db = common::sqlite::Database::Open(path);
+  ASSERT_THAT(db, IsOk());
+  auto plan = (*db)->Prepare(
+      "EXPLAIN QUERY PLAN SELECT body FROM grants WHERE namespace_id = ?1 AND subject_key = ?2 "
+      "AND issuer_key = ?3 AND issued_revision <= ?4 AND (revoked_revision IS NULL OR "
+      "revoked_revision > ?4) ORDER BY issued_revision, issue_order LIMIT ?5");
+  ASSERT_THAT(plan, IsOk());
+  std::string details;
+  while (true) {
+    auto row = plan->Step();
+    ASSERT_THAT(row, IsOk());
+    if (!*row) break;
+    absl::StrAppend(&details, plan->ColumnText(3), "\n");
+  }
+  EXPECT_THAT(details, HasSubstr("SEARCH grants USING PRIMARY KEY (namespace_id=? AND "
+                                 "subject_key=? AND issuer_key=? AND issued_revision<?)"));
+  EXPECT_THAT(details, ::testing::Not(HasSubstr("TEMP B-TREE")));
 }
 
 TEST(SqliteGrantStoreTest, OpeningANewerSchemaIsRefused) {

@@ -389,13 +389,37 @@ const server = createServer((req, res) => {
   });
 });
 
+// A CLI or server runs in its own process group: an npm `.bin` entry is often a launcher that
+// starts the real program as its child (opencode's does), and a signal to the launcher alone would
+// leave that program running after the suite.
+function killGroup(process_) {
+  if (!process_?.pid) return;
+  try {
+    process.kill(-process_.pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+}
+
+// Everything this driver started, stopped: on stdin's end and on SIGTERM (the harness's stop).
+function stopAll() {
+  killGroup(child);
+  killGroup(served?.process);
+  server.close();
+}
+process.on('SIGTERM', () => {
+  stopAll();
+  process.exit(0);
+});
+
 function launch({ command, env, cwd, timeoutMs }) {
   if (child) throw new Error('a CLI is already running');
   exited = null;
   pending = null;
   awaiting = null;
   const [file, ...args] = command;
-  child = spawn(file, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Its own process group (detached), so that stopping it stops what it started too.
+  child = spawn(file, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   log({ event: 'launch', command: file });
   const out = { stdout: '', stderr: '' };
   for (const stream of ['stdout', 'stderr']) {
@@ -405,7 +429,7 @@ function launch({ command, env, cwd, timeoutMs }) {
       if (out[stream].length > 2 * kMaxReported) out[stream] = out[stream].slice(-kMaxReported);
     });
   }
-  const timer = setTimeout(() => child?.kill('SIGKILL'), timeoutMs ?? 120000);
+  const timer = setTimeout(() => killGroup(child), timeoutMs ?? 120000);
   child.on('close', (code, signal) => {
     clearTimeout(timer);
     exited = { exitCode: code, signal, stdout: out.stdout.slice(-kMaxReported), stderr: out.stderr.slice(-kMaxReported) };
@@ -430,13 +454,13 @@ function turnEnded(result) {
 function serve({ command, env, cwd, timeoutMs, password }) {
   if (served) throw new Error('a server is already running');
   const [file, ...args] = command;
-  const process_ = spawn(file, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const process_ = spawn(file, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   log({ event: 'serve', command: file });
   const auth = 'Basic ' + Buffer.from(`opencode:${password ?? ''}`).toString('base64');
   let said = '';
   return new Promise((resolve) => {
     const timer = setTimeout(() => {
-      process_.kill('SIGKILL');
+      killGroup(process_);
       resolve({ ok: false, error: `the server did not say where it listens within ${timeoutMs} ms: ${said.slice(-2000)}` });
     }, timeoutMs ?? 120000);
     const listen = (chunk) => {
@@ -589,9 +613,7 @@ server.listen(0, '127.0.0.1', () => {
   });
   lines.on('close', () => {
     chain.then(() => {
-      child?.kill('SIGKILL');
-      served?.process.kill('SIGKILL');
-      server.close();
+      stopAll();
       process.exit(0);
     });
   });

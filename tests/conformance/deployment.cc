@@ -571,7 +571,7 @@ class ProcessDeployment final : public Deployment {
   ~ProcessDeployment() override {
     processes_.reset();
     if (notion_runner_) notion_runner_->Shutdown();
-    cluster_.reset();
+    postgres_.cluster.reset();
   }
 
   absl::Status Start() {
@@ -601,8 +601,8 @@ class ProcessDeployment final : public Deployment {
     options.authorizer_args.push_back("--grantstore_timeout=10s");
     if (options_.replicated) {
       // Two replicas of every service on one PostgreSQL database (issue 18).
-      ASSIGN_OR_RETURN(cluster_, testing::PostgresCluster::Create());
-      ASSIGN_OR_RETURN(options.database, cluster_->CreateDatabase("conformance"));
+      ASSIGN_OR_RETURN(postgres_, testing::CreateClusterWithDatabase("conformance"));
+      options.database = postgres_.uri;
       options.replicate_all = true;
     }
     absl::StatusOr<std::unique_ptr<testing::FourProcessDeployment>> started =
@@ -723,7 +723,7 @@ class ProcessDeployment final : public Deployment {
   }
 
   const DeploymentOptions options_;
-  std::unique_ptr<testing::PostgresCluster> cluster_;
+  testing::OwnedDatabase postgres_;  // replicated only
   std::unique_ptr<NotionFixture> notion_;
   std::unique_ptr<common::server::ServerRunner> notion_runner_;
   std::unique_ptr<testing::FourProcessDeployment> processes_;

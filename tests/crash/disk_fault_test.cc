@@ -20,6 +20,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "capability/reason_codes.h"
@@ -99,6 +100,17 @@ int Refusals(Ledger& ledger) {
   return total;
 }
 
+// True for the code of a fail-closed refusal: the kernel could not decide or record (its
+// authority, usage store, delegation chain, host policy or audit log unreachable) or stopped
+// under the turn. A turn carries its verdict (ADR 0024); this test, reading only the code an
+// OpenTurn answered, tells a fault's refusals from a decision by the code.
+bool IsFailClosedRefusal(absl::string_view code) {
+  return code == capability::kAuthorityUnavailable || code == capability::kUsageStoreUnavailable ||
+         code == capability::kDelegationChainUnverified ||
+         code == capability::kHostPolicyUnavailable || code == capability::kAuditUnavailable ||
+         code == capability::kOperationAborted;
+}
+
 // Opens fresh turns until one is answered by a decision rather than a fail-closed refusal (it
 // opens, or is denied for a reason of its grants, such as the bounded grant's grant_exhausted:
 // either way its records were written), or `timeout` passes (printing the last refusal).
@@ -113,7 +125,7 @@ bool ServesAgain(const std::string& address, const std::string& host, absl::Dura
         As(host, absl::Seconds(2)).get(), demo::TurnRequest(execution, "trace-probe"), &opened);
     last = status.ok() ? opened.result().ShortDebugString() : status.error_message();
     const std::string code = opened.result().error().code();
-    if (status.ok() && (!opened.has_result() || !capability::IsFailClosedCode(code))) {
+    if (status.ok() && (!opened.has_result() || !IsFailClosedRefusal(code))) {
       if (!opened.has_result()) {
         envelope::v1::CancelTurnRequest cancel;
         cancel.set_turn_id(opened.turn_id());

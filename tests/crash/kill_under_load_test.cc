@@ -36,8 +36,8 @@ namespace sharedos::crash {
 namespace {
 
 namespace demo = ::sharedos::testing::demo;
+using ::sharedos::testing::CreateClusterWithDatabase;
 using ::sharedos::testing::FourProcessDeployment;
-using ::sharedos::testing::PostgresCluster;
 using ::sharedos::testing::SharedosdDeployment;
 using Service = FourProcessDeployment::Service;
 
@@ -90,13 +90,11 @@ TEST(KillUnderLoadTest, OneReplicaOfEachServiceKilledOnPostgresLosesNothingAckno
   std::printf("seed %d, %d kills\n", seed, rounds);
   std::mt19937 random(seed);
 
-  auto cluster = PostgresCluster::Create();
-  ASSERT_TRUE(cluster.ok()) << cluster.status();
-  auto database = (*cluster)->CreateDatabase("replicas");
-  ASSERT_TRUE(database.ok()) << database.status();
+  auto postgres = CreateClusterWithDatabase("replicas");
+  ASSERT_TRUE(postgres.ok()) << postgres.status();
   auto options = DemoFourProcessOptions(MakeDir("replicas"));
   ASSERT_TRUE(options.ok()) << options.status();
-  options->database = *database;
+  options->database = postgres->uri;
   options->replicate_all = true;
   auto started = FourProcessDeployment::Start(*std::move(options));
   ASSERT_TRUE(started.ok()) << started.status();

@@ -27,6 +27,7 @@
 #include "gtest/gtest.h"
 #include "sharedos/authorizer/v1/authorizer.grpc.pb.h"
 #include "sharedos/envelope/v1/envelope.grpc.pb.h"
+#include "tests/testing/demo_world.h"
 
 namespace sharedos::envelope::server {
 namespace {
@@ -42,34 +43,14 @@ constexpr char kOtherHostToken[] = "host-token-world-2";
 constexpr char kAdminToken[] = "admin-token";
 constexpr char kServiceToken[] = "service-token";
 
-constexpr char kGrant[] = R"pb(
-  id: "grant-assistant"
-  namespace_id: "world-1"
-  subject { agent_id: "agent-assistant" }
-  issuer { human_user_id: "user-alice" }
-  capabilities {
-    resource { namespace: "sharedos.execution" path: "agent" path: "agent-assistant" }
-    actions: "invoke"
-    scope: SCOPE_EXACT
-  }
-  capabilities {
-    resource { namespace: "files" path: "Workspace" }
-    actions: "read"
-    scope: SCOPE_DESCENDANTS
-  }
-  capabilities {
-    resource { namespace: "files" path: "Scratch" }
-    actions: "create"
-    scope: SCOPE_DESCENDANTS
-  }
-  capabilities {
-    resource { namespace: "sharedos" path: "escalation" }
-    actions: "request"
-    scope: SCOPE_EXACT
-  }
-  constraints {}
-  issued_at { seconds: 1700000000 }
-)pb";
+// The demo grant (tests/testing/demo_world.h: run agent-assistant, read Workspace/**, create
+// Scratch/**, request an escalation) in this test's namespace.
+pb::CapabilityGrant Grant() {
+  pb::CapabilityGrant grant = ::sharedos::testing::demo::Grant();
+  grant.set_id("grant-assistant");
+  grant.set_namespace_id("world-1");
+  return grant;
+}
 
 class EnvelopeServiceTest : public ::testing::Test {
  protected:
@@ -90,9 +71,7 @@ class EnvelopeServiceTest : public ::testing::Test {
     authenticator_ = *std::move(authenticator);
 
     // authorizer_svc, as its own in-process server.
-    pb::CapabilityGrant grant;
-    ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(kGrant, &grant));
-    grantstore_.IssueGrant(grant);
+    grantstore_.IssueGrant(Grant());
     authorizer_core_ = std::make_unique<authorizer::core::AuthorizerCore>(
         grantstore_, audit_, clock_, "envelope-service-test-lease-secret-32",
         authorizer::core::AuthorizerCore::Options{});

@@ -275,8 +275,8 @@ absl::Status World::StartFourProcesses(const std::string& dir) {
   options.audit_credential_lookup = true;
   options.console = true;
   if (kind_ == DeploymentKind::kReplicatedPostgres) {
-    ASSIGN_OR_RETURN(cluster_, testing::PostgresCluster::Create());
-    ASSIGN_OR_RETURN(options.database, cluster_->CreateDatabase("tenancy"));
+    ASSIGN_OR_RETURN(postgres_, testing::CreateClusterWithDatabase("tenancy"));
+    options.database = postgres_.uri;
     options.replicate_all = true;
   }
   ASSIGN_OR_RETURN(four_, testing::FourProcessDeployment::Start(std::move(options)));

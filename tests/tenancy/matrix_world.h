@@ -194,7 +194,7 @@ class World {
 
   const DeploymentKind kind_;
   std::string files_root_;
-  std::unique_ptr<testing::PostgresCluster> cluster_;
+  testing::OwnedDatabase postgres_;  // kReplicatedPostgres only
   std::unique_ptr<testing::SharedosdDeployment> sharedosd_;
   std::unique_ptr<testing::FourProcessDeployment> four_;
   std::string console_url_;

@@ -298,6 +298,20 @@ std::string PostgresCluster::LogTail(size_t bytes) const {
   return Tail(directory_ + "/server.log", bytes);
 }
 
+std::string PostgresCluster::DescribeSettings(const std::vector<std::string>& names) const {
+  absl::StatusOr<std::unique_ptr<common::postgres::Connection>> conn =
+      common::postgres::Connection::Open(Uri());
+  std::string lines;
+  for (const std::string& name : names) {
+    absl::StatusOr<common::postgres::Result> value =
+        conn.ok() ? (*conn)->Exec(absl::StrCat("SHOW ", name))
+                  : absl::StatusOr<common::postgres::Result>(conn.status());
+    absl::StrAppend(&lines, "PostgreSQL ", name, " = ",
+                    value.ok() ? std::string(value->Bytes(0, 0)) : "?", "\n");
+  }
+  return lines;
+}
+
 absl::StatusOr<pid_t> PostgresCluster::Spawn(const std::string& binary,
                                              const std::vector<std::string>& args,
                                              const std::string& log) {
@@ -432,6 +446,41 @@ absl::Status PostgresCluster::Stop() {
 absl::Status PostgresCluster::Start() {
   if (running()) return absl::FailedPreconditionError("the PostgreSQL server is already running");
   return StartServer(/*retry_port=*/false);
+}
+
+absl::StatusOr<std::string> FreshDatabase() {
+  absl::StatusOr<PostgresCluster*> cluster = PostgresCluster::Shared();
+  if (!cluster.ok()) return cluster.status();
+  return (*cluster)->CreateDatabase();
+}
+
+absl::StatusOr<std::string> FreshSchema() {
+  absl::StatusOr<PostgresCluster*> cluster = PostgresCluster::Shared();
+  if (!cluster.ok()) return cluster.status();
+  return (*cluster)->CreateSchema();
+}
+
+absl::StatusOr<OwnedDatabase> CreateClusterWithDatabase(absl::string_view name) {
+  OwnedDatabase owned;
+  absl::StatusOr<std::unique_ptr<PostgresCluster>> cluster = PostgresCluster::Create();
+  if (!cluster.ok()) return cluster.status();
+  owned.cluster = *std::move(cluster);
+  absl::StatusOr<std::string> uri = owned.cluster->CreateDatabase(name);
+  if (!uri.ok()) return uri.status();
+  owned.uri = *std::move(uri);
+  return owned;
+}
+
+std::unique_ptr<PostgresCluster> CreateClusterOrExit(absl::string_view program) {
+  absl::StatusOr<std::unique_ptr<PostgresCluster>> cluster = PostgresCluster::Create();
+  if (cluster.ok()) return *std::move(cluster);
+  const std::string why(cluster.status().message());
+  if (absl::IsNotFound(cluster.status())) {
+    std::fprintf(stderr, "%s: no PostgreSQL: %s\n", std::string(program).c_str(), why.c_str());
+    std::exit(2);
+  }
+  std::fprintf(stderr, "%s: PostgreSQL: %s\n", std::string(program).c_str(), why.c_str());
+  std::exit(1);
 }
 
 }  // namespace sharedos::testing

@@ -85,6 +85,8 @@ class PostgresCluster {
   absl::Status Start();
 
   bool running() const { return pid_ > 0; }
+  // The server's (postmaster's) pid while running, else -1: its backends are its children.
+  pid_t pid() const { return pid_; }
   // The directory of the PostgreSQL binaries the cluster runs (pg_dump, pg_restore and psql
   // among them: tests take and restore copies the way an operator does).
   const std::string& bindir() const { return bindir_; }
@@ -94,6 +96,9 @@ class PostgresCluster {
   const std::string& directory() const { return directory_; }
   // The last `bytes` of the server's log, for failure messages.
   std::string LogTail(size_t bytes = 2000) const;
+  // "PostgreSQL <name> = <value>\n" for each server setting in `names` (SHOW <name>; "?" for one
+  // that cannot be read): what a benchmark prints beside figures that depend on them.
+  std::string DescribeSettings(const std::vector<std::string>& names) const;
 
  private:
   PostgresCluster(Options options, std::string bindir, std::string directory, uid_t uid, gid_t gid,
@@ -122,6 +127,31 @@ class PostgresCluster {
   int next_database_ = 0;
   int next_schema_ = 0;
 };
+
+// The set-up the tests and benchmarks on PostgreSQL share, written once.
+
+// A fresh, empty database on the binary's shared cluster (Shared(), then CreateDatabase()): a test
+// of its own tables on the cluster every test of the binary uses. Errors: as Shared and
+// CreateDatabase.
+absl::StatusOr<std::string> FreshDatabase();
+// A fresh schema on the shared cluster (Shared(), then CreateSchema()): a URI whose search_path is
+// that schema alone, far cheaper than a database. Errors: as Shared and CreateSchema.
+absl::StatusOr<std::string> FreshSchema();
+
+// A cluster of the caller's own with one database on it: for a test that stops and starts the
+// server under its clients, or runs processes that must not share the binary's cluster.
+struct OwnedDatabase {
+  std::unique_ptr<PostgresCluster> cluster;
+  std::string uri;  // the database's (CreateDatabase)
+};
+// PostgresCluster::Create(), then CreateDatabase(`name`). Errors: as those two.
+absl::StatusOr<OwnedDatabase> CreateClusterWithDatabase(absl::string_view name);
+
+// For a benchmark's main: a cluster of its own, or the process exits — with status 2 and
+// "<program>: no PostgreSQL: <why>" when PostgreSQL's server binaries are missing (NOT_FOUND: the
+// benchmark is skipped, tools/bench/run_scale.sh reads 2 so), with status 1 and
+// "<program>: PostgreSQL: <why>" on any other failure.
+std::unique_ptr<PostgresCluster> CreateClusterOrExit(absl::string_view program);
 
 }  // namespace sharedos::testing
 

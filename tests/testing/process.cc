@@ -137,6 +137,18 @@ absl::StatusOr<std::string> Process::WaitForLine(const std::string& prefix,
   }
 }
 
+absl::StatusOr<int> Process::WaitForExit(absl::Duration timeout) {
+  {
+    absl::MutexLock lock(&output_->mu);
+    auto closed = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(output_->mu) { return output_->closed; };
+    if (!output_->mu.AwaitWithTimeout(absl::Condition(&closed), timeout)) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          "still running after ", absl::FormatDuration(timeout), "; output:\n", output_->text));
+    }
+  }
+  return Wait();
+}
+
 int Process::Wait() {
   int status = 0;
   if (waitpid(pid_, &status, 0) != pid_) return -1;

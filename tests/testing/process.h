@@ -42,6 +42,10 @@ class Process {
   // Errors: DEADLINE_EXCEEDED, or FAILED_PRECONDITION when the process exits first (with its
   // output so far in the message).
   absl::StatusOr<std::string> WaitForLine(const std::string& prefix, absl::Duration timeout);
+  // Waits until the process exits on its own (its output closed) for at most `timeout`: its exit
+  // code (or 128 + signal). Errors: DEADLINE_EXCEEDED while it still runs (with its output so
+  // far; it is left running).
+  absl::StatusOr<int> WaitForExit(absl::Duration timeout);
   // SIGTERM then wait: the exit code (or 128 + signal).
   int Terminate();
   // SIGKILL then wait.

@@ -63,6 +63,7 @@
 #include "common/time/clock.h"
 #include "common/validation/protocol.h"
 #include "tests/testing/postgres_cluster.h"
+#include "tools/bench/bench_deployment.h"
 
 ABSL_FLAG(std::string, sizes, "10000,100000,1000000",
           "Log sizes (records, ascending) at which the costs are measured.");
@@ -84,17 +85,13 @@ using ::sharedos::audit::storage::AuditStore;
 using ::sharedos::audit::storage::PendingEvent;
 using ::sharedos::audit::storage::PostgresAuditStore;
 using ::sharedos::audit::storage::SqliteAuditStore;
+using ::sharedos::bench::Die;
 using ::sharedos::protocol::v1::AuditEvent;
 using Clock = std::chrono::steady_clock;
 
 constexpr int kBatch = 1000;
 constexpr int kRecordsPerTrace = 10;
 constexpr char kWriter[] = "service:authorizer";
-
-[[noreturn]] void Die(const std::string& what) {
-  std::fprintf(stderr, "audit_scale_bench: %s\n", what.c_str());
-  std::exit(1);
-}
 
 // An authorization.checked record like a mediated call's (about 600 bytes of canonical JSON),
 // its trace shared with the 9 records before or after it.
@@ -138,11 +135,7 @@ double ThreadCpuMicros() {
   return static_cast<double>(now.tv_sec) * 1e6 + static_cast<double>(now.tv_nsec) / 1e3;
 }
 
-double P50(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
-}
+double P50(const std::vector<double>& values) { return sharedos::bench::Percentile(values, 0.5); }
 
 int64_t FileBytes(const std::string& path) {
   std::error_code error;
@@ -233,14 +226,8 @@ int main(int argc, char** argv) {
   std::unique_ptr<sharedos::testing::PostgresCluster> cluster;
   std::string uri;
   if (db == "postgres") {
-    auto created = sharedos::testing::PostgresCluster::Create();
-    if (absl::IsNotFound(created.status())) {
-      std::fprintf(stderr, "audit_scale_bench: no PostgreSQL: %s\n",
-                   std::string(created.status().message()).c_str());
-      return 2;
-    }
-    if (!created.ok()) Die(created.status().ToString());
-    cluster = *std::move(created);
+    // Exits 2 ("no PostgreSQL") when the server binaries are missing: run_scale.sh skips the step.
+    cluster = sharedos::testing::CreateClusterOrExit("audit_scale_bench");
     auto database = cluster->CreateDatabase("audit_scale");
     if (!database.ok()) Die(database.status().ToString());
     uri = *database;

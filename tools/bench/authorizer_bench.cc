@@ -49,6 +49,7 @@
 #include "sharedos/authorizer/v1/authorizer.grpc.pb.h"
 #include "sharedos/grantstore/v1/grantstore.grpc.pb.h"
 #include "tests/testing/process.h"
+#include "tools/bench/bench_deployment.h"
 
 ABSL_FLAG(int, rounds, 5, "Latency rounds (floor, remote, local each).");
 ABSL_FLAG(int, calls, 3000, "Calls per series per round.");
@@ -62,6 +63,9 @@ namespace {
 namespace pb = ::sharedos::protocol::v1;
 namespace gs = ::sharedos::grantstore::v1;
 namespace av1 = ::sharedos::authorizer::v1;
+using ::sharedos::bench::Die;
+using ::sharedos::bench::Percentile;
+using ::sharedos::bench::ProcessCpuMicros;
 using ::sharedos::testing::Process;
 using ::sharedos::testing::WriteFile;
 using Clock = std::chrono::steady_clock;
@@ -74,14 +78,8 @@ constexpr char kAuthorizerToken[] = "bench-authorizer-token";
 constexpr char kEnvelopeToken[] = "bench-envelope-token";
 constexpr int kGrants = 100;
 
-[[noreturn]] void Die(const std::string& what) {
-  std::fprintf(stderr, "authorizer_bench: %s\n", what.c_str());
-  std::exit(1);
-}
-
 void Authenticate(grpc::ClientContext& context, const char* token) {
-  context.AddMetadata("authorization", absl::StrCat("Bearer ", token));
-  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  sharedos::bench::Authenticate(context, token, absl::Seconds(10));
 }
 
 pb::CapabilityGrant Grant(int i, bool serves) {
@@ -130,31 +128,6 @@ struct Series {
   double server_cpu_micros = 0;
 };
 
-// CPU time (user + system) `pid` has used so far, from /proc/<pid>/stat; 0 when unreadable.
-double ProcessCpuMicros(pid_t pid) {
-  std::FILE* file = std::fopen(absl::StrCat("/proc/", pid, "/stat").c_str(), "r");
-  if (file == nullptr) return 0;
-  char buffer[1024];
-  const size_t read = std::fread(buffer, 1, sizeof(buffer) - 1, file);
-  std::fclose(file);
-  buffer[read] = '\0';
-  // Fields after the command name, which is in parentheses and may contain spaces.
-  const char* after = std::strrchr(buffer, ')');
-  if (after == nullptr) return 0;
-  std::vector<absl::string_view> fields = absl::StrSplit(after + 2, ' ');
-  unsigned long long utime = 0, stime = 0;  // fields 14 and 15 of the file
-  if (fields.size() <= 13 || !absl::SimpleAtoi(fields[11], &utime) ||
-      !absl::SimpleAtoi(fields[12], &stime)) {
-    return 0;
-  }
-  return 1e6 * static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
-}
-
-double Percentile(std::vector<double> values, double q) {
-  std::sort(values.begin(), values.end());
-  return values[std::min(values.size() - 1, static_cast<size_t>(q * values.size()))];
-}
-
 void Measure(Series& series, int calls) {
   for (int i = 0; i < calls; ++i) {
     const auto start = Clock::now();
@@ -192,9 +165,7 @@ double Throughput(const Caller& call, int threads, double seconds, int64_t* call
 int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
   const std::string dir = absl::StrCat("/tmp/sharedos-authorizer-bench-", getpid());
-  std::error_code error;
-  std::filesystem::remove_all(dir, error);
-  if (!std::filesystem::create_directories(dir, error)) Die("cannot create " + dir);
+  sharedos::bench::FreshDirectory(dir);
   const auto path = [&](const std::string& name) { return absl::StrCat(dir, "/", name); };
   using sharedos::common::server::TokenDigestHex;
   if (!WriteFile(
@@ -212,9 +183,7 @@ int main(int argc, char** argv) {
   }
   const auto start = [&](const std::string& runfile, const std::string& name,
                          std::vector<std::string> args) {
-    auto child = Process::StartService(runfile, args, name, argv[0]);
-    if (!child.ok()) Die(std::string(child.status().message()));
-    return *std::move(child);
+    return sharedos::bench::StartServiceOrDie(runfile, args, name, argv[0]);
   };
   const std::string credentials = "--credentials=" + path("credentials.json");
   auto audit = start("audit_svc/server/audit_svc", "audit_svc",

@@ -74,6 +74,7 @@
 #include "sharedos/authorizer/v1/authorizer.grpc.pb.h"
 #include "sharedos/envelope/v1/envelope.grpc.pb.h"
 #include "tests/testing/demo_world.h"
+#include "tools/bench/bench_deployment.h"
 
 // Every heap allocation of this process (malloc, calloc, realloc to a new block; operator new
 // goes through malloc), counted so each series reports allocations per call: this binary's
@@ -120,6 +121,8 @@ namespace pb = ::sharedos::protocol::v1;
 namespace ev1 = ::sharedos::envelope::v1;
 namespace av1 = ::sharedos::authorizer::v1;
 namespace demo = ::sharedos::testing::demo;
+using ::sharedos::bench::Authenticate;
+using ::sharedos::bench::Percentile;
 using Clock = std::chrono::steady_clock;
 
 // The envelope's own service credential (service:envelope), the one the authorizer admits
@@ -186,12 +189,6 @@ double ThreadCpuMicros() {
   return static_cast<double>(now.tv_sec) * 1e6 + static_cast<double>(now.tv_nsec) / 1e3;
 }
 
-double Percentile(std::vector<double> values, double q) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  return values[std::min(values.size() - 1, static_cast<size_t>(q * values.size()))];
-}
-
 template <typename T>
 T Parse(const std::string& text) {
   T message;
@@ -200,11 +197,6 @@ T Parse(const std::string& text) {
     std::abort();
   }
   return message;
-}
-
-void Authenticate(grpc::ClientContext& context, const char* token) {
-  context.AddMetadata("authorization", absl::StrCat("Bearer ", token));
-  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
 }
 
 // The grant: the demo grant (tests/testing/demo_world.h) reading the whole files namespace instead

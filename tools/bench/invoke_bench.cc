@@ -46,9 +46,9 @@
 #include "grpcpp/impl/rpc_method.h"
 #include "sharedos/envelope/v1/envelope.grpc.pb.h"
 #include "sharedos/grantstore/v1/grantstore.grpc.pb.h"
-#include "tests/testing/demo_world.h"
 #include "tests/testing/deployment.h"
 #include "tests/testing/process.h"
+#include "tools/bench/bench_deployment.h"
 
 ABSL_FLAG(int, rounds, 5, "Latency rounds (every series each round).");
 ABSL_FLAG(int, calls, 1000, "Calls per series per round.");
@@ -71,73 +71,16 @@ namespace {
 namespace pb = ::sharedos::protocol::v1;
 namespace ev1 = ::sharedos::envelope::v1;
 namespace gs = ::sharedos::grantstore::v1;
-namespace demo = ::sharedos::testing::demo;
+using ::sharedos::bench::Authenticate;
+using ::sharedos::bench::Die;
+using ::sharedos::bench::Percentile;
+using ::sharedos::bench::ProcessCpuMicros;
 using ::sharedos::testing::FourProcessDeployment;
 using ::sharedos::testing::SharedosdDeployment;
-using ::sharedos::testing::WriteFile;
 using Clock = std::chrono::steady_clock;
 
 constexpr char kAdminToken[] = "bench-admin-token";
 constexpr char kHostToken[] = "bench-host-token";
-
-// The grant both deployments serve: the demo grant (tests/testing/demo_world.h) without its write
-// and escalation capabilities. The bench only reads, and each decision then matches against the
-// same two capabilities (run the agent, read Workspace/**) as in the runs docs/performance.md
-// cites.
-pb::CapabilityGrant BenchGrant() {
-  pb::CapabilityGrant grant = demo::Grant();
-  demo::RemoveCapability(grant, "files", {"Scratch"});
-  demo::RemoveCapability(grant, "sharedos", {"escalation"});
-  return grant;
-}
-
-// The demo turn offering files.read alone (tool namespace files), with budgets for long series.
-pb::ExecutionRequest BenchExecution() {
-  pb::ExecutionRequest execution =
-      demo::TurnRequest("exec-bench", "trace-bench").execution_request();
-  execution.clear_tools();
-  execution.add_tools("files.read");
-  execution.mutable_context()->clear_enabled_tool_namespaces();
-  execution.mutable_context()->add_enabled_tool_namespaces("files");
-  execution.mutable_options()->set_max_steps(1000);
-  execution.mutable_options()->set_max_tool_calls(10000);
-  execution.mutable_options()->set_timeout_ms(600000);
-  return execution;
-}
-
-[[noreturn]] void Die(const std::string& what) {
-  std::fprintf(stderr, "invoke_bench: %s\n", what.c_str());
-  std::exit(1);
-}
-
-void Authenticate(grpc::ClientContext& context, const std::string& token) {
-  context.AddMetadata("authorization", absl::StrCat("Bearer ", token));
-  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
-}
-
-// CPU time (user + system) one process has used so far, from /proc/<pid>/stat (clock ticks).
-double ProcessCpuMicros(pid_t pid) {
-  double micros = 0;
-  {
-    std::FILE* file = std::fopen(absl::StrCat("/proc/", pid, "/stat").c_str(), "r");
-    if (file == nullptr) return 0;
-    char buffer[1024];
-    const size_t read = std::fread(buffer, 1, sizeof(buffer) - 1, file);
-    std::fclose(file);
-    buffer[read] = '\0';
-    // Fields after the command name, which is in parentheses and may contain spaces.
-    const char* after = std::strrchr(buffer, ')');
-    if (after == nullptr) return 0;
-    std::vector<absl::string_view> fields = absl::StrSplit(after + 2, ' ');
-    unsigned long long utime = 0, stime = 0;  // fields 14 and 15 of the file
-    if (fields.size() > 13 && absl::SimpleAtoi(fields[11], &utime) &&
-        absl::SimpleAtoi(fields[12], &stime)) {
-      micros +=
-          1e6 * static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
-    }
-  }
-  return micros;
-}
 
 // The command name of a process (/proc/<pid>/comm), for the per-process CPU lines.
 std::string ProcessName(pid_t pid) {
@@ -149,12 +92,6 @@ std::string ProcessName(pid_t pid) {
   std::string name(buffer, read);
   while (!name.empty() && name.back() == '\n') name.pop_back();
   return name;
-}
-
-double Percentile(std::vector<double> values, double q) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  return values[std::min(values.size() - 1, static_cast<size_t>(q * values.size()))];
 }
 
 // p50 of one fdatasync after a 4 KiB append to a file in `dir` (the disk the audit log is on):
@@ -192,16 +129,13 @@ class Deployment {
   // The deployment's server processes, whose CPU per call is reported.
   std::vector<pid_t>& pids() { return pids_; }
 
+  // The grant both deployments serve (bench_deployment.h): the demo grant without its write and
+  // escalation capabilities. The bench only reads, and each decision then matches against the
+  // same two capabilities (run the agent, read Workspace/**) as in the runs docs/performance.md
+  // cites.
   void IssueGrant(const std::string& grantstore_address) {
-    auto stub = gs::GrantStore::NewStub(
-        grpc::CreateChannel(grantstore_address, grpc::InsecureChannelCredentials()));
-    gs::IssueGrantRequest request;
-    *request.mutable_grant() = BenchGrant();
-    gs::IssueGrantResponse response;
-    grpc::ClientContext context;
-    Authenticate(context, admin_);
-    const grpc::Status status = stub->IssueGrant(&context, request, &response);
-    if (!status.ok()) Die(name_ + ": IssueGrant: " + status.error_message());
+    sharedos::bench::IssueGrantOrDie(grantstore_address, admin_, sharedos::bench::FilesReadGrant(),
+                                     name_ + ": IssueGrant");
   }
 
   bool Floor() {
@@ -225,12 +159,8 @@ class Deployment {
     }
     ev1::InvokeToolRequest request;
     request.set_turn_id(turn_id_);
-    pb::ToolCall* call = request.mutable_call();
-    call->set_id(absl::StrCat("call-", next_call_++));
-    call->set_tool("files.read");
-    call->set_trace_id("trace-bench");
-    (*call->mutable_arguments()->mutable_fields())["path"].set_string_value("Workspace/notes.txt");
-    call->mutable_requested_at()->set_seconds(1786438800);
+    *request.mutable_call() =
+        sharedos::bench::FilesReadCall(absl::StrCat("call-", next_call_++), "trace-bench");
     grpc::ClientContext context;
     Authenticate(context, host_);
     ev1::InvokeToolResponse response;
@@ -257,8 +187,9 @@ class Deployment {
   bool Open() {
     ev1::OpenTurnRequest request;
     request.set_runtime(ev1::RUNTIME_DRIVER);
-    *request.mutable_execution_request() = BenchExecution();
-    request.mutable_execution_request()->set_execution_id(absl::StrCat("exec-", next_turn_++));
+    // The demo turn offering files.read alone, with budgets for long series.
+    *request.mutable_execution_request() =
+        sharedos::bench::FilesReadExecution(absl::StrCat("exec-", next_turn_++), "trace-bench");
     ev1::OpenTurnResponse response;
     grpc::ClientContext context;
     Authenticate(context, host_);
@@ -292,13 +223,8 @@ int main(int argc, char** argv) {
   const std::string durability = absl::GetFlag(FLAGS_audit_durability);
   const std::string dir = absl::StrCat("/tmp/sharedos-invoke-bench-", getpid());
   const auto path = [&](const std::string& name) { return absl::StrCat(dir, "/", name); };
-  std::error_code error;
-  std::filesystem::remove_all(dir, error);
-  if (!std::filesystem::create_directories(dir, error)) Die("cannot create " + dir);
-  if (!demo::WriteWorkspace(path("files")).ok() ||
-      !WriteFile(path("registry.textproto"), demo::RegistryText({"files.read"})).ok()) {
-    Die("cannot write configuration");
-  }
+  sharedos::bench::FreshDirectory(dir);
+  sharedos::bench::WriteFilesReadWorld(dir);  // files/, registry.textproto
 
   const std::vector<std::string> wanted =
       absl::StrSplit(absl::GetFlag(FLAGS_deployments), ',', absl::SkipEmpty());

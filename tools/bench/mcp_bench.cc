@@ -37,6 +37,7 @@
 #include "sharedosd/demo_turn.h"
 #include "tests/testing/deployment.h"
 #include "tests/testing/process.h"
+#include "tools/bench/bench_deployment.h"
 
 ABSL_FLAG(int, rounds, 5, "Rounds (one turn each; every series each round).");
 ABSL_FLAG(int, calls, 1000, "Calls per series per round (5 series share a turn's 10,000 calls).");
@@ -48,18 +49,13 @@ namespace {
 namespace pb = ::sharedos::protocol::v1;
 namespace ev1 = ::sharedos::envelope::v1;
 using Json = nlohmann::json;
+using ::sharedos::bench::Percentile;
 using ::sharedos::testing::SharedosdDeployment;
 using Clock = std::chrono::steady_clock;
 
 int Fail(const std::string& what) {
   std::fprintf(stderr, "mcp_bench: %s\n", what.c_str());
   return 2;
-}
-
-double Percentile(std::vector<double> values, double q) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  return values[std::min(values.size() - 1, static_cast<size_t>(q * values.size()))];
 }
 
 // The workspace root: where //:package.json really lives (node_modules beside it).

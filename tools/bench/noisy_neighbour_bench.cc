@@ -48,6 +48,7 @@
 #include "sharedosd/demo_turn.h"
 #include "tests/testing/deployment.h"
 #include "tests/testing/process.h"
+#include "tools/bench/bench_deployment.h"
 
 ABSL_FLAG(int, seconds, 10, "Length of each phase (quiet alone, then with the hostile tenant).");
 ABSL_FLAG(int, max_open_turns_per_host, 200,
@@ -59,6 +60,7 @@ namespace {
 namespace pb = ::sharedos::protocol::v1;
 namespace ev1 = ::sharedos::envelope::v1;
 namespace gs = ::sharedos::grantstore::v1;
+using ::sharedos::bench::Percentile;
 using ::sharedos::testing::SharedosdDeployment;
 using Clock = std::chrono::steady_clock;
 
@@ -68,12 +70,6 @@ constexpr int kHostile = 3;
 int Fail(const std::string& what) {
   std::fprintf(stderr, "noisy_neighbour_bench: %s\n", what.c_str());
   return 2;
-}
-
-double Percentile(std::vector<double> values, double q) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  return values[std::min(values.size() - 1, static_cast<size_t>(q * values.size()))];
 }
 
 std::unique_ptr<grpc::ClientContext> As(const std::string& token, int seconds = 30) {

@@ -27,6 +27,10 @@
 //   replicas_scale replicas=N processes=P authorize_per_s=... authorize_p50_us=...
 //   authorize_services_cpu_us=... authorize_postgres_cpu_us=... invoke_per_s=...
 //   invoke_p50_us=... invoke_services_cpu_us=... invoke_postgres_cpu_us=... load=...
+// With --audit_commits each audit_svc also serves /metrics, and a second line gives the Authorize
+// series' audit group commits (warm-up included), per replica, and the records per commit:
+//   replicas_scale_commits replicas=N authorize_audit_commits=... per_replica=a/b/c
+//   records_per_commit=...
 // On a machine with fewer cores than processes, more replicas can only add overhead (more
 // processes, connections and hops sharing the same cores, and one audit chain head for all):
 // the curve then measures that overhead, not a speed-up (docs/performance.md, session 45).
@@ -51,6 +55,7 @@
 #include <string>
 #include <system_error>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -62,41 +67,36 @@
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "grpcpp/grpcpp.h"
+#include "httplib.h"
 #include "sharedos/authorizer/v1/authorizer.grpc.pb.h"
 #include "sharedos/envelope/v1/envelope.grpc.pb.h"
-#include "sharedos/grantstore/v1/grantstore.grpc.pb.h"
-#include "tests/testing/demo_world.h"
 #include "tests/testing/deployment.h"
 #include "tests/testing/postgres_cluster.h"
 #include "tests/testing/process.h"
+#include "tools/bench/bench_deployment.h"
 
 ABSL_FLAG(std::string, replicas, "1,2,3", "Replica counts (of every service), ascending.");
 ABSL_FLAG(int, threads, 16, "Concurrent callers, spread over the replicas.");
 ABSL_FLAG(double, seconds, 5, "Duration of each throughput series.");
 ABSL_FLAG(double, warmup_seconds, 1, "Unmeasured calls before each series.");
+ABSL_FLAG(bool, audit_commits, false,
+          "Also serve each audit_svc's /metrics and report the group commits of the Authorize "
+          "series (warm-up included): commits per replica and records per commit.");
 
 namespace {
 
 namespace pb = ::sharedos::protocol::v1;
-namespace gs = ::sharedos::grantstore::v1;
 namespace av1 = ::sharedos::authorizer::v1;
 namespace ev1 = ::sharedos::envelope::v1;
-namespace demo = ::sharedos::testing::demo;
+using ::sharedos::bench::Authenticate;
+using ::sharedos::bench::Die;
+using ::sharedos::bench::Percentile;
+using ::sharedos::bench::ProcessCpuMicros;
 using ::sharedos::testing::DeploymentCredentials;
 using ::sharedos::testing::PostgresCluster;
 using ::sharedos::testing::Process;
 using ::sharedos::testing::WriteFile;
 using Clock = std::chrono::steady_clock;
-
-[[noreturn]] void Die(const std::string& what) {
-  std::fprintf(stderr, "replicas_scale_bench: %s\n", what.c_str());
-  std::exit(1);
-}
-
-void Authenticate(grpc::ClientContext& context, const std::string& token) {
-  context.AddMetadata("authorization", absl::StrCat("Bearer ", token));
-  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
-}
 
 // A loopback port that was free a moment ago (an envelope replica's, chosen before it starts so
 // that its peers know it).
@@ -143,27 +143,10 @@ std::vector<std::string> StatFields(pid_t pid) {
   return absl::StrSplit(text.substr(after + 2), ' ');
 }
 
-double TicksToMicros(unsigned long long ticks) {
-  return 1e6 * static_cast<double>(ticks) / static_cast<double>(sysconf(_SC_CLK_TCK));
-}
-
-// CPU (user + system) `pid` used so far; with `children`, also that of its children that have
-// exited and been waited for.
-double CpuMicros(pid_t pid, bool children) {
-  const std::vector<std::string> fields = StatFields(pid);
-  unsigned long long total = 0;
-  for (size_t field :
-       children ? std::vector<size_t>{11, 12, 13, 14} : std::vector<size_t>{11, 12}) {
-    unsigned long long value = 0;
-    if (fields.size() > field && absl::SimpleAtoi(fields[field], &value)) total += value;
-  }
-  return TicksToMicros(total);
-}
-
 // CPU of PostgreSQL: the postmaster (with the backends that have ended) and its live children.
 double PostgresCpuMicros(pid_t postmaster) {
   if (postmaster <= 0) return 0;
-  double micros = CpuMicros(postmaster, /*children=*/true);
+  double micros = ProcessCpuMicros(postmaster, /*waited_children=*/true);
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
     pid_t pid = 0;
@@ -171,7 +154,7 @@ double PostgresCpuMicros(pid_t postmaster) {
     const std::vector<std::string> fields = StatFields(pid);
     pid_t parent = 0;
     if (fields.size() > 1 && absl::SimpleAtoi(fields[1], &parent) && parent == postmaster) {
-      micros += CpuMicros(pid, /*children=*/false);
+      micros += ProcessCpuMicros(pid);
     }
   }
   return micros;
@@ -179,37 +162,13 @@ double PostgresCpuMicros(pid_t postmaster) {
 
 double ServicesCpuMicros(const std::vector<std::unique_ptr<Process>>& processes) {
   double micros = 0;
-  for (const auto& process : processes) micros += CpuMicros(process->pid(), false);
+  for (const auto& process : processes) micros += ProcessCpuMicros(process->pid());
   return micros;
 }
 
-double Percentile(std::vector<double> values, double q) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  return values[std::min(values.size() - 1, static_cast<size_t>(q * values.size()))];
-}
-
-// The grant the bench serves: the demo grant without its write and escalation capabilities
-// (as invoke_bench), so every decision matches the same two capabilities.
-pb::CapabilityGrant BenchGrant() {
-  pb::CapabilityGrant grant = demo::Grant();
-  demo::RemoveCapability(grant, "files", {"Scratch"});
-  demo::RemoveCapability(grant, "sharedos", {"escalation"});
-  return grant;
-}
-
-// The demo turn offering files.read alone, with budgets for long series.
+// The demo turn offering files.read alone, with budgets for long series (bench_deployment.h).
 pb::ExecutionRequest BenchExecution(const std::string& execution_id) {
-  pb::ExecutionRequest execution =
-      demo::TurnRequest(execution_id, "trace-replicas").execution_request();
-  execution.clear_tools();
-  execution.add_tools("files.read");
-  execution.mutable_context()->clear_enabled_tool_namespaces();
-  execution.mutable_context()->add_enabled_tool_namespaces("files");
-  execution.mutable_options()->set_max_steps(1000);
-  execution.mutable_options()->set_max_tool_calls(10000);
-  execution.mutable_options()->set_timeout_ms(600000);
-  return execution;
+  return sharedos::bench::FilesReadExecution(execution_id, "trace-replicas");
 }
 
 // One caller: its replica's channels, its lease and its turn.
@@ -291,12 +250,8 @@ class Caller {
     }
     ev1::InvokeToolRequest request;
     request.set_turn_id(turn_id_);
-    pb::ToolCall* call = request.mutable_call();
-    call->set_id(absl::StrCat("call-", id_, "-", next_call_++));
-    call->set_tool("files.read");
-    call->set_trace_id("trace-replicas");
-    (*call->mutable_arguments()->mutable_fields())["path"].set_string_value("Workspace/notes.txt");
-    call->mutable_requested_at()->set_seconds(demo::kNowSeconds);
+    *request.mutable_call() = sharedos::bench::FilesReadCall(
+        absl::StrCat("call-", id_, "-", next_call_++), "trace-replicas");
     grpc::ClientContext context;
     Authenticate(context, credentials_.host_token);
     ev1::InvokeToolResponse response;
@@ -385,6 +340,42 @@ Throughput Run(std::vector<std::unique_ptr<Caller>>& callers,
   return result;
 }
 
+// The port of the /metrics endpoint `process` printed ("<name> metrics on http://127.0.0.1:P/").
+int MetricsPort(const Process& process, const std::string& name) {
+  const std::string line = name + " metrics on http://127.0.0.1:";
+  const std::string output = process.output();
+  const size_t at = output.find(line);
+  int port = 0;
+  if (at == std::string::npos) return 0;
+  const size_t from = at + line.size();
+  if (!absl::SimpleAtoi(output.substr(from, output.find('/', from) - from), &port)) return 0;
+  return port;
+}
+
+// An audit replica's group commits so far: their count and the records they held (the
+// sharedos_audit_group_commit_size histogram's _count and _sum).
+struct Commits {
+  double commits = 0;
+  double records = 0;
+};
+
+Commits ReadCommits(int port) {
+  Commits commits;
+  httplib::Client client("127.0.0.1", port);
+  httplib::Result result = client.Get("/metrics");
+  if (!result || result->status != 200) Die(absl::StrCat("no /metrics on port ", port));
+  for (const auto& [name, value] :
+       {std::pair<const char*, double*>{"\nsharedos_audit_group_commit_size_count ",
+                                        &commits.commits},
+        {"\nsharedos_audit_group_commit_size_sum ", &commits.records}}) {
+    const size_t at = result->body.find(name);
+    if (at == std::string::npos) continue;
+    const size_t from = at + std::strlen(name);
+    (void)absl::SimpleAtod(result->body.substr(from, result->body.find('\n', from) - from), value);
+  }
+  return commits;
+}
+
 std::string Target(const std::vector<std::string>& addresses) {
   if (addresses.size() == 1) return addresses[0];
   return "ipv4:" + absl::StrJoin(addresses, ",");
@@ -405,20 +396,10 @@ int main(int argc, char** argv) {
   const int threads = absl::GetFlag(FLAGS_threads);
   if (threads <= 0 || threads > 256) Die("--threads: 1..256");
 
-  auto created = PostgresCluster::Create();
-  if (absl::IsNotFound(created.status())) {
-    std::fprintf(stderr, "replicas_scale_bench: no PostgreSQL: %s\n",
-                 std::string(created.status().message()).c_str());
-    return 2;
-  }
-  if (!created.ok()) Die(absl::StrCat("PostgreSQL: ", created.status().message()));
-  std::unique_ptr<PostgresCluster> cluster = *std::move(created);
-  pid_t postmaster = 0;
-  {
-    std::ifstream pid_file(cluster->directory() + "/data/postmaster.pid");
-    std::string line;
-    if (!std::getline(pid_file, line) || !absl::SimpleAtoi(line, &postmaster)) postmaster = 0;
-  }
+  // Exits 2 ("no PostgreSQL") when the server binaries are missing: run_scale.sh skips the step.
+  std::unique_ptr<PostgresCluster> cluster =
+      sharedos::testing::CreateClusterOrExit("replicas_scale_bench");
+  const pid_t postmaster = std::max<pid_t>(cluster->pid(), 0);
   const std::string root = absl::StrCat("/tmp/sharedos-replicas-bench-", getpid());
   std::error_code error;
   std::filesystem::remove_all(root, error);
@@ -432,7 +413,7 @@ int main(int argc, char** argv) {
   std::fflush(stdout);
   for (const int n : counts) {
     const std::string dir = absl::StrCat(root, "/n", n);
-    if (!std::filesystem::create_directories(dir, error)) Die("cannot create " + dir);
+    sharedos::bench::FreshDirectory(dir);
     const auto path = [&](const std::string& name) { return absl::StrCat(dir, "/", name); };
     auto database = cluster->CreateDatabase(absl::StrCat("replicas_", n));
     if (!database.ok()) Die(std::string(database.status().message()));
@@ -442,27 +423,30 @@ int main(int argc, char** argv) {
         !WriteFile(path("authorizer.token"), credentials.authorizer_token + "\n").ok() ||
         !WriteFile(path("envelope.token"), credentials.envelope_token + "\n").ok() ||
         !WriteFile(path("grantstore.token"), credentials.grantstore_token + "\n").ok() ||
-        !WriteFile(path("lease.secret"), credentials.lease_secret).ok() ||
-        !WriteFile(path("registry.textproto"), demo::RegistryText({"files.read"})).ok() ||
-        !demo::WriteWorkspace(path("files")).ok()) {
+        !WriteFile(path("lease.secret"), credentials.lease_secret).ok()) {
       Die("cannot write configuration");
     }
+    sharedos::bench::WriteFilesReadWorld(dir);  // files/, registry.textproto
     WriteCheckpointKey(path("checkpoint.key"));
     const std::string credentials_flag = "--credentials=" + path("credentials.json");
 
     std::vector<std::unique_ptr<Process>> processes;
     const auto start = [&](const std::string& binary, const std::string& name,
                            const std::vector<std::string>& args) {
-      auto child = Process::StartService(binary, args, name, argv[0], absl::Seconds(120));
-      if (!child.ok()) Die(absl::StrCat(name, ": ", child.status().message()));
-      processes.push_back(*std::move(child));
+      processes.push_back(
+          sharedos::bench::StartServiceOrDie(binary, args, name, argv[0], absl::Seconds(120)));
       return processes.back()->address();
     };
     std::vector<std::string> audits, grantstores, authorizers, envelopes;
+    const bool audit_commits = absl::GetFlag(FLAGS_audit_commits);
+    std::vector<int> audit_metrics;
     for (int i = 0; i < n; ++i) {
-      audits.push_back(start("audit_svc/server/audit_svc", "audit_svc",
-                             {"--port=0", "--db=" + uri, "--durability=normal", credentials_flag,
-                              "--checkpoint_key_file=" + path("checkpoint.key")}));
+      std::vector<std::string> args = {"--port=0", "--db=" + uri, "--durability=normal",
+                                       credentials_flag,
+                                       "--checkpoint_key_file=" + path("checkpoint.key")};
+      if (audit_commits) args.push_back("--metrics_port=0");
+      audits.push_back(start("audit_svc/server/audit_svc", "audit_svc", args));
+      if (audit_commits) audit_metrics.push_back(MetricsPort(*processes.back(), "audit_svc"));
     }
     const auto audit_flags = [&](const std::string& writer, const std::string& token) {
       return std::vector<std::string>{"--audit=remote", "--audit_target=" + Target(audits),
@@ -512,17 +496,8 @@ int main(int argc, char** argv) {
       envelopes.push_back(start("envelope_svc/server/envelope_svc", "envelope_svc", args));
     }
 
-    {
-      auto store = gs::GrantStore::NewStub(
-          grpc::CreateChannel(grantstores[0], grpc::InsecureChannelCredentials()));
-      gs::IssueGrantRequest request;
-      *request.mutable_grant() = BenchGrant();
-      gs::IssueGrantResponse response;
-      grpc::ClientContext context;
-      Authenticate(context, credentials.admin_token);
-      const grpc::Status status = store->IssueGrant(&context, request, &response);
-      if (!status.ok()) Die("IssueGrant: " + status.error_message());
-    }
+    sharedos::bench::IssueGrantOrDie(grantstores[0], credentials.admin_token,
+                                     sharedos::bench::FilesReadGrant());
     std::vector<std::unique_ptr<Caller>> callers;
     for (int t = 0; t < threads; ++t) {
       callers.push_back(
@@ -531,8 +506,24 @@ int main(int argc, char** argv) {
     }
     const double warmup = absl::GetFlag(FLAGS_warmup_seconds);
     const double seconds = absl::GetFlag(FLAGS_seconds);
+    std::vector<Commits> commits_before;
+    for (int port : audit_metrics) commits_before.push_back(ReadCommits(port));
     const Throughput authorize = Run(
         callers, [](Caller& c) { return c.Authorize(); }, warmup, seconds, processes, postmaster);
+    if (audit_commits) {
+      double commits = 0, records = 0;
+      std::vector<std::string> per_replica;
+      for (size_t i = 0; i < audit_metrics.size(); ++i) {
+        const Commits now = ReadCommits(audit_metrics[i]);
+        commits += now.commits - commits_before[i].commits;
+        records += now.records - commits_before[i].records;
+        per_replica.push_back(absl::StrCat(now.commits - commits_before[i].commits));
+      }
+      std::printf(
+          "replicas_scale_commits replicas=%d authorize_audit_commits=%.0f per_replica=%s "
+          "records_per_commit=%.2f\n",
+          n, commits, absl::StrJoin(per_replica, "/").c_str(), commits > 0 ? records / commits : 0);
+    }
     const Throughput invoke = Run(
         callers, [](Caller& c) { return c.Invoke(); }, warmup, seconds, processes, postmaster);
     for (auto& caller : callers) caller->Close();

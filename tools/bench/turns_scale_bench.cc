@@ -39,10 +39,9 @@
 #include "absl/strings/str_split.h"
 #include "grpcpp/grpcpp.h"
 #include "sharedos/envelope/v1/envelope.grpc.pb.h"
-#include "sharedos/grantstore/v1/grantstore.grpc.pb.h"
-#include "tests/testing/demo_world.h"
 #include "tests/testing/deployment.h"
 #include "tests/testing/process.h"
+#include "tools/bench/bench_deployment.h"
 
 ABSL_FLAG(std::string, turns, "1000,10000,50000", "Open turns (ascending) at which to measure.");
 ABSL_FLAG(int, calls, 300, "Timed InvokeTool calls per size (after --warmup on the first turn).");
@@ -53,46 +52,15 @@ namespace {
 
 namespace pb = ::sharedos::protocol::v1;
 namespace ev1 = ::sharedos::envelope::v1;
-namespace gs = ::sharedos::grantstore::v1;
-namespace demo = ::sharedos::testing::demo;
+using ::sharedos::bench::Authenticate;
+using ::sharedos::bench::Die;
+using ::sharedos::bench::ProcessCpuMicros;
 using ::sharedos::testing::SharedosdDeployment;
-using ::sharedos::testing::WriteFile;
 using Clock = std::chrono::steady_clock;
-
-[[noreturn]] void Die(const std::string& what) {
-  std::fprintf(stderr, "turns_scale_bench: %s\n", what.c_str());
-  std::exit(1);
-}
-
-void Authenticate(grpc::ClientContext& context, const std::string& token) {
-  context.AddMetadata("authorization", absl::StrCat("Bearer ", token));
-  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
-}
 
 double Micros(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
 
-double P50(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
-}
-
-// CPU time (user + system) `pid` has used so far, all its threads, from /proc/<pid>/stat.
-double ProcessCpuMicros(pid_t pid) {
-  std::ifstream file(absl::StrCat("/proc/", pid, "/stat"));
-  std::string stat((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-  // Fields after the command name, which is in parentheses and may contain spaces.
-  const size_t after = stat.rfind(')');
-  if (after == std::string::npos || after + 2 > stat.size()) return 0;
-  std::vector<absl::string_view> fields =
-      absl::StrSplit(absl::string_view(stat).substr(after + 2), ' ');
-  unsigned long long utime = 0, stime = 0;  // fields 14 and 15 of the file
-  if (fields.size() <= 13 || !absl::SimpleAtoi(fields[11], &utime) ||
-      !absl::SimpleAtoi(fields[12], &stime)) {
-    return 0;
-  }
-  return 1e6 * static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
-}
+double P50(const std::vector<double>& values) { return sharedos::bench::Percentile(values, 0.5); }
 
 // VmRSS of `pid` in KiB (0 when unreadable).
 int64_t RssKib(pid_t pid) {
@@ -108,28 +76,12 @@ int64_t RssKib(pid_t pid) {
   return 0;
 }
 
-// invoke_bench's grant and turn: the demo grant without write and escalation, a turn offering
-// files.read alone with budgets for long series.
-pb::CapabilityGrant BenchGrant() {
-  pb::CapabilityGrant grant = demo::Grant();
-  demo::RemoveCapability(grant, "files", {"Scratch"});
-  demo::RemoveCapability(grant, "sharedos", {"escalation"});
-  return grant;
-}
-
+// invoke_bench's turn (bench_deployment.h): files.read alone, with budgets for long series.
 ev1::OpenTurnRequest OpenRequest(int64_t n) {
   ev1::OpenTurnRequest request;
   request.set_runtime(ev1::RUNTIME_DRIVER);
-  pb::ExecutionRequest& execution = *request.mutable_execution_request();
-  execution = demo::TurnRequest("exec-scale", "trace-scale").execution_request();
-  execution.set_execution_id(absl::StrCat("exec-scale-", n));
-  execution.clear_tools();
-  execution.add_tools("files.read");
-  execution.mutable_context()->clear_enabled_tool_namespaces();
-  execution.mutable_context()->add_enabled_tool_namespaces("files");
-  execution.mutable_options()->set_max_steps(1000);
-  execution.mutable_options()->set_max_tool_calls(10000);
-  execution.mutable_options()->set_timeout_ms(600000);
+  *request.mutable_execution_request() =
+      sharedos::bench::FilesReadExecution(absl::StrCat("exec-scale-", n), "trace-scale");
   return request;
 }
 
@@ -149,13 +101,8 @@ int main(int argc, char** argv) {
   const std::string dir =
       absl::StrCat(tmp != nullptr ? tmp : "/tmp", "/sharedos-turns-scale-", getpid());
   const auto path = [&](const std::string& name) { return absl::StrCat(dir, "/", name); };
-  std::error_code error;
-  std::filesystem::remove_all(dir, error);
-  if (!std::filesystem::create_directories(dir, error)) Die("cannot create " + dir);
-  if (!demo::WriteWorkspace(path("files")).ok() ||
-      !WriteFile(path("registry.textproto"), demo::RegistryText({"files.read"})).ok()) {
-    Die("cannot write configuration");
-  }
+  sharedos::bench::FreshDirectory(dir);
+  sharedos::bench::WriteFilesReadWorld(dir);  // files/, registry.textproto
 
   const std::string room = absl::StrCat(sizes.back() + 100);
   SharedosdDeployment::Options options;
@@ -173,16 +120,8 @@ int main(int argc, char** argv) {
   const std::string host = sharedosd->host_token();
 
   auto channel = grpc::CreateChannel(sharedosd->address(), grpc::InsecureChannelCredentials());
-  {
-    auto grants = gs::GrantStore::NewStub(channel);
-    gs::IssueGrantRequest request;
-    *request.mutable_grant() = BenchGrant();
-    gs::IssueGrantResponse response;
-    grpc::ClientContext context;
-    Authenticate(context, sharedosd->admin_token());
-    const grpc::Status status = grants->IssueGrant(&context, request, &response);
-    if (!status.ok()) Die("IssueGrant: " + status.error_message());
-  }
+  sharedos::bench::IssueGrantOrDie(sharedosd->address(), sharedosd->admin_token(),
+                                   sharedos::bench::FilesReadGrant());
 
   std::vector<std::string> turns;  // the open turns' ids
   std::mutex turns_mu;
@@ -227,12 +166,8 @@ int main(int argc, char** argv) {
   const auto invoke = [&](const std::string& turn_id) {
     ev1::InvokeToolRequest request;
     request.set_turn_id(turn_id);
-    pb::ToolCall* call = request.mutable_call();
-    call->set_id(absl::StrCat("call-", next_call++));
-    call->set_tool("files.read");
-    call->set_trace_id("trace-scale");
-    (*call->mutable_arguments()->mutable_fields())["path"].set_string_value("Workspace/notes.txt");
-    call->mutable_requested_at()->set_seconds(1786438800);
+    *request.mutable_call() =
+        sharedos::bench::FilesReadCall(absl::StrCat("call-", next_call++), "trace-scale");
     grpc::ClientContext context;
     Authenticate(context, host);
     ev1::InvokeToolResponse response;

@@ -37,18 +37,16 @@ using Service = FourProcessDeployment::Service;
 class RestoreAnchorPostgresIntegrationTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto cluster = PostgresCluster::Create();
-    ASSERT_TRUE(cluster.ok()) << cluster.status();
-    cluster_ = *std::move(cluster);
-    auto audit = cluster_->CreateDatabase("audit");
+    auto audit = ::sharedos::testing::CreateClusterWithDatabase("audit");
     ASSERT_TRUE(audit.ok()) << audit.status();
+    cluster_ = std::move(audit->cluster);
     auto grants = cluster_->CreateDatabase("grants");
     ASSERT_TRUE(grants.ok()) << grants.status();
     grants_uri_ = *grants;
     FourProcessDeployment::Options options;
     options.dir = ::sharedos::testing::TempPath("restore-anchor-postgres");
     ASSERT_EQ(std::system(absl::StrCat("mkdir -p '", options.dir, "'").c_str()), 0);
-    options.database = *audit;
+    options.database = audit->uri;
     options.grantstore_database = grants_uri_;
     options.registry =
         ::sharedos::testing::RunfilePath("envelope_svc/config/standard_tools.textproto");
