@@ -76,10 +76,10 @@ constexpr char kSelectColumns[] =
     "SELECT sequence, event_id, type, outcome, namespace_id, trace_id, execution_id, reason, "
     "source, actor, at_micros, event_json, prev_hash, hash, recorded_at_micros";
 
-// The append path's statements, prepared once on the writer's connection (parsed and planned
-// once, not per group commit). Their text does not depend on the group's size: the ids and the
-// rows are bound as arrays. Four round trips and a BEGIN per group commit: BEGIN, the head
-// lock, the id lookup, the rows with the head, COMMIT.
+// The append path's statements, prepared once on the writer's connection: parsed once, not per
+// group commit, and planned at each execution (SessionSetup's plan_cache_mode). Their text does
+// not depend on the group's size: the ids and the rows are bound as arrays. Four round trips and a
+// BEGIN per group commit: BEGIN, the head lock, the id lookup, the rows with the head, COMMIT.
 //
 // The chain's lock (see the header): waits for other replicas' commits, returns their head.
 constexpr char kLockHeadName[] = "audit_lock_head";

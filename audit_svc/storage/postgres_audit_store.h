@@ -18,7 +18,8 @@
 // lookup of the batch's ids, one statement inserting every row and moving the head, one commit.
 // These statements are prepared once on the writer's connection (their text does not depend on
 // the batch's size: ids and rows are bound as arrays), so a group commit costs PostgreSQL no
-// parse or plan.
+// parse; each is planned at its execution, for the log as it is then (a generic plan chosen
+// while the log was small grew costly with it).
 //
 // Durability: kFull commits with synchronous_commit=on (each group durable on the server's
 // disk before Append returns, whatever the server's default); kNormal with synchronous_commit=

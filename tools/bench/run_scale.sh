@@ -4,7 +4,7 @@
 #
 #   tools/bench/run_scale.sh [--quick | --large] [output-dir]   (from anywhere in the workspace)
 #
-# Full run (~15 minutes on 2 cores):
+# Full run (about 4 minutes on a quiet 2-core machine; 15-20 at load 15-25):
 #   core        BM_Decide, BM_Resolve and the linear scan at 1, 16, 64 and 256 grants per
 #               (actor, authority) (authorizer_svc/core:capability_authorizer_bench; more than
 #               256 are refused, grant_limit_exceeded, so 4,096 has no decision to time);
