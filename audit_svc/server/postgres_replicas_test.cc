@@ -102,6 +102,38 @@ grpc::Status Append(v1::AuditLog::Stub& stub, const std::string& id, v1::AppendR
   return stub.Append(As(kServiceToken).get(), request, response);
 }
 
+// The log read through `stub`: every record's id in sequence order, and the head's hash. Checks on
+// the way that sequences run 1, 2, … and that each record links to the one before.
+struct LoggedChain {
+  std::vector<std::string> ids;
+  std::string head_hash = std::string(64, '0');
+};
+LoggedChain ReadChain(v1::AuditLog::Stub& stub) {
+  LoggedChain chain;
+  std::vector<std::string>& ids = chain.ids;
+  std::string& prev = chain.head_hash;
+  std::string page_token;
+  do {
+    v1::QueryRequest request;
+    request.set_limit(1000);
+    request.set_page_token(page_token);
+    v1::QueryResponse response;
+    const grpc::Status status = stub.Query(As(kAdminToken).get(), request, &response);
+    if (!status.ok()) {
+      ADD_FAILURE() << status.error_message();
+      return chain;
+    }
+    for (const auto& record : response.records()) {
+      EXPECT_EQ(record.sequence(), static_cast<int64_t>(ids.size()) + 1);
+      EXPECT_EQ(record.prev_hash(), prev);
+      prev = record.hash();
+      ids.push_back(record.event().id());
+    }
+    page_token = response.next_page_token();
+  } while (!page_token.empty());
+  return chain;
+}
+
 TEST(AuditPostgresReplicasTest, TwoReplicasKeepOneChainAndStoreEachEventOnce) {
   absl::StatusOr<OwnedDatabase> postgres = CreateClusterWithDatabase("audit");
   ASSERT_THAT(postgres, IsOk());
@@ -153,25 +185,10 @@ TEST(AuditPostgresReplicasTest, TwoReplicasKeepOneChainAndStoreEachEventOnce) {
   EXPECT_EQ(duplicates, kEvents);
 
   // Read the whole log through replica 1: sequences 1..kEvents, each id once, linked.
+  const LoggedChain chain = ReadChain(*stubs[1]);
+  EXPECT_EQ(static_cast<int64_t>(chain.ids.size()), kEvents);
   std::map<std::string, int> seen;
-  int64_t expected = 1;
-  std::string prev(64, '0');
-  std::string page_token;
-  do {
-    v1::QueryRequest request;
-    request.set_limit(1000);
-    request.set_page_token(page_token);
-    v1::QueryResponse response;
-    ASSERT_TRUE(stubs[1]->Query(As(kAdminToken).get(), request, &response).ok());
-    for (const auto& record : response.records()) {
-      EXPECT_EQ(record.sequence(), expected++);
-      EXPECT_EQ(record.prev_hash(), prev);
-      prev = record.hash();
-      ++seen[record.event().id()];
-    }
-    page_token = response.next_page_token();
-  } while (!page_token.empty());
-  EXPECT_EQ(expected - 1, kEvents);
+  for (const std::string& id : chain.ids) ++seen[id];
   EXPECT_EQ(seen.size(), static_cast<size_t>(kEvents));
   for (const auto& [id, count] : seen) EXPECT_EQ(count, 1) << id;
 
@@ -180,7 +197,7 @@ TEST(AuditPostgresReplicasTest, TwoReplicasKeepOneChainAndStoreEachEventOnce) {
     ASSERT_TRUE(stub->Verify(As(kAdminToken).get(), v1::VerifyRequest(), &verify).ok());
     EXPECT_TRUE(verify.ok()) << verify.detail();
     EXPECT_EQ(verify.checked(), kEvents);
-    EXPECT_EQ(verify.head_hash(), prev);
+    EXPECT_EQ(verify.head_hash(), chain.head_hash);
   }
 }
 
@@ -217,33 +234,6 @@ double EventsCommitted(int port) {
     return -1;
   }
   return value;
-}
-
-// The ids of every record in the log, read through `stub`, in sequence order; checks the chain's
-// links on the way.
-std::vector<std::string> LoggedIds(v1::AuditLog::Stub& stub) {
-  std::vector<std::string> ids;
-  std::string prev(64, '0');
-  std::string page_token;
-  do {
-    v1::QueryRequest request;
-    request.set_limit(1000);
-    request.set_page_token(page_token);
-    v1::QueryResponse response;
-    const grpc::Status status = stub.Query(As(kAdminToken).get(), request, &response);
-    if (!status.ok()) {
-      ADD_FAILURE() << status.error_message();
-      return ids;
-    }
-    for (const auto& record : response.records()) {
-      EXPECT_EQ(record.sequence(), static_cast<int64_t>(ids.size()) + 1);
-      EXPECT_EQ(record.prev_hash(), prev);
-      prev = record.hash();
-      ids.push_back(record.event().id());
-    }
-    page_token = response.next_page_token();
-  } while (!page_token.empty());
-  return ids;
 }
 
 // Issue 37 (session 46): every writer lists the audit replicas in the same order and appends
@@ -322,7 +312,7 @@ TEST(AuditPostgresReplicasTest, AWriterAppendsThroughTheFirstReplicaUpAndFailsOv
 
   auto stub = v1::AuditLog::NewStub(
       grpc::CreateChannel(replicas[1]->address(), grpc::InsecureChannelCredentials()));
-  const std::vector<std::string> logged = LoggedIds(*stub);
+  const std::vector<std::string> logged = ReadChain(*stub).ids;
   EXPECT_EQ(logged.size(), acknowledged.size());
   EXPECT_THAT(logged, ::testing::UnorderedElementsAreArray(acknowledged));
   v1::VerifyResponse verify;
